@@ -1,0 +1,36 @@
+// The catalogue of named causes: the interface operators and tests match on.
+// Every id here has a section in runbooks/causes.md (test/unit/causes-runbook.test.ts keeps them in step).
+import type { CauseDef } from './define.ts';
+import { engineCauses } from './engine.ts';
+import { inventoryCauses } from './inventory.ts';
+
+const all = {
+  ...inventoryCauses,
+  ...engineCauses,
+};
+
+export type CauseId = keyof typeof all;
+
+export interface CauseInfo extends CauseDef {
+  id: CauseId;
+  /** Where the runbook section is, relative to the repository root. */
+  runbook: string;
+}
+
+export function runbookAnchor(id: string): string {
+  return `runbooks/causes.md#${id.toLowerCase().replace(/_/g, '-')}`;
+}
+
+export function causeInfo(id: CauseId): CauseInfo {
+  const def = all[id];
+  if (!def) throw new Error(`unknown cause id ${id}`);
+  return { id, ...def, runbook: runbookAnchor(id) };
+}
+
+export function allCauses(): CauseInfo[] {
+  return (Object.keys(all) as CauseId[]).sort().map(causeInfo);
+}
+
+export function isCauseId(id: string): id is CauseId {
+  return Object.hasOwn(all, id);
+}

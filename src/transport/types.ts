@@ -1,0 +1,55 @@
+// The contract between the engine and a host. The SSH module implements it for real hosts;
+// unit tests implement it in memory. Nothing above this file knows how a command reaches a host.
+
+export interface ExecOptions {
+  /** Run through `sudo -n` (the inventory user is not root). */
+  sudo?: boolean;
+  /** Bytes for the command's standard input (used for file contents and secrets: never on the command line). */
+  stdin?: string | Buffer;
+  /** Hard budget for this one command; on expiry the channel is closed and a TimeoutError-like result returned. */
+  timeoutMs?: number;
+  /** The command or its output holds a secret: the run log records it redacted. */
+  secret?: boolean;
+  /** Abort (Ctrl-C): close the channel. */
+  signal?: AbortSignal;
+}
+
+export interface ExecResult {
+  command: string;
+  stdout: string;
+  stderr: string;
+  /** null when the command did not exit on its own (timeout, abort, channel closed). */
+  code: number | null;
+  durationMs: number;
+}
+
+/** One host, one connection, reused for every step of the run. */
+export interface Remote {
+  /** The inventory name of the host. */
+  readonly host: string;
+  exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+  /** Open a TCP stream to host:port as seen from the remote host (ssh direct-tcpip; for tunnels). */
+  forward?(host: string, port: number): Promise<import('node:stream').Duplex>;
+  close(): Promise<void>;
+}
+
+/** Where a host is and how to reach it, as resolved from the inventory (and ~/.ssh/config). */
+export interface SshTarget {
+  name: string;
+  address: string;
+  port: number;
+  user: string;
+  identityFile?: string;
+  knownHostsFile: string;
+  /** user@host:port of a jump host, or undefined. */
+  bastion?: string;
+}
+
+/** Something that logs every remote command (the run log). Secrets arrive already marked. */
+export interface CommandLog {
+  record(entry: { host: string; command: string; code: number | null; durationMs: number; stdout: string; stderr: string; secret?: boolean }): void;
+}
+
+export interface Transport {
+  connect(target: SshTarget, opts?: { signal?: AbortSignal; log?: CommandLog }): Promise<Remote>;
+}
