@@ -3,10 +3,12 @@
 import type { CauseDef } from './define.ts';
 import { engineCauses } from './engine.ts';
 import { inventoryCauses } from './inventory.ts';
+import { sshCauses } from './ssh.ts';
 
 const all = {
   ...inventoryCauses,
   ...engineCauses,
+  ...sshCauses,
 };
 
 export type CauseId = keyof typeof all;
@@ -18,7 +20,7 @@ export interface CauseInfo extends CauseDef {
 }
 
 export function runbookAnchor(id: string): string {
-  return `runbooks/causes.md#${id.toLowerCase().replace(/_/g, '-')}`;
+  return `runbooks/causes.md#${id.toLowerCase()}`; // GitHub's anchor for a "## ID" heading
 }
 
 export function causeInfo(id: CauseId): CauseInfo {

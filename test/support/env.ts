@@ -7,11 +7,13 @@ export const isRoot = typeof process.getuid === 'function' && process.getuid() =
 
 /** `describe` for a suite that needs root: runs as root, fails in CI without it, skips elsewhere. */
 export function describeAsRoot(name: string, fn: () => void): void {
-  if (isRoot) return describe(name, fn);
-  if (inCI) {
-    return describe(name, () => {
+  if (isRoot) {
+    describe(name, fn);
+  } else if (inCI) {
+    describe(name, () => {
       throw new Error(`${name}: needs root, and CI must run it (run .ci/run as root)`);
     });
+  } else {
+    describe.skip(`${name} (needs root)`, fn);
   }
-  return describe.skip(`${name} (needs root)`, fn);
 }
