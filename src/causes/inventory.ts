@@ -1,10 +1,81 @@
 import { defineCauses } from './define.ts';
 
-// Contracts of the inventory file, checked before any connection (src/inventory/contracts.ts).
+// Contracts of the inventory file, checked before any connection (src/inventory/contracts.ts),
+// and the files it names, checked when a run starts (src/inventory/artifacts.ts).
 export const inventoryCauses = defineCauses({
   INVENTORY_SCHEMA: {
     title: 'The inventory does not match the schema',
     meaning: 'A key is unknown, a value has the wrong type, or a required field is missing.',
     remedy: 'Fix the key at the path named; inventory/schema.json describes every field (editors can validate with it).',
+  },
+  ENVIRONMENT_MISMATCH: {
+    title: "The inventory's environment is not its file name",
+    meaning: '`environment` must equal the base name of the file (inventory/prod.yaml says `environment: prod`), so a copied file cannot run against the wrong cluster.',
+    remedy: 'Rename the file or fix `environment` so that both say the same name.',
+  },
+  NAME_INVALID: {
+    title: 'A name is not an RFC 1123 label',
+    meaning: 'Node names and the environment become Kubernetes node names and file names: lower-case letters, digits and "-", at most 63 characters, starting and ending with a letter or digit.',
+    remedy: 'Rename the node (or environment) at the path named, e.g. `k3s-prod-1`.',
+  },
+  FOUNDER_NOT_UNIQUE: {
+    title: 'Not exactly one server is the founder',
+    meaning: 'The founder initialises the cluster and every other server joins it; with none or several, a cold build cannot know which server starts the cluster.',
+    remedy: 'Mark exactly one server `founder: true`.',
+  },
+  SERVER_COUNT_EVEN: {
+    title: 'An even number of servers',
+    meaning: 'etcd needs a majority: 2 servers tolerate no failure (like 1), 4 tolerate one (like 3). An even count adds risk, not availability.',
+    remedy: 'Use an odd number of servers (3 for HA; 1 is allowed but is not HA); move the extra machine to `agents`.',
+  },
+  DUPLICATE_NAME: {
+    title: 'Two nodes have the same name',
+    meaning: 'Node names must be unique across servers and agents; Kubernetes would treat them as one node.',
+    remedy: 'Give each node its own name.',
+  },
+  DUPLICATE_ADDRESS: {
+    title: 'Two nodes have the same address',
+    meaning: 'Each server and agent must have its own address; the tool would configure one machine twice.',
+    remedy: 'Fix the address at the path named.',
+  },
+  VIP_IS_NODE_ADDRESS: {
+    title: 'The control-plane VIP is a node address',
+    meaning: 'The VIP must be a free address that kube-vip announces; if it is a node\'s own address, the "HA" endpoint dies with that node.',
+    remedy: 'Pick an unused address in nodeCidr for `controlPlane.vip`.',
+  },
+  VIP_OUTSIDE_NODE_CIDR: {
+    title: 'An address is outside the node network',
+    meaning: 'The VIP and every server/agent address must lie in `network.nodeCidr`: kube-vip announces the VIP by ARP on that LAN only.',
+    remedy: 'Fix the address, or `network.nodeCidr` if the LAN is really larger.',
+  },
+  VIP_IN_LB_POOL: {
+    title: 'The control-plane VIP lies in the load-balancer pool',
+    meaning: 'Cilium hands out pool addresses to Services; the control-plane VIP would be given away twice.',
+    remedy: 'Move the VIP out of `network.lbPool`, or shrink the pool.',
+  },
+  GATEWAY_VIP_OUTSIDE_POOL: {
+    title: 'The gateway VIP is not in the load-balancer pool',
+    meaning: 'The Gateway\'s address is allocated from `network.lbPool`; an address outside it is never announced.',
+    remedy: 'Pick `network.gatewayVip` inside the pool (or widen the pool).',
+  },
+  CIDR_OVERLAP: {
+    title: 'Two networks overlap',
+    meaning: 'The pod network (clusterCidr), the service network (serviceCidr) and the node LAN (nodeCidr) must be disjoint, or traffic is routed to the wrong place.',
+    remedy: 'Change one of the two networks named.',
+  },
+  PLACEHOLDER_VALUE: {
+    title: 'A value is still a placeholder',
+    meaning: 'A value reads `TBD…`, contains `${…}`, or is empty. An invalid value that fails loudly is safer than a plausible one that comes up on the wrong network.',
+    remedy: 'Decide the value and write it in at the path named.',
+  },
+  WAIVER_INVALID: {
+    title: 'A waiver is not allowed or has no reason',
+    meaning: 'Only some environment gates may be waived (see `waivers` in inventory/schema.json), and each waiver needs a real reason.',
+    remedy: 'Remove the waiver, or name a waivable cause and write why the gate cannot be met here.',
+  },
+  ARTIFACT_MISSING: {
+    title: 'A file the inventory names is missing',
+    meaning: 'A file or folder named by the inventory (k3s artifacts, Cilium chart, Flux install, deploy key, GitOps checkout) does not exist on this machine. Nothing was contacted.',
+    remedy: 'Put the file at the path named (relative paths are relative to the inventory file\'s folder) or fix the path.',
   },
 });

@@ -1,0 +1,57 @@
+// YAML text → plain data, keeping the document so violations can name the line they concern.
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { Violation } from '../errors.ts';
+import type { PathSegment } from './yaml-path.ts';
+
+export interface ParsedYaml {
+  data: unknown;
+  /** 1-based line of the key (or item) at a path, or of its nearest existing parent. */
+  lineOf(segments: readonly PathSegment[]): number | undefined;
+}
+
+export type ParseResult = { ok: true; parsed: ParsedYaml } | { ok: false; violations: Violation[] };
+
+export function parseYaml(text: string): ParseResult {
+  const lineCounter = new LineCounter();
+  // uniqueKeys: a key written twice is an error, not "the last one wins" (a value would be written twice).
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      violations: doc.errors.map((err) => {
+        const line = lineCounter.linePos(err.pos[0]).line;
+        const what = err.message.split('\n')[0];
+        return { id: 'INVENTORY_SCHEMA', path: '', message: `YAML syntax error at line ${line}: ${what}` };
+      }),
+    };
+  }
+  const data = doc.toJS({ maxAliasCount: 100 });
+  if (data === null || data === undefined) {
+    return { ok: false, violations: [{ id: 'INVENTORY_SCHEMA', path: '', message: 'the inventory file is empty' }] };
+  }
+  return {
+    ok: true,
+    parsed: { data, lineOf: (segments) => lineOf(doc, lineCounter, segments) },
+  };
+}
+
+function lineOf(doc: Document, lines: LineCounter, segments: readonly PathSegment[]): number | undefined {
+  let node: unknown = doc.contents;
+  let offset: number | undefined = (node as Node | null)?.range?.[0];
+  for (const segment of segments) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment));
+      if (!pair) break;
+      offset = (pair.key as Node).range?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment] as Node | undefined;
+      if (!item) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else {
+      break;
+    }
+  }
+  return offset === undefined ? undefined : lines.linePos(offset).line;
+}

@@ -1,0 +1,128 @@
+// Inventory format v1, as the operator writes it (inventory/<env>.yaml) and as the tool sees it
+// after validation, with every default filled in. The JSON Schema (schema.ts) is the source of the
+// defaults; these types are its TypeScript face (test/unit/inventory-schema.test.ts keeps them honest).
+import type { WaivableCauseId } from './waivers.ts';
+
+export interface Server {
+  name: string;
+  address: string;
+  /** Exactly one server initialises the cluster; the others join it. */
+  founder?: boolean;
+}
+
+export interface Agent {
+  name: string;
+  address: string;
+}
+
+export interface Waiver {
+  cause: WaivableCauseId;
+  reason: string;
+}
+
+/** A validated inventory with defaults applied. Paths are as written; see Derived.paths for resolved ones. */
+export interface Inventory {
+  environment: string;
+  ssh: {
+    user: string;
+    port: number;
+    identityFile?: string;
+    knownHostsFile: string;
+    /** `[user@]host[:port]`, or an ~/.ssh/config alias. */
+    bastion?: string;
+  };
+  k3s: {
+    version: string;
+    artifacts: string;
+    clusterCidr: string;
+    serviceCidr: string;
+  };
+  controlPlane: {
+    vip: string;
+    port: number;
+    /** `auto` (the NIC holding the route to nodeCidr) or a NIC name. */
+    interface: string;
+  };
+  network: {
+    nodeCidr: string;
+    lbPool?: { start: string; stop: string };
+    gatewayVip?: string;
+  };
+  servers: Server[];
+  agents: Agent[];
+  gitops?: {
+    checkout: string;
+    url: string;
+    branch: string;
+    path: string;
+  };
+  cilium?: {
+    chart: string;
+    /** Relative to gitops.checkout: the HelmRelease that adopts Cilium after the bootstrap. */
+    helmRelease: string;
+  };
+  flux?: {
+    install: string;
+    deployKeyFile: string;
+  };
+  waivers: Waiver[];
+}
+
+/** One broken contract; the same shape as errors.ts Violation, re-exported for convenience. */
+export type { Violation } from '../errors.ts';
+
+/** Something worth saying that does not stop the run (a 1-server cluster is not HA). */
+export interface InventoryWarning {
+  message: string;
+  path: string;
+}
+
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** Absolute paths: relative ones resolved against the inventory file's folder, `~` expanded. */
+export interface ResolvedPaths {
+  /** The folder the inventory file is in. */
+  inventoryDir: string;
+  k3sArtifacts: string;
+  /** k3sArtifacts/k3s: the binary uploaded to every node. */
+  k3sBinary: string;
+  sshKnownHostsFile: string;
+  sshIdentityFile?: string;
+  gitopsCheckout?: string;
+  ciliumChart?: string;
+  /** Resolved against gitops.checkout (it is a file of the GitOps repository). */
+  ciliumHelmRelease?: string;
+  fluxInstall?: string;
+  fluxDeployKeyFile?: string;
+}
+
+/** Values computed from the inventory: written once there, never restated. */
+export interface Derived {
+  environment: string;
+  founder: Server;
+  /** The other servers, in inventory order: they join the founder one at a time. */
+  joiners: Server[];
+  servers: Server[];
+  agents: Agent[];
+  /** What Cilium and agents dial: the control-plane VIP (HA), never a node. */
+  apiEndpoint: Endpoint;
+  /** `https://<vip>:<port>` */
+  apiUrl: string;
+  /** What joining servers dial on a cold build: the founder, because no VIP exists yet. */
+  joinTarget: string;
+  /** Every server address, then the VIP, then 127.0.0.1; no duplicates, stable order. */
+  tlsSans: string[];
+  /**
+   * The jump host as written, split up. Missing user/port are left out, not defaulted: the host may
+   * be an ~/.ssh/config alias whose User and Port the SSH layer reads.
+   */
+  bastion?: { user?: string; host: string; port?: number };
+  paths: ResolvedPaths;
+  /** Gates waived for this environment (every run prints them). */
+  waivers: Waiver[];
+  /** False with a single server. */
+  highlyAvailable: boolean;
+}
