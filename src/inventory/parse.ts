@@ -5,8 +5,8 @@ import type { PathSegment } from './yaml-path.ts';
 
 export interface ParsedYaml {
   data: unknown;
-  /** 1-based line of the key (or item) at a path, or of its nearest existing parent. */
-  lineOf(segments: readonly PathSegment[]): number | undefined;
+  /** 1-based line and column of the key (or item) at a path, or of its nearest existing parent. */
+  positionOf(segments: readonly PathSegment[]): { line: number; col: number } | undefined;
 }
 
 export type ParseResult = { ok: true; parsed: ParsedYaml } | { ok: false; violations: Violation[] };
@@ -16,13 +16,13 @@ export function parseYaml(text: string): ParseResult {
   // uniqueKeys: a key written twice is an error, not "the last one wins" (a value would be written twice).
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
+    // Only the first: later syntax errors are mostly echoes of it, and the file is read no further.
+    const err = doc.errors[0];
+    const line = lineCounter.linePos(err.pos[0]).line;
+    const what = err.message.split('\n')[0];
     return {
       ok: false,
-      violations: doc.errors.map((err) => {
-        const line = lineCounter.linePos(err.pos[0]).line;
-        const what = err.message.split('\n')[0];
-        return { id: 'INVENTORY_SCHEMA', path: '', message: `YAML syntax error at line ${line}: ${what}` };
-      }),
+      violations: [{ id: 'INVENTORY_SCHEMA', path: '', message: `YAML syntax error at line ${line}: ${what}` }],
     };
   }
   const data = doc.toJS({ maxAliasCount: 100 });
@@ -31,11 +31,15 @@ export function parseYaml(text: string): ParseResult {
   }
   return {
     ok: true,
-    parsed: { data, lineOf: (segments) => lineOf(doc, lineCounter, segments) },
+    parsed: { data, positionOf: (segments) => positionOf(doc, lineCounter, segments) },
   };
 }
 
-function lineOf(doc: Document, lines: LineCounter, segments: readonly PathSegment[]): number | undefined {
+function positionOf(
+  doc: Document,
+  lines: LineCounter,
+  segments: readonly PathSegment[],
+): { line: number; col: number } | undefined {
   let node: unknown = doc.contents;
   let offset: number | undefined = (node as Node | null)?.range?.[0];
   for (const segment of segments) {
@@ -53,5 +57,5 @@ function lineOf(doc: Document, lines: LineCounter, segments: readonly PathSegmen
       break;
     }
   }
-  return offset === undefined ? undefined : lines.linePos(offset).line;
+  return offset === undefined ? undefined : lines.linePos(offset);
 }

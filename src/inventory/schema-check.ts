@@ -14,6 +14,8 @@ const validate = ajv.compile(inventorySchema);
 
 export interface SchemaViolation extends Violation {
   segments: PathSegment[];
+  /** For an unknown key: the path of the known key it is probably a typo of. */
+  meant?: string;
 }
 
 export interface SchemaResult {
@@ -29,8 +31,10 @@ export interface SchemaResult {
 export function checkSchema(data: unknown): SchemaResult {
   const value = structuredClone(data);
   if (validate(value)) return { violations: [], value };
-  const violations = (validate.errors ?? []).map((err) => toViolation(err, data));
-  return { violations: dedupe(violations), value };
+  const violations = dedupe((validate.errors ?? []).map((err) => toViolation(err, data)));
+  // One typo, one violation: "adress" is unknown, so "address" is missing; say only the first.
+  const meant = new Set(violations.flatMap((v) => (v.meant ? [v.meant] : [])));
+  return { violations: violations.filter((v) => !(v.message.endsWith(' is required') && meant.has(v.path))), value };
 }
 
 /** Narrowing helper for callers that checked `violations` is empty. */
@@ -53,6 +57,7 @@ function toViolation(err: ErrorObject, data: unknown): SchemaViolation {
         segments: full,
         path: formatPath(full),
         message: `unknown key "${key}"${at ? ` in ${at}` : ''}${guess ? ` (did you mean "${guess}"?)` : ''}`,
+        ...(guess !== undefined && { meant: formatPath([...segments, guess]) }),
       };
     }
     case 'required': {

@@ -35,7 +35,7 @@ const isWaiverReason = (s: PathSegment[]) => s.length === 3 && s[0] === 'waivers
 export function validateInventory(text: string, fileBaseName?: string): ValidationResult {
   const parsed = parseYaml(text);
   if (!parsed.ok) return { ok: false, violations: parsed.violations, warnings: [] };
-  const { data, lineOf } = parsed.parsed;
+  const { data, positionOf } = parsed.parsed;
 
   const placeholders = findPlaceholders(data, isWaiverReason);
   const underPlaceholder = (path: string) =>
@@ -56,7 +56,7 @@ export function validateInventory(text: string, fileBaseName?: string): Validati
     violations = [...violations, ...contracts.violations];
     warnings = contracts.warnings;
   }
-  violations = inFileOrder(violations.map(toPlain), (path) => lineOf(parsePath(path)));
+  violations = inFileOrder(violations.map(toPlain), (path) => positionOf(parsePath(path)));
   const ok = violations.length === 0;
   return { ok, violations, warnings, ...(ok && { inventory: asInventory(schema.value) }) };
 }
@@ -74,11 +74,13 @@ function toPlain(v: Violation): Violation {
   return { id: v.id, message: v.message, path: v.path };
 }
 
-/** Sort by the line of the path (stable), and say the line in the message. */
-function inFileOrder(violations: Violation[], lineOf: (path: string) => number | undefined): Violation[] {
-  const withLine = violations.map((v, i) => ({ v, i, line: v.path === '' ? undefined : lineOf(v.path) }));
-  withLine.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || a.i - b.i);
-  return withLine.map(({ v, line }) => (line === undefined ? v : { ...v, message: `${v.message} (line ${line})` }));
+type Position = { line: number; col: number };
+
+/** Sort by where the path is in the file (stable), and say the line in the message. */
+function inFileOrder(violations: Violation[], positionOf: (path: string) => Position | undefined): Violation[] {
+  const placed = violations.map((v, i) => ({ v, i, at: v.path === '' ? undefined : positionOf(v.path) }));
+  placed.sort((a, b) => (a.at?.line ?? 0) - (b.at?.line ?? 0) || (a.at?.col ?? 0) - (b.at?.col ?? 0) || a.i - b.i);
+  return placed.map(({ v, at }) => (at === undefined ? v : { ...v, message: `${v.message} (line ${at.line})` }));
 }
 
 function valueAt(data: unknown, segments: PathSegment[]): unknown {
