@@ -1,10 +1,30 @@
 import { defineCauses } from './define.ts';
 
-// Causes raised by the engine itself (run set-up, locks, interruption), not by a phase.
+// Causes raised by the engine itself (applying plans, locks, interruption), not by a phase's gates.
 export const engineCauses = defineCauses({
   GATE_FAILED: {
     title: 'A gate stopped the run for a reason it could not name',
     meaning: 'A check failed and what was seen matched no known cause. The evidence shows what was seen.',
     remedy: 'Read the evidence and the run log; if this repeats, add a named cause for it.',
+  },
+  PROBE_FAILED: {
+    title: 'A read-only probe could not run on the host',
+    meaning: 'The batch of read-only commands for a phase did not complete (connection lost, or it exceeded its budget).',
+    remedy: 'Check the host is reachable and not overloaded (evidence shows the output so far), then rerun with --resume.',
+  },
+  APPLY_FAILED: {
+    title: 'A planned change failed on the host',
+    meaning: 'A command or file write from the plan exited non-zero or did not finish within its budget.',
+    remedy: 'Read the command and its output in the evidence; fix the cause on the host, then rerun with --resume.',
+  },
+  LOCK_HELD: {
+    title: 'Another bootstrap run holds the lock on this host',
+    meaning: 'A lock left by another run (its id, user and start time are in the evidence) is younger than the stale limit.',
+    remedy: 'Wait for the other run to finish. If it died, remove the lock on the host (the evidence shows the command) or wait until it is stale.',
+  },
+  INTERRUPTED: {
+    title: 'The run was interrupted (Ctrl-C)',
+    meaning: 'The operator asked to stop. The current command was cancelled, the journal records what finished, and the locks were released.',
+    remedy: 'Rerun with --resume to continue after the last completed step.',
   },
 });

@@ -1,0 +1,23 @@
+// Which hosts a phase runs on, from the inventory's derived values.
+import type { LoadedInventory } from '../src/engine/context.ts';
+import type { HostRef } from '../src/engine/phase.ts';
+
+export function serverRefs(inv: LoadedInventory): HostRef[] {
+  return inv.derived.servers.map((s) => ({ name: s.name, address: s.address, role: 'server', founder: s.name === inv.derived.founder.name }));
+}
+
+export function agentRefs(inv: LoadedInventory): HostRef[] {
+  return inv.derived.agents.map((a) => ({ name: a.name, address: a.address, role: 'agent', founder: false }));
+}
+
+export function allHostRefs(inv: LoadedInventory): HostRef[] {
+  return [...serverRefs(inv), ...agentRefs(inv)];
+}
+
+export function founderRef(inv: LoadedInventory): HostRef[] {
+  return serverRefs(inv).filter((h) => h.founder);
+}
+
+export function joinerRefs(inv: LoadedInventory): HostRef[] {
+  return serverRefs(inv).filter((h) => !h.founder);
+}

@@ -1,0 +1,41 @@
+// A file the engine owns on a host: probe its content and mode, plan a write when either differs.
+// Reused by every phase that renders configuration (sysctl, k3s config, units, manifests).
+import { fileChange } from '../../src/engine/changes.ts';
+import type { HostRef, Step } from '../../src/engine/phase.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import { shq } from '../../src/util/shell.ts';
+
+export interface ManagedFile<L> {
+  id: string;
+  title: string;
+  path: (host: HostRef, ctx: RunContext) => string;
+  /** The desired content; may read local files (runs in check mode too, changes nothing). */
+  local: (host: HostRef, ctx: RunContext) => Promise<L>;
+  content: (local: L, host: HostRef, ctx: RunContext) => string;
+  mode: string;
+  owner?: string;
+  secret?: boolean;
+  /** Facts for later steps (e.g. "k3s config changed: restart"). */
+  facts?: (changed: boolean) => Record<string, unknown>;
+}
+
+export function managedFile<L>(spec: ManagedFile<L>): Step<L> {
+  return {
+    id: spec.id,
+    title: spec.title,
+    local: spec.local,
+    probe: (host, ctx) => {
+      const p = shq(spec.path(host, ctx));
+      // First line: the mode; the rest: the content as it is. Exit 1: no such file.
+      return { file: { command: `if [ -f ${p} ]; then stat -c '%a' ${p} && cat ${p}; else exit 1; fi`, sudo: true } };
+    },
+    plan: ({ host, probe, local, ctx }) => {
+      const seen = probe.file;
+      const exists = seen.code === 0;
+      const nl = seen.stdout.indexOf('\n');
+      const current = exists ? { content: nl < 0 ? '' : seen.stdout.slice(nl + 1), mode: seen.stdout.slice(0, nl < 0 ? undefined : nl) } : { content: null };
+      const changes = fileChange(spec.path(host, ctx), spec.content(local, host, ctx), current, { mode: spec.mode, owner: spec.owner, secret: spec.secret });
+      return { changes, facts: spec.facts?.(changes.length > 0) };
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// The command line: `bootstrap <env> [options]`, `bootstrap validate|plan|causes …`.
+import { parseArgs } from 'node:util';
+import { UsageError } from '../errors.ts';
+
+export const USAGE = `usage:
+  bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--json]
+  bootstrap validate [<env>] [--inventory FILE] [--json]
+  bootstrap plan [<env>] [--inventory FILE] [--json]
+  bootstrap causes [--json]
+
+phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
+exit codes: 0 done; 1 stopped by a named cause; 2 --check found changes to make; 64 usage error; 65 invalid inventory`;
+
+export type Command =
+  | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean }
+  | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
+  | { kind: 'causes'; json: boolean }
+  | { kind: 'help' };
+
+const SUBCOMMANDS = new Set(['validate', 'plan', 'causes']);
+
+export function parseCommand(argv: string[]): Command {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        inventory: { type: 'string' },
+        check: { type: 'boolean', default: false },
+        from: { type: 'string' },
+        only: { type: 'string' },
+        until: { type: 'string' },
+        resume: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) return { kind: 'help' };
+  const [first, ...rest] = positionals;
+  if (first && SUBCOMMANDS.has(first)) {
+    if (rest.length > 1) throw new UsageError(`unexpected arguments: ${rest.slice(1).join(' ')}`);
+    const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until'] as const).filter((k) => v[k] !== undefined) as never[]);
+    if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
+    if (first === 'causes') {
+      if (rest.length || v.inventory) throw new UsageError('causes takes no environment');
+      return { kind: 'causes', json: v.json! };
+    }
+    const env = rest[0];
+    if (!env && !v.inventory) throw new UsageError(`${first} needs an environment or --inventory FILE`);
+    return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
+  }
+  if (!first && !v.inventory) return { kind: 'help' };
+  if (rest.length) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
+  return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json! };
+}

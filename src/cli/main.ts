@@ -1,0 +1,110 @@
+// The CLI entry: parse, dispatch, and catch errors ONCE. An expected stop (BootstrapError) prints its
+// cause and exits with its code; anything else is a bug and prints its stack (exit 70).
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { allCauses } from '../causes/catalogue.ts';
+import { BootstrapError, InventoryInvalid, causesOf } from '../errors.ts';
+import { DagInvalid } from '../engine/dag.ts';
+import { formatStop } from '../view/format.ts';
+import { USAGE, parseCommand, type Command } from './args.ts';
+import { runCommand } from './run-command.ts';
+import { planCommand } from './plan-command.ts';
+import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
+
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  isTTY: boolean;
+  env: NodeJS.ProcessEnv;
+}
+
+const defaultIo = (): Io => ({
+  out: (l) => process.stdout.write(l + '\n'),
+  err: (l) => process.stderr.write(l + '\n'),
+  isTTY: Boolean(process.stdout.isTTY),
+  env: process.env,
+});
+
+export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  try {
+    const cmd = parseCommand(argv);
+    return await dispatch(cmd, io);
+  } catch (err) {
+    return report(err, io);
+  }
+}
+
+async function dispatch(cmd: Command, io: Io): Promise<number> {
+  switch (cmd.kind) {
+    case 'help':
+      io.out(USAGE);
+      return 0;
+    case 'causes':
+      return causesCommand(cmd.json, io);
+    case 'validate':
+      return validateCommand(inventoryPath(cmd), cmd.json, io);
+    case 'plan':
+      return planCommand(inventoryPath(cmd), cmd.json, io);
+    case 'run':
+      return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
+  }
+}
+
+/** `--inventory FILE`, else inventory/<env>.yaml in the current folder. */
+export function inventoryPath(cmd: { env?: string; inventory?: string }): string {
+  return resolve(cmd.inventory ?? `inventory/${cmd.env}.yaml`);
+}
+
+function causesCommand(json: boolean, io: Io): number {
+  const causes = allCauses();
+  if (json) {
+    io.out(JSON.stringify(causes, null, 2));
+    return 0;
+  }
+  for (const c of causes) {
+    io.out(`${c.id}  ${c.title}\n    means:   ${c.meaning}\n    do:      ${c.remedy}\n    runbook: ${c.runbook}`);
+  }
+  return 0;
+}
+
+async function validateCommand(file: string, json: boolean, io: Io): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const v = { id: 'INVENTORY_SCHEMA' as const, path: '', message: `${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : String(err)}` };
+    throw new InventoryInvalid(file, [v]);
+  }
+  const result = validateInventory(text, stripYamlExtension(basename(file)));
+  if (json) {
+    io.out(JSON.stringify(toValidateJson(result)));
+    return result.ok ? 0 : 65;
+  }
+  for (const w of result.warnings) io.err(`warning: ${w.path}: ${w.message}`);
+  if (!result.ok) throw new InventoryInvalid(file, result.violations);
+  io.out(`${file}: ok`);
+  return 0;
+}
+
+function report(err: unknown, io: Io): number {
+  if (err instanceof InventoryInvalid) {
+    io.err(`${err.file}: the inventory breaks ${err.violations.length} contract(s):`);
+    for (const v of err.violations) io.err(`  ${v.id}  ${v.path || '(file)'}: ${v.message}`);
+    io.err('runbook: runbooks/causes.md');
+    return err.exitCode;
+  }
+  if (err instanceof BootstrapError) {
+    const causes = causesOf(err);
+    if (causes.length) for (const c of causes) io.err(formatStop(c.toJSON()));
+    else io.err(`bootstrap: ${err.message}`);
+    if (err.exitCode === 64) io.err(USAGE);
+    return err.exitCode;
+  }
+  if (err instanceof DagInvalid) {
+    io.err(`bootstrap: internal error: ${err.message}`);
+    return 70;
+  }
+  io.err(`bootstrap: internal error (a bug, please report it with this trace):\n${(err as Error)?.stack ?? String(err)}`);
+  return 70;
+}
+

@@ -1,0 +1,131 @@
+// `bootstrap <env>`: load and check everything that can be checked without a connection, then run
+// the session with the chosen view. Ctrl-C once: cancel cleanly (locks released, journal kept);
+// twice: exit at once.
+import { CauseErrors, EXIT_WOULD_CHANGE, UsageError, causesOf } from '../errors.ts';
+import { systemClock, type Clock } from '../engine/clock.ts';
+import { selectPhases } from '../engine/dag.ts';
+import { validatedOrder } from '../engine/dag-rules.ts';
+import type { EngineEvent } from '../engine/events.ts';
+import type { HostRef, Phase } from '../engine/phase.ts';
+import { runSession } from '../engine/session.ts';
+import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
+import { checkArtifacts } from '../inventory/artifacts.ts';
+import { loadInventory, type LoadedInventory } from '../inventory/load.ts';
+import type { Remote, SshTarget, Transport } from '../transport/types.ts';
+import { allPhases } from '../../phases/index.ts';
+import { allHostRefs } from '../../phases/hosts.ts';
+import { jsonRenderer } from '../view/json.ts';
+import { listrRenderer } from '../view/listr.ts';
+import { plainRenderer } from '../view/plain.ts';
+import type { Io } from './main.ts';
+import { defaultTransport, defaultPreflight } from './transport-defaults.ts';
+
+export interface RunArgs {
+  file: string;
+  env?: string;
+  check: boolean;
+  from?: string;
+  only?: string;
+  until?: string;
+  resume: boolean;
+  json: boolean;
+}
+
+export interface RunDeps {
+  transport: Transport;
+  preflight?: (remote: Remote) => Promise<void>;
+  clock: Clock;
+  phases: Phase[];
+  /** Listens for SIGINT; returns a function that stops listening. */
+  onInterrupt: (handler: () => void) => () => void;
+}
+
+export function defaultRunDeps(): RunDeps {
+  return {
+    transport: defaultTransport(),
+    preflight: defaultPreflight,
+    clock: systemClock,
+    phases: allPhases(),
+    onInterrupt: (handler) => {
+      process.on('SIGINT', handler);
+      return () => process.off('SIGINT', handler);
+    },
+  };
+}
+
+export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultRunDeps()): Promise<number> {
+  const loaded = await loadInventory(args.file);
+  const env = loaded.inventory.environment;
+  if (args.env && args.env !== env) throw new UsageError(`${args.file} describes environment ${env}, not ${args.env}`);
+  const phases = selectPhases(validatedOrder(deps.phases), { from: args.from, only: args.only, until: args.until });
+  const pending = phases.filter((p) => p.pending);
+  if (pending.length) {
+    const built = phases.filter((p) => !p.pending).map((p) => p.id);
+    throw new UsageError(
+      `phase${pending.length > 1 ? 's' : ''} ${pending.map((p) => p.id).join(', ')}: ${pending[0].pending}` +
+        (built.length ? `; select the built ones with --until ${built.at(-1)}` : ''),
+    );
+  }
+  const missing = checkArtifacts(loaded.derived);
+  if (missing.length) throw missing.length === 1 ? missing[0] : new CauseErrors(missing);
+
+  const view = chooseView(args.json, io);
+  for (const w of loaded.warnings) view.emit({ type: 'warning', message: `${w.path}: ${w.message}` });
+
+  const abort = new AbortController();
+  let interrupts = 0;
+  const stopListening = deps.onInterrupt(() => {
+    interrupts++;
+    if (interrupts === 1) {
+      io.err('interrupt: finishing the current command, releasing locks (Ctrl-C again to exit at once)');
+      abort.abort(new Error('interrupted'));
+    } else {
+      process.exit(130);
+    }
+  });
+  try {
+    const result = await runSession(
+      { transport: deps.transport, clock: deps.clock, emit: view.emit, signal: abort.signal, preflight: deps.preflight },
+      {
+        env,
+        inventory: loaded,
+        phases,
+        hosts: allHostRefs(loaded),
+        target: (h) => sshTarget(loaded, h),
+        check: args.check,
+        resume: args.resume,
+        stateDir: ensureStateDir(stateDirFor(env, io.env)),
+        waivers: loaded.derived.waivers,
+      },
+    );
+    await view.finish();
+    if (result.error) {
+      const causes = causesOf(result.error);
+      if (causes.length) return 1;
+      throw result.error; // a bug: main prints its stack
+    }
+    return args.check && result.summary.wouldChange > 0 ? EXIT_WOULD_CHANGE : 0;
+  } finally {
+    stopListening();
+  }
+}
+
+export function sshTarget(loaded: LoadedInventory, host: HostRef): SshTarget {
+  const { ssh } = loaded.inventory;
+  return {
+    name: host.name,
+    address: host.address,
+    port: ssh.port,
+    user: ssh.user,
+    identityFile: loaded.derived.paths.sshIdentityFile,
+    knownHostsFile: loaded.derived.paths.sshKnownHostsFile,
+    bastion: ssh.bastion,
+  };
+}
+
+function chooseView(json: boolean, io: Io): { emit: (e: EngineEvent) => void; finish: () => Promise<void> } {
+  if (json) return { emit: jsonRenderer(io.out), finish: async () => undefined };
+  const ci = io.env.CI === 'true' || io.env.CI === '1';
+  if (io.isTTY && !ci) return listrRenderer(io.out);
+  return { emit: plainRenderer(io.out), finish: async () => undefined };
+}

@@ -1,0 +1,62 @@
+// The changes a plan can contain. Pure, serialisable data: check mode prints them, apply performs them.
+import { createTwoFilesPatch } from 'diff';
+
+export interface FileChange {
+  kind: 'file';
+  path: string;
+  /** The whole new content. Never printed when `secret`. */
+  content: string;
+  /** The content now on the host, or null when the file does not exist. */
+  current: string | null;
+  mode: string;
+  owner?: string;
+  /** The content is a secret (token, key, kubeconfig): diffs show that it changes, never what. */
+  secret?: boolean;
+}
+
+export interface CommandChange {
+  kind: 'command';
+  /** Why, in words: shown in check mode beside the command. */
+  description: string;
+  command: string;
+  sudo?: boolean;
+  /** Bytes sent on stdin (secrets travel here, never on the command line). */
+  stdin?: string;
+  secret?: boolean;
+  /** Upper bound for this command; the default is in apply.ts. */
+  timeoutMs?: number;
+}
+
+export type Change = FileChange | CommandChange;
+
+/** The file change needed to make `path` hold `content` with `mode`, or none when it already does. */
+export function fileChange(
+  path: string,
+  content: string,
+  current: { content: string | null; mode?: string | null },
+  opts: { mode: string; owner?: string; secret?: boolean },
+): FileChange[] {
+  const sameContent = current.content === content;
+  const sameMode = current.mode == null || normaliseMode(current.mode) === normaliseMode(opts.mode);
+  if (sameContent && sameMode) return [];
+  return [{ kind: 'file', path, content, current: current.content, mode: opts.mode, owner: opts.owner, secret: opts.secret }];
+}
+
+function normaliseMode(mode: string): string {
+  return mode.replace(/^0+/, '').padStart(3, '0');
+}
+
+/** What check mode shows for a change: a unified diff for files, the command for actions. */
+export function describeChange(change: Change): { summary: string; detail: string } {
+  if (change.kind === 'command') {
+    return { summary: change.description, detail: `$ ${change.sudo ? 'sudo ' : ''}${change.command}` };
+  }
+  const verb = change.current === null ? 'create' : change.current === change.content ? 'chmod' : 'update';
+  const summary = `${verb} ${change.path} (mode ${change.mode})`;
+  if (change.secret) return { summary, detail: '(secret content: diff not shown)' };
+  if (verb === 'chmod') return { summary, detail: '' };
+  const detail = createTwoFilesPatch(change.path, change.path, change.current ?? '', change.content, 'on host', 'planned', {
+    context: 3,
+  });
+  return { summary, detail: detail.split('\n').slice(2).join('\n').trimEnd() };
+}

@@ -1,0 +1,40 @@
+// What the engine tells the world. Renderers (src/view/) subscribe; phases never print.
+import type { CauseError } from '../errors.ts';
+
+export type StepStatus = 'ok' | 'changed' | 'would-change' | 'skipped';
+
+export interface ChangeView {
+  summary: string;
+  detail: string;
+}
+
+export type EngineEvent =
+  | { type: 'run-start'; env: string; check: boolean; phases: string[]; waivers: { cause: string; reason: string }[] }
+  | { type: 'phase-start'; phase: string; title: string; hosts: string[] }
+  | { type: 'step-start'; phase: string; step: string; title: string; host: string }
+  | { type: 'step-end'; phase: string; step: string; title: string; host: string; status: StepStatus; changes: ChangeView[]; durationMs: number }
+  | { type: 'gate-start'; phase: string; gate: string; title: string; host: string; budgetMs: number }
+  | { type: 'gate-end'; phase: string; gate: string; title: string; host: string; status: 'ok' | 'would-wait' | 'failed'; durationMs: number }
+  | { type: 'waived'; phase: string; host: string; cause: string; reason: string }
+  | { type: 'warning'; message: string; host?: string }
+  | { type: 'phase-end'; phase: string; durationMs: number; status: 'done' | 'stopped' }
+  | { type: 'stopped'; error: ReturnType<CauseError['toJSON']> }
+  | { type: 'run-end'; summary: RunSummary; logFile?: string };
+
+export interface RunSummary {
+  ok: number;
+  changed: number;
+  wouldChange: number;
+  stopped: number;
+  durationMs: number;
+  check: boolean;
+  phaseDurations: Record<string, number>;
+}
+
+export type Emit = (event: EngineEvent) => void;
+
+/** "12 ok, 0 changed" (apply) or "12 ok, 3 would change" (check). */
+export function summaryLine(s: RunSummary): string {
+  const main = s.check ? `${s.ok} ok, ${s.wouldChange} would change` : `${s.ok} ok, ${s.changed} changed`;
+  return s.stopped ? `${main}, stopped` : main;
+}

@@ -1,0 +1,89 @@
+// The contract of a phase and its steps (DEVELOPERS.md "Design principles").
+// A phase: an id, what it needs, the hosts it runs on, its steps. A step: probe → plan → apply.
+// The probe is read-only and always runs (check mode too); the plan is pure data computed from the
+// probe; apply performs exactly the plan and never runs in check mode.
+import type { CauseError } from '../errors.ts';
+import type { Change } from './changes.ts';
+import type { RunContext } from './context.ts';
+
+export const PHASE_IDS = ['node-baseline', 'k3s-founder', 'k3s-join', 'kube-vip', 'agents', 'cilium', 'verify', 'flux'] as const;
+export type PhaseId = (typeof PHASE_IDS)[number];
+
+/** A host a phase runs on, as the engine sees it. */
+export interface HostRef {
+  name: string;
+  address: string;
+  role: 'server' | 'agent';
+  founder: boolean;
+}
+
+/** One read-only remote command of a probe. Output is captured, never changes anything. */
+export interface ProbeCommand {
+  command: string;
+  /** Needs root to read (e.g. files under /var/lib/rancher). */
+  sudo?: boolean;
+}
+
+export interface ProbeResult {
+  stdout: string;
+  stderr: string;
+  /** Exit status of the command (non-zero is data, not an error: "file absent" is exit 1 of test -f). */
+  code: number | null;
+}
+
+export type ProbeResults = Record<string, ProbeResult>;
+
+/** What a step's plan returns: the changes to make, or the causes that forbid going on. */
+export interface Plan {
+  changes: Change[];
+  /** Gate failures seen in the probe (e.g. a kernel too old). The run stops with them, check mode too. */
+  stops?: CauseError[];
+  /** Facts the plan learnt from the probe that later steps or gates may read (pure data). */
+  facts?: Record<string, unknown>;
+}
+
+export interface StepInput<L> {
+  host: HostRef;
+  probe: ProbeResults;
+  /** What `local()` computed on the operator's machine (artifact hashes, rendered files). */
+  local: L;
+  ctx: RunContext;
+}
+
+export interface Step<L = undefined> {
+  id: string;
+  title: string;
+  /** Read-only commands to run on the host. They are batched with the phase's other probes. */
+  probe?: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
+  /** Read-only work on the operator's machine (reading artifacts, rendering). Runs in check mode too. */
+  local?: (host: HostRef, ctx: RunContext) => Promise<L>;
+  /** Pure: from what was seen to what must change. */
+  plan: (input: StepInput<L>) => Plan;
+  /** Performs the plan. Defaults to applying each change in order (src/engine/apply.ts). */
+  apply?: (plan: Plan, host: HostRef, ctx: RunContext) => Promise<void>;
+}
+
+/** A bounded wait or check after a host's steps. Only runs outside check mode unless `readOnly`. */
+export interface Gate {
+  id: string;
+  title: string;
+  /** Budget in ms: every wait ends, either ok or in a named cause. */
+  budgetMs: number;
+  /** Read-only gates also run in check mode (they change nothing and need nothing the run would create). */
+  readOnly?: boolean;
+  run: (host: HostRef, ctx: RunContext, signal: AbortSignal) => Promise<void>;
+}
+
+export interface Phase {
+  id: PhaseId | string;
+  title: string;
+  needs: string[];
+  /** The hosts it runs on. Reads only ctx.inventory (the engine calls it before connecting). */
+  hosts: (ctx: Pick<RunContext, 'inventory'>) => HostRef[];
+  /** How hosts run: 'serial' (etcd joins) or in parallel with a bound. */
+  concurrency: 'serial' | number;
+  steps: Step<any>[];
+  gates?: Gate[];
+  /** Set while a phase is declared in the DAG but not built yet: a run that selects it refuses to start. */
+  pending?: string;
+}

@@ -1,0 +1,36 @@
+// A phase's read-only probes on one host run as ONE remote execution: starting a remote process
+// costs tens of milliseconds on small machines, and a converged run is almost all probes.
+// Each command's stdout and stderr are base64-framed so no output can be mistaken for a frame, and
+// stdout is kept exactly (trailing newlines too: file contents are compared byte for byte).
+import type { ProbeCommand, ProbeResults } from './phase.ts';
+
+const MARK = '__bootstrap_probe__';
+
+/** The shell script that runs every command and frames its output and exit status. */
+export function batchScript(commands: Record<string, ProbeCommand>): string {
+  // stderr goes to a scratch file per command (a private temp dir, removed on exit): capturing two
+  // streams separately has no portable in-memory form in sh.
+  const lines = ['set +e', 't=$(mktemp -d) || exit 97', 'trap \'rm -rf "$t"\' EXIT'];
+  for (const [key, cmd] of Object.entries(commands)) {
+    if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
+    // A subshell per command: one failing or exiting command cannot end the batch. The trailing "."
+    // survives command substitution, which would otherwise strip trailing newlines.
+    lines.push(`out=$( ( ${cmd.command}\n) 2>"$t/err" </dev/null; rc=$?; echo .; exit $rc ); rc=$?; out=\${out%.}`);
+    lines.push(`printf '${MARK} %s %s %s %s\\n' '${key}' "$rc" "$(printf '%s' "$out" | base64 -w0)" "$(base64 -w0 < "$t/err")"`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The results of `batchScript`'s run, by key. A key with no frame is missing (the batch was cut short). */
+export function parseBatch(stdout: string, keys: string[]): ProbeResults {
+  const results: ProbeResults = {};
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith(MARK + ' ')) continue;
+    const [, key, rc, out = '', err = ''] = line.split(' ');
+    results[key] = { stdout: decode(out), stderr: decode(err), code: Number(rc) };
+  }
+  for (const k of keys) if (!results[k]) results[k] = { stdout: '', stderr: '', code: null };
+  return results;
+}
+
+const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');

@@ -1,0 +1,203 @@
+// Runs the selected phases: per phase, its hosts (serially or with a bound), per host the steps
+// (probe → plan → apply) and then the gates. Check mode runs every probe and plan, never an apply.
+import { CauseError, CauseErrors, causesOf } from '../errors.ts';
+import { isCauseId } from '../causes/catalogue.ts';
+import { eachLimited } from '../util/limit.ts';
+import { applyChange } from './apply.ts';
+import { describeChange } from './changes.ts';
+import type { RunContext } from './context.ts';
+import type { RunSummary } from './events.ts';
+import type { Journal } from './journal.ts';
+import type { Gate, HostRef, Phase, ProbeCommand, ProbeResults, Step } from './phase.ts';
+import { batchScript, parseBatch } from './probe-batch.ts';
+
+const PROBE_BUDGET_MS = 60_000;
+
+export interface Waiver {
+  cause: string;
+  reason: string;
+}
+
+export interface RunPhasesOptions {
+  phases: Phase[];
+  ctx: RunContext;
+  /** Counts as the run goes; still meaningful after a stop (what was done before it). */
+  summary: RunSummary;
+  journal?: Journal;
+  waivers?: Waiver[];
+}
+
+export function emptySummary(check: boolean): RunSummary {
+  return { ok: 0, changed: 0, wouldChange: 0, stopped: 0, durationMs: 0, check, phaseDurations: {} };
+}
+
+/** Runs the phases, counting into `opts.summary`; a stop throws CauseError/CauseErrors. */
+export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
+  const { ctx, summary } = opts;
+  const started = ctx.clock.now();
+  const waived = new Map((opts.waivers ?? []).map((w) => [w.cause, w.reason]));
+
+  for (const phase of opts.phases) {
+    const phaseStart = ctx.clock.now();
+    const hosts = phase.hosts(ctx);
+    ctx.emit({ type: 'phase-start', phase: phase.id, title: phase.title, hosts: hosts.map((h) => h.name) });
+    const limit = phase.concurrency === 'serial' ? 1 : phase.concurrency;
+    // Serial phases stop at the first failing host: the next etcd join must not start after a failure.
+    const runOne = async (host: HostRef) => {
+      if (phase.concurrency === 'serial' && summary.stopped) return;
+      try {
+        await runHost(phase, host, ctx, summary, waived, opts.journal);
+      } catch (err) {
+        summary.stopped++;
+        throw err;
+      }
+    };
+    const errors = await eachLimited(hosts, limit, runOne);
+    summary.phaseDurations[phase.id] = ctx.clock.now() - phaseStart;
+    if (errors.length) {
+      const causes = errors.flatMap(causesOf);
+      if (causes.length !== errors.length) throw errors.find((e) => causesOf(e).length === 0); // a bug: let it surface
+      ctx.emit({ type: 'phase-end', phase: phase.id, durationMs: summary.phaseDurations[phase.id], status: 'stopped' });
+      summary.durationMs = ctx.clock.now() - started;
+      throw causes.length === 1 ? causes[0] : new CauseErrors(causes);
+    }
+    ctx.emit({ type: 'phase-end', phase: phase.id, durationMs: summary.phaseDurations[phase.id], status: 'done' });
+  }
+  summary.durationMs = ctx.clock.now() - started;
+  return summary;
+}
+
+async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
+  const resumed = journal?.completedFacts(phase.id, host.name);
+  if (resumed) {
+    ctx.facts.set(host.name, resumed);
+    for (const step of phase.steps) {
+      ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status: 'skipped', changes: [], durationMs: 0 });
+    }
+    return;
+  }
+  const recorded: Record<string, unknown> = {};
+  let probes = await probeSteps(phase.steps, host, ctx);
+  let changedBefore = false;
+  for (const [i, step] of phase.steps.entries()) {
+    ctx.signal.throwIfAborted();
+    const t0 = ctx.clock.now();
+    ctx.emit({ type: 'step-start', phase: phase.id, step: step.id, title: step.title, host: host.name });
+    // A change made by an earlier step may have changed what this step's probe sees: probe again.
+    if (changedBefore && !ctx.check && step.probe) probes = { ...probes, ...(await probeSteps([step], host, ctx, i)) };
+    const local = step.local ? await step.local(host, ctx) : undefined;
+    const plan = step.plan({ host, probe: probeFor(probes, i), local, ctx });
+    if (plan.facts) {
+      ctx.facts.set(host.name, plan.facts);
+      Object.assign(recorded, plan.facts);
+    }
+    const stops = (plan.stops ?? []).filter((stop) => {
+      const reason = waived.get(stop.causeId);
+      if (reason === undefined) return true;
+      ctx.emit({ type: 'waived', phase: phase.id, host: host.name, cause: stop.causeId, reason });
+      return false;
+    });
+    if (stops.length) throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
+    const views = plan.changes.map(describeChange);
+    let status: 'ok' | 'changed' | 'would-change' = 'ok';
+    if (plan.changes.length && ctx.check) {
+      status = 'would-change';
+      summary.wouldChange++;
+    } else if (plan.changes.length) {
+      if (step.apply) await step.apply(plan, host, ctx);
+      else for (const change of plan.changes) await applyChange(ctx.remote(host), change, ctx.signal);
+      status = 'changed';
+      summary.changed++;
+      changedBefore = true;
+    } else {
+      summary.ok++;
+    }
+    ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status, changes: views, durationMs: ctx.clock.now() - t0 });
+  }
+  for (const gate of phase.gates ?? []) await runGate(phase, gate, host, ctx, summary, waived);
+  if (!ctx.check) journal?.complete(phase.id, host.name, recorded);
+}
+
+async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
+  const base = { phase: phase.id, gate: gate.id, title: gate.title, host: host.name };
+  if (ctx.check && !gate.readOnly) {
+    ctx.emit({ type: 'gate-end', ...base, status: 'would-wait', durationMs: 0 });
+    return;
+  }
+  ctx.emit({ type: 'gate-start', ...base, budgetMs: gate.budgetMs });
+  const t0 = ctx.clock.now();
+  // The gate gets a signal that fires at its budget (or on Ctrl-C). A gate names its own cause when
+  // it gives up; one that ignores the signal still cannot outlive budget + grace.
+  const budget = new AbortController();
+  const onAbort = () => budget.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const graceMs = 1_000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      gate.run(host, ctx, budget.signal),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          budget.abort(new Error('budget'));
+          setTimeout(
+            () =>
+              reject(
+                new CauseError('GATE_FAILED', {
+                  host: host.name,
+                  evidence: { seen: `gate "${gate.title}" did not end within its budget of ${Math.round(gate.budgetMs / 1000)} s` },
+                }),
+              ),
+            graceMs,
+          ).unref();
+        }, gate.budgetMs);
+      }),
+    ]);
+    summary.ok++;
+    ctx.emit({ type: 'gate-end', ...base, status: 'ok', durationMs: ctx.clock.now() - t0 });
+  } catch (err) {
+    ctx.signal.throwIfAborted();
+    const reason = err instanceof CauseError && isCauseId(err.causeId) ? waived.get(err.causeId) : undefined;
+    if (reason !== undefined) {
+      ctx.emit({ type: 'waived', phase: phase.id, host: host.name, cause: (err as CauseError).causeId, reason });
+      return;
+    }
+    ctx.emit({ type: 'gate-end', ...base, status: 'failed', durationMs: ctx.clock.now() - t0 });
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Runs the probes of `steps` in at most two remote executions (one as the user, one through sudo). */
+async function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults> {
+  const plain: Record<string, ProbeCommand> = {};
+  const root: Record<string, ProbeCommand> = {};
+  steps.forEach((step, j) => {
+    for (const [key, cmd] of Object.entries(step.probe?.(host, ctx) ?? {})) {
+      (cmd.sudo ? root : plain)[`${offset + j}.${key}`] = cmd;
+    }
+  });
+  const results: ProbeResults = {};
+  for (const [batch, sudo] of [[plain, false], [root, true]] as const) {
+    const keys = Object.keys(batch);
+    if (!keys.length) continue;
+    const res = await ctx.remote(host).exec(`sh -s`, { sudo, stdin: batchScript(batch), timeoutMs: PROBE_BUDGET_MS, signal: ctx.signal });
+    ctx.signal.throwIfAborted();
+    if (res.code !== 0) {
+      throw new CauseError('PROBE_FAILED', {
+        host: host.name,
+        evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-2000) },
+      });
+    }
+    Object.assign(results, parseBatch(res.stdout, keys));
+  }
+  return results;
+}
+
+function probeFor(all: ProbeResults, index: number): ProbeResults {
+  const prefix = `${index}.`;
+  const out: ProbeResults = {};
+  for (const [k, v] of Object.entries(all)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
+  return out;
+}

@@ -1,0 +1,126 @@
+// One run against an environment: connect every host once, check sudo, take the locks, run the
+// selected phases, and on the way out (done, stopped or Ctrl-C) release the locks, close the
+// connections and leave the journal consistent.
+import { randomUUID } from 'node:crypto';
+import { userInfo, hostname } from 'node:os';
+import { join } from 'node:path';
+import { CauseError, CauseErrors, causesOf } from '../errors.ts';
+import type { Remote, SshTarget, Transport } from '../transport/types.ts';
+import { eachLimited } from '../util/limit.ts';
+import type { Clock } from './clock.ts';
+import { Facts, type LoadedInventory, type RunContext } from './context.ts';
+import type { Emit, RunSummary } from './events.ts';
+import { Journal } from './journal.ts';
+import { acquireLock, releaseLock } from './lock.ts';
+import type { HostRef, Phase } from './phase.ts';
+import { Redactor, RunLog } from './run-log.ts';
+import { emptySummary, runPhases, type Waiver } from './run.ts';
+
+const CONNECT_CONCURRENCY = 8;
+
+export interface SessionDeps {
+  transport: Transport;
+  clock: Clock;
+  emit: Emit;
+  signal: AbortSignal;
+  /** Checks a fresh connection before use (sudo without a password); throws a CauseError. */
+  preflight?: (remote: Remote) => Promise<void>;
+}
+
+export interface SessionOptions {
+  env: string;
+  inventory: LoadedInventory;
+  phases: Phase[];
+  /** Every host of the environment, for connections and locks. */
+  hosts: HostRef[];
+  target: (host: HostRef) => SshTarget;
+  check: boolean;
+  resume: boolean;
+  stateDir: string;
+  waivers: Waiver[];
+}
+
+export interface SessionResult {
+  summary: RunSummary;
+  logFile: string;
+  error?: unknown;
+}
+
+export async function runSession(deps: SessionDeps, opts: SessionOptions): Promise<SessionResult> {
+  const runId = `${new Date(deps.clock.now()).toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
+  const redactor = new Redactor();
+  const log = new RunLog(join(opts.stateDir, 'runs', `${runId}.log`), redactor);
+  const journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
+  if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
+
+  const remotes = new Map<string, Remote>();
+  const locked: Remote[] = [];
+  const result: SessionResult = { logFile: log.file, summary: emptySummary(opts.check) };
+  const started = deps.clock.now();
+  const needed = hostsOf(opts);
+  try {
+    deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
+    const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
+      const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+      remotes.set(host.name, remote);
+      await deps.preflight?.(remote);
+    });
+    throwAll(connectErrors);
+    if (!opts.check) {
+      const who = `${userInfo().username}@${hostname()}`;
+      const lockErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
+        const remote = remotes.get(host.name)!;
+        const { tookOverStale } = await acquireLock(remote, { runId, since: Math.floor(deps.clock.now() / 1000), who });
+        locked.push(remote);
+        if (tookOverStale) deps.emit({ type: 'warning', host: host.name, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who})` });
+      });
+      throwAll(lockErrors);
+    }
+    const ctx: RunContext = {
+      env: opts.env,
+      check: opts.check,
+      inventory: opts.inventory,
+      remote: (host) => {
+        const r = remotes.get(host.name);
+        if (!r) throw new Error(`no connection to ${host.name}: the session connects only the hosts of the selected phases`);
+        return r;
+      },
+      clock: deps.clock,
+      emit: deps.emit,
+      signal: deps.signal,
+      stateDir: opts.stateDir,
+      facts: new Facts(),
+      redact: (s) => redactor.add(s),
+    };
+    await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary });
+    journal?.finish();
+  } catch (err) {
+    result.error = deps.signal.aborted && causesOf(err).length === 0 ? new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' } }) : err;
+    result.summary.stopped = Math.max(1, result.summary.stopped);
+    for (const c of causesOf(result.error)) {
+      log.note(`stopped: ${c.causeId} ${c.host ?? ''} ${JSON.stringify(c.evidence)}`);
+      deps.emit({ type: 'stopped', error: JSON.parse(redactor.apply(JSON.stringify(c.toJSON()))) });
+    }
+    journal?.save();
+  } finally {
+    await Promise.all(locked.map((r) => releaseLock(r, runId)));
+    await Promise.all([...remotes.values()].map((r) => r.close().catch(() => undefined)));
+  }
+  result.summary.durationMs = deps.clock.now() - started;
+  deps.emit({ type: 'run-end', summary: result.summary, logFile: log.file });
+  return result;
+}
+
+/** The hosts the selected phases touch (all of them when a phase touches all). */
+function hostsOf(opts: SessionOptions): HostRef[] {
+  const names = new Set<string>();
+  for (const p of opts.phases) for (const h of p.hosts({ inventory: opts.inventory })) names.add(h.name);
+  return opts.hosts.filter((h) => names.has(h.name));
+}
+
+function throwAll(errors: unknown[]): void {
+  if (!errors.length) return;
+  const causes = errors.flatMap(causesOf);
+  if (causes.length !== errors.length) throw errors.find((e) => causesOf(e).length === 0);
+  throw causes.length === 1 ? causes[0] : new CauseErrors(causes);
+}

@@ -1,0 +1,28 @@
+// A RunContext over LocalRemote hosts, for engine tests: real shell, real files, no SSH.
+import { Facts, type RunContext } from '../../src/engine/context.ts';
+import { systemClock } from '../../src/engine/clock.ts';
+import type { EngineEvent } from '../../src/engine/events.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
+import { LocalRemote } from './local-remote.ts';
+
+export function hosts(...names: string[]): HostRef[] {
+  return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
+}
+
+export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
+  const remotes = new Map(opts.hosts.map((h) => [h.name, new LocalRemote(h.name)]));
+  const events: EngineEvent[] = [];
+  const ctx: RunContext = {
+    env: 'test',
+    check: opts.check,
+    inventory: {} as RunContext['inventory'],
+    remote: (h) => remotes.get(h.name)!,
+    clock: systemClock,
+    emit: (e) => events.push(e),
+    signal: new AbortController().signal,
+    stateDir: '/nonexistent',
+    facts: new Facts(),
+    redact: () => undefined,
+  };
+  return { ctx, remotes, events };
+}

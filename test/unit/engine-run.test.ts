@@ -1,0 +1,181 @@
+import { mkdtempSync, readFileSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { CauseError, CauseErrors } from '../../src/errors.ts';
+import type { Phase, Step } from '../../src/engine/phase.ts';
+import { emptySummary, runPhases } from '../../src/engine/run.ts';
+import { managedFile } from '../../phases/steps/managed-file.ts';
+import { fixture, hosts } from '../support/engine-fixture.ts';
+
+const H = hosts('h1', 'h2');
+
+function filePhase(dir: string, extra: Partial<Phase> = {}): Phase {
+  return {
+    id: 'files',
+    title: 'files',
+    needs: [],
+    hosts: () => H,
+    concurrency: 4,
+    steps: [
+      managedFile({
+        id: 'motd',
+        title: 'motd',
+        path: (h) => join(dir, `${h.name}.motd`),
+        local: async () => undefined,
+        content: (_l, h) => `managed by bootstrap on ${h.name}\n\n`,
+        mode: '0640',
+      }),
+    ],
+    ...extra,
+  };
+}
+
+async function run(phases: Phase[], check: boolean, waivers: { cause: string; reason: string }[] = []) {
+  const f = fixture({ check, hosts: H });
+  const summary = emptySummary(check);
+  let error: unknown;
+  try {
+    await runPhases({ phases, ctx: f.ctx, summary, waivers });
+  } catch (err) {
+    error = err;
+  }
+  return { ...f, summary, error };
+}
+
+describe('probe → plan → apply', () => {
+  it('check mode before any run lists every change and touches nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    const r = await run([filePhase(dir)], true);
+    expect(r.error).toBeUndefined();
+    expect(r.summary).toMatchObject({ ok: 0, wouldChange: 2, changed: 0 });
+    const step = r.events.find((e) => e.type === 'step-end' && e.host === 'h1');
+    expect(step).toMatchObject({ status: 'would-change' });
+    expect(JSON.stringify(step)).toContain('+managed by bootstrap on h1');
+    expect(existsSync(join(dir, 'h1.motd'))).toBe(false);
+  });
+
+  it('applies, then a second run changes nothing and check mode after it would change nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    const first = await run([filePhase(dir)], false);
+    expect(first.summary).toMatchObject({ changed: 2 });
+    // Trailing newlines are content too: the probe must read them back exactly.
+    expect(readFileSync(join(dir, 'h2.motd'), 'utf8')).toBe('managed by bootstrap on h2\n\n');
+    expect((statSync(join(dir, 'h2.motd')).mode & 0o777).toString(8)).toBe('640');
+    const second = await run([filePhase(dir)], false);
+    expect(second.summary).toMatchObject({ ok: 2, changed: 0 });
+    const check = await run([filePhase(dir)], true);
+    expect(check.summary).toMatchObject({ ok: 2, wouldChange: 0 });
+  });
+
+  it('sees a drifted mode or content and repairs it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    await run([filePhase(dir)], false);
+    writeFileSync(join(dir, 'h1.motd'), 'edited by hand\n');
+    const check = await run([filePhase(dir)], true);
+    expect(check.summary).toMatchObject({ ok: 1, wouldChange: 1 });
+    expect(JSON.stringify(check.events)).toContain('-edited by hand');
+    const fix = await run([filePhase(dir)], false);
+    expect(fix.summary).toMatchObject({ changed: 1, ok: 1 });
+  });
+
+  it('never calls apply in check mode, and always runs the probe', async () => {
+    const probe = vi.fn(() => ({ x: { command: 'echo seen' } }));
+    const apply = vi.fn(async () => undefined);
+    const step: Step = {
+      id: 's',
+      title: 's',
+      probe,
+      plan: ({ probe: p }) => ({ changes: [{ kind: 'command', description: `saw ${p.x.stdout.trim()}`, command: 'true' }] }),
+      apply,
+    };
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps: [step] };
+    const r = await run([phase], true);
+    expect(probe).toHaveBeenCalledTimes(2);
+    expect(apply).not.toHaveBeenCalled();
+    expect(JSON.stringify(r.events)).toContain('saw seen');
+    const wet = await run([phase], false);
+    expect(apply).toHaveBeenCalledTimes(2);
+    expect(wet.summary.changed).toBe(2);
+  });
+
+  it("batches a phase's probes into one remote execution per host", async () => {
+    const steps: Step[] = ['a', 'b', 'c'].map((id) => ({
+      id,
+      title: id,
+      probe: () => ({ one: { command: `echo ${id}1` }, two: { command: `echo ${id}2; exit 3` } }),
+      plan: ({ probe }) => {
+        expect(probe.one.stdout).toBe(`${id}1\n`);
+        expect(probe.two).toMatchObject({ stdout: `${id}2\n`, code: 3 });
+        return { changes: [] };
+      },
+    }));
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps };
+    const r = await run([phase], false);
+    expect(r.error).toBeUndefined();
+    expect(r.summary.ok).toBe(6);
+    expect(r.remotes.get('h1')!.execs).toHaveLength(1);
+  });
+});
+
+describe('stops', () => {
+  const stopping = (cause: 'GATE_FAILED' | 'PROBE_FAILED'): Step => ({
+    id: 's',
+    title: 's',
+    plan: ({ host }) => ({ changes: [], stops: [new CauseError(cause, { host: host.name, evidence: { seen: 'x' } })] }),
+  });
+
+  it('keeps every failing host of a parallel phase as its own cause', async () => {
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps: [stopping('GATE_FAILED')] };
+    const r = await run([phase], false);
+    expect(r.error).toBeInstanceOf(CauseErrors);
+    expect((r.error as CauseErrors).errors.map((e) => e.host).sort()).toEqual(['h1', 'h2']);
+  });
+
+  it('stops a serial phase at the first failing host', async () => {
+    const seen: string[] = [];
+    const step: Step = { ...stopping('GATE_FAILED'), probe: (h) => (seen.push(h.name), {}) };
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 'serial', steps: [step] };
+    const r = await run([phase], false);
+    expect((r.error as CauseError).host).toBe('h1');
+    expect(seen).toEqual(['h1']);
+  });
+
+  it('stops in check mode too: a gate seen in a probe is not a change', async () => {
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H.slice(0, 1), concurrency: 1, steps: [stopping('GATE_FAILED')] };
+    const r = await run([phase], true);
+    expect((r.error as CauseError).causeId).toBe('GATE_FAILED');
+  });
+
+  it('turns a waived cause into a printed waiver instead of a stop', async () => {
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H.slice(0, 1), concurrency: 1, steps: [stopping('PROBE_FAILED')] };
+    const r = await run([phase], false, [{ cause: 'PROBE_FAILED', reason: 'the lab cannot' }]);
+    expect(r.error).toBeUndefined();
+    expect(r.events).toContainEqual(expect.objectContaining({ type: 'waived', cause: 'PROBE_FAILED', reason: 'the lab cannot', host: 'h1' }));
+  });
+
+  it('ends a gate that ignores its budget with GATE_FAILED', async () => {
+    const phase: Phase = {
+      id: 'p',
+      title: 'p',
+      needs: [],
+      hosts: () => H.slice(0, 1),
+      concurrency: 1,
+      steps: [],
+      gates: [{ id: 'g', title: 'never answers', budgetMs: 50, run: () => new Promise(() => undefined) }],
+    };
+    const t0 = Date.now();
+    const r = await run([phase], false);
+    expect((r.error as CauseError).causeId).toBe('GATE_FAILED');
+    expect((r.error as CauseError).evidence.seen).toContain('never answers');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
+  it('reports a non-read-only gate as "would wait" in check mode without running it', async () => {
+    const gate = vi.fn(async () => undefined);
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H.slice(0, 1), concurrency: 1, steps: [], gates: [{ id: 'g', title: 'api ready', budgetMs: 1000, run: gate }] };
+    const r = await run([phase], true);
+    expect(gate).not.toHaveBeenCalled();
+    expect(r.events).toContainEqual(expect.objectContaining({ type: 'gate-end', status: 'would-wait' }));
+  });
+});
