@@ -1,0 +1,89 @@
+// Derived values: written once in the inventory, computed everywhere else. The founder/VIP split is
+// the one the operator's Ansible got wrong: servers JOIN the founder, Cilium and agents DIAL the VIP.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fromText, parseBastion, resolveFrom } from '../../src/inventory/index.ts';
+
+const home = '/home/op';
+const prod = () => fromText(readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8'), '/repo/inventory/prod.yaml', home);
+
+describe('derived endpoints', () => {
+  it('servers join the founder; Cilium and agents dial the VIP', () => {
+    const { derived } = prod();
+    expect(derived.joinTarget).toBe('https://192.168.2.10:6443');
+    expect(derived.apiEndpoint).toEqual({ host: '192.168.2.9', port: 6443 });
+    expect(derived.apiUrl).toBe('https://192.168.2.9:6443');
+  });
+
+  it('the founder is the one marked, wherever it is listed; joiners keep inventory order', () => {
+    const text = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8')
+      .replace('address: 192.168.2.10, founder: true }', 'address: 192.168.2.10 }')
+      .replace('{ name: k3s-prod-2, address: 192.168.2.11 }', '{ name: k3s-prod-2, address: 192.168.2.11, founder: true }');
+    const { derived } = fromText(text, '/repo/inventory/prod.yaml', home);
+    expect(derived.founder.name).toBe('k3s-prod-2');
+    expect(derived.joiners.map((s) => s.name)).toEqual(['k3s-prod-1', 'k3s-prod-3']);
+    expect(derived.joinTarget).toBe('https://192.168.2.11:6443');
+  });
+
+  it('the TLS SANs are every server address, the VIP and 127.0.0.1, each once', () => {
+    expect(prod().derived.tlsSans).toEqual(['192.168.2.10', '192.168.2.11', '192.168.2.12', '192.168.2.9', '127.0.0.1']);
+  });
+
+  it('a control-plane port other than 6443 moves the join target and the endpoint together', () => {
+    const text = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace('  interface: auto\n', '  interface: auto\n  port: 16443\n');
+    const { derived } = fromText(text, '/repo/inventory/prod.yaml', home);
+    expect(derived.joinTarget).toBe('https://192.168.2.10:16443');
+    expect(derived.apiEndpoint).toEqual({ host: '192.168.2.9', port: 16443 });
+  });
+
+  it('one server is not highly available; three are', () => {
+    expect(prod().derived.highlyAvailable).toBe(true);
+    const text = readFileSync(new URL('../fixtures/inventory/single-server.yaml', import.meta.url), 'utf8');
+    const single = fromText(text, '/repo/inventory/single-server.yaml', home);
+    expect(single.derived.highlyAvailable).toBe(false);
+    expect(single.derived.joiners).toEqual([]);
+    expect(single.derived.tlsSans).toEqual(['192.168.2.10', '192.168.2.9', '127.0.0.1']);
+    expect(single.warnings).toHaveLength(1);
+  });
+});
+
+describe('derived paths', () => {
+  it('resolve against the inventory file\'s folder, with ~ expanded; the HelmRelease against the GitOps checkout', () => {
+    expect(prod().derived.paths).toEqual({
+      inventoryDir: '/repo/inventory',
+      k3sArtifacts: '/repo/artifacts/k3s',
+      k3sBinary: '/repo/artifacts/k3s/k3s',
+      sshKnownHostsFile: '/home/op/.ssh/known_hosts',
+      sshIdentityFile: '/home/op/.ssh/id_ed25519',
+      gitopsCheckout: '/repo/home-network',
+      ciliumChart: '/repo/artifacts/cilium-1.19.5.tgz',
+      ciliumHelmRelease: '/repo/home-network/platform/cilium/helmrelease.yaml',
+      fluxInstall: '/repo/artifacts/flux-install.yaml',
+      fluxDeployKeyFile: '/home/op/.config/bootstrap/prod-deploy-key',
+    });
+  });
+
+  it('absolute paths stay as written; ~ alone is the home folder', () => {
+    expect(resolveFrom('/repo/inventory', '/srv/k3s', home)).toBe('/srv/k3s');
+    expect(resolveFrom('/repo/inventory', '~', home)).toBe('/home/op');
+    expect(resolveFrom('/repo/inventory', 'k3s', home)).toBe('/repo/inventory/k3s');
+    // NOTE: `~user/...` is not expanded (no lookup of other users); it is just a relative name.
+    expect(resolveFrom('/repo/inventory', '~other/x', home)).toBe('/repo/inventory/~other/x');
+  });
+});
+
+describe('derived bastion', () => {
+  it('splits [user@]host[:port] and leaves out what was not written (an ssh config alias may supply it)', () => {
+    expect(parseBastion('ops@192.168.2.1:2222')).toEqual({ user: 'ops', host: '192.168.2.1', port: 2222 });
+    expect(parseBastion('jump.example')).toEqual({ host: 'jump.example' });
+    expect(parseBastion('ops@jump')).toEqual({ user: 'ops', host: 'jump' });
+  });
+
+  it('dev goes through its bastion alias; prod has none', () => {
+    const dev = fromText(readFileSync(new URL('../../inventory/dev.yaml', import.meta.url), 'utf8'), '/repo/inventory/dev.yaml', home);
+    expect(dev.derived.bastion).toEqual({ host: 'dev-bastion' });
+    expect(dev.derived.joinTarget).toBe('https://192.168.1.50:6443');
+    expect(dev.derived.apiEndpoint).toEqual({ host: '192.168.1.49', port: 6443 });
+    expect(prod().derived.bastion).toBeUndefined();
+  });
+});
