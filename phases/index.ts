@@ -1,7 +1,8 @@
 // The DAG of a cold build. Each phase lives in its own file; this list is the only place that names them all.
 // Phases marked `pending` are declared (their place and edges are part of the design) but not built yet.
 import type { Phase } from '../src/engine/phase.ts';
-import { agentRefs, allHostRefs, founderRef, joinerRefs, serverRefs } from './hosts.ts';
+import { agentRefs, founderRef, joinerRefs, serverRefs } from './hosts.ts';
+import { nodeBaseline } from './node-baseline/index.ts';
 
 const declared = (id: string, title: string, needs: string[], hosts: Phase['hosts'], concurrency: Phase['concurrency']): Phase => ({
   id,
@@ -15,7 +16,7 @@ const declared = (id: string, title: string, needs: string[], hosts: Phase['host
 
 export function allPhases(): Phase[] {
   return [
-    declared('node-baseline', 'prepare every host (checks, hostname, modules, sysctls)', [], (c) => allHostRefs(c.inventory), 8),
+    nodeBaseline,
     declared('k3s-founder', 'install k3s on the founder and initialise the cluster', ['node-baseline'], (c) => founderRef(c.inventory), 'serial'),
     declared('k3s-join', 'join the other servers one at a time', ['k3s-founder'], (c) => joinerRefs(c.inventory), 'serial'),
     declared('kube-vip', 'announce the control-plane VIP and wait until it answers', ['k3s-join'], (c) => serverRefs(c.inventory), 8),

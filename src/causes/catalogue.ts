@@ -1,6 +1,7 @@
 // The catalogue of named causes: the interface operators and tests match on.
 // Every id here has a section in runbooks/causes.md (test/unit/causes-runbook.test.ts keeps them in step).
 import type { CauseDef } from './define.ts';
+import { baselineCauses } from './baseline.ts';
 import { engineCauses } from './engine.ts';
 import { inventoryCauses } from './inventory.ts';
 import { sshCauses } from './ssh.ts';
@@ -8,6 +9,7 @@ import { sshCauses } from './ssh.ts';
 const all = {
   ...inventoryCauses,
   ...engineCauses,
+  ...baselineCauses,
   ...sshCauses,
 };
 

@@ -89,7 +89,8 @@ async function validateCommand(file: string, json: boolean, io: Io): Promise<num
 function report(err: unknown, io: Io): number {
   if (err instanceof InventoryInvalid) {
     io.err(`${err.file}: the inventory breaks ${err.violations.length} contract(s):`);
-    for (const v of err.violations) io.err(`  ${v.id}  ${v.path || '(file)'}: ${v.message}`);
+    // Each message starts with its YAML path already (so JSON consumers read it on its own).
+    for (const v of err.violations) io.err(`  ${v.id}  ${v.message}`);
     io.err('runbook: runbooks/causes.md');
     return err.exitCode;
   }

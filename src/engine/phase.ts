@@ -74,6 +74,15 @@ export interface Gate {
   run: (host: HostRef, ctx: RunContext, signal: AbortSignal) => Promise<void>;
 }
 
+/**
+ * A check across hosts, before any host's steps (e.g. two hosts with the same machine-id: cloned VMs).
+ * Its probe is read-only and runs in check mode too; `check` is pure.
+ */
+export interface Preflight {
+  probe: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
+  check: (seen: Map<HostRef, ProbeResults>, ctx: RunContext) => CauseError[];
+}
+
 export interface Phase {
   id: PhaseId | string;
   title: string;
@@ -82,6 +91,7 @@ export interface Phase {
   hosts: (ctx: Pick<RunContext, 'inventory'>) => HostRef[];
   /** How hosts run: 'serial' (etcd joins) or in parallel with a bound. */
   concurrency: 'serial' | number;
+  preflight?: Preflight;
   steps: Step<any>[];
   gates?: Gate[];
   /** Set while a phase is declared in the DAG but not built yet: a run that selects it refuses to start. */

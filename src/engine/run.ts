@@ -1,7 +1,6 @@
 // Runs the selected phases: per phase, its hosts (serially or with a bound), per host the steps
 // (probe → plan → apply) and then the gates. Check mode runs every probe and plan, never an apply.
 import { CauseError, CauseErrors, causesOf } from '../errors.ts';
-import { isCauseId } from '../causes/catalogue.ts';
 import { eachLimited } from '../util/limit.ts';
 import { applyChange } from './apply.ts';
 import { describeChange } from './changes.ts';
@@ -42,6 +41,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
     const hosts = phase.hosts(ctx);
     ctx.emit({ type: 'phase-start', phase: phase.id, title: phase.title, hosts: hosts.map((h) => h.name) });
     const limit = phase.concurrency === 'serial' ? 1 : phase.concurrency;
+    if (phase.preflight) await runPreflight(phase, hosts, ctx, summary, waived);
     // Serial phases stop at the first failing host: the next etcd join must not start after a failure.
     const runOne = async (host: HostRef) => {
       if (phase.concurrency === 'serial' && summary.stopped) return;
@@ -65,6 +65,30 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
   }
   summary.durationMs = ctx.clock.now() - started;
   return summary;
+}
+
+/** The phase's cross-host check: probe every host (read-only, in parallel), then one pure verdict. */
+async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
+  const seen = new Map<HostRef, ProbeResults>();
+  const preflight = phase.preflight!;
+  const errors = await eachLimited(hosts, 8, async (host) => {
+    const probes = await runProbes(host, ctx, Object.entries(preflight.probe(host, ctx)).map(([k, c]) => [`pre.${k}`, c]));
+    seen.set(host, probeFor(probes, 'pre'));
+  });
+  if (errors.length) throw errors.length === 1 ? errors[0] : new CauseErrors(errors.flatMap(causesOf));
+  const stops = preflight.check(seen, ctx).filter((stop) => !waive(stop, phase, ctx, waived));
+  if (stops.length) {
+    summary.stopped++;
+    throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
+  }
+}
+
+/** A stop whose cause the environment waives becomes a printed waiver; returns whether it was waived. */
+function waive(stop: CauseError, phase: Phase, ctx: RunContext, waived: Map<string, string>): boolean {
+  const reason = waived.get(stop.causeId);
+  if (reason === undefined) return false;
+  ctx.emit({ type: 'waived', phase: phase.id, host: stop.host ?? '', cause: stop.causeId, reason });
+  return true;
 }
 
 async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
@@ -91,12 +115,7 @@ async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: Ru
       ctx.facts.set(host.name, plan.facts);
       Object.assign(recorded, plan.facts);
     }
-    const stops = (plan.stops ?? []).filter((stop) => {
-      const reason = waived.get(stop.causeId);
-      if (reason === undefined) return true;
-      ctx.emit({ type: 'waived', phase: phase.id, host: host.name, cause: stop.causeId, reason });
-      return false;
-    });
+    const stops = (plan.stops ?? []).filter((stop) => !waive(stop, phase, ctx, waived));
     if (stops.length) throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
     const views = plan.changes.map(describeChange);
     let status: 'ok' | 'changed' | 'would-change' = 'ok';
@@ -156,11 +175,7 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
     ctx.emit({ type: 'gate-end', ...base, status: 'ok', durationMs: ctx.clock.now() - t0 });
   } catch (err) {
     ctx.signal.throwIfAborted();
-    const reason = err instanceof CauseError && isCauseId(err.causeId) ? waived.get(err.causeId) : undefined;
-    if (reason !== undefined) {
-      ctx.emit({ type: 'waived', phase: phase.id, host: host.name, cause: (err as CauseError).causeId, reason });
-      return;
-    }
+    if (err instanceof CauseError && waive(err, phase, ctx, waived)) return;
     ctx.emit({ type: 'gate-end', ...base, status: 'failed', durationMs: ctx.clock.now() - t0 });
     throw err;
   } finally {
@@ -169,15 +184,17 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
   }
 }
 
-/** Runs the probes of `steps` in at most two remote executions (one as the user, one through sudo). */
-async function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults> {
+/** Runs the probes of `steps` (keys prefixed with the step's index). */
+function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults> {
+  const commands = steps.flatMap((step, j) => Object.entries(step.probe?.(host, ctx) ?? {}).map(([k, c]) => [`${offset + j}.${k}`, c] as [string, ProbeCommand]));
+  return runProbes(host, ctx, commands);
+}
+
+/** Runs read-only commands in at most two remote executions (one as the user, one through sudo). */
+async function runProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][]): Promise<ProbeResults> {
   const plain: Record<string, ProbeCommand> = {};
   const root: Record<string, ProbeCommand> = {};
-  steps.forEach((step, j) => {
-    for (const [key, cmd] of Object.entries(step.probe?.(host, ctx) ?? {})) {
-      (cmd.sudo ? root : plain)[`${offset + j}.${key}`] = cmd;
-    }
-  });
+  for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
   const results: ProbeResults = {};
   for (const [batch, sudo] of [[plain, false], [root, true]] as const) {
     const keys = Object.keys(batch);
@@ -195,7 +212,7 @@ async function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, of
   return results;
 }
 
-function probeFor(all: ProbeResults, index: number): ProbeResults {
+function probeFor(all: ProbeResults, index: number | string): ProbeResults {
   const prefix = `${index}.`;
   const out: ProbeResults = {};
   for (const [k, v] of Object.entries(all)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;

@@ -1,0 +1,92 @@
+// node-baseline: every host checked (read-only gates, check mode too) and prepared: hostname, kernel
+// modules, sysctls. Runs on all hosts in parallel with a bound; cloned machines are caught before
+// anything changes.
+import type { Phase, Plan, Step } from '../../src/engine/phase.ts';
+import { fileChange, type Change } from '../../src/engine/changes.ts';
+import { archOfFile } from '../../src/util/elf-arch.ts';
+import { shq } from '../../src/util/shell.ts';
+import { allHostRefs } from '../hosts.ts';
+import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
+import { baselineProbes, identityProbes } from './probes.ts';
+
+const MODULES = ['br_netfilter', 'overlay'];
+const MODULES_FILE = '/etc/modules-load.d/k3s.conf';
+const SYSCTL_FILE = '/etc/sysctl.d/90-k3s.conf';
+/** ip_forward for routing pods; bridge-nf for br_netfilter users; rp_filter 0 because Cilium's datapath needs it off. */
+export const SYSCTLS: Record<string, string> = {
+  'net.ipv4.ip_forward': '1',
+  'net.bridge.bridge-nf-call-iptables': '1',
+  'net.ipv4.conf.all.rp_filter': '0',
+};
+
+const checks: Step<{ binaryArch: string; operatorNow: number }> = {
+  id: 'checks',
+  title: 'host checks (arch, kernel, cgroup2, bpf, modules, clock, route, NIC, ports, disk)',
+  probe: () => baselineProbes,
+  local: async (_h, ctx) => ({ binaryArch: await archOfFile(ctx.inventory.derived.paths.k3sBinary), operatorNow: ctx.clock.now() / 1000 }),
+  plan: ({ host, probe, local, ctx }): Plan => ({
+    changes: [],
+    stops: baselineStops({ host, probe, binaryArch: local.binaryArch, operatorNow: local.operatorNow, vipInterface: ctx.inventory.inventory.controlPlane.interface }),
+    facts: { nic: nicOfAddress(probe.addrs.stdout, host.address) },
+  }),
+};
+
+const hostname: Step = {
+  id: 'hostname',
+  title: 'hostname = inventory name',
+  probe: () => ({ hostname: baselineProbes.hostname, etcHostname: { command: 'cat /etc/hostname' } }),
+  plan: ({ host, probe }) => {
+    const changes: Change[] = [...fileChange('/etc/hostname', `${host.name}\n`, { content: probe.etcHostname.code === 0 ? probe.etcHostname.stdout : null }, { mode: '0644' })];
+    if (probe.hostname.stdout.trim() !== host.name) changes.push({ kind: 'command', description: `set the running hostname to ${host.name}`, command: `hostname ${shq(host.name)}`, sudo: true });
+    return { changes };
+  },
+};
+
+const modules: Step = {
+  id: 'modules',
+  title: 'kernel modules br_netfilter, overlay (loaded and persisted)',
+  probe: () => ({
+    file: { command: `cat ${MODULES_FILE}` },
+    br_netfilter: baselineProbes.br_netfilter,
+    overlay: baselineProbes.overlay,
+  }),
+  plan: ({ probe }) => {
+    const changes: Change[] = [...fileChange(MODULES_FILE, MODULES.map((m) => `${m}\n`).join(''), { content: probe.file.code === 0 ? probe.file.stdout : null }, { mode: '0644' })];
+    const toLoad = MODULES.filter((m) => probe[m].stdout.trim() === 'loadable');
+    if (toLoad.length) changes.push({ kind: 'command', description: `load ${toLoad.join(', ')}`, command: `modprobe -a ${toLoad.join(' ')}`, sudo: true });
+    return { changes };
+  },
+};
+
+const sysctls: Step = {
+  id: 'sysctls',
+  title: 'sysctls for k3s and Cilium (live and persisted)',
+  probe: () => ({ file: { command: `cat ${SYSCTL_FILE}` }, live: baselineProbes.sysctls }),
+  plan: ({ probe }) => {
+    const content = Object.entries(SYSCTLS)
+      .map(([k, v]) => `${k} = ${v}\n`)
+      .join('');
+    const changes: Change[] = [...fileChange(SYSCTL_FILE, `# Written by bootstrap (node-baseline).\n${content}`, { content: probe.file.code === 0 ? probe.file.stdout : null }, { mode: '0644' })];
+    const live = Object.fromEntries(
+      probe.live.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=')),
+    );
+    const differ = Object.entries(SYSCTLS).filter(([k, v]) => live[k] !== v);
+    if (differ.length) {
+      changes.push({ kind: 'command', description: `set ${differ.map(([k, v]) => `${k}=${v}`).join(', ')}`, command: `sysctl -q -p ${SYSCTL_FILE}`, sudo: true });
+    }
+    return { changes };
+  },
+};
+
+export const nodeBaseline: Phase = {
+  id: 'node-baseline',
+  title: 'prepare every host (checks, hostname, modules, sysctls)',
+  needs: [],
+  hosts: (c) => allHostRefs(c.inventory),
+  concurrency: 8,
+  preflight: { probe: () => identityProbes, check: (seen) => duplicateIdentities(seen) },
+  steps: [checks, hostname, modules, sysctls],
+};

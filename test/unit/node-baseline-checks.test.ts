@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
+import { baselineStops, compareVersions, duplicateIdentities, nicOfAddress } from '../../phases/node-baseline/checks.ts';
+import { archOfHeader } from '../../src/util/elf-arch.ts';
+
+const host: HostRef = { name: 'k3s-prod-1', address: '192.168.2.10', role: 'server', founder: true };
+const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });
+const now = 1_800_000_000;
+
+function healthy(): ProbeResults {
+  return {
+    arch: ok('x86_64\n'),
+    kernel: ok('6.1.0-18-amd64\n'),
+    cgroupfs: ok('cgroup2fs\n'),
+    bpf: ok('supported\n'),
+    br_netfilter: ok('present\n'),
+    overlay: ok('loadable\n'),
+    clock: ok(`${now + 0.4}\n`),
+    route: ok('default via 192.168.2.1 dev eth0\n'),
+    addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n2: eth0    inet 192.168.2.10/24 brd 192.168.2.255 scope global eth0\n'),
+    links: ok('1: lo: <LOOPBACK,UP> mtu 65536\n2: eth0@if7: <BROADCAST,UP> mtu 1500\n'),
+    ports: ok('0.0.0.0:6443 users:(("k3s-server",pid=812,fd=9)) k3s.service\n'),
+    disk: ok('/dev/sda1 100000000000 1000 90000000000 1% /\n'),
+  };
+}
+
+const stops = (probe: ProbeResults, extra: Partial<Parameters<typeof baselineStops>[0]> = {}) =>
+  baselineStops({ host, probe, binaryArch: 'x86_64', operatorNow: now, vipInterface: 'auto', ...extra }).map((c) => [c.causeId, c.host, c.evidence.seen]);
+
+describe('node-baseline gates', () => {
+  it('passes a healthy host', () => {
+    expect(stops(healthy())).toEqual([]);
+  });
+
+  it.each([
+    ['ARCH_UNSUPPORTED', { arch: ok('aarch64\n') }, /host is aarch64, the k3s binary is built for x86_64/],
+    ['KERNEL_TOO_OLD', { kernel: ok('5.4.0-150-generic\n') }, /5\.4\.0-150-generic is older than 5\.10/],
+    ['CGROUP_V2_MISSING', { cgroupfs: ok('tmpfs\n') }, /is tmpfs, not cgroup2fs/],
+    ['BPFFS_MISSING', { bpf: { stdout: '', stderr: '', code: 1 } }, /no bpf filesystem/],
+    ['MODULE_MISSING', { br_netfilter: ok('absent\n') }, /br_netfilter is not built in/],
+    ['CLOCK_SKEW', { clock: ok(`${now + 30}\n`) }, /ahead of the operator's by 30\.0 s/],
+    ['CLOCK_SKEW', { clock: ok(`${now - 5}\n`) }, /behind the operator's by 5\.0 s/],
+    ['NO_DEFAULT_ROUTE', { route: ok('') }, /no IPv4 default route/],
+    ['NIC_NOT_FOUND', { addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n') }, /no interface holds 192\.168\.2\.10/],
+    ['PORT_IN_USE', { ports: ok('0.0.0.0:2379 users:(("etcd",pid=99,fd=3)) etcd.service\n') }, /0\.0\.0\.0:2379 is held by etcd, not by k3s/],
+    ['DISK_LOW', { disk: ok('/dev/loop0 104857600 104857600 0 100% /var/lib/rancher\n') }, /0 MiB free on \/var\/lib\/rancher/],
+  ] as const)('names %s from what the probe saw', (id, patch, seen) => {
+    const found = stops({ ...healthy(), ...patch });
+    expect(found).toHaveLength(1);
+    expect(found[0][0]).toBe(id);
+    expect(found[0][1]).toBe('k3s-prod-1');
+    expect(found[0][2]).toMatch(seen);
+  });
+
+  it('names a controlPlane.interface that does not exist', () => {
+    expect(stops(healthy(), { vipInterface: 'enp3s0' })).toEqual([['NIC_NOT_FOUND', 'k3s-prod-1', expect.stringMatching(/enp3s0 does not exist \(interfaces: lo, eth0\)/)]]);
+    expect(stops(healthy(), { vipInterface: 'eth0' })).toEqual([]);
+  });
+
+  it('reports every failing gate of a host at once', () => {
+    const ids = stops({ ...healthy(), kernel: ok('4.19.0\n'), route: ok(''), cgroupfs: ok('tmpfs\n') }).map((s) => s[0]);
+    expect(ids).toEqual(['KERNEL_TOO_OLD', 'CGROUP_V2_MISSING', 'NO_DEFAULT_ROUTE']);
+  });
+
+  it('accepts a script as the k3s binary for any architecture', () => {
+    expect(stops({ ...healthy(), arch: ok('aarch64\n') }, { binaryArch: 'any' })).toEqual([]);
+  });
+});
+
+describe('helpers', () => {
+  it('compares kernel versions numerically', () => {
+    expect(compareVersions('5.10.0-28-amd64', '5.10')).toBe(0);
+    expect(compareVersions('5.9.16', '5.10')).toBe(-1);
+    expect(compareVersions('6.18.44-fc', '5.10')).toBe(1);
+  });
+
+  it('finds the NIC holding an address', () => {
+    expect(nicOfAddress('2: eth0@if12    inet 10.77.0.10/24 brd 10.77.0.255 scope global eth0', '10.77.0.10')).toBe('eth0');
+    expect(nicOfAddress('2: eth0    inet 10.77.0.100/24', '10.77.0.10')).toBeUndefined();
+  });
+
+  it('reads the architecture from an ELF header', () => {
+    const elf = Buffer.alloc(20);
+    elf.writeUInt32BE(0x7f454c46, 0);
+    elf.writeUInt16LE(0xb7, 18);
+    expect(archOfHeader(elf)).toBe('aarch64');
+    expect(archOfHeader(Buffer.from('#!/usr/bin/env node\n'))).toBe('any');
+  });
+
+  it('finds cloned machines across hosts, naming both', () => {
+    const h2 = { ...host, name: 'k3s-prod-2' };
+    const h3 = { ...host, name: 'k3s-prod-3' };
+    const seen = new Map<HostRef, ProbeResults>([
+      [host, { machineId: ok('aaa\n'), productUuid: ok('u1\n') }],
+      [h2, { machineId: ok('aaa\n'), productUuid: ok('u2\n') }],
+      [h3, { machineId: ok('ccc\n'), productUuid: { stdout: '', stderr: 'No such file', code: 1 } }],
+    ]);
+    const found = duplicateIdentities(seen);
+    expect(found.map((c) => [c.causeId, c.host])).toEqual([['DUPLICATE_HOST_IDENTITY', 'k3s-prod-1, k3s-prod-2']]);
+    expect(found[0].evidence.seen).toContain('/etc/machine-id aaa');
+  });
+});
