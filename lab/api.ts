@@ -1,0 +1,67 @@
+// The lab as a TypeScript API, for tests, the demo and the k3s twin. The CLI (cli.ts) is a thin layer
+// over the same functions.
+import { platform } from 'node:os';
+import { paths, type HostPlan } from './config.ts';
+import { LabUnavailable } from './errors.ts';
+import { fault as injectFault } from './faults.ts';
+import { hostExec as execInHost } from './host.ts';
+import { down as labDown, status as labStatus, up as labUp, wipe as labWipe, type UpOptions, type UpResult } from './lifecycle.ts';
+import { sshArgs, sshRun } from './operator.ts';
+import type { RunOptions, RunResult } from './run.ts';
+import { findHost, labHosts } from './state.ts';
+
+export { paths, sshArgs };
+export type { HostPlan, RunResult, UpOptions, UpResult };
+export type { HostStatus } from './lifecycle.ts';
+export { FAULT_KINDS, type FaultKind } from './faults.ts';
+
+/** Throws LabUnavailable (one line) unless this is Linux and we are root. */
+export function requireLab(): void {
+  if (platform() !== 'linux') throw new LabUnavailable(`the lab needs Linux (this is ${platform()})`);
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) throw new LabUnavailable('the lab needs root (run it with sudo)');
+}
+
+export async function up(opts: UpOptions = {}): Promise<UpResult> {
+  requireLab();
+  return labUp(opts);
+}
+
+export async function down(): Promise<void> {
+  requireLab();
+  return labDown();
+}
+
+export async function status() {
+  requireLab();
+  return labStatus();
+}
+
+export function hosts(): HostPlan[] {
+  return labHosts();
+}
+
+export function host(name: string): HostPlan {
+  return findHost(name);
+}
+
+export async function fault(hostName: string, kind: string, arg?: string): Promise<void> {
+  requireLab();
+  return injectFault(findHost(hostName), kind, arg);
+}
+
+/** Boots the host from a fresh disk: a reinstalled machine (new host key in known_hosts, same address). */
+export async function wipe(hostName: string): Promise<void> {
+  requireLab();
+  return labWipe(findHost(hostName));
+}
+
+/** Runs a shell command as root inside a host's namespaces, without SSH. */
+export async function hostExec(hostName: string, cmd: string, opts: RunOptions = {}): Promise<RunResult> {
+  requireLab();
+  return execInHost(findHost(hostName), cmd, opts);
+}
+
+/** Runs a command on a host over SSH as ops (strict host keys, the lab key). */
+export async function ssh(hostName: string, cmd: string, opts: RunOptions = {}): Promise<RunResult> {
+  return sshRun(findHost(hostName), cmd, opts);
+}

@@ -1,0 +1,98 @@
+// Fault injection: what can go wrong with real hardware, on demand, and how each one heals.
+import { isValidNicName, type HostPlan } from './config.ts';
+import { LabUsage } from './errors.ts';
+import { hostExec } from './host.ts';
+import { start, stop, wipe } from './lifecycle.ts';
+import { renameNic, setCable } from './network.ts';
+import { run } from './run.ts';
+
+export const FAULT_KINDS = [
+  'stop',
+  'start',
+  'partition',
+  'heal',
+  'block-port',
+  'unblock-port',
+  'clock-skew',
+  'fill-disk',
+  'free-disk',
+  'rename-nic',
+  'wipe',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export function isFaultKind(k: string): k is FaultKind {
+  return (FAULT_KINDS as readonly string[]).includes(k);
+}
+
+const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+const FILL_FILE = '/var/lib/rancher/.lab-fill-disk';
+
+function parsePort(arg: string | undefined): number {
+  const port = Number(arg);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LabUsage(`a port is 1..65535, not ${arg ?? '(none)'}`);
+  return port;
+}
+
+/** faketime's offset syntax: "+300" / "-300" seconds. */
+export function faketimeOffset(arg: string | undefined): string {
+  const s = Number(arg);
+  if (arg === undefined || !Number.isInteger(s)) throw new LabUsage(`clock-skew takes whole seconds (e.g. 300 or -300), not ${arg ?? '(none)'}`);
+  return s >= 0 ? `+${s}` : `${s}`;
+}
+
+/** nftables in the host's own network namespace; a table of the lab's, so the engine's rules stay apart. */
+function nftScript(port: number, add: boolean): string {
+  const setup = [
+    'add table inet bootstrap_lab',
+    'add set inet bootstrap_lab blocked { type inet_service; }',
+    'add chain inet bootstrap_lab input { type filter hook input priority -10; policy accept; }',
+  ];
+  const rules = 'flush chain inet bootstrap_lab input\nadd rule inet bootstrap_lab input tcp dport @blocked reject with tcp reset\nadd rule inet bootstrap_lab input udp dport @blocked reject';
+  return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab blocked { ${port} }`].join('\n');
+}
+
+export async function fault(host: HostPlan, kind: string, arg?: string): Promise<void> {
+  if (!isFaultKind(kind)) throw new LabUsage(`unknown fault ${kind} (kinds: ${FAULT_KINDS.join(', ')})`);
+  switch (kind) {
+    case 'stop':
+      return stop(host);
+    case 'start':
+      return start(host);
+    case 'wipe':
+      return wipe(host);
+    case 'partition':
+      return setCable(host, false);
+    case 'heal':
+      return setCable(host, true);
+    case 'block-port':
+    case 'unblock-port': {
+      const port = parsePort(arg);
+      const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], { input: nftScript(port, kind === 'block-port'), allowFail: true });
+      // unblocking a port that is not blocked is fine
+      if (res.code !== 0 && kind === 'block-port') throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
+      return;
+    }
+    case 'clock-skew': {
+      const offset = faketimeOffset(arg);
+      // New processes (each SSH session: sshd re-executes itself per connection) load libfaketime;
+      // processes already running keep the real clock until restarted. Skew 0 removes it again.
+      if (offset === '+0') await hostExec(host, 'rm -f /etc/ld.so.preload /etc/faketimerc');
+      else await hostExec(host, `printf '%s\\n' '${offset}' > /etc/faketimerc && printf '%s\\n' ${LIBFAKETIME} > /etc/ld.so.preload`);
+      return;
+    }
+    case 'fill-disk':
+      await hostExec(
+        host,
+        `avail=$(df -B1 --output=avail /var/lib/rancher | tail -1); fallocate -l "$avail" ${FILL_FILE} 2>/dev/null || true; ` +
+          `dd if=/dev/zero of=${FILL_FILE}.tail bs=4096 2>/dev/null || true; sync`,
+      );
+      return;
+    case 'free-disk':
+      await hostExec(host, `rm -f ${FILL_FILE} ${FILL_FILE}.tail`);
+      return;
+    case 'rename-nic':
+      if (!arg || !isValidNicName(arg)) throw new LabUsage(`rename-nic needs a NIC name (1-15 of A-Z a-z 0-9 _ . -), not ${arg ?? '(none)'}`);
+      return renameNic(host, arg);
+  }
+}

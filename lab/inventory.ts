@@ -1,0 +1,37 @@
+// The inventory `lab up` writes for `bootstrap lab` (inventory format v1). Generated and git-ignored,
+// so absolute paths to the lab's key and known_hosts are fine here.
+import type { CgroupLayout } from './cgroups.ts';
+import { NET, OPS_USER, type HostPlan, type LabPaths } from './config.ts';
+
+export const K3S_VERSION = 'v1.33.5+k3s1';
+
+export function waiverReason(layout: CgroupLayout): string | undefined {
+  if (layout === 'unified') return undefined;
+  return layout === 'hybrid'
+    ? 'lab hosts share the lab machine\'s cgroups, a v1/v2 hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified without controllers); the lab cannot offer cgroup v2 alone'
+    : 'lab hosts share the lab machine\'s cgroups, which are v1 only; the lab cannot offer cgroup v2';
+}
+
+const yamlString = (s: string) => JSON.stringify(s);
+
+export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLayout): string {
+  const servers = hosts.filter((h) => h.role === 'server');
+  const agents = hosts.filter((h) => h.role === 'agent');
+  const line = (h: HostPlan, founder: boolean) =>
+    `  - { name: ${h.name}, address: ${h.address}${founder ? ', founder: true' : ''} }`;
+  const reason = waiverReason(layout);
+  return [
+    '# Written by `npm run lab -- up`; regenerated on every lab up. Not committed.',
+    'environment: lab',
+    `ssh: { user: ${OPS_USER}, identityFile: ${p.key}, knownHostsFile: ${p.knownHosts} }`,
+    `k3s: { version: ${K3S_VERSION}, artifacts: ${p.artifacts} }`,
+    `controlPlane: { vip: ${NET.vip}, interface: auto }`,
+    `network: { nodeCidr: ${NET.subnet} }`,
+    'servers:',
+    ...servers.map((h, i) => line(h, i === 0)),
+    agents.length ? 'agents:' : 'agents: []',
+    ...agents.map((h) => line(h, false)),
+    ...(reason ? ['waivers:', `  - { cause: CGROUP_V2_MISSING, reason: ${yamlString(reason)} }`] : []),
+    '',
+  ].join('\n');
+}

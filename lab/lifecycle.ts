@@ -1,0 +1,158 @@
+// lab up / down / status, and powering single hosts on and off (with or without a fresh disk).
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { cgroupLayout, removeHostCgroups } from './cgroups.ts';
+import { paths, planHosts, type HostPlan, type LabShape } from './config.ts';
+import { freshDisk, hostExec, hostPublicKey, isRunning, powerOff, powerOn } from './host.ts';
+import { renderInventory } from './inventory.ts';
+import { unmountUnder } from './mounts.ts';
+import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plugHost } from './network.ts';
+import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
+import { killNetns } from './processes.ts';
+import { ensureRootfs, removeStaleBuilds } from './rootfs.ts';
+import { run } from './run.ts';
+import { clearState, readState, writeState } from './state.ts';
+
+export type Log = (line: string) => void;
+
+export interface UpOptions extends Partial<LabShape> {
+  /** Where to write the inventory (default inventory/lab.yaml in the repository). */
+  inventory?: string;
+  log?: Log;
+}
+
+export interface UpResult {
+  inventory: string;
+  hosts: HostPlan[];
+  /** True when a running lab of the same shape was reused. */
+  reused: boolean;
+}
+
+function refreshKnownHosts(hosts: HostPlan[]): void {
+  writeKnownHosts(hosts.filter((h) => existsSync(`${paths.hostsDir}/${h.name}/seed`)).map((h) => ({ address: h.address, publicKey: hostPublicKey(h) })));
+}
+
+function writeInventory(file: string, hosts: HostPlan[]): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, renderInventory(hosts, paths, cgroupLayout()));
+}
+
+/** Brings the lab up. A lab of the same shape that is fully up is reused (quick); anything else is taken down first. */
+export async function up(opts: UpOptions = {}): Promise<UpResult> {
+  const log = opts.log ?? (() => {});
+  const shape = { servers: opts.servers ?? 3, agents: opts.agents ?? 0 };
+  const hosts = planHosts(shape);
+  const inventory = opts.inventory ?? paths.inventory;
+  const current = readState();
+  if (current && current.servers === shape.servers && current.agents === shape.agents && (await healthy(hosts))) {
+    writeInventory(inventory, hosts);
+    writeState({ ...current, inventory });
+    return { inventory, hosts, reused: true };
+  }
+  await down({ log, keepInventory: true });
+  const rootfs = await ensureRootfs(log);
+  const operatorPub = await ensureOperatorKey();
+  await ensureBridge();
+  writeState({ ...shape, rootfs, inventory });
+  log(`booting ${hosts.map((h) => h.name).join(', ')}`);
+  await Promise.all(
+    hosts.map(async (h) => {
+      await plugHost(h);
+      await freshDisk(h, hosts, operatorPub);
+    }),
+  );
+  refreshKnownHosts(hosts);
+  await Promise.all(hosts.map((h) => powerOn(h, rootfs)));
+  await Promise.all(
+    hosts.map(async (h) => {
+      if (!(await waitForSsh(h))) throw new Error(`${h.name}: sshd did not answer on ${h.address}:22 within 60 s`);
+    }),
+  );
+  writeInventory(inventory, hosts);
+  return { inventory, hosts, reused: false };
+}
+
+async function healthy(hosts: HostPlan[]): Promise<boolean> {
+  for (const h of hosts) {
+    if (!isRunning(h) || !(await cableConnected(h))) return false;
+    if ((await hostNic(h).catch(() => '')) !== 'eth0') return false;
+  }
+  return (await Promise.all(hosts.map((h) => waitForSsh(h, 5000)))).every(Boolean);
+}
+
+/** Takes everything down: processes, namespaces, links, mounts, cgroups, host disks. Works after a killed `lab up`. */
+export async function down(opts: { log?: Log; keepInventory?: boolean } = {}): Promise<void> {
+  const state = readState();
+  const netnses = labNetnses();
+  await Promise.all(netnses.map((ns) => killNetns(ns)));
+  await removeHostCgroups();
+  for (const ns of netnses) await run('ip', ['netns', 'del', ns], { allowFail: true });
+  for (const link of await labLinks()) await run('ip', ['link', 'del', link], { allowFail: true });
+  await unmountUnder(paths.hostsDir);
+  await removeStaleBuilds();
+  await detachLoops(paths.hostsDir);
+  rmSync(paths.hostsDir, { recursive: true, force: true });
+  rmSync(paths.knownHosts, { force: true });
+  clearState();
+  if (!opts.keepInventory) {
+    rmSync(paths.inventory, { force: true });
+    if (state?.inventory && state.inventory !== paths.inventory) rmSync(state.inventory, { force: true });
+  }
+}
+
+/** Loop devices still backed by a file of a host (normally auto-cleared when the host's mount namespace ends). */
+async function detachLoops(under: string): Promise<void> {
+  const out = (await run('losetup', ['-n', '-O', 'NAME,BACK-FILE', '-l'], { allowFail: true })).stdout;
+  for (const line of out.split('\n')) {
+    const [dev, file] = line.trim().split(/\s+/);
+    if (dev && file?.startsWith(`${under}/`)) await run('losetup', ['-d', dev], { allowFail: true });
+  }
+}
+
+export interface HostStatus {
+  name: string;
+  role: string;
+  address: string;
+  running: boolean;
+  /** `systemctl is-system-running` inside the host, or "-" when it is off. */
+  systemd: string;
+  nic: string;
+  cable: 'connected' | 'partitioned';
+}
+
+export async function status(): Promise<HostStatus[]> {
+  const state = readState();
+  if (!state) return [];
+  return Promise.all(
+    planHosts(state).map(async (h) => {
+      const running = isRunning(h);
+      const systemd = running ? (await hostExec(h, 'systemctl is-system-running', { allowFail: true })).stdout.trim() || 'unknown' : '-';
+      const nic = netnsExists(h.netns) ? await hostNic(h).catch(() => '?') : '?';
+      const cable = (await cableConnected(h)) ? ('connected' as const) : ('partitioned' as const);
+      return { name: h.name, role: h.role, address: h.address, running, systemd, nic, cable };
+    }),
+  );
+}
+
+/** Power on a host that is off (same disk); waits for sshd. */
+export async function start(host: HostPlan): Promise<void> {
+  const state = readState();
+  if (!state) throw new Error('the lab is not up');
+  await powerOn(host, state.rootfs);
+  if (!(await waitForSsh(host))) throw new Error(`${host.name}: sshd did not answer within 60 s`);
+}
+
+export async function stop(host: HostPlan): Promise<void> {
+  await powerOff(host);
+}
+
+/** A reinstalled machine: power off, fresh disk (new host key in known_hosts, new machine-id), same address, power on. */
+export async function wipe(host: HostPlan): Promise<void> {
+  const state = readState();
+  if (!state) throw new Error('the lab is not up');
+  const hosts = planHosts(state);
+  await powerOff(host);
+  await freshDisk(host, hosts, await ensureOperatorKey());
+  refreshKnownHosts(hosts);
+  await start(host);
+}

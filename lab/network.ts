@@ -1,0 +1,88 @@
+// The lab's wire: one bridge with the operator's address, one network namespace and veth pair per
+// host. The host's end is eth0 inside its namespace; the machine's end is enslaved to the bridge.
+import { existsSync, readdirSync } from 'node:fs';
+import { LINK_PREFIX, NET, type HostPlan } from './config.ts';
+import { run } from './run.ts';
+
+const ip = (...args: string[]) => run('ip', args);
+const ipMaybe = (...args: string[]) => run('ip', args, { allowFail: true });
+
+export async function ensureBridge(): Promise<void> {
+  if ((await ipMaybe('link', 'show', NET.bridge)).code !== 0) {
+    await ip('link', 'add', NET.bridge, 'type', 'bridge');
+  }
+  await ipMaybe('addr', 'add', `${NET.operator}/${NET.prefix}`, 'dev', NET.bridge);
+  await ip('link', 'set', NET.bridge, 'up');
+}
+
+/** Creates the host's namespace and NIC (eth0) with its address and a default route via the operator. */
+export async function plugHost(host: HostPlan): Promise<void> {
+  await ip('netns', 'add', host.netns);
+  await ip('link', 'add', host.veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', host.netns);
+  await ip('link', 'set', host.veth, 'master', NET.bridge, 'up');
+  await ip('-n', host.netns, 'link', 'set', 'lo', 'up');
+  await ip('-n', host.netns, 'addr', 'add', `${host.address}/${NET.prefix}`, 'dev', 'eth0');
+  await nicUp(host);
+}
+
+/** The host's NIC name as it is now (rename-nic changes it). */
+export async function hostNic(host: HostPlan): Promise<string> {
+  const out = (await ip('-n', host.netns, '-o', 'link', 'show')).stdout;
+  for (const line of out.split('\n')) {
+    const name = line.match(/^\d+:\s+([^:@\s]+)/)?.[1];
+    if (name && name !== 'lo') return name;
+  }
+  throw new Error(`${host.name}: no NIC in namespace ${host.netns}`);
+}
+
+/** Link up and default route back (a link going down drops its routes). */
+export async function nicUp(host: HostPlan): Promise<void> {
+  const nic = await hostNic(host);
+  await ip('-n', host.netns, 'link', 'set', nic, 'up');
+  await ip('-n', host.netns, 'route', 'replace', 'default', 'via', NET.operator, 'dev', nic);
+}
+
+/** Powered off: the NIC has no carrier, so nothing answers ARP for the host's address. */
+export async function nicDown(host: HostPlan): Promise<void> {
+  await ip('-n', host.netns, 'link', 'set', await hostNic(host), 'down');
+}
+
+export async function renameNic(host: HostPlan, name: string): Promise<void> {
+  const nic = await hostNic(host);
+  if (nic === name) return;
+  await ip('-n', host.netns, 'link', 'set', nic, 'down');
+  await ip('-n', host.netns, 'link', 'set', nic, 'name', name);
+  await nicUp(host);
+}
+
+/** Partition: the cable is pulled on the bridge side; the host sees no carrier. */
+export async function setCable(host: HostPlan, connected: boolean): Promise<void> {
+  await ip('link', 'set', host.veth, connected ? 'up' : 'down');
+}
+
+export async function cableConnected(host: HostPlan): Promise<boolean> {
+  const out = await ipMaybe('-o', 'link', 'show', host.veth);
+  return out.code === 0 && /[<,]UP[,>]/.test(out.stdout);
+}
+
+export function netnsExists(netns: string): boolean {
+  return existsSync(`/run/netns/${netns}`);
+}
+
+/** Every namespace the lab made (also those of a killed `lab up` whose lab.json never got written). */
+export function labNetnses(): string[] {
+  try {
+    return readdirSync('/run/netns').filter((n) => n.startsWith(LINK_PREFIX));
+  } catch {
+    return [];
+  }
+}
+
+/** Links on the machine the lab made: the bridge and the machine-side veth ends. */
+export async function labLinks(): Promise<string[]> {
+  const out = (await ipMaybe('-o', 'link', 'show')).stdout;
+  return out
+    .split('\n')
+    .map((l) => l.match(/^\d+:\s+([^:@\s]+)/)?.[1])
+    .filter((n): n is string => !!n && (n.startsWith(LINK_PREFIX) || n === NET.bridge));
+}

@@ -1,0 +1,69 @@
+// What the cached root filesystem gets on top of debootstrap, as one shell script run in a chroot.
+// Everything per host (hostname, machine-id, host keys, authorized_keys) is added at boot instead.
+import { OPS_USER } from './config.ts';
+
+/**
+ * Units that cannot work in a network/PID namespace without devices of their own; masked so the host
+ * does not report them as failed. etcd is installed (the k3s twin uses its binaries) but not started:
+ * the engine decides what runs.
+ */
+export const MASKED_UNITS = [
+  'systemd-udevd.service',
+  'systemd-udevd-control.socket',
+  'systemd-udevd-kernel.socket',
+  'systemd-udev-trigger.service',
+  'systemd-udev-settle.service',
+  'getty@.service',
+  'serial-getty@.service',
+  'console-getty.service',
+  'container-getty@.service',
+  'getty-static.service',
+  'systemd-networkd.service',
+  'systemd-networkd.socket',
+  'systemd-networkd-wait-online.service',
+  'sys-kernel-debug.mount',
+  'sys-kernel-tracing.mount',
+  'sys-kernel-config.mount',
+  'sys-fs-fuse-connections.mount',
+  'proc-sys-fs-binfmt_misc.automount',
+  'proc-sys-fs-binfmt_misc.mount',
+  'dev-hugepages.mount',
+  'systemd-modules-load.service',
+];
+
+export function customizeScript(): string {
+  return `set -eu
+export DEBIAN_FRONTEND=noninteractive
+# Host keys are made per host at boot; the ones the package install generated would be shared.
+rm -f /etc/ssh/ssh_host_*
+cat > /etc/ssh/sshd_config.d/lab.conf <<'X'
+HostKey /etc/ssh/ssh_host_ed25519_key
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+UseDNS no
+X
+id ${OPS_USER} >/dev/null 2>&1 || useradd -m -s /bin/bash ${OPS_USER}
+usermod -p '*' ${OPS_USER}
+install -d -m 700 -o ${OPS_USER} -g ${OPS_USER} /home/${OPS_USER}/.ssh
+cat > /etc/sudoers.d/${OPS_USER} <<'X'
+${OPS_USER} ALL=(ALL) NOPASSWD:ALL
+Defaults env_keep += "FAKETIME_DONT_FAKE_MONOTONIC"
+X
+chmod 0440 /etc/sudoers.d/${OPS_USER}
+# clock-skew preloads libfaketime; monotonic clocks stay real (timers, sudo timestamps, journald).
+echo FAKETIME_DONT_FAKE_MONOTONIC=1 >> /etc/environment
+mkdir -p /etc/systemd/system.conf.d
+printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1\\n' > /etc/systemd/system.conf.d/lab.conf
+systemctl mask ${MASKED_UNITS.join(' ')} >/dev/null 2>&1
+systemctl disable etcd.service >/dev/null 2>&1 || true
+# No DNS in the lab: names come from /etc/hosts (written per host).
+printf '# the lab has no DNS; lab hosts are in /etc/hosts\\n' > /etc/resolv.conf
+rm -f /etc/machine-id /var/lib/dbus/machine-id /etc/hostname
+: > /etc/machine-id
+mkdir -p /var/lib/rancher /opt/node
+touch /usr/local/bin/node
+apt-get clean
+rm -rf /var/lib/apt/lists/*
+`;
+}

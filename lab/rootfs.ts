@@ -1,0 +1,82 @@
+// The Debian bookworm root filesystem every host's overlay sits on. Built once with debootstrap into a
+// temporary folder and renamed into place, so a killed build never leaves a half cache; reused by every
+// later `lab up` (the folder name is a hash of everything that goes into it).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CACHE_DIR } from './config.ts';
+import { LabUnavailable } from './errors.ts';
+import { unmountUnder } from './mounts.ts';
+import { machineMirror } from './mirror.ts';
+import { customizeScript } from './rootfs-customize.ts';
+import { run } from './run.ts';
+
+export const SUITE = 'bookworm';
+/** Bump when the way the root is made changes in a way the script text does not show. */
+export const ROOTFS_VERSION = '1';
+
+export const ROOTFS_PACKAGES = [
+  'systemd',
+  'systemd-sysv',
+  'dbus',
+  'libpam-systemd',
+  'openssh-server',
+  'sudo',
+  'iproute2',
+  'iputils-arping',
+  'iputils-ping',
+  'nftables',
+  'etcd-server',
+  'etcd-client',
+  'kubernetes-client',
+  'ca-certificates',
+  'curl',
+  'faketime',
+  'procps',
+  'openssl',
+  // The machine's Node.js is bind-mounted into every host (for the k3s twin); it links libstdc++.
+  'libstdc++6',
+];
+
+export function rootfsHash(): string {
+  return createHash('sha256')
+    .update([ROOTFS_VERSION, SUITE, ROOTFS_PACKAGES.join(','), customizeScript()].join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export const rootfsDir = (cacheDir = CACHE_DIR) => join(cacheDir, `rootfs-${rootfsHash()}`);
+
+/** Returns the cached root, building it first if needed. */
+export async function ensureRootfs(log: (line: string) => void, cacheDir = CACHE_DIR): Promise<string> {
+  const dir = rootfsDir(cacheDir);
+  if (existsSync(join(dir, '.complete'))) return dir;
+  mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+  await removeStaleBuilds(cacheDir);
+  const mirror = machineMirror(SUITE);
+  if (!mirror) throw new LabUnavailable(`no apt source for Debian ${SUITE} on this machine (set BOOTSTRAP_LAB_MIRROR)`);
+  if (!existsSync('/usr/sbin/debootstrap')) throw new LabUnavailable('debootstrap is not installed (apt-get install debootstrap)');
+  const tmp = `${dir}.build-${process.pid}`;
+  log(`building the ${SUITE} root filesystem (once; cached in ${dir})`);
+  await run('debootstrap', ['--variant=minbase', `--include=${ROOTFS_PACKAGES.join(',')}`, SUITE, tmp, mirror]);
+  await run('chroot', [tmp, '/bin/sh', '-c', customizeScript()]);
+  writeFileSync(join(tmp, '.complete'), `${new Date().toISOString()}\n`);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
+/** Half builds of a killed `lab up` (debootstrap may have left proc/sys mounted in them). */
+export async function removeStaleBuilds(cacheDir = CACHE_DIR): Promise<void> {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(cacheDir);
+  } catch {
+    return;
+  }
+  for (const e of entries.filter((e) => e.includes('.build-'))) {
+    const p = join(cacheDir, e);
+    await unmountUnder(p);
+    rmSync(p, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,38 @@
+// Bundles the twin into one executable Node script (esbuild), so a lab host needs only node on PATH.
+// Built at `lab up`/test time, never committed.
+import { build } from 'esbuild';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Builds the `k3s` executable and returns its path (in `outDir`, or a fresh temporary directory). */
+export async function buildTwin(outDir?: string): Promise<string> {
+  const dir = outDir ?? mkdtempSync(join(tmpdir(), 'k3s-twin-'));
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, 'k3s');
+  await build({
+    entryPoints: [join(here, 'main.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: out,
+    banner: { js: '#!/usr/bin/env node' },
+    logLevel: 'warning',
+  });
+  chmodSync(out, 0o755);
+  return out;
+}
+
+/** Puts the twin into the lab's artifacts folder as `k3s`, where the engine's air-gap path picks it up. */
+export async function installTwin(artifactsDir: string): Promise<string> {
+  const built = await buildTwin();
+  mkdirSync(artifactsDir, { recursive: true });
+  const dest = join(artifactsDir, 'k3s');
+  copyFileSync(built, dest);
+  chmodSync(dest, 0o755);
+  return dest;
+}

@@ -1,0 +1,44 @@
+// Entry point of the lab's k3s twin: the one executable installed as /usr/local/bin/k3s.
+import { basename } from 'node:path';
+import { loadSettings, parseFlags } from './config.ts';
+import { runAgent } from './agent.ts';
+import { runKubectl } from './kubectl.ts';
+import { log } from './log.ts';
+import { runServer } from './server/run.ts';
+import { runSnapshot } from './snapshot.ts';
+import { K3S_COMMIT, K3S_VERSION } from './version.ts';
+
+const VERSION_TEXT = `k3s version ${K3S_VERSION} (${K3S_COMMIT})\ngo version go1.23.8\n`;
+
+async function main(argv: string[]): Promise<void> {
+  if (basename(process.argv[1] ?? '') === 'kubectl') runKubectl(argv);
+  const [cmd, ...rest] = argv;
+  if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
+    process.stdout.write(VERSION_TEXT);
+    return;
+  }
+  switch (cmd) {
+    case 'server': {
+      const { flags } = parseFlags(rest);
+      return runServer(loadSettings(flags));
+    }
+    case 'agent': {
+      const { flags } = parseFlags(rest);
+      return runAgent(loadSettings(flags));
+    }
+    case 'kubectl':
+      return runKubectl(rest);
+    case 'etcd-snapshot': {
+      const { flags, positional } = parseFlags(rest);
+      return runSnapshot(loadSettings(flags), positional);
+    }
+    default:
+      process.stdout.write(`NAME:\n   k3s - Kubernetes, but small and simple (lab twin)\n\nUSAGE:\n   k3s [global options] command [command options]\n\nVERSION:\n   ${K3S_VERSION} (${K3S_COMMIT})\n\nCOMMANDS:\n   server         Run management server\n   agent          Run node agent\n   kubectl        Run kubectl\n   etcd-snapshot  Manage etcd snapshots\n`);
+      if (cmd && cmd !== 'help' && cmd !== '--help' && cmd !== '-h') {
+        process.stderr.write(`Incorrect Usage: command ${cmd} not known to the lab's k3s twin\n`);
+        process.exit(1);
+      }
+  }
+}
+
+main(process.argv.slice(2)).catch((e) => log.fatal(String(e?.stack ?? e)));

@@ -1,0 +1,166 @@
+// How a server gets its datastore (k3s pkg/cluster, pkg/etcd/etcd.go Start/join):
+// existing data on disk wins (cluster-init and server are then ignored); otherwise a joiner validates
+// the founder (CA hash in the token, critical args), receives the CAs, adds itself as an etcd learner and
+// starts its member with initial-cluster-state=existing; a founder creates the CAs and a one-member cluster.
+import { existsSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { type Settings, str } from '../config.ts';
+import { EtcdClient } from '../etcd/client.ts';
+import { isInitialized, peerURL, clientURL } from '../etcd/process.ts';
+import { log } from '../log.ts';
+import { ensureCAs, readCAs, tlsPaths, writeCAs } from '../pki.ts';
+import { formatToken, hashCA, newSecret, parseToken } from '../token.ts';
+import { criticalArgs, mismatched } from './critical.ts';
+import { memberName, runMember, type Member } from './etcd-member.ts';
+import { fetchJSON, fetchText } from './fetch.ts';
+import type { ServerPaths } from './paths.ts';
+
+export interface Booted {
+  secret: string;
+  member: Member;
+  memberName: string;
+  joining: boolean;
+}
+
+export interface Ctx {
+  s: Settings;
+  p: ServerPaths;
+  ip: string;
+  node: string;
+  listenLoopback: boolean;
+}
+
+/** k3s wraps bootstrap failures like this before logging them at fatal level. */
+export const prepFail = (msg: string): never => log.fatal(`Error: preparing server: failed to bootstrap cluster data: ${msg}`);
+
+export function writeToken(p: ServerPaths, caPem: string, secret: string): void {
+  writeFileSync(p.token, formatToken(caPem, secret) + '\n', { mode: 0o600 });
+  // node-token is kept as a compatibility link to token (docs cli/token).
+  try {
+    if (existsSync(p.nodeToken)) unlinkSync(p.nodeToken);
+    symlinkSync('token', p.nodeToken);
+  } catch {
+    /* best effort */
+  }
+}
+
+export function secretFromConfigOrFile(c: Ctx): string | undefined {
+  const t = str(c.s, 'token');
+  if (t) return parseToken(t).password;
+  if (existsSync(c.p.token)) return parseToken(readFileSync(c.p.token, 'utf8')).password;
+  return undefined;
+}
+
+export async function bootstrap(c: Ctx): Promise<Booted> {
+  if (existsSync(c.p.tombstone)) {
+    log.info('tombstone file has been detected, removing data dir to rejoin the cluster');
+    renameSync(c.p.etcd, `${c.p.etcd}-old-${Math.floor(Date.now() / 1000)}`);
+  }
+  if (isInitialized(c.p.etcd)) return restart(c);
+  if (str(c.s, 'server')) return join(c);
+  return found(c);
+}
+
+function restart(c: Ctx): Booted {
+  const secret = secretFromConfigOrFile(c);
+  if (!secret) return log.fatal(`${c.p.token} does not exist, please pass --token to complete the restoration`);
+  const name = memberName(c.p.etcdName, c.node);
+  log.info('Managed etcd cluster bootstrap already complete and initialized');
+  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: `${name}=${peerURL(c.ip)}`, state: 'existing' });
+  return { secret, member, memberName: name, joining: false };
+}
+
+function found(c: Ctx): Booted {
+  const tls = tlsPaths(c.p.dataDir);
+  ensureCAs(tls);
+  const ca = readCAs(tls).serverCA;
+  const given = str(c.s, 'token');
+  let secret = newSecret();
+  if (given) {
+    const t = parseToken(given);
+    if (t.caHash && t.caHash !== hashCA(ca)) prepFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(ca)}`);
+    secret = t.password;
+  }
+  writeToken(c.p, ca, secret);
+  const name = memberName(c.p.etcdName, c.node, true);
+  log.info(`Starting etcd for new cluster, cluster-reset=false`);
+  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: `${name}=${peerURL(c.ip)}`, state: 'new' });
+  return { secret, member, memberName: name, joining: false };
+}
+
+async function join(c: Ctx): Promise<Booted> {
+  const server = str(c.s, 'server').replace(/\/+$/, '');
+  const given = str(c.s, 'token');
+  if (!given) return log.fatal('Error: --token is required when joining a cluster with --server');
+  const t = parseToken(given);
+  const auth = { user: 'server', password: t.password };
+
+  let cacerts: string;
+  try {
+    const r = await fetchText(`${server}/cacerts`);
+    if (r.status !== 200) throw new Error(`${server}/cacerts: ${r.status} ${r.text.trim()}`);
+    cacerts = r.text;
+  } catch (e) {
+    return prepFail(`failed to get CA certs: ${(e as Error).message}`);
+  }
+  if (t.caHash && t.caHash !== hashCA(cacerts)) return prepFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
+
+  let theirs: Record<string, string>;
+  try {
+    theirs = (await fetchJSON(`${server}/v1-k3s/config`, { ca: cacerts, auth })).criticalArgs;
+  } catch (e) {
+    return prepFail(`failed to get server config: ${(e as Error).message}`);
+  }
+  const diff = mismatched(criticalArgs(c.s), theirs);
+  if (diff.length) {
+    for (const flag of diff) log.warn(`critical configuration mismatched: ${flag}`);
+    return prepFail('failed to validate server configuration: critical configuration value mismatch between servers');
+  }
+
+  const tls = tlsPaths(c.p.dataDir);
+  writeCAs(tls, await fetchJSON(`${server}/v1-k3s/server-bootstrap`, { ca: cacerts, auth }));
+  writeToken(c.p, cacerts, t.password);
+
+  const name = memberName(c.p.etcdName, c.node);
+  const info = await fetchJSON(`${server}/db/info`, { ca: cacerts, auth });
+  const endpoints: string[] = info.members.flatMap((m: any) => m.clientURLs ?? []);
+  if (!endpoints.length) return log.fatal('ETCD join failed: no client URLs in the cluster member list');
+  const etcd = new EtcdClient(endpoints[0]);
+  const myPeer = peerURL(c.ip);
+  let members;
+  try {
+    members = await etcd.members();
+  } catch (e) {
+    return log.fatal(`etcd cluster join failed: ${(e as Error).message}`);
+  }
+  let add = true;
+  const cluster: string[] = [];
+  for (const m of members) {
+    const host = m.peerURLs[0] ? new URL(m.peerURLs[0]).hostname : '';
+    // An added-but-unstarted member has no name yet; if it has our address it is us (k3s join()).
+    const mName = !m.name && host === c.ip ? name : m.name;
+    if (mName === name && host === c.ip) add = false;
+    if (m.peerURLs[0]) cluster.push(`${mName}=${m.peerURLs[0]}`);
+    const last = mName.lastIndexOf('-');
+    const memberNode = last > 1 ? mName.slice(0, last) : mName;
+    if (mName !== name && memberNode === c.node) {
+      unlinkSync(c.p.etcdName);
+      return log.fatal('etcd cluster join failed: duplicate node name found, please use a unique name for this node');
+    }
+  }
+  if (add) {
+    log.info(`Adding member ${name}=${myPeer} to etcd cluster [${cluster.join(' ')}]`);
+    try {
+      await etcd.addLearner(myPeer);
+    } catch (e) {
+      return log.fatal(`etcd cluster join failed: ${(e as Error).message}`);
+    }
+    cluster.push(`${name}=${myPeer}`);
+  }
+  log.info(`Starting etcd for cluster [${cluster.join(' ')}]`);
+  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: cluster.join(','), state: 'existing' });
+  return { secret: t.password, member, memberName: name, joining: true };
+}
+
+export function localEtcd(c: Ctx): EtcdClient {
+  return new EtcdClient(c.listenLoopback ? clientURL('127.0.0.1') : clientURL(c.ip));
+}

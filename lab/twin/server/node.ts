@@ -1,0 +1,95 @@
+// The Node object a k3s node keeps up to date (kubelet registration + status, k3s role labels and
+// etcd annotations/conditions from pkg/etcd/etcd.go and pkg/node). Without a CNI the Ready condition stays
+// False with the container runtime's "cni plugin not initialized" message.
+//
+// Ready hook for a CNI twin: the node is Ready once any *.conf/*.conflist/*.json exists in one of the CNI
+// config directories (/etc/cni/net.d or <data-dir>/agent/etc/cni/net.d) — the same signal containerd uses.
+import { existsSync, readdirSync } from 'node:fs';
+import { K3S_VERSION } from '../version.ts';
+
+export const NOT_READY_MESSAGE = 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
+
+export interface NodeFacts {
+  name: string;
+  ip: string;
+  server: boolean;
+  etcdMember?: string; // member name, for servers
+  etcdVoter?: boolean;
+  cniReady: boolean;
+  labels?: Record<string, string>;
+  taints?: any[];
+}
+
+export function cniReady(dirs: string[]): boolean {
+  return dirs.some((d) => existsSync(d) && readdirSync(d).some((f) => /\.(conf|conflist|json)$/.test(f)));
+}
+
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+function condition(type: string, status: boolean, reason: string, message: string, prev: any[] | undefined): any {
+  const old = prev?.find((c) => c.type === type);
+  const s = status ? 'True' : 'False';
+  return {
+    type, status: s, reason, message,
+    lastHeartbeatTime: now(),
+    lastTransitionTime: old && old.status === s ? old.lastTransitionTime : now(),
+  };
+}
+
+export function nodeLabels(f: NodeFacts): Record<string, string> {
+  const labels: Record<string, string> = {
+    'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': f.name, 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'k3s',
+    ...(f.labels ?? {}),
+  };
+  if (f.server) {
+    labels['node-role.kubernetes.io/control-plane'] = 'true';
+    labels['node-role.kubernetes.io/master'] = 'true';
+    labels['node-role.kubernetes.io/etcd'] = 'true';
+  }
+  return labels;
+}
+
+/** The Node as it should be now, built over what is stored (labels and annotations others set survive). */
+export function desiredNode(f: NodeFacts, existing?: any): any {
+  const prevConds = existing?.status?.conditions;
+  const conditions = [
+    condition('MemoryPressure', false, 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', prevConds),
+    condition('DiskPressure', false, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', prevConds),
+    condition('PIDPressure', false, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', prevConds),
+    f.cniReady
+      ? condition('Ready', true, 'KubeletReady', 'kubelet is posting ready status', prevConds)
+      : condition('Ready', false, 'KubeletNotReady', NOT_READY_MESSAGE, prevConds),
+  ];
+  if (f.server) {
+    conditions.push(f.etcdVoter
+      ? condition('EtcdIsVoter', true, 'MemberNotLearner', 'Node is a voting member of the etcd cluster', prevConds)
+      : condition('EtcdIsVoter', false, 'NotAMember', 'Node is not a member of the etcd cluster', prevConds));
+  }
+  const meta = existing?.metadata ?? {};
+  const annotations = { ...(meta.annotations ?? {}), 'k3s.io/node-args': '[]', 'flannel.alpha.coreos.com/public-ip': f.ip };
+  if (f.server && f.etcdMember) {
+    annotations['etcd.k3s.cattle.io/node-name'] = f.etcdMember;
+    annotations['etcd.k3s.cattle.io/node-address'] = f.ip;
+  }
+  const taints = f.cniReady ? [] : [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }];
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { ...meta, name: f.name, labels: { ...(meta.labels ?? {}), ...nodeLabels(f) }, annotations },
+    spec: { ...(existing?.spec ?? {}), podCIDR: existing?.spec?.podCIDR, taints: [...(existing?.spec?.taints ?? []).filter((t: any) => t.key !== 'node.kubernetes.io/not-ready'), ...taints, ...(f.taints ?? [])] },
+    status: {
+      ...(existing?.status ?? {}),
+      addresses: [{ type: 'InternalIP', address: f.ip }, { type: 'Hostname', address: f.name }],
+      capacity: { cpu: '2', memory: '4026532Ki', pods: '110', 'ephemeral-storage': '20511312Ki' },
+      allocatable: { cpu: '2', memory: '4026532Ki', pods: '110', 'ephemeral-storage': '19953239109' },
+      conditions,
+      nodeInfo: {
+        architecture: 'amd64', operatingSystem: 'linux', osImage: 'Debian GNU/Linux 12 (bookworm)', kernelVersion: '',
+        containerRuntimeVersion: 'containerd://1.7.27-k3s1', kubeletVersion: K3S_VERSION, kubeProxyVersion: K3S_VERSION,
+        machineID: '', systemUUID: '', bootID: '',
+      },
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    },
+  };
+}

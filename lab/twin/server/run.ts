@@ -1,0 +1,186 @@
+// `k3s server`: bootstrap the datastore, serve :6443, then keep the cluster's bookkeeping going
+// (base objects, kubeconfig, this Node, learner promotion, auto-deploy manifests) and report READY.
+import { hostname } from 'node:os';
+import { type Settings, bool, list, str } from '../config.ts';
+import { log } from '../log.ts';
+import { notifyReady } from '../notify.ts';
+import { ensureAdmin, issueServing, readCAs, servingSANs, tlsPaths } from '../pki.ts';
+import { K3S_COMMIT, K3S_VERSION } from '../version.ts';
+import { KubeApi } from '../api/handler.ts';
+import { BUILTIN, ResourceRegistry, keyPrefix } from '../api/resources.ts';
+import { ObjectStore } from '../api/store.ts';
+import { ApiError } from '../api/status.ts';
+import { EtcdClient } from '../etcd/client.ts';
+import { bootstrap, localEtcd, type Ctx } from './bootstrap.ts';
+import { criticalArgs } from './critical.ts';
+import { startHttps, unauthorized } from './https.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { ManifestDeployer } from './manifests.ts';
+import { nodeIP, nodeName } from './netinfo.ts';
+import { cniReady, desiredNode, type NodeFacts } from './node.ts';
+import { serverPaths } from './paths.ts';
+import { handleSupervisor } from './supervisor.ts';
+import { baseObjects } from './base-objects.ts';
+import { clusterReset } from './reset.ts';
+import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
+
+const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
+
+export async function upsertNode(store: ObjectStore, f: NodeFacts): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    const existing = await store.tryGet(NODES, undefined, f.name);
+    const desired = desiredNode(f, existing);
+    try {
+      if (existing) await store.update(NODES, undefined, f.name, desired, { expectedRV: existing.metadata.resourceVersion });
+      else await store.create(NODES, undefined, desired);
+      return;
+    } catch (e) {
+      if (!(e instanceof ApiError && (e.reason === 'Conflict' || e.reason === 'AlreadyExists'))) throw e;
+    }
+  }
+}
+
+export async function runServer(s: Settings): Promise<void> {
+  log.info(`Starting k3s ${K3S_VERSION} (${K3S_COMMIT})`);
+  const p = serverPaths(s);
+  const bind = str(s, 'bind-address');
+  const c: Ctx = { s, p, ip: nodeIP(s), node: nodeName(s), listenLoopback: !bind || bind === '0.0.0.0' };
+  const port = Number(str(s, 'https-listen-port', '6443'));
+  if (bool(s, 'cluster-reset')) return clusterReset(c);
+
+  const booted = await bootstrap(c);
+  const tls = tlsPaths(p.dataDir);
+  const etcd = localEtcd(c);
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    stopping = true;
+    await booted.member.child.stop();
+    process.exit(code);
+  };
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+  void booted.member.child.exited.then((code) => {
+    if (stopping) return;
+    if (booted.member.removed()) {
+      // k3s leaves a tombstone so the next start moves the old data aside and rejoins.
+      import('node:fs').then((fs) => fs.writeFileSync(p.tombstone, ''));
+      log.fatal('etcd member has been permanently removed from the cluster; restart to rejoin');
+    }
+    const why = booted.member.lastError() || `exit status ${code}`;
+    if (booted.joining) log.fatal(`etcd cluster join failed: ${why}`);
+    log.fatal(`etcd exited: ${why}`);
+  });
+
+  ensureAdmin(tls);
+  const sans = servingSANs(list(s, 'tls-san'), [c.ip, ...list(s, 'node-external-ip')], c.node);
+  issueServing(tls, sans);
+  const store = new ObjectStore(etcd);
+  const registry = new ResourceRegistry(async () => (await etcd.list(keyPrefix({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }))).kvs.map((kv) => JSON.parse(kv.value)));
+  const api = new KubeApi(store, etcd, registry, {
+    serverAddress: `${c.ip}:${port}`,
+    hooks: {
+      afterDelete: async (info, obj) => {
+        if (info.resource !== 'nodes') return;
+        await removeEtcdMember(etcd, obj);
+      },
+    },
+  });
+  const agentSecret = () => str(s, 'agent-token') ? str(s, 'agent-token').split(':').pop()! : booted.secret;
+  const supervisorDeps = {
+    caPem: () => readCAs(tls).serverCA,
+    serverSecret: () => booted.secret,
+    agentSecret,
+    criticalArgs: () => criticalArgs(s),
+    bootstrap: () => readCAs(tls),
+    dbInfo: async () => ({ members: await etcd.members() }),
+    registerNode: async (b: any) => {
+      await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });
+      return { ok: true };
+    },
+  };
+  await startHttps(tls, bind, port, async (req, res, body, user) => {
+    if (await handleSupervisor(req, res, body, supervisorDeps)) return;
+    if (!user) return unauthorized(res);
+    await api.handle(req, res, body);
+  }).catch((e) => log.fatal(`failed to listen on :${port}: ${(e as Error).message}`));
+  log.info(`Running kube-apiserver --advertise-address=${c.ip} --anonymous-auth=false --bind-address=${bind || '0.0.0.0'} --secure-port=${port} --tls-san=${sans.join(',')}`);
+
+  await waitForQuorumRead(etcd, booted.joining);
+  log.info('ETCD server is now running');
+  await checkBootstrapToken(etcd, booted.secret);
+  for (const o of baseObjects()) {
+    const info = (await registry.findKind(o.apiVersion, o.kind))!;
+    if (!(await store.tryGet(info, o.metadata.namespace, o.metadata.name))) await store.create(info, o.metadata.namespace, o).catch(() => undefined);
+  }
+  registry.invalidate();
+  log.info('Kube API server is now running');
+  writeKubeconfig(p.kubeconfig, `https://127.0.0.1:${port}`, tls, str(s, 'write-kubeconfig-mode'));
+  log.info(`Wrote kubeconfig ${p.kubeconfig}`);
+
+  const facts = async (): Promise<NodeFacts> => {
+    const members = await etcd.members().catch(() => []);
+    const me = members.find((m) => m.name === booted.memberName);
+    return { name: c.node, ip: c.ip, server: true, etcdMember: booted.memberName, etcdVoter: Boolean(me && !me.isLearner), cniReady: cniReady(p.cniDirs), labels: labelsFrom(list(s, 'node-label')) };
+  };
+  const heartbeat = async () => {
+    try {
+      await upsertNode(store, await facts());
+    } catch (e) {
+      log.error(`Failed to update node ${c.node}: ${(e as Error).message}`);
+    }
+    setTimeout(heartbeat, Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));
+  };
+  await heartbeat();
+  manageLearners(etcd);
+
+  const deployer = new ManifestDeployer(p.manifests, store, registry, async (file, sum) => {
+    const addons = (await registry.findKind('k3s.cattle.io/v1', 'Addon'))!;
+    const name = file.split('/').pop()!.replace(/\.(ya?ml|json)$/, '');
+    const obj = { apiVersion: 'k3s.cattle.io/v1', kind: 'Addon', metadata: { name, namespace: 'kube-system' }, spec: { source: file, checksum: sum } };
+    const cur = await store.tryGet(addons, 'kube-system', name);
+    if (cur) await store.update(addons, 'kube-system', name, { ...cur, spec: obj.spec });
+    else await store.create(addons, 'kube-system', obj);
+  });
+  if (!bool(s, 'disable-deploy')) deployer.start();
+  notifyReady();
+  log.info('k3s is up and running');
+  void hostname;
+}
+
+function labelsFrom(items: string[]): Record<string, string> {
+  return Object.fromEntries(items.map((l) => { const i = l.indexOf('='); return i < 0 ? [l, ''] : [l.slice(0, i), l.slice(i + 1)]; }));
+}
+
+/** The etcd leader promotes learners that caught up (k3s manageLearners; upstream ticks every 15 s). */
+function manageLearners(etcd: EtcdClient): void {
+  const tick = async () => {
+    try {
+      const st = await etcd.status();
+      if (st.leader === st.memberId) {
+        for (const m of await etcd.members()) {
+          if (!m.isLearner || !m.name) continue;
+          try {
+            await etcd.promote(m.id);
+            log.info(`Promoted learner ${m.name} to voting member`);
+          } catch {
+            // not caught up yet: etcd refuses, try again next tick
+          }
+        }
+      }
+    } catch {
+      /* no status this time */
+    }
+    setTimeout(tick, Number(process.env.K3S_TWIN_LEARNER_TICK_MS ?? 5000));
+  };
+  void tick();
+}
+
+/** Node deletion removes the node's etcd member, as k3s's etcd finalizer does. */
+async function removeEtcdMember(etcd: EtcdClient, node: any): Promise<void> {
+  const memberName = node.metadata?.annotations?.['etcd.k3s.cattle.io/node-name'];
+  const members = await etcd.members();
+  const m = members.find((x) => (memberName ? x.name === memberName : x.name.slice(0, x.name.lastIndexOf('-')) === node.metadata.name));
+  if (!m) return;
+  log.info(`Removing name=${m.name} id=${m.id} address=${node.metadata?.annotations?.['etcd.k3s.cattle.io/node-address'] ?? ''} from etcd`);
+  await etcd.removeMember(m.id);
+}

@@ -1,0 +1,57 @@
+// Supervisor paths served next to the API on :6443 (k3s pkg/server/router.go): /cacerts and /ping are
+// anonymous; /v1-k3s/config (critical args), /v1-k3s/server-bootstrap (the cluster CAs, which k3s moves
+// encrypted with the token) and /db/info (etcd members, pkg/etcd/etcd.go infoHandler) need the server token;
+// /v1-k3s/node (the twin's stand-in for the kubelet's registration) accepts the server or agent token.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tokenFromBasicAuth } from './https.ts';
+
+export interface SupervisorDeps {
+  caPem(): string;
+  serverSecret(): string;
+  agentSecret(): string;
+  criticalArgs(): Record<string, string>;
+  bootstrap(): unknown;
+  dbInfo(): Promise<unknown>;
+  registerNode(body: any): Promise<unknown>;
+}
+
+function json(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Returns true when the request was a supervisor path and has been answered. */
+export async function handleSupervisor(req: IncomingMessage, res: ServerResponse, body: Buffer, d: SupervisorDeps): Promise<boolean> {
+  const path = new URL(req.url ?? '/', 'https://x').pathname;
+  if (path === '/cacerts') {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(d.caPem());
+    return true;
+  }
+  if (path === '/ping') {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('pong');
+    return true;
+  }
+  const needsServer = path === '/v1-k3s/config' || path === '/v1-k3s/server-bootstrap' || path === '/db/info';
+  const isNode = path === '/v1-k3s/node';
+  if (!needsServer && !isNode) return false;
+  const cred = tokenFromBasicAuth(req);
+  const okServer = cred?.password === d.serverSecret();
+  const okAgent = okServer || cred?.password === d.agentSecret();
+  if ((needsServer && !okServer) || (isNode && !okAgent)) {
+    res.writeHead(401, { 'content-type': 'text/plain' });
+    res.end('Unauthorized');
+    return true;
+  }
+  try {
+    if (path === '/v1-k3s/config') json(res, 200, { criticalArgs: d.criticalArgs() });
+    else if (path === '/v1-k3s/server-bootstrap') json(res, 200, d.bootstrap());
+    else if (path === '/db/info') json(res, 200, await d.dbInfo());
+    else json(res, 200, await d.registerNode(JSON.parse(body.toString('utf8') || '{}')));
+  } catch (e) {
+    json(res, 503, { error: (e as Error).message });
+  }
+  return true;
+}
