@@ -44,12 +44,12 @@ export function apiGroup(all: ResourceInfo[], name: string) {
 
 /**
  * A minimal OpenAPI v2 document. kubectl asks for it as protobuf (openapi_v2.Document); field 1 is the
- * swagger version, field 2 the info message (title = field 1, version = field 5). No definitions: kubectl
+ * swagger version, field 2 the info message (title = field 1, version = field 2). No definitions: kubectl
  * then skips client-side schema validation for every kind.
  */
 export function openapiV2Protobuf(): Buffer {
   const str = (field: number, s: string) => Buffer.concat([Buffer.from([(field << 3) | 2, Buffer.byteLength(s)]), Buffer.from(s)]);
-  const info = Buffer.concat([str(1, 'Kubernetes'), str(5, 'v1')]);
+  const info = Buffer.concat([str(1, 'Kubernetes'), str(2, 'v1')]);
   return Buffer.concat([str(1, '2.0'), Buffer.from([(2 << 3) | 2, info.length]), info]);
 }
 

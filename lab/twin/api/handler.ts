@@ -58,6 +58,10 @@ export class KubeApi {
   async handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://x');
     try {
+      // Protobuf bodies are not understood: 415 makes client-go fall back to JSON.
+      if (body.length && (req.headers['content-type'] ?? '').includes('protobuf')) {
+        throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
+      }
       if (await this.handleFixed(url, req, res)) return;
       const target = await this.resolve(url.pathname);
       if (!target) {
