@@ -75,10 +75,17 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
     }
     case 'clock-skew': {
       const offset = faketimeOffset(arg);
-      // New processes (each SSH session: sshd re-executes itself per connection) load libfaketime;
-      // processes already running keep the real clock until restarted. Skew 0 removes it again.
-      if (offset === '+0') await hostExec(host, 'rm -f /etc/ld.so.preload /etc/faketimerc');
-      else await hostExec(host, `printf '%s\\n' '${offset}' > /etc/faketimerc && printf '%s\\n' ${LIBFAKETIME} > /etc/ld.so.preload`);
+      // libfaketime through the environment, not /etc/ld.so.preload: sshd's seccomp sandbox kills a
+      // preauth child that has it loaded. New SSH sessions get it from /etc/environment (pam_env);
+      // services started or restarted from now on get it from the manager's environment.
+      const clean = `sed -i '/^\\(LD_PRELOAD\\|FAKETIME\\)=/d' /etc/environment`;
+      if (offset === '+0') await hostExec(host, `${clean} && systemctl unset-environment LD_PRELOAD FAKETIME`);
+      else
+        await hostExec(
+          host,
+          `${clean} && printf 'LD_PRELOAD=%s\\nFAKETIME=%s\\n' ${LIBFAKETIME} '${offset}' >> /etc/environment && ` +
+            `systemctl set-environment LD_PRELOAD=${LIBFAKETIME} FAKETIME='${offset}'`,
+        );
       return;
     }
     case 'fill-disk':

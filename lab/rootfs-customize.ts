@@ -51,10 +51,13 @@ ${OPS_USER} ALL=(ALL) NOPASSWD:ALL
 Defaults env_keep += "FAKETIME_DONT_FAKE_MONOTONIC"
 X
 chmod 0440 /etc/sudoers.d/${OPS_USER}
-# clock-skew preloads libfaketime; monotonic clocks stay real (timers, sudo timestamps, journald).
+# clock-skew preloads libfaketime into SSH sessions and services; monotonic clocks stay real.
 echo FAKETIME_DONT_FAKE_MONOTONIC=1 >> /etc/environment
-mkdir -p /etc/systemd/system.conf.d
+echo LANG=C.UTF-8 > /etc/default/locale
+mkdir -p /etc/systemd/system.conf.d /etc/systemd/system/ssh.service.d
 printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1\\n' > /etc/systemd/system.conf.d/lab.conf
+# sshd's seccomp sandbox kills a preauth child that has libfaketime loaded (SIGSYS): never skew sshd itself.
+printf '[Service]\\nUnsetEnvironment=LD_PRELOAD FAKETIME\\n' > /etc/systemd/system/ssh.service.d/lab-no-faketime.conf
 systemctl mask ${MASKED_UNITS.join(' ')} >/dev/null 2>&1
 systemctl disable etcd.service >/dev/null 2>&1 || true
 # No DNS in the lab: names come from /etc/hosts (written per host).

@@ -31,9 +31,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
   return new Promise((resolve, reject) => {
     const req = https.request(url, {
       method,
-      ca: o.ca,
-      rejectUnauthorized: Boolean(o.ca),
-      checkServerIdentity: o.ca ? undefined : () => undefined,
+      ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }),
       headers: {
         ...(o.auth ? { authorization: 'Basic ' + Buffer.from(`${o.auth.user}:${o.auth.password}`).toString('base64') } : {}),
         ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}),
