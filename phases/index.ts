@@ -1,8 +1,10 @@
 // The DAG of a cold build. Each phase lives in its own file; this list is the only place that names them all.
 // Phases marked `pending` are declared (their place and edges are part of the design) but not built yet.
 import type { Phase } from '../src/engine/phase.ts';
-import { agentRefs, founderRef, joinerRefs, serverRefs } from './hosts.ts';
+import { agentRefs, founderRef, serverRefs } from './hosts.ts';
 import { nodeBaseline } from './node-baseline/index.ts';
+import { k3sFounder } from './k3s-founder.ts';
+import { k3sJoin } from './k3s-join.ts';
 
 const declared = (id: string, title: string, needs: string[], hosts: Phase['hosts'], concurrency: Phase['concurrency']): Phase => ({
   id,
@@ -17,8 +19,8 @@ const declared = (id: string, title: string, needs: string[], hosts: Phase['host
 export function allPhases(): Phase[] {
   return [
     nodeBaseline,
-    declared('k3s-founder', 'install k3s on the founder and initialise the cluster', ['node-baseline'], (c) => founderRef(c.inventory), 'serial'),
-    declared('k3s-join', 'join the other servers one at a time', ['k3s-founder'], (c) => joinerRefs(c.inventory), 'serial'),
+    k3sFounder,
+    k3sJoin,
     declared('kube-vip', 'announce the control-plane VIP and wait until it answers', ['k3s-join'], (c) => serverRefs(c.inventory), 8),
     declared('agents', 'join the agents through the VIP', ['kube-vip'], (c) => agentRefs(c.inventory), 4),
     declared('cilium', 'install Cilium dialling the VIP', ['kube-vip', 'agents'], (c) => founderRef(c.inventory), 'serial'),

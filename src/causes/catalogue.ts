@@ -4,12 +4,14 @@ import type { CauseDef } from './define.ts';
 import { baselineCauses } from './baseline.ts';
 import { engineCauses } from './engine.ts';
 import { inventoryCauses } from './inventory.ts';
+import { k3sCauses } from './k3s.ts';
 import { sshCauses } from './ssh.ts';
 
 const all = {
   ...inventoryCauses,
   ...engineCauses,
   ...baselineCauses,
+  ...k3sCauses,
   ...sshCauses,
 };
 

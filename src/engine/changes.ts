@@ -27,7 +27,18 @@ export interface CommandChange {
   timeoutMs?: number;
 }
 
-export type Change = FileChange | CommandChange;
+/** A local file (a binary, an images tarball) copied to the host as it is. */
+export interface UploadChange {
+  kind: 'upload';
+  localPath: string;
+  path: string;
+  mode: string;
+  sha256: string;
+  /** What the host has now (its sha256), or null when absent. */
+  currentSha256: string | null;
+}
+
+export type Change = FileChange | CommandChange | UploadChange;
 
 /** The file change needed to make `path` hold `content` with `mode`, or none when it already does. */
 export function fileChange(
@@ -49,7 +60,11 @@ function normaliseMode(mode: string): string {
 /** What check mode shows for a change: a unified diff for files, the command for actions. */
 export function describeChange(change: Change): { summary: string; detail: string } {
   if (change.kind === 'command') {
-    return { summary: change.description, detail: `$ ${change.sudo ? 'sudo ' : ''}${change.command}` };
+    return { summary: change.description, detail: change.secret ? '(command carries a secret: not shown)' : `$ ${change.sudo ? 'sudo ' : ''}${change.command}` };
+  }
+  if (change.kind === 'upload') {
+    const now = change.currentSha256 ? `replacing sha256 ${change.currentSha256.slice(0, 12)}…` : 'absent on the host';
+    return { summary: `upload ${change.localPath} → ${change.path} (mode ${change.mode})`, detail: `sha256 ${change.sha256.slice(0, 12)}…, ${now}` };
   }
   const verb = change.current === null ? 'create' : change.current === change.content ? 'chmod' : 'update';
   const summary = `${verb} ${change.path} (mode ${change.mode})`;

@@ -79,6 +79,8 @@ export interface Gate {
  * Its probe is read-only and runs in check mode too; `check` is pure.
  */
 export interface Preflight {
+  /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory. */
+  hosts?: (ctx: Pick<RunContext, 'inventory'>) => HostRef[];
   probe: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
   check: (seen: Map<HostRef, ProbeResults>, ctx: RunContext) => CauseError[];
 }

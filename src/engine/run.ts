@@ -71,7 +71,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
 async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
   const seen = new Map<HostRef, ProbeResults>();
   const preflight = phase.preflight!;
-  const errors = await eachLimited(hosts, 8, async (host) => {
+  const errors = await eachLimited(preflight.hosts?.(ctx) ?? hosts, 8, async (host) => {
     const probes = await runProbes(host, ctx, Object.entries(preflight.probe(host, ctx)).map(([k, c]) => [`pre.${k}`, c]));
     seen.set(host, probeFor(probes, 'pre'));
   });

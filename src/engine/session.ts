@@ -111,11 +111,13 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   return result;
 }
 
-/** The hosts the selected phases touch (all of them when a phase touches all). */
+/**
+ * Every host of the environment is connected and locked, whatever phases are selected: a phase also
+ * reads from hosts it does not change (joins read the founder's token; the split-brain guard probes
+ * every server), and a run must exclude every other run from the whole environment.
+ */
 function hostsOf(opts: SessionOptions): HostRef[] {
-  const names = new Set<string>();
-  for (const p of opts.phases) for (const h of p.hosts({ inventory: opts.inventory })) names.add(h.name);
-  return opts.hosts.filter((h) => names.has(h.name));
+  return opts.hosts;
 }
 
 function throwAll(errors: unknown[]): void {

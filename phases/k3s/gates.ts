@@ -1,0 +1,87 @@
+// The gates of k3s-founder and k3s-join: bounded waits that end ok or in a named cause, and that
+// stop at once when k3s's journal already names the failure (no generic timeout to sit out).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { CauseError } from '../../src/errors.ts';
+import type { Gate } from '../../src/engine/phase.ts';
+import { founderRef } from '../hosts.ts';
+import { matchJoinFailure } from './journal-causes.ts';
+import { KUBECONFIG_FILE, TOKEN_FILE } from './render.ts';
+import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
+import { readToken, secretOf, writeToken } from './token.ts';
+
+const POLL_MS = 2_000;
+
+export const founderApiReady: Gate = {
+  id: 'founder-api-ready',
+  title: "founder's API ready (/readyz), kubeconfig and full token fetched",
+  budgetMs: 180_000,
+  async run(host, ctx, signal) {
+    let last = { code: null as number | null, out: '' };
+    do {
+      const res = await kubectl(ctx, host, "get --raw='/readyz'", 10_000);
+      if (res.code === 0 && res.stdout.trim() === 'ok') return fetchClusterAccess(host, ctx);
+      last = { code: res.code, out: res.stderr || res.stdout };
+    } while (await pause(ctx, POLL_MS, signal));
+    const journal = await journalSince(ctx, host, ctx.facts.get(host.name, 'journalCursor'), 40).catch(() => '');
+    throw new CauseError('FOUNDER_API_NOT_READY', {
+      host: host.name,
+      evidence: { command: "k3s kubectl get --raw='/readyz'", exitCode: last.code, seen: last.out.trim().split('\n')[0], excerpt: excerpt(journal) },
+    });
+  },
+};
+
+/** Keep the full token (joiners pin the CA with it) and the admin kubeconfig (0600) in the state folder. */
+async function fetchClusterAccess(host: Parameters<Gate['run']>[0], ctx: Parameters<Gate['run']>[1]) {
+  const token = await ctx.remote(host).exec(`cat ${TOKEN_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
+  const stored = readToken(ctx.stateDir);
+  const full = token.stdout.trim();
+  if (token.code === 0 && full && stored && secretOf(full) === stored.secret) {
+    ctx.redact(full);
+    writeToken(ctx.stateDir, { ...stored, full });
+  }
+  const kc = await ctx.remote(host).exec(`cat ${KUBECONFIG_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
+  if (kc.code === 0) {
+    // The operator's copy dials the VIP (the HA address), once kube-vip announces it.
+    const doc = parse(kc.stdout);
+    for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
+    writeFileSync(join(ctx.stateDir, 'kubeconfig'), stringify(doc), { mode: 0o600 });
+  }
+}
+
+export const joinerIsVoter: Gate = {
+  id: 'etcd-voter',
+  title: 'joined as an etcd voter (EtcdIsVoter)',
+  budgetMs: 300_000,
+  async run(host, ctx, signal) {
+    const founder = founderRef(ctx.inventory)[0];
+    const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
+    const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
+    let voter = '';
+    do {
+      const res = await kubectl(ctx, founder, query, 10_000);
+      voter = res.code === 0 ? res.stdout.trim() : '';
+      if (voter.startsWith('True')) return;
+      const journal = await journalSince(ctx, host, cursor);
+      const known = matchJoinFailure(journal);
+      if (known) {
+        throw new CauseError(known.id, {
+          host: host.name,
+          message: known.detail ? `critical configuration mismatched: ${known.detail}` : undefined,
+          evidence: { command: 'journalctl -u k3s.service', seen: known.line, excerpt: excerpt(journal, 15) },
+        });
+      }
+    } while (await pause(ctx, POLL_MS, signal));
+    const journal = await journalSince(ctx, host, cursor).catch(() => '');
+    const registered = voter !== '';
+    throw new CauseError(registered ? 'LEARNER_NOT_PROMOTED' : 'JOIN_STALLED', {
+      host: host.name,
+      evidence: {
+        command: `k3s kubectl ${query}`,
+        seen: registered ? `EtcdIsVoter is ${voter}` : `${host.name} is not registered as a node`,
+        excerpt: excerpt(journal),
+      },
+    });
+  },
+};

@@ -1,0 +1,31 @@
+// Reading k3s's state on a server over its SSH connection: its API through `k3s kubectl`, its journal.
+import type { RunContext } from '../../src/engine/context.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
+import type { ExecResult } from '../../src/transport/types.ts';
+import { shq } from '../../src/util/shell.ts';
+
+export function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
+  return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal });
+}
+
+/** k3s's journal on `host` after `cursor` (from the service step's probe), or its last lines. */
+export async function journalSince(ctx: RunContext, host: HostRef, cursor: string | undefined, lines = 300): Promise<string> {
+  const where = cursor ? `--after-cursor=${shq(cursor)}` : `-n ${lines}`;
+  const res = await ctx.remote(host).exec(`journalctl -u k3s.service ${where} --no-pager -o cat | tail -n ${lines}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  return res.stdout;
+}
+
+/** The last `n` lines, for evidence. */
+export function excerpt(text: string, n = 25): string {
+  return text.trimEnd().split('\n').slice(-n).join('\n');
+}
+
+/** Sleeps `ms`, false when the budget (signal) ran out first. */
+export async function pause(ctx: RunContext, ms: number, signal: AbortSignal): Promise<boolean> {
+  try {
+    await ctx.clock.sleep(ms, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

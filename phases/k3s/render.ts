@@ -1,0 +1,78 @@
+// What the engine writes for k3s on a server: config.yaml, the systemd unit and its env file.
+// Pure: rendered from the inventory's derived values, never typed twice.
+import { stringify } from 'yaml';
+import type { LoadedInventory } from '../../src/inventory/load.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
+
+export const K3S_BIN = '/usr/local/bin/k3s';
+export const CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
+export const UNIT_FILE = '/etc/systemd/system/k3s.service';
+export const ENV_FILE = '/etc/systemd/system/k3s.service.env';
+export const DATA_DIR = '/var/lib/rancher/k3s';
+export const DB_DIR = `${DATA_DIR}/server/db`;
+export const TOKEN_FILE = `${DATA_DIR}/server/token`;
+export const KUBECONFIG_FILE = '/etc/rancher/k3s/k3s.yaml';
+export const IMAGES_DIR = `${DATA_DIR}/agent/images`;
+export const MANIFESTS_DIR = `${DATA_DIR}/server/manifests`;
+
+/**
+ * config.yaml for a server. The founder initialises the cluster; a joiner dials the FOUNDER (on a
+ * cold build no VIP answers yet: the founder-versus-VIP split). Flags are those Cilium needs to
+ * replace flannel and kube-proxy; CIDRs are critical args that must match on every server.
+ */
+export function serverConfig(inv: LoadedInventory, host: HostRef, token: string): string {
+  const { k3s } = inv.inventory;
+  const config: Record<string, unknown> = {
+    ...(host.founder ? { 'cluster-init': true } : { server: inv.derived.joinTarget }),
+    token,
+    'node-name': host.name,
+    'node-ip': host.address,
+    'tls-san': inv.derived.tlsSans,
+    'cluster-cidr': k3s.clusterCidr,
+    'service-cidr': k3s.serviceCidr,
+    'flannel-backend': 'none',
+    'disable-network-policy': true,
+    'disable-kube-proxy': true,
+    disable: ['traefik', 'servicelb'],
+    'write-kubeconfig-mode': '0600',
+  };
+  return `# Written by bootstrap for ${inv.inventory.environment}; edits are replaced on the next run.\n${stringify(config)}`;
+}
+
+/** The unit, with the settings of k3s's own install.sh unit (Type=notify, restart every 5 s, …). */
+export function serverUnit(): string {
+  return `# Written by bootstrap. The same settings as the unit k3s's installer writes.
+[Unit]
+Description=Lightweight Kubernetes
+Documentation=https://k3s.io
+Wants=network-online.target
+After=network-online.target
+
+[Install]
+WantedBy=multi-user.target
+
+[Service]
+Type=notify
+# NOTE: readiness may be signalled by a helper process of k3s, so any process of the unit may notify.
+NotifyAccess=all
+EnvironmentFile=-${ENV_FILE}
+KillMode=process
+Delegate=yes
+User=root
+LimitNOFILE=1048576
+LimitNPROC=infinity
+LimitCORE=infinity
+TasksMax=infinity
+TimeoutStartSec=0
+Restart=always
+RestartSec=5s
+ExecStartPre=-/sbin/modprobe br_netfilter
+ExecStartPre=-/sbin/modprobe overlay
+ExecStart=${K3S_BIN} server
+`;
+}
+
+/** The env file (0600, as k3s's installer makes it). Settings live in config.yaml; this file stays for operators' overrides. */
+export function serverEnv(): string {
+  return '# Written by bootstrap (mode 0600). Environment for k3s.service; configuration is in /etc/rancher/k3s/config.yaml.\n';
+}

@@ -1,0 +1,55 @@
+import { defineCauses } from './define.ts';
+
+// k3s-founder and k3s-join: installing k3s and forming the etcd cluster (phases/k3s-*.ts).
+export const k3sCauses = defineCauses({
+  EXISTING_CLUSTER_FOUND: {
+    title: 'A server already holds a k3s datastore, but the founder does not',
+    meaning: 'Running cluster-init on the founder now would create a second, separate cluster (split brain).',
+    remedy: 'Either make the server that holds the datastore the founder in the inventory, restore with --restore, or (if that data is disposable) wipe it deliberately first.',
+  },
+  FOUNDER_API_NOT_READY: {
+    title: "The founder's Kubernetes API did not become ready within its budget",
+    meaning: 'k3s on the founder was started, but /readyz did not answer ok in time. The journal excerpt shows what k3s said.',
+    remedy: 'Read the excerpt (journalctl -u k3s on the founder); fix what it names, then rerun with --resume.',
+  },
+  JOIN_FOUNDER_UNREACHABLE: {
+    title: 'A joining server cannot reach the founder',
+    meaning: 'k3s on the joiner logged "failed to get CA certs": the founder\'s :6443 refused or timed out.',
+    remedy: 'Check the founder is up (systemctl status k3s) and that the joiner can reach it on tcp/6443 (firewall, routing).',
+  },
+  TOKEN_CA_MISMATCH: {
+    title: "The joiner's token pins a different cluster CA",
+    meaning: 'k3s logged "token CA hash does not match": the token belongs to another cluster (or the founder was rebuilt).',
+    remedy: "Use this environment's token: delete the joiner's stale config or token override; if the founder was rebuilt, restore or rebuild deliberately.",
+  },
+  CRITICAL_CONFIG_MISMATCH: {
+    title: "The joiner's critical configuration differs from the cluster's",
+    meaning: 'k3s refuses to join when critical args (cluster-cidr, service-cidr, flannel-backend, …) differ between servers. The flag is named.',
+    remedy: 'Make the inventory match what the cluster was built with (or rebuild the cluster), then rerun.',
+  },
+  ETCD_PEER_UNREACHABLE: {
+    title: "The joiner's etcd cannot reach its peers on tcp/2380",
+    meaning: 'k3s logged "cannot fetch cluster info from peer urls" or a refused connection to :2380.',
+    remedy: 'Open tcp/2379-2380 between the servers (firewall, nftables), then rerun.',
+  },
+  DUPLICATE_NODE_NAME: {
+    title: 'An etcd member with this node name already exists',
+    meaning: 'A stale member of a server that was rebuilt still holds the name: k3s logged "duplicate node name found".',
+    remedy: 'Remove the stale member: `kubectl delete node <name>` (never forced) on a healthy server, or use --replace <server>.',
+  },
+  NODE_PASSWORD_REJECTED: {
+    title: 'The cluster rejected the node password of a rebuilt host',
+    meaning: 'A host with this name registered before with another /etc/rancher/node/password.',
+    remedy: 'Delete the old Node object (kubectl delete node <name>) or the node-password secret, or use --replace <server>.',
+  },
+  LEARNER_NOT_PROMOTED: {
+    title: 'The joiner stayed an etcd learner',
+    meaning: 'The joiner became an etcd member but was not promoted to voter within the budget.',
+    remedy: 'Check etcd health on the founder (k3s etcd-snapshot ls; etcdctl member list) and the joiner journal; a learner stalled for 5 minutes is evicted by k3s.',
+  },
+  JOIN_STALLED: {
+    title: 'The joiner did not become an etcd voter within its budget, for no known reason',
+    meaning: 'Nothing in its journal matched a known failure. The journal excerpt is the evidence.',
+    remedy: 'Read the excerpt; if it shows a new failure mode, give it a named cause.',
+  },
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { fromText } from '../../src/inventory/load.ts';
+import { serverConfig, serverUnit } from '../../phases/k3s/render.ts';
+import { matchJoinFailure } from '../../phases/k3s/journal-causes.ts';
+import { readFileSync } from 'node:fs';
+import { serverRefs } from '../../phases/hosts.ts';
+
+const prod = fromText(readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8'), '/x/inventory/prod.yaml', '/home/ops');
+const [founder, joiner] = serverRefs(prod);
+
+describe('k3s config.yaml', () => {
+  it('initialises the cluster on the founder and joins the others to the FOUNDER, not the VIP', () => {
+    const f = parse(serverConfig(prod, founder, 's3cret'));
+    const j = parse(serverConfig(prod, joiner, 'K10abc::server:s3cret'));
+    expect(f['cluster-init']).toBe(true);
+    expect(f.server).toBeUndefined();
+    expect(j.server).toBe('https://192.168.2.10:6443');
+    expect(j['cluster-init']).toBeUndefined();
+  });
+
+  it('carries the flags Cilium needs and every SAN', () => {
+    const c = parse(serverConfig(prod, joiner, 't'));
+    expect(c).toMatchObject({
+      'node-ip': '192.168.2.11',
+      'node-name': 'k3s-prod-2',
+      'flannel-backend': 'none',
+      'disable-network-policy': true,
+      'disable-kube-proxy': true,
+      disable: ['traefik', 'servicelb'],
+      'cluster-cidr': '10.42.0.0/16',
+      'service-cidr': '10.43.0.0/16',
+    });
+    expect(c['tls-san']).toEqual(['192.168.2.10', '192.168.2.11', '192.168.2.12', '192.168.2.9', '127.0.0.1']);
+  });
+
+  it('renders the unit k3s expects: notify, restart every 5 s, no start timeout', () => {
+    const unit = serverUnit();
+    for (const line of ['Type=notify', 'Restart=always', 'RestartSec=5s', 'TimeoutStartSec=0', 'KillMode=process', 'Delegate=yes', 'EnvironmentFile=-/etc/systemd/system/k3s.service.env', 'ExecStart=/usr/local/bin/k3s server']) {
+      expect(unit).toContain(line);
+    }
+  });
+});
+
+describe("naming a join failure from k3s's journal", () => {
+  it.each([
+    ['level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": dial tcp 10.77.0.10:6443: connect: connection refused"', 'JOIN_FOUNDER_UNREACHABLE'],
+    ['level=fatal msg="token CA hash does not match the Cluster CA certificate hash: 1a2b != 3c4d"', 'TOKEN_CA_MISMATCH'],
+    ['etcd cluster join failed: cannot fetch cluster info from peer urls: could not retrieve cluster information', 'ETCD_PEER_UNREACHABLE'],
+    ['rafthttp: dial tcp 10.77.0.10:2380: connect: connection refused', 'ETCD_PEER_UNREACHABLE'],
+    ['etcd cluster join failed: duplicate node name found, please use a unique name for this node', 'DUPLICATE_NODE_NAME'],
+    ["Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry", 'NODE_PASSWORD_REJECTED'],
+  ])('%s → %s', (line, id) => {
+    expect(matchJoinFailure(`starting k3s\n${line}\nk3s exited`)?.id).toBe(id);
+  });
+
+  it('names the critical flag, from either wording', () => {
+    const journal = 'msg="critical configuration mismatched: cluster-cidr"\nmsg="failed to validate server configuration: critical configuration value mismatch between servers"';
+    expect(matchJoinFailure(journal)).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH', detail: 'cluster-cidr' });
+    expect(matchJoinFailure('unable to join cluster due to critical configuration value mismatch')).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH' });
+  });
+
+  it('names nothing in a healthy journal', () => {
+    expect(matchJoinFailure('Starting k3s\nk3s is up and running\n')).toBeUndefined();
+  });
+});
