@@ -1,0 +1,94 @@
+// Host key verification against known_hosts, and the named stops it ends in. ssh2 hands us the key the
+// host presented (the SSH wire blob); we decide, and remember what we saw so that the stop can name the
+// fingerprint (ssh2 itself would only say "Host denied (verification failed)").
+import { readFileSync } from 'node:fs';
+import { CauseError } from '../errors.ts';
+import {
+  checkHostKey,
+  fingerprint,
+  keyscanType,
+  keyTypeOfBlob,
+  knownHostsName,
+  parseKnownHosts,
+  type HostKeyVerdict,
+  type KnownHostsEntry,
+} from './known-hosts.ts';
+import { shellQuote } from './sudo.ts';
+import type { SshTarget } from './types.ts';
+
+/** known_hosts entries of a file; a missing file records nothing (every host is unknown). */
+export function readKnownHosts(file: string): KnownHostsEntry[] {
+  try {
+    return parseKnownHosts(readFileSync(file, 'utf8'), file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+/** What one connection attempt saw of the host's key. */
+export interface HostKeySeen {
+  key: Buffer;
+  verdict: HostKeyVerdict;
+}
+
+/** A verifier for ssh2's `hostVerifier` that records what it saw into `seen`. */
+export function makeHostVerifier(entries: KnownHostsEntry[], target: SshTarget, seen: { value?: HostKeySeen }) {
+  return (key: Buffer): boolean => {
+    const verdict = checkHostKey(entries, target.address, target.port, key);
+    seen.value = { key, verdict };
+    return verdict.kind === 'known';
+  };
+}
+
+const describe = (e: KnownHostsEntry) => `${keyTypeOfBlob(e.key)} ${fingerprint(e.key)} (${e.file} line ${e.line})`;
+
+/** The named stop for a key that was not accepted; undefined when the key was known. */
+export function hostKeyError(seen: HostKeySeen, target: SshTarget, via?: SshTarget): CauseError | undefined {
+  const { key, verdict } = seen;
+  if (verdict.kind === 'known') return undefined;
+  const type = keyTypeOfBlob(key) ?? 'unknown-type';
+  const fp = fingerprint(key);
+  const where = `${target.name} (${target.address}:${target.port}${via ? ` via ${via.name}` : ''})`;
+  const file = target.knownHostsFile;
+  if (verdict.kind === 'unknown') {
+    const scan = `ssh-keyscan -p ${target.port} -t ${keyscanType(type)} ${target.address}`;
+    // Behind a jump host the operator's machine cannot reach the host: scan from the jump host.
+    const command = via
+      ? `ssh -p ${via.port} ${via.user}@${via.address} ${shellQuote(scan)} >> ${shellQuote(file)}`
+      : `${scan} >> ${shellQuote(file)}`;
+    const others = verdict.otherTypes.length
+      ? `; known_hosts records other key types for it: ${verdict.otherTypes.map(describe).join(', ')}`
+      : '';
+    return new CauseError('HOST_KEY_UNKNOWN', {
+      host: target.name,
+      message: `host key of ${where} is not in ${file}: ${type} ${fp}`,
+      retryable: false,
+      evidence: {
+        command,
+        excerpt: `${type} ${fp}`,
+        seen:
+          `${where} presented ${type} key ${fp}, which ${file} does not record for ${knownHostsName(target.address, target.port)}${others}. ` +
+          `Compare it with \`ssh-keygen -lf /etc/ssh/ssh_host_${keyscanType(type)}_key.pub\` on the host's console (not over the network) before running the command.`,
+      },
+    });
+  }
+  const expected = verdict.kind === 'mismatch' ? verdict.expected : [verdict.entry];
+  const first = expected[0];
+  return new CauseError('HOST_KEY_MISMATCH', {
+    host: target.name,
+    message:
+      verdict.kind === 'revoked'
+        ? `host key of ${where} is marked @revoked in ${first.file} line ${first.line}`
+        : `host key of ${where} differs from ${first.file} line ${first.line}: expected ${fingerprint(first.key)}, seen ${fp}`,
+    retryable: false,
+    evidence: {
+      command: `ssh-keygen -F ${shellQuote(knownHostsName(target.address, target.port))} -f ${shellQuote(first.file)}`,
+      excerpt: [...expected.map((e) => `${verdict.kind === 'revoked' ? 'revoked' : 'expected'}: ${describe(e)}`), `seen: ${type} ${fp}`].join('\n'),
+      seen:
+        verdict.kind === 'revoked'
+          ? `${where} presented ${type} key ${fp}, marked @revoked at ${first.file} line ${first.line}`
+          : `${where} presented ${type} key ${fp}; ${first.file} line ${first.line} records ${fingerprint(first.key)}`,
+    },
+  });
+}

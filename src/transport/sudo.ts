@@ -1,0 +1,66 @@
+// Root on the hosts goes through `sudo -n` (never a password prompt: a prompt would hang the run).
+// A command is wrapped whole in `sh -c`, so pipes, `&&` and redirections run as root too.
+import { CauseError } from '../errors.ts';
+import type { Remote } from './types.ts';
+
+/** POSIX single-quoting: one word for sh, whatever the value holds. */
+export function shellQuote(value: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command line that runs `command` as root without a password prompt. `tag` becomes the shell's $0:
+ * it names the command in `ps` on the host and lets sudoStopCommand find it.
+ */
+export function sudoCommand(command: string, tag?: string): string {
+  return `sudo -n sh -c ${shellQuote(command)}${tag ? ` ${tag}` : ''}`;
+}
+
+/**
+ * Stop a tagged sudo command that overran its budget or was aborted. sshd's "signal" request cannot do it:
+ * sshd signals as the SSH user, and the processes under sudo belong to root. So, as root: every process
+ * in the session of the processes carrying the tag gets TERM. (`[x]` in the pattern keeps it from
+ * matching this command's own line.)
+ */
+export function sudoStopCommand(tag: string): string {
+  const pattern = `${tag.slice(0, -1)}[${tag.slice(-1)}]$`;
+  return `sudo -n sh -c ${shellQuote(`for p in $(pgrep -f -- '${pattern}'); do s=$(ps -o sid= -p "$p") && pkill -TERM -s $s; done; true`)}`;
+}
+
+/** The probe: exits 0 when the user may run anything as root without a password. */
+export const SUDO_PROBE = 'sudo -n true';
+
+/** sudo's words when it would have to ask (the password, or a terminal to ask on). */
+const NEEDS_PASSWORD = /a password is required|a terminal is required|must have a tty|no askpass program/i;
+
+/**
+ * Check, once per connection, that sudo works without a password. Throws SUDO_NEEDS_PASSWORD when sudo
+ * would ask; GATE_FAILED when sudo fails for another reason (not installed, user not allowed at all).
+ */
+export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+  const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? 15_000, signal: opts.signal });
+  if (r.code === 0) return;
+  const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
+  const evidence = { command: SUDO_PROBE, exitCode: r.code, excerpt };
+  if (NEEDS_PASSWORD.test(r.stderr)) {
+    throw new CauseError('SUDO_NEEDS_PASSWORD', {
+      host: remote.host,
+      message: `sudo on ${remote.host} asks for a password`,
+      evidence: { ...evidence, seen: `\`${SUDO_PROBE}\` exited ${r.code}: sudo wants a password` },
+    });
+  }
+  throw new CauseError('GATE_FAILED', {
+    host: remote.host,
+    message: `sudo does not work on ${remote.host}`,
+    evidence: {
+      ...evidence,
+      seen:
+        r.code === null
+          ? `\`${SUDO_PROBE}\` did not finish`
+          : r.code === 127
+            ? 'sudo is not installed'
+            : `\`${SUDO_PROBE}\` exited ${r.code}`,
+    },
+  });
+}
