@@ -60,8 +60,9 @@ export const joinerIsVoter: Gate = {
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
     do {
-      const res = await kubectl(ctx, founder, query, 10_000);
-      voter = res.code === 0 ? res.stdout.trim() : '';
+      // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
+      const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
+      voter = res?.code === 0 ? res.stdout.trim() : '';
       if (voter.startsWith('True')) return;
       const journal = await journalSince(ctx, host, cursor);
       const known = matchJoinFailure(journal);

@@ -54,10 +54,12 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
 
   const remotes = new Map<string, Remote>();
+  const unreachable = new Map<string, unknown>();
   const locked: Remote[] = [];
   const result: SessionResult = { logFile: log.file, summary: emptySummary(opts.check) };
   const started = deps.clock.now();
-  const needed = hostsOf(opts);
+  const needed = neededHosts(opts);
+  const others = opts.hosts.filter((h) => !needed.some((n) => n.name === h.name));
   try {
     deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
@@ -66,13 +68,23 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       await deps.preflight?.(remote);
     });
     throwAll(connectErrors);
+    // Hosts the selected phases only read from (the founder, for a join) are connected too, but one that
+    // does not answer is not a stop here: the phase that needs it names the cause when it uses it.
+    await eachLimited(others, CONNECT_CONCURRENCY, async (host) => {
+      try {
+        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+        remotes.set(host.name, remote);
+      } catch (err) {
+        unreachable.set(host.name, err);
+        deps.emit({ type: 'warning', host: host.name, message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop` });
+      }
+    });
     if (!opts.check) {
       const who = `${userInfo().username}@${hostname()}`;
-      const lockErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
-        const remote = remotes.get(host.name)!;
+      const lockErrors = await eachLimited([...remotes.values()], CONNECT_CONCURRENCY, async (remote) => {
         const { tookOverStale } = await acquireLock(remote, { runId, since: Math.floor(deps.clock.now() / 1000), who });
         locked.push(remote);
-        if (tookOverStale) deps.emit({ type: 'warning', host: host.name, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who})` });
+        if (tookOverStale) deps.emit({ type: 'warning', host: remote.host, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who})` });
       });
       throwAll(lockErrors);
     }
@@ -82,8 +94,10 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       inventory: opts.inventory,
       remote: (host) => {
         const r = remotes.get(host.name);
-        if (!r) throw new Error(`no connection to ${host.name}: the session connects only the hosts of the selected phases`);
-        return r;
+        if (r) return r;
+        const err = unreachable.get(host.name);
+        if (err) throw err;
+        throw new Error(`no connection to ${host.name}: it is not in the inventory`);
       },
       clock: deps.clock,
       emit: deps.emit,
@@ -111,13 +125,14 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   return result;
 }
 
-/**
- * Every host of the environment is connected and locked, whatever phases are selected: a phase also
- * reads from hosts it does not change (joins read the founder's token; the split-brain guard probes
- * every server), and a run must exclude every other run from the whole environment.
- */
-function hostsOf(opts: SessionOptions): HostRef[] {
-  return opts.hosts;
+/** The hosts the selected phases run on or probe: each must answer, or the run stops before any change. */
+function neededHosts(opts: SessionOptions): HostRef[] {
+  const names = new Set<string>();
+  for (const p of opts.phases) {
+    for (const h of p.hosts({ inventory: opts.inventory })) names.add(h.name);
+    for (const h of p.preflight?.hosts?.({ inventory: opts.inventory }) ?? []) names.add(h.name);
+  }
+  return opts.hosts.filter((h) => names.has(h.name));
 }
 
 function throwAll(errors: unknown[]): void {
