@@ -112,7 +112,13 @@ export class SshTransport implements Transport {
       const link = await pRetry(
         async () => {
           attempts++;
-          const jumpLink = via ? await this.jumpLink(via.jump, signal) : undefined;
+          let jumpLink: Link | undefined;
+          try {
+            jumpLink = via ? await this.jumpLink(via.jump, signal) : undefined;
+          } catch (err) {
+            // The jump host had its own bounded attempts: its verdict is final for this host too.
+            throw new AbortError(err instanceof Error ? err : new Error(String(err)));
+          }
           try {
             return await connectOnce(target, jumpLink, this.settings, signal);
           } catch (err) {
