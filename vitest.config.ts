@@ -23,6 +23,8 @@ export default defineConfig({
         test: {
           name: 'lab',
           include: ['test/lab/**/*.test.ts'],
+          // takes the shared lab down when the lab tests are done
+          globalSetup: ['test/support/lab.ts'],
           fileParallelism: false,
           testTimeout: 600_000,
           hookTimeout: 900_000,

@@ -3,6 +3,7 @@
 import { platform } from 'node:os';
 import { paths, type HostPlan } from './config.ts';
 import { LabUnavailable } from './errors.ts';
+import { withLabLock } from './lock.ts';
 import { fault as injectFault } from './faults.ts';
 import { hostExec as execInHost } from './host.ts';
 import { down as labDown, status as labStatus, up as labUp, wipe as labWipe, type UpOptions, type UpResult } from './lifecycle.ts';
@@ -23,12 +24,12 @@ export function requireLab(): void {
 
 export async function up(opts: UpOptions = {}): Promise<UpResult> {
   requireLab();
-  return labUp(opts);
+  return withLabLock(() => labUp(opts));
 }
 
 export async function down(): Promise<void> {
   requireLab();
-  return labDown();
+  return withLabLock(() => labDown());
 }
 
 export async function status() {
@@ -46,13 +47,14 @@ export function host(name: string): HostPlan {
 
 export async function fault(hostName: string, kind: string, arg?: string): Promise<void> {
   requireLab();
-  return injectFault(findHost(hostName), kind, arg);
+  const h = findHost(hostName);
+  return kind === 'wipe' ? withLabLock(() => injectFault(h, kind, arg)) : injectFault(h, kind, arg);
 }
 
 /** Boots the host from a fresh disk: a reinstalled machine (new host key in known_hosts, same address). */
 export async function wipe(hostName: string): Promise<void> {
   requireLab();
-  return labWipe(findHost(hostName));
+  return withLabLock(() => labWipe(findHost(hostName)));
 }
 
 /** Runs a shell command as root inside a host's namespaces, without SSH. */

@@ -1,0 +1,79 @@
+// The lab's pure parts: host names and addresses, the inventory it writes, the mirror it picks, the
+// scripts a host boots with. No root needed.
+import { describe, expect, it } from 'vitest';
+import { bootScript, outerScript } from '../../lab/boot-script.ts';
+import { isValidNicName, planHosts, paths } from '../../lab/config.ts';
+import { faketimeOffset } from '../../lab/faults.ts';
+import { renderInventory } from '../../lab/inventory.ts';
+import { findMirror } from '../../lab/mirror.ts';
+import { mountsUnder } from '../../lab/mounts.ts';
+import { knownHostsText } from '../../lab/operator.ts';
+
+describe('lab plan', () => {
+  it('names servers k3s-lab-N from .10 and agents after them, never the VIP .9', () => {
+    const hosts = planHosts({ servers: 3, agents: 2 });
+    expect(hosts.map((h) => `${h.name} ${h.address} ${h.role}`)).toEqual([
+      'k3s-lab-1 10.77.0.10 server',
+      'k3s-lab-2 10.77.0.11 server',
+      'k3s-lab-3 10.77.0.12 server',
+      'k3s-lab-agent-1 10.77.0.13 agent',
+      'k3s-lab-agent-2 10.77.0.14 agent',
+    ]);
+    expect(hosts.every((h) => h.veth.length <= 15)).toBe(true);
+    expect(() => planHosts({ servers: 0, agents: 0 })).toThrow(/servers/);
+  });
+
+  it('writes the inventory for `bootstrap lab` with the lab key, known_hosts and a cgroup waiver', () => {
+    const text = renderInventory(planHosts({ servers: 3, agents: 1 }), paths, 'hybrid');
+    expect(text).toContain('environment: lab');
+    expect(text).toContain(`ssh: { user: ops, identityFile: ${paths.key}, knownHostsFile: ${paths.knownHosts} }`);
+    expect(text).toContain('controlPlane: { vip: 10.77.0.9, interface: auto }');
+    expect(text).toContain('  - { name: k3s-lab-1, address: 10.77.0.10, founder: true }');
+    expect(text).toContain('  - { name: k3s-lab-2, address: 10.77.0.11 }\n');
+    expect(text).toContain('agents:\n  - { name: k3s-lab-agent-1, address: 10.77.0.13 }');
+    expect(text).toMatch(/waivers:\n {2}- \{ cause: CGROUP_V2_MISSING, reason: ".*hybrid.*" \}/);
+    expect(renderInventory(planHosts({ servers: 1, agents: 0 }), paths, 'unified')).not.toContain('waivers');
+  });
+
+  it('takes the Debian mirror from the machine apt sources (deb822 and one-line)', () => {
+    const deb822 = 'Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\nTypes: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\n';
+    expect(findMirror([deb822], 'bookworm')).toBe('http://mirror.example/debian');
+    expect(findMirror(['deb [arch=amd64] http://one.example/debian bookworm main\n'], 'bookworm')).toBe('http://one.example/debian');
+    expect(findMirror(['Types: deb\nURIs: http://x.example\nSuites: bookworm-security\n'], 'bookworm')).toBeUndefined();
+  });
+
+  it('boots a host in its own network, PID, mount, UTS, IPC and cgroup namespaces with systemd as PID 1', () => {
+    const [h] = planHosts({ servers: 1, agents: 0 });
+    const files = { hostDir: '/lab/h', rootfs: '/cache/r', cgroupProcs: ['/sys/fs/cgroup/pids/bootstrap-lab/k3s-lab-1/cgroup.procs'], layout: 'hybrid' as const, opsUid: 1000, opsGid: 1000, node: { binary: '/usr/bin/node' } };
+    expect(outerScript(h!, files)).toContain("exec ip netns exec 'blab-s1' unshare --pid --fork --mount --uts --ipc --cgroup --kill-child");
+    const boot = bootScript(h!, files);
+    expect(boot).toContain("lowerdir='/cache/r'");
+    expect(boot).toContain("mount --bind -o ro '/usr/bin/node'");
+    expect(boot).toMatch(/exec chroot "\$R" .*\/lib\/systemd\/systemd --system systemd\.unified_cgroup_hierarchy=0\n$/);
+  });
+
+  it('writes one known_hosts line per host address with its own key', () => {
+    expect(knownHostsText([{ address: '10.77.0.10', publicKey: 'ssh-ed25519 AAAA1' }, { address: '10.77.0.11', publicKey: 'ssh-ed25519 AAAA2' }])).toBe(
+      '10.77.0.10 ssh-ed25519 AAAA1\n10.77.0.11 ssh-ed25519 AAAA2\n',
+    );
+  });
+
+  it('checks fault arguments before touching a host', () => {
+    expect(faketimeOffset('300')).toBe('+300');
+    expect(faketimeOffset('-90')).toBe('-90');
+    expect(() => faketimeOffset('soon')).toThrow(/whole seconds/);
+    expect(isValidNicName('ens5')).toBe(true);
+    expect(isValidNicName('a-name-far-too-long')).toBe(false);
+    expect(isValidNicName('eth/0')).toBe(false);
+  });
+
+  it('finds leftover mounts under a folder, deepest first', () => {
+    const info = [
+      '1 0 8:0 / / rw - ext4 /dev/vda rw',
+      '2 1 0:5 / /var/lib/bootstrap-lab/hosts/a/root rw - overlay overlay rw',
+      '3 2 0:6 / /var/lib/bootstrap-lab/hosts/a/root/proc rw - proc proc rw',
+      '4 1 0:7 / /var/lib/bootstrap-lab-other rw - tmpfs tmpfs rw',
+    ].join('\n');
+    expect(mountsUnder('/var/lib/bootstrap-lab/hosts', info)).toEqual(['/var/lib/bootstrap-lab/hosts/a/root/proc', '/var/lib/bootstrap-lab/hosts/a/root']);
+  });
+});

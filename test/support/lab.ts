@@ -1,0 +1,36 @@
+// The shared lab for tests: ensureLab() brings it up once (quick when it already runs, as `lab up`
+// reuses a healthy lab of the same shape). Tests that break a host heal it before they end.
+// Also the lab project's globalSetup: its teardown takes the lab down at the end of `npm test`.
+import { down, hostExec, hosts, paths, ssh, sshArgs, up, type UpResult } from '../../lab/api.ts';
+import { isRoot } from './env.ts';
+
+export { hostExec, hosts, paths, ssh, sshArgs };
+
+export interface LabShapeWanted {
+  servers?: number;
+  agents?: number;
+}
+
+let upOnce: Promise<UpResult> | undefined;
+let upShape = '';
+
+/** The lab of the given shape (default 3 servers, 0 agents), up and answering SSH. */
+export function ensureLab(shape: LabShapeWanted = {}): Promise<UpResult> {
+  const key = `${shape.servers ?? 3}/${shape.agents ?? 0}`;
+  if (!upOnce || upShape !== key) {
+    upShape = key;
+    upOnce = up(shape);
+    upOnce.catch(() => (upOnce = undefined));
+  }
+  return upOnce;
+}
+
+/** Forget the cached result (after a test took the lab down on purpose). */
+export function forgetLab(): void {
+  upOnce = undefined;
+}
+
+/** vitest globalSetup: nothing before; lab down after the lab project ran. */
+export async function teardown(): Promise<void> {
+  if (isRoot && process.platform === 'linux') await down();
+}
