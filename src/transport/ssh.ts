@@ -168,19 +168,32 @@ export class SshTransport implements Transport {
     }
   }
 
-  /** The jump host's live connection, opened (or reopened after a drop) on first need. */
-  private async jumpLink(jump: SharedJump, signal?: AbortSignal): Promise<Link> {
-    const current = await jump.link?.catch(() => undefined);
-    if (current && !current.closed) return current;
+  /**
+   * The jump host's live connection, opened (or reopened after a drop) on first need. Hosts connecting
+   * at the same moment share one opening: the promise is stored before anything is awaited.
+   */
+  private jumpLink(jump: SharedJump, signal?: AbortSignal): Promise<Link> {
+    const current = jump.link;
+    if (!current) return this.openJump(jump, signal);
+    return current.then(
+      (link) => (link.closed ? this.reopenJump(jump, current, signal) : link),
+      () => this.reopenJump(jump, current, signal),
+    );
+  }
+
+  /** Reopen unless another host already did (then use theirs). */
+  private reopenJump(jump: SharedJump, stale: Promise<Link>, signal?: AbortSignal): Promise<Link> {
+    return jump.link === stale ? this.openJump(jump, signal) : this.jumpLink(jump, signal);
+  }
+
+  private openJump(jump: SharedJump, signal?: AbortSignal): Promise<Link> {
     const opening = this.open(jump.target, signal).then(({ link, release }) => {
       // The jump host's own jump host (a chain) stays in use while this link lives.
       link.client.once('close', release);
       return link;
     });
     jump.link = opening;
-    opening.catch(() => {
-      if (jump.link === opening) jump.link = undefined;
-    });
+    opening.catch(() => undefined); // awaited by the callers; a failure must not be "unhandled" here
     return opening;
   }
 }

@@ -65,10 +65,10 @@ describeAsRoot('jump host (bastion) against real sshd servers', () => {
     tmp?.remove();
   });
 
-  it('reaches two hosts through one jump connection; each host sees the connection come from the jump host\'s sshd', async () => {
+  it('reaches two hosts, connecting at once, through one jump connection; each host sees the connection come from the jump host\'s sshd', async () => {
     const transport = new SshTransport({ authSock: null });
-    const a = await transport.connect(target(hostA));
-    const b = await transport.connect(target(hostB));
+    // At the same moment, as the engine connects its hosts: still one jump connection.
+    const [a, b] = await Promise.all([transport.connect(target(hostA)), transport.connect(target(hostB))]);
     try {
       for (const [remote, host] of [[a, hostA], [b, hostB]] as const) {
         const r = await remote.exec('echo $SSH_CLIENT; hostname >/dev/null');
