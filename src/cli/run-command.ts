@@ -18,7 +18,7 @@ import { jsonRenderer } from '../view/json.ts';
 import { listrRenderer } from '../view/listr.ts';
 import { plainRenderer } from '../view/plain.ts';
 import type { Io } from './main.ts';
-import { defaultTransport, defaultPreflight } from './transport-defaults.ts';
+import { defaultTransport, defaultPreflight, operatorSshConfig, sshTarget } from './transport-defaults.ts';
 
 export interface RunArgs {
   file: string;
@@ -33,6 +33,7 @@ export interface RunArgs {
 
 export interface RunDeps {
   transport: Transport;
+  target: (loaded: LoadedInventory, host: HostRef) => SshTarget;
   preflight?: (remote: Remote) => Promise<void>;
   clock: Clock;
   phases: Phase[];
@@ -41,8 +42,10 @@ export interface RunDeps {
 }
 
 export function defaultRunDeps(): RunDeps {
+  const config = operatorSshConfig();
   return {
-    transport: defaultTransport(),
+    transport: defaultTransport(config),
+    target: (loaded, host) => sshTarget(loaded, host, config),
     preflight: defaultPreflight,
     clock: systemClock,
     phases: allPhases(),
@@ -91,7 +94,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
         inventory: loaded,
         phases,
         hosts: allHostRefs(loaded),
-        target: (h) => sshTarget(loaded, h),
+        target: (h) => deps.target(loaded, h),
         check: args.check,
         resume: args.resume,
         stateDir: ensureStateDir(stateDirFor(env, io.env)),
@@ -108,19 +111,6 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   } finally {
     stopListening();
   }
-}
-
-export function sshTarget(loaded: LoadedInventory, host: HostRef): SshTarget {
-  const { ssh } = loaded.inventory;
-  return {
-    name: host.name,
-    address: host.address,
-    port: ssh.port,
-    user: ssh.user,
-    identityFile: loaded.derived.paths.sshIdentityFile,
-    knownHostsFile: loaded.derived.paths.sshKnownHostsFile,
-    bastion: ssh.bastion,
-  };
 }
 
 function chooseView(json: boolean, io: Io): { emit: (e: EngineEvent) => void; finish: () => Promise<void> } {

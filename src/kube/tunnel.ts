@@ -1,0 +1,42 @@
+// A local port that reaches a server's 127.0.0.1:6443 through the run's SSH connection to it, so the
+// engine's Kubernetes client works when the operator cannot route to the node LAN (dev sits behind NAT).
+// The API's serving certificate carries 127.0.0.1 as a SAN, so TLS verifies through the tunnel.
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Remote } from '../transport/types.ts';
+
+export interface Tunnel {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function openTunnel(remote: Remote, target = { host: '127.0.0.1', port: 6443 }): Promise<Tunnel> {
+  if (!remote.forward) throw new Error(`the connection to ${remote.host} cannot forward ports`);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((local) => {
+    sockets.add(local);
+    local.on('close', () => sockets.delete(local));
+    remote.forward!(target.host, target.port).then(
+      (upstream) => {
+        local.pipe(upstream).pipe(local);
+        upstream.on('error', () => local.destroy());
+        local.on('error', () => upstream.destroy());
+        local.on('close', () => upstream.destroy());
+      },
+      () => local.destroy(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

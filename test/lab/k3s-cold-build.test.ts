@@ -1,0 +1,82 @@
+// The first half of a cold build, end to end in the lab: `bootstrap lab --until k3s-join` as an
+// operator runs it, against real Debian hosts and the k3s twin on real etcd.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fault } from '../../lab/api.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab } from '../support/lab.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from '../support/cluster.ts';
+
+const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+
+describeAsRoot('cold build up to the joins', () => {
+  const stateDir = freshStateDir();
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+  });
+
+  it('--check before any run lists every change and touches nothing', async () => {
+    const before = await Promise.all(SERVERS.map(hostFingerprint));
+    const r = await bootstrap(['--until', 'k3s-join', '--check'], { stateDir });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/k3s-lab-1 +k3s binary → \/usr\/local\/bin\/k3s: would change/);
+    expect(r.stdout).toMatch(/would create \/etc\/rancher\/k3s\/config\.yaml \(mode 0600\)/);
+    expect(r.stdout).toMatch(/would wait: founder's API ready/);
+    expect(r.stdout).toMatch(/\d+ ok, \d+ would change/);
+    expect(r.stdout).not.toMatch(/K10|token: [0-9a-f]{20}/);
+    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(before);
+  });
+
+  it('builds the founder and joins two servers, one at a time, as etcd voters', async () => {
+    const r = await bootstrap(['--until', 'k3s-join', '--json'], { stateDir });
+    const stop = r.events.find((e) => e.type === 'stopped');
+    expect(stop?.error, JSON.stringify(stop)).toBeUndefined();
+    expect(r.code).toBe(0);
+    expect(await voters()).toEqual({ 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' });
+    // One at a time: lab-3's install starts only after lab-2's voter gate ended.
+    const idx = (pred: (e: any) => boolean) => r.events.findIndex(pred);
+    expect(idx((e) => e.type === 'gate-end' && e.host === 'k3s-lab-2' && e.status === 'ok')).toBeLessThan(idx((e) => e.type === 'step-start' && e.phase === 'k3s-join' && e.host === 'k3s-lab-3'));
+    const summary = r.events.at(-1).summary;
+    expect(summary.changed).toBeGreaterThan(0);
+  });
+
+  it('a second run changes nothing', async () => {
+    const r = await bootstrap(['--until', 'k3s-join'], { stateDir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+ ok, 0 changed/m);
+  });
+
+  it('--check after it would change nothing and exits 0', async () => {
+    const r = await bootstrap(['--until', 'k3s-join', '--check'], { stateDir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+ ok, 0 would change/m);
+  });
+
+  it('never prints or logs the cluster token', async () => {
+    const { readFileSync, readdirSync, statSync } = await import('node:fs');
+    const token = JSON.parse(readFileSync(`${stateDir}/cluster-token.json`, 'utf8'));
+    expect((statSync(`${stateDir}/cluster-token.json`).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(`${stateDir}/kubeconfig`).mode & 0o777).toString(8)).toBe('600');
+    for (const f of readdirSync(`${stateDir}/runs`)) {
+      const log = readFileSync(`${stateDir}/runs/${f}`, 'utf8');
+      expect(log).not.toContain(token.secret);
+      if (token.full) expect(log).not.toContain(token.full);
+    }
+  });
+
+  it('stops with CLOCK_SKEW naming the host whose clock is off', async () => {
+    await fault('k3s-lab-2', 'clock-skew', '30');
+    try {
+      const r = await bootstrap(['--only', 'node-baseline', '--json'], { stateDir });
+      const stop = r.events.find((e) => e.type === 'stopped')?.error;
+      expect(stop).toMatchObject({ cause: 'CLOCK_SKEW', host: 'k3s-lab-2' });
+      expect(stop.evidence.seen).toMatch(/ahead of the operator's by 3\d\.\d s/);
+      expect(r.code).toBe(1);
+      expect(r.ms).toBeLessThan(60_000);
+    } finally {
+      await fault('k3s-lab-2', 'clock-skew', '0');
+    }
+  });
+});
