@@ -66,6 +66,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   await Promise.all(
     hosts.map(async (h) => {
       if (!(await waitForSsh(h))) throw new Error(`${h.name}: sshd did not answer on ${h.address}:22 within 60 s`);
+      await bootFinished(h);
     }),
   );
   writeInventory(inventory, hosts);
@@ -140,6 +141,12 @@ export async function start(host: HostPlan): Promise<void> {
   if (!state) throw new Error('the lab is not up');
   await powerOn(host, state.rootfs);
   if (!(await waitForSsh(host))) throw new Error(`${host.name}: sshd did not answer within 60 s`);
+  await bootFinished(host);
+}
+
+/** Waits until systemd has finished booting (running or degraded), so callers see a settled host. */
+async function bootFinished(host: HostPlan): Promise<void> {
+  await hostExec(host, 'systemctl is-system-running --wait', { allowFail: true, timeoutMs: 60_000 });
 }
 
 export async function stop(host: HostPlan): Promise<void> {
