@@ -1,6 +1,6 @@
 // Finding and killing a host's processes. Every process of a host lives in its network namespace, so
 // the namespace is the handle: this works also for the leftovers of a killed `lab up`.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { sleep } from './run.ts';
 
 function nsInode(path: string): number | undefined {
@@ -78,4 +78,20 @@ export function killPids(pids: number[]): void {
       /* already gone */
     }
   }
+}
+
+/** Processes chrooted into `dir` or naming it on their command line (a killed build's debootstrap, dpkg). */
+export function processesUsing(dir: string): number[] {
+  const pids: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      const root = readlinkSync(`/proc/${e}/root`);
+      const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8');
+      if (root === dir || root.startsWith(`${dir}/`) || cmd.includes(dir)) pids.push(Number(e));
+    } catch {
+      /* gone */
+    }
+  }
+  return pids;
 }

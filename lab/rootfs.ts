@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CACHE_DIR } from './config.ts';
 import { LabUnavailable } from './errors.ts';
 import { unmountUnder } from './mounts.ts';
+import { killPids, processesUsing } from './processes.ts';
 import { machineMirror } from './mirror.ts';
 import { customizeScript } from './rootfs-customize.ts';
 import { run } from './run.ts';
@@ -76,6 +77,7 @@ export async function removeStaleBuilds(cacheDir = CACHE_DIR): Promise<void> {
   }
   for (const e of entries.filter((e) => e.includes('.build-'))) {
     const p = join(cacheDir, e);
+    killPids(processesUsing(p));
     await unmountUnder(p);
     rmSync(p, { recursive: true, force: true });
   }
