@@ -13,8 +13,8 @@ import { toTable } from './table.ts';
 import { serveWatch } from './watch.ts';
 
 export interface ApiHooks {
-  /** Called after an object was deleted (Node deletion removes the etcd member, as k3s's finalizer does). */
-  afterDelete?(info: ResourceInfo, obj: any): Promise<void>;
+  /** Runs before an object is deleted; a failure keeps the object (as a finalizer that has not finished). */
+  beforeDelete?(info: ResourceInfo, obj: any): Promise<void>;
 }
 
 interface Target {
@@ -211,6 +211,7 @@ export class KubeApi {
       return;
     }
     if (method === 'DELETE' && t.name) {
+      await this.opts.hooks?.beforeDelete?.(t.info, await this.store.get(t.info, t.ns, t.name));
       const obj = await this.store.delete(t.info, t.ns, t.name);
       await this.cascade(t.info, obj);
       send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: t.name, group: t.info.group, kind: t.info.resource, uid: obj.metadata?.uid } });
@@ -221,6 +222,7 @@ export class KubeApi {
       const labels = parseLabelSelector(q.get('labelSelector') ?? '');
       const deleted = [];
       for (const o of items.filter((x) => matchLabels(labels, x.metadata?.labels))) {
+        await this.opts.hooks?.beforeDelete?.(t.info, o);
         deleted.push(await this.store.delete(t.info, o.metadata.namespace, o.metadata.name));
         await this.cascade(t.info, o);
       }
@@ -302,6 +304,5 @@ export class KubeApi {
       await this.etcd.deletePrefix(keyPrefix({ group: obj.spec?.group, resource: obj.spec?.names?.plural }));
       this.registry.invalidate();
     }
-    await this.opts.hooks?.afterDelete?.(info, obj);
   }
 }

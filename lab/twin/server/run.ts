@@ -79,9 +79,8 @@ export async function runServer(s: Settings): Promise<void> {
   const api = new KubeApi(store, etcd, registry, {
     serverAddress: `${c.ip}:${port}`,
     hooks: {
-      afterDelete: async (info, obj) => {
-        if (info.resource !== 'nodes') return;
-        await removeEtcdMember(etcd, obj);
+      beforeDelete: async (info, obj) => {
+        if (info.resource === 'nodes') await removeEtcdMember(etcd, obj);
       },
     },
   });
@@ -122,9 +121,12 @@ export async function runServer(s: Settings): Promise<void> {
     const me = members.find((m) => m.name === booted.memberName);
     return { name: c.node, ip: c.ip, server: true, etcdMember: booted.memberName, etcdVoter: Boolean(me && !me.isLearner), cniReady: cniReady(p.cniDirs), labels: labelsFrom(list(s, 'node-label')) };
   };
+  let registered = false;
   const heartbeat = async () => {
     try {
-      await upsertNode(store, await facts());
+      // After the first registration a deleted Node is not re-created: its server is being removed.
+      if (!registered || (await store.tryGet(NODES, undefined, c.node))) await upsertNode(store, await facts());
+      registered = true;
     } catch (e) {
       log.error(`Failed to update node ${c.node}: ${(e as Error).message}`);
     }
@@ -175,12 +177,23 @@ function manageLearners(etcd: EtcdClient): void {
   void tick();
 }
 
-/** Node deletion removes the node's etcd member, as k3s's etcd finalizer does. */
+/**
+ * Node deletion removes the node's etcd member first, as k3s's etcd finalizer does; etcd refuses while
+ * the cluster is settling ("unhealthy cluster"), so this retries for up to 30 s before giving up.
+ */
 async function removeEtcdMember(etcd: EtcdClient, node: any): Promise<void> {
   const memberName = node.metadata?.annotations?.['etcd.k3s.cattle.io/node-name'];
-  const members = await etcd.members();
-  const m = members.find((x) => (memberName ? x.name === memberName : x.name.slice(0, x.name.lastIndexOf('-')) === node.metadata.name));
-  if (!m) return;
-  log.info(`Removing name=${m.name} id=${m.id} address=${node.metadata?.annotations?.['etcd.k3s.cattle.io/node-address'] ?? ''} from etcd`);
-  await etcd.removeMember(m.id);
+  for (let attempt = 0; ; attempt++) {
+    const members = await etcd.members();
+    const m = members.find((x) => (memberName ? x.name === memberName : x.name.slice(0, x.name.lastIndexOf('-')) === node.metadata.name));
+    if (!m) return;
+    try {
+      if (attempt === 0) log.info(`Removing name=${m.name} id=${m.id} address=${node.metadata?.annotations?.['etcd.k3s.cattle.io/node-address'] ?? ''} from etcd`);
+      await etcd.removeMember(m.id);
+      return;
+    } catch (e) {
+      if (attempt >= 30) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }

@@ -1,0 +1,49 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { list, loadSettings, mergeConfigDocs, parseFlags, str } from '../../lab/twin/config.ts';
+import { criticalArgs, mismatched } from '../../lab/twin/server/critical.ts';
+
+describe('k3s twin configuration (k3s config file rules)', () => {
+  it('later files replace keys and a key ending in + appends', () => {
+    const merged = mergeConfigDocs([
+      { 'tls-san': ['10.0.0.10'], 'node-ip': '10.0.0.1', disable: ['traefik'] },
+      { 'tls-san+': ['10.0.0.20'], 'node-ip': '10.0.0.2', 'disable+': 'servicelb' },
+    ]);
+    expect(merged['tls-san']).toEqual(['10.0.0.10', '10.0.0.20']);
+    expect(merged['node-ip']).toBe('10.0.0.2');
+    expect(merged.disable).toEqual(['traefik', 'servicelb']);
+  });
+
+  it('reads config.yaml then config.yaml.d alphabetically, and flags win', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'twin-config-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'token: from-file\ntls-san: [a]\ncluster-init: true\n');
+    mkdirSync(`${file}.d`);
+    writeFileSync(join(`${file}.d`, '20-b.yaml'), 'tls-san+: [c]\n');
+    writeFileSync(join(`${file}.d`, '10-a.yaml'), 'tls-san+: [b]\nnode-name: n1\n');
+    const { flags } = parseFlags(['--config', file, '--node-name=n2', '-t', 'from-flag']);
+    const s = loadSettings(flags, {});
+    expect(list(s, 'tls-san')).toEqual(['a', 'b', 'c']);
+    expect(str(s, 'node-name')).toBe('n2');
+    expect(str(s, 'token')).toBe('from-flag');
+    expect(s['cluster-init']).toBe(true);
+  });
+
+  it('parses bare boolean flags and repeated list flags', () => {
+    const { flags, positional } = parseFlags(['save', '--cluster-init', '--tls-san', 'x', '--tls-san=y,z', '--server', 'https://a:6443']);
+    expect(positional).toEqual(['save']);
+    expect(flags['cluster-init']).toBe(true);
+    expect(flags['tls-san']).toEqual(['x', 'y', 'z']);
+    expect(flags.server).toBe('https://a:6443');
+  });
+
+  it('names each critical argument that differs between servers', () => {
+    const founder = criticalArgs({ 'flannel-backend': 'none', 'disable-network-policy': true, disable: ['servicelb'] });
+    const joiner = criticalArgs({ 'flannel-backend': 'none', disable: [] });
+    expect(mismatched(joiner, founder)).toEqual(['disable-network-policy', 'disable-servicelb']);
+    expect(mismatched(founder, founder)).toEqual([]);
+    expect(criticalArgs({})['cluster-cidr']).toBe('10.42.0.0/16');
+  });
+});
