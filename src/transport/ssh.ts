@@ -305,6 +305,7 @@ export class SshRemote implements Remote {
       const closed = new Promise<void>((resolve) => (link.closed ? resolve() : link.client.once('close', () => resolve())));
       link.ssh.dispose();
       await Promise.race([closed, delay(2_000)]);
+      if (!link.closed) link.client.destroy(); // a host that stopped answering does not say goodbye
     }
     this.release?.();
     this.release = undefined;
@@ -336,7 +337,7 @@ async function connectOnce(target: SshTarget, via: Link | undefined, s: Settings
   }
   const seen: { value?: HostKeySeen } = {};
   const ssh = new NodeSSH();
-  const onAbort = () => ssh.dispose();
+  const onAbort = () => ssh.connection?.destroy(); // end() would wait for a server that may never answer
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await ssh.connect({

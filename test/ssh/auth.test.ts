@@ -1,7 +1,7 @@
 // Login and sudo against a real sshd, and hosts that do not answer: SSH_AUTH_FAILED (never retried),
 // SSH_IDENTITY_UNUSABLE, SUDO_NEEDS_PASSWORD, SSH_UNREACHABLE (retried, bounded).
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -86,6 +86,37 @@ describeAsRoot('SSH login, sudo and reachability against a real sshd', () => {
     await remote.close();
     const empty = new SshTransport({ authSock: null, home: join(tmp.dir, 'empty-home') });
     await expect(empty.connect(target({ identityFile: undefined }))).rejects.toMatchObject({ causeId: 'SSH_AUTH_FAILED' });
+  });
+
+  it('uses the ssh-agent when no identity file is named', async () => {
+    const sock = join(tmp.dir, 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 20));
+      execFileSync('ssh-add', ['-q', key.privateKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'pipe' });
+      const t = new SshTransport({ authSock: sock, home: join(tmp.dir, 'no-default-keys') });
+      const remote = await t.connect(target({ identityFile: undefined }));
+      expect((await remote.exec('id -un')).stdout).toBe(`${OPS_USER}\n`);
+      await remote.close();
+    } finally {
+      agent.kill();
+    }
+  });
+
+  it('gives up at once when the run is aborted (Ctrl-C) while connecting', async () => {
+    const port = await freePort(ADDRESS);
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(port, ADDRESS, r));
+    try {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(new Error('interrupted')), 200);
+      const started = Date.now();
+      const t = new SshTransport({ authSock: null, connectTimeoutMs: 10_000 });
+      await expect(t.connect(target({ port }), { signal: ac.signal })).rejects.toThrow('interrupted');
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      silent.close();
+    }
   });
 
   it('passes the sudo check for a user with passwordless sudo', async () => {
