@@ -3,10 +3,18 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Root-only state (overlays, keys, known_hosts, artifacts). Outside the repository on purpose. */
-export const STATE_DIR = process.env.BOOTSTRAP_LAB_STATE ?? '/var/lib/bootstrap-lab';
-/** The debootstrap root filesystem cache, shared by every `lab up` on this machine. */
-export const CACHE_DIR = process.env.BOOTSTRAP_LAB_CACHE ?? '/var/cache/bootstrap-lab';
+/**
+ * Which lab on this machine. The default lab (0) is the one operators and the shared test lab use; a
+ * number 1..99 in BOOTSTRAP_LAB_INSTANCE gives a second, separate lab (own state folder, subnet
+ * 10.77.<n>.0/24, bridge, namespaces and cgroups), so a test can take a lab up and down without
+ * disturbing the shared one. The root filesystem cache is shared.
+ */
+export function labInstance(env = process.env.BOOTSTRAP_LAB_INSTANCE): number {
+  const n = env === undefined || env === '' ? 0 : Number(env);
+  if (!Number.isInteger(n) || n < 0 || n > 99) throw new RangeError(`BOOTSTRAP_LAB_INSTANCE is 0..99, not ${env}`);
+  return n;
+}
+
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export interface LabPaths {
@@ -24,32 +32,57 @@ export interface LabPaths {
   inventory: string;
 }
 
-export const paths: LabPaths = {
-  stateDir: STATE_DIR,
-  cacheDir: CACHE_DIR,
-  key: join(STATE_DIR, 'id_ed25519'),
-  knownHosts: join(STATE_DIR, 'known_hosts'),
-  artifacts: join(STATE_DIR, 'artifacts'),
-  hostsDir: join(STATE_DIR, 'hosts'),
-  labFile: join(STATE_DIR, 'lab.json'),
-  inventory: join(REPO_ROOT, 'inventory', 'lab.yaml'),
-};
+export interface LabConfig {
+  instance: number;
+  paths: LabPaths;
+  net: { subnet: string; prefix: number; base: string; operator: string; vip: string; firstHost: number; bridge: string };
+  /** Every namespace and machine-side link of the lab starts with this, so `lab down` can find leftovers. */
+  linkPrefix: string;
+  /** Per-host cgroup folder in each of the machine's hierarchies. */
+  cgroupDir: string;
+}
 
-export const NET = {
-  subnet: '10.77.0.0/24',
-  prefix: 24,
-  base: '10.77.0.',
-  operator: '10.77.0.1',
-  /** Reserved for the control-plane VIP: never given to a host. */
-  vip: '10.77.0.9',
-  firstHost: 10,
-  bridge: 'blab0',
-} as const;
+export function labConfig(instance = labInstance()): LabConfig {
+  const suffix = instance === 0 ? '' : `-${instance}`;
+  const stateDir = process.env.BOOTSTRAP_LAB_STATE ?? `/var/lib/bootstrap-lab${suffix}`;
+  const cacheDir = process.env.BOOTSTRAP_LAB_CACHE ?? '/var/cache/bootstrap-lab';
+  const base = `10.77.${instance}.`;
+  return {
+    instance,
+    paths: {
+      stateDir,
+      cacheDir,
+      key: join(stateDir, 'id_ed25519'),
+      knownHosts: join(stateDir, 'known_hosts'),
+      artifacts: join(stateDir, 'artifacts'),
+      hostsDir: join(stateDir, 'hosts'),
+      labFile: join(stateDir, 'lab.json'),
+      inventory: instance === 0 ? join(REPO_ROOT, 'inventory', 'lab.yaml') : join(stateDir, 'lab.yaml'),
+    },
+    net: {
+      subnet: `${base}0/24`,
+      prefix: 24,
+      base,
+      operator: `${base}1`,
+      // Reserved for the control-plane VIP: never given to a host.
+      vip: `${base}9`,
+      firstHost: 10,
+      bridge: instance === 0 ? 'blab0' : `bl${instance}br`,
+    },
+    linkPrefix: instance === 0 ? 'blab-' : `bl${instance}-`,
+    cgroupDir: `bootstrap-lab${suffix}`,
+  };
+}
 
-/** Every namespace and link the lab makes starts with this, so `lab down` can find leftovers. */
-export const LINK_PREFIX = 'blab-';
-/** Per-host cgroup folder in each of the machine's hierarchies. */
-export const CGROUP_DIR = 'bootstrap-lab';
+const config = labConfig();
+/** Root-only state (overlays, keys, known_hosts, artifacts). Outside the repository on purpose. */
+export const STATE_DIR = config.paths.stateDir;
+/** The debootstrap root filesystem cache, shared by every `lab up` on this machine. */
+export const CACHE_DIR = config.paths.cacheDir;
+export const paths: LabPaths = config.paths;
+export const NET = config.net;
+export const LINK_PREFIX = config.linkPrefix;
+export const CGROUP_DIR = config.cgroupDir;
 export const OPS_USER = 'ops';
 /** Size of the filesystem mounted at /var/lib/rancher in every host (sparse file, so cheap). */
 export const RANCHER_DISK_MB = 2048;

@@ -75,7 +75,18 @@ export async function removeStaleBuilds(cacheDir = CACHE_DIR): Promise<void> {
   } catch {
     return;
   }
-  for (const e of entries.filter((e) => e.includes('.build-'))) {
+  // A build whose builder still runs belongs to another lab instance building right now: leave it.
+  const builderAlive = (e: string) => {
+    const pid = Number(e.match(/\.build-(\d+)$/)?.[1]);
+    if (!pid) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const e of entries.filter((e) => e.includes('.build-') && !builderAlive(e))) {
     const p = join(cacheDir, e);
     killPids(processesUsing(p));
     await unmountUnder(p);

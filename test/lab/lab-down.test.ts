@@ -1,63 +1,100 @@
 // `lab down` leaves nothing of the lab on the machine: no namespace, bridge, veth, mount, cgroup,
-// loop device or process, also after a `lab up` that was killed halfway.
+// loop device or process, also after a `lab up` that was killed halfway. These tests use a lab of
+// their own (BOOTSTRAP_LAB_INSTANCE, through the CLI) so the shared test lab stays up meanwhile.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect, it, vi } from 'vitest';
-import { down, up } from '../../lab/api.ts';
 import { cgroupMounts } from '../../lab/cgroups.ts';
-import { CGROUP_DIR, paths } from '../../lab/config.ts';
+import { labConfig, type LabConfig } from '../../lab/config.ts';
 import { sleep } from '../../lab/run.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { forgetLab } from '../support/lab.ts';
 
 const cli = new URL('../../bin/lab.js', import.meta.url).pathname;
+const INSTANCE = 7;
+const own: LabConfig = labConfig(INSTANCE);
+const env = { ...process.env, BOOTSTRAP_LAB_INSTANCE: String(INSTANCE) };
 
-/** Everything of the lab that could be left on the machine, as readable lines (empty: nothing). */
-function leftovers(): string[] {
+function lab(...args: string[]) {
+  return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
+}
+
+function liveProcessesOf(cfg: LabConfig): string[] {
   const out: string[] = [];
-  const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('blab-')) : [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const state = readFileSync(`/proc/${e}/stat`, 'utf8').replace(/^.*\) /, '')[0];
+      if (state === 'Z') continue;
+      const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8');
+      if (cg.includes(`/${cfg.cgroupDir}/`) || cmd.includes(`${cfg.paths.hostsDir}/`)) out.push(`process ${e} ${cmd}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** Everything of a lab that could be left on the machine, as readable lines (empty: nothing). */
+function leftovers(cfg: LabConfig): string[] {
+  const out: string[] = [];
+  const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(cfg.linkPrefix)) : [];
   out.push(...netns.map((n) => `netns ${n}`));
   const links = spawnSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' }).stdout;
-  out.push(...links.split('\n').map((l) => l.match(/^\d+:\s+([^:@\s]+)/)?.[1]).filter((n) => n && (n.startsWith('blab') )).map((n) => `link ${n}`));
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '');
-  out.push(...mounts.filter((m) => m.startsWith(paths.stateDir) || m.includes('/run/netns/blab-') || m.includes('.build-')).map((m) => `mount ${m}`));
-  out.push(...cgroupMounts().map((m) => `${m.point}/${CGROUP_DIR}`).filter((d) => existsSync(d) && readdirSync(d, { withFileTypes: true }).some((e) => e.isDirectory())).map((d) => `cgroup ${d}`));
-  const loops = spawnSync('losetup', ['-n', '-O', 'BACK-FILE', '-l'], { encoding: 'utf8' }).stdout;
-  out.push(...loops.split('\n').filter((l) => l.includes(paths.stateDir)).map((l) => `loop ${l.trim()}`));
-  // Live processes of the lab: a host's systemd or anything running from the lab's state folder.
-  const ps = spawnSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' }).stdout;
   out.push(
-    ...ps
+    ...links
       .split('\n')
-      .filter((l) => !l.trim().startsWith('Z') && (l.includes('/lib/systemd/systemd --system') || l.includes(`${paths.hostsDir}/`)))
-      .map((l) => `process ${l.trim()}`),
+      .map((l) => l.match(/^\d+:\s+([^:@\s]+)/)?.[1])
+      .filter((n) => n && (n.startsWith(cfg.linkPrefix) || n === cfg.net.bridge))
+      .map((n) => `link ${n}`),
   );
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '');
+  out.push(...mounts.filter((m) => m.startsWith(`${cfg.paths.stateDir}/`) || m.startsWith(`/run/netns/${cfg.linkPrefix}`)).map((m) => `mount ${m}`));
+  out.push(
+    ...cgroupMounts()
+      .map((m) => `${m.point}/${cfg.cgroupDir}`)
+      .filter((d) => existsSync(d) && readdirSync(d, { withFileTypes: true }).some((e) => e.isDirectory()))
+      .map((d) => `cgroup ${d}`),
+  );
+  const loops = spawnSync('losetup', ['-n', '-O', 'BACK-FILE', '-l'], { encoding: 'utf8' }).stdout;
+  out.push(...loops.split('\n').filter((l) => l.includes(`${cfg.paths.stateDir}/`)).map((l) => `loop ${l.trim()}`));
+  out.push(...liveProcessesOf(cfg));
   return out;
 }
 
 describeAsRoot('lab down', () => {
-  afterAll(() => forgetLab());
+  afterAll(() => {
+    lab('down');
+  });
 
-  it('after lab up leaves no namespace, bridge, veth, mount, cgroup, loop device or process, in under 10 s', async () => {
-    await up({ servers: 3, agents: 0 });
-    expect(leftovers().length).toBeGreaterThan(0); // the check can see a lab
+  it('after lab up leaves no namespace, bridge, veth, mount, cgroup, loop device or process, in under 10 s', () => {
+    const upRes = lab('up', '--servers', '3');
+    expect(upRes.stderr).toMatch(/lab up: k3s-lab-1 10\.77\.7\.10, k3s-lab-2 10\.77\.7\.11, k3s-lab-3 10\.77\.7\.12/);
+    expect(upRes.stdout.trim()).toBe(own.paths.inventory);
+    const seen = leftovers(own);
+    expect(seen.filter((l) => l.startsWith('netns'))).toHaveLength(3); // the check can see a lab
+    expect(seen.some((l) => l.startsWith('process'))).toBe(true);
+
     const t0 = Date.now();
-    await down();
+    const downRes = lab('down');
+    expect(downRes.status).toBe(0);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    expect(leftovers()).toEqual([]);
-    expect(existsSync(paths.inventory)).toBe(false);
+    expect(leftovers(own)).toEqual([]);
+    expect(existsSync(own.paths.inventory)).toBe(false);
   });
 
   it('cleans up after a lab up that was killed while booting', async () => {
-    const child = spawn(process.execPath, [cli, 'up', '--servers', '2'], { stdio: 'ignore' });
-    // kill it once hosts exist but before it is done
-    for (let i = 0; i < 200 && !(existsSync('/run/netns') && readdirSync('/run/netns').some((n) => n.startsWith('blab-'))); i++) await sleep(50);
+    const child = spawn(process.execPath, [cli, 'up', '--servers', '2'], { stdio: 'ignore', env });
+    // kill it once its hosts exist but before it is done
+    const hostsExist = () => existsSync('/run/netns') && readdirSync('/run/netns').some((n) => n.startsWith(own.linkPrefix));
+    for (let i = 0; i < 600 && !hostsExist(); i++) await sleep(50);
     await sleep(300);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    expect(leftovers().length).toBeGreaterThan(0);
-    await down();
-    expect(leftovers()).toEqual([]);
+    expect(leftovers(own).length).toBeGreaterThan(0);
+
+    expect(lab('down').status).toBe(0);
+    expect(leftovers(own)).toEqual([]);
   });
 
   it('says in one line that it needs root when run without it, and exits non-zero', async () => {
