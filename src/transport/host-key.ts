@@ -30,13 +30,15 @@ export function readKnownHosts(file: string): KnownHostsEntry[] {
 export interface HostKeySeen {
   key: Buffer;
   verdict: HostKeyVerdict;
+  /** The known_hosts file keeps its host names hashed: a line to add should be hashed too. */
+  hashedFile: boolean;
 }
 
 /** A verifier for ssh2's `hostVerifier` that records what it saw into `seen`. */
 export function makeHostVerifier(entries: KnownHostsEntry[], target: SshTarget, seen: { value?: HostKeySeen }) {
   return (key: Buffer): boolean => {
     const verdict = checkHostKey(entries, target.address, target.port, key);
-    seen.value = { key, verdict };
+    seen.value = { key, verdict, hashedFile: entries.some((e) => e.hosts.startsWith('|1|')) };
     return verdict.kind === 'known';
   };
 }
@@ -52,7 +54,7 @@ export function hostKeyError(seen: HostKeySeen, target: SshTarget, via?: SshTarg
   const where = `${target.name} (${target.address}:${target.port}${via ? ` via ${via.name}` : ''})`;
   const file = target.knownHostsFile;
   if (verdict.kind === 'unknown') {
-    const scan = `ssh-keyscan -p ${target.port} -t ${keyscanType(type)} ${target.address}`;
+    const scan = `ssh-keyscan${seen.hashedFile ? ' -H' : ''} -p ${target.port} -t ${keyscanType(type)} ${target.address}`;
     // Behind a jump host the operator's machine cannot reach the host: scan from the jump host.
     const command = via
       ? `ssh -p ${via.port} ${via.user}@${via.address} ${shellQuote(scan)} >> ${shellQuote(file)}`

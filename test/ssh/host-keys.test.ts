@@ -98,6 +98,18 @@ describeAsRoot('host key verification against a real sshd', () => {
     expect(err).toMatchObject({ causeId: 'HOST_KEY_MISMATCH', retryable: false });
   });
 
+  it('suggests a hashed line (ssh-keyscan -H) for a known_hosts file kept hashed, and the line works', async () => {
+    const kh = khFile(`|1|Kw/+J/gb8nTX8syHsm/2jXy47GU=|doF3hevFbVtFBgatP6zcy6SZE64= ${sshd.hostKeys.ed25519}\n`); // some other host
+    const err = await transport().connect(target(kh)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ causeId: 'HOST_KEY_UNKNOWN' });
+    const command = (err as CauseError).evidence.command!;
+    expect(command).toBe(`ssh-keyscan -H -p ${sshd.port} -t ed25519 ${ADDRESS} >> ${kh}`);
+    execFileSync('sh', ['-c', command], { stdio: 'pipe' });
+    expect(execFileSync('tail', ['-n', '1', kh]).toString()).toMatch(/^\|1\|/);
+    const remote = await transport().connect(target(kh));
+    await remote.close();
+  });
+
   it('accepts a host recorded in a hashed known_hosts (ssh-keygen -H)', async () => {
     const kh = khFile(sshd.knownHostsLines());
     execFileSync('ssh-keygen', ['-H', '-f', kh], { stdio: 'pipe' });
