@@ -1,11 +1,11 @@
 // Every fault kind: inject it, see its effect from another host or the operator side, heal it, see
 // the recovery. Disruptive faults hit k3s-lab-2 and k3s-lab-3 and are always healed, so the shared
 // lab is whole again when each test ends.
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { fault, hostExec, status, wipe } from '../../lab/api.ts';
 import { tcpOpen } from '../../lab/operator.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { ensureLab, paths, ssh } from '../support/lab.ts';
+import { ensureLab, holdLab, paths, ssh } from '../support/lab.ts';
 import { readFileSync } from 'node:fs';
 
 const PEER = 'k3s-lab-1';
@@ -32,14 +32,23 @@ describeAsRoot('lab faults', () => {
     await ensureLab();
   });
 
-  // Whatever a failing test left behind, the next one finds a whole lab.
+  let release: () => void = () => {};
+  beforeEach(async () => {
+    release = await holdLab();
+  });
+
+  // Whatever a failing test left behind, the next one finds a whole lab; then others may use it again.
   afterEach(async () => {
-    for (const h of [A, B]) {
-      for (const [kind, arg] of [['start'], ['heal'], ['unblock-port', '22'], ['free-disk'], ['clock-skew', '0']] as const) {
-        await fault(h.name, kind, arg).catch(() => {});
+    try {
+      for (const h of [A, B]) {
+        for (const [kind, arg] of [['start'], ['heal'], ['unblock-port', '22'], ['free-disk'], ['clock-skew', '0']] as const) {
+          await fault(h.name, kind, arg).catch(() => {});
+        }
+        const nic = (await status()).find((s) => s.name === h.name)?.nic;
+        if (nic && nic !== 'eth0') await fault(h.name, 'rename-nic', 'eth0');
       }
-      const nic = (await status()).find((s) => s.name === h.name)?.nic;
-      if (nic && nic !== 'eth0') await fault(h.name, 'rename-nic', 'eth0');
+    } finally {
+      release();
     }
   });
 

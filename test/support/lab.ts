@@ -2,6 +2,7 @@
 // reuses a healthy lab of the same shape). Tests that break a host heal it before they end.
 // Also the lab project's globalSetup: its teardown takes the lab down at the end of `npm test`.
 import { down, hostExec, hosts, paths, ssh, sshArgs, up, type UpResult } from '../../lab/api.ts';
+import { acquireLabLock } from '../../lab/lock.ts';
 import { isRoot } from './env.ts';
 
 export { hostExec, hosts, paths, ssh, sshArgs };
@@ -24,6 +25,12 @@ export function ensureLab(shape: LabShapeWanted = {}): Promise<UpResult> {
   }
   return upOnce;
 }
+
+/**
+ * Hold the lab while a test breaks a host on purpose: ensureLab() in other workers waits until the
+ * release instead of rebuilding a lab it sees unhealthy. Returns the release function.
+ */
+export const holdLab = acquireLabLock;
 
 /** Forget the cached result (after a test took the lab down on purpose). */
 export function forgetLab(): void {
