@@ -93,7 +93,7 @@ export async function main(argv: string[]): Promise<number> {
       say(`lab: ${err.message}`);
       return 69;
     }
-    if (err instanceof LabUsage) {
+    if (err instanceof LabUsage || err instanceof RangeError) {
       say(`lab: ${err.message}`);
       return 64;
     }
