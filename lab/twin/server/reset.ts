@@ -36,17 +36,20 @@ export async function clusterReset(c: Ctx): Promise<void> {
     if (!isInitialized(c.p.etcd)) log.fatal('etcd: cluster-reset requires an existing etcd datastore');
     name = memberName(c.p.etcdName, c.node);
   }
-  const tls = tlsPaths(c.p.dataDir);
-  if (str(c.s, 'token') && existsSync(tls.serverCA)) writeToken(c.p, readCAs(tls).serverCA, secret!);
   log.info('Managed etcd cluster initializing with cluster-reset');
   const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: `${name}=${peerURL(c.ip)}`, state: 'existing', forceNewCluster: !restore });
-  void member.child.exited.then((code) => log.fatal(`etcd exited during cluster reset: ${member.lastError() || `exit status ${code}`}`));
+  let finished = false;
+  void member.child.exited.then((code) => finished || log.fatal(`etcd exited during cluster reset: ${member.lastError() || `exit status ${code}`}`));
   const etcd = localEtcd(c);
   await waitForQuorumRead(etcd, false);
   await checkBootstrapToken(etcd, secret!);
+  // Only a token that opened the bootstrap data is written back to server/token.
+  const tls = tlsPaths(c.p.dataDir);
+  if (str(c.s, 'token') && existsSync(tls.serverCA)) writeToken(c.p, readCAs(tls).serverCA, secret!);
   const members = await etcd.members();
   if (members.length !== 1) log.fatal(`etcd cluster reset left ${members.length} members`);
   log.info(RESET_DONE);
+  finished = true;
   await member.child.stop();
   process.exit(0);
 }
