@@ -8,6 +8,7 @@ import { renderInventory } from './inventory.ts';
 import { unmountUnder } from './mounts.ts';
 import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plugHost } from './network.ts';
 import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
+import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
 import { ensureRootfs, removeStaleBuilds } from './rootfs.ts';
 import { run } from './run.ts';
@@ -47,6 +48,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   if (current && current.servers === shape.servers && current.agents === shape.agents && (await healthy(hosts))) {
     writeInventory(inventory, hosts);
     writeState({ ...current, inventory });
+    await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
     return { inventory, hosts, reused: true };
   }
   await down({ log, keepInventory: true });
@@ -70,6 +72,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
     }),
   );
   writeInventory(inventory, hosts);
+  await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
   return { inventory, hosts, reused: false };
 }
 

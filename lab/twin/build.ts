@@ -1,7 +1,7 @@
 // Bundles the twin into one executable Node script (esbuild), so a lab host needs only node on PATH.
 // Built at `lab up`/test time, never committed.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +32,10 @@ export async function installTwin(artifactsDir: string): Promise<string> {
   const built = await buildTwin();
   mkdirSync(artifactsDir, { recursive: true });
   const dest = join(artifactsDir, 'k3s');
-  copyFileSync(built, dest);
-  chmodSync(dest, 0o755);
+  // Copied then renamed, so a reader never sees half a file.
+  copyFileSync(built, `${dest}.new`);
+  chmodSync(`${dest}.new`, 0o755);
+  renameSync(`${dest}.new`, dest);
+  rmSync(dirname(built), { recursive: true, force: true });
   return dest;
 }

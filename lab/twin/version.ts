@@ -1,6 +1,6 @@
 // The version the lab's k3s claims (`k3s --version`, GET /version). The engine compares it with what it
 // meant to install, so it is one constant; K3S_TWIN_VERSION overrides it for tests of version handling.
-export const K3S_VERSION = process.env.K3S_TWIN_VERSION ?? 'v1.32.5+k3s1';
+export const K3S_VERSION = process.env.K3S_TWIN_VERSION ?? 'v1.33.5+k3s1';
 export const K3S_COMMIT = '8e8f2a47';
 
 export function kubeVersion() {
