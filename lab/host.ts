@@ -104,11 +104,11 @@ export async function powerOff(host: HostPlan): Promise<void> {
 export async function hostExec(host: HostPlan, cmd: string, opts: RunOptions = {}): Promise<RunResult> {
   const pid = hostInitPid(host.netns);
   if (pid === undefined) throw new LabUsage(`${host.name} is not running`);
-  return run(
-    'nsenter',
-    ['-t', String(pid), '-a', '-r', '-w', '/usr/bin/env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', '/bin/sh', '-c', cmd],
-    opts,
-  );
+  // The command travels in the environment, not on the command line, so a `pkill -f <pattern>` in it
+  // cannot match (and kill) the very shell that runs it.
+  const env = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', `LAB_EXEC=${cmd}`];
+  const shell = 'c=$LAB_EXEC; unset LAB_EXEC; eval "$c"';
+  return run('nsenter', ['-t', String(pid), '-a', '-r', '-w', '/usr/bin/env', '-i', ...env, '/bin/sh', '-c', shell], opts);
 }
 
 export { hostNic };
