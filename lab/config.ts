@@ -85,7 +85,7 @@ export const LINK_PREFIX = config.linkPrefix;
 export const CGROUP_DIR = config.cgroupDir;
 export const OPS_USER = 'ops';
 /** Size of the filesystem mounted at /var/lib/rancher in every host (sparse file, so cheap). */
-export const RANCHER_DISK_MB = 2048;
+export const RANCHER_DISK_MB = 8192;
 
 export type Role = 'server' | 'agent';
 
