@@ -2,9 +2,11 @@
 // Every id here has a section in runbooks/causes.md (test/unit/causes-runbook.test.ts keeps them in step).
 import type { CauseDef } from './define.ts';
 import { baselineCauses } from './baseline.ts';
+import { ciliumCauses } from './cilium.ts';
 import { engineCauses } from './engine.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
+import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
 
 const all = {
@@ -12,6 +14,8 @@ const all = {
   ...engineCauses,
   ...baselineCauses,
   ...k3sCauses,
+  ...kubeVipCauses,
+  ...ciliumCauses,
   ...sshCauses,
 };
 

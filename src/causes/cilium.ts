@@ -1,0 +1,75 @@
+import { defineCauses } from './define.ts';
+
+// Cilium: values from the GitOps HelmRelease, their gates, the HelmChart install and its rollout (phases/cilium/*.ts).
+export const ciliumCauses = defineCauses({
+  GITOPS_SOURCE_INVALID: {
+    title: 'The GitOps checkout cannot be read for this environment',
+    meaning: 'The HelmRelease, the cluster-vars ConfigMap or a kustomization/patch of gitops.path is missing, malformed or does not apply. The file is named.',
+    remedy: 'Fix the named file in the GitOps repository (kustomize build <gitops.path> shows the same), or point the inventory at the right checkout/path.',
+  },
+  UNRESOLVED_SUBSTITUTION: {
+    title: 'A ${VAR} in the Cilium HelmRelease has no usable value for this environment',
+    meaning: 'The variable is not defined by the effective cluster-vars, is empty, or is a TBD placeholder. Flux would ship an empty or wrong value (the 2026-09-01 incident); nothing was installed.',
+    remedy: 'Define the variable in the environment overlay of cluster-vars (clusters/<env>/) with the real value, commit, and rerun.',
+  },
+  CHART_VERSION_MISMATCH: {
+    title: 'The Cilium chart in the artifacts is not the version the HelmRelease pins',
+    meaning: 'Flux would upgrade (or downgrade) Cilium right after adopting it: the bootstrap and GitOps would install different charts.',
+    remedy: 'Put the chart tgz of the pinned version in the artifacts (cilium.chart), or change the HelmRelease version, so they agree.',
+  },
+  SERVICE_HOST_NOT_VIP: {
+    title: "Cilium's k8sServiceHost is not the control-plane VIP",
+    meaning: 'Empty, a node address or anything else: empty makes agents dial 10.43.0.1 (deadlock without kube-proxy); a node address ties the CNI to one server.',
+    remedy: 'Make k8sServiceHost resolve to controlPlane.vip for this environment (K3S_API_HOST in cluster-vars).',
+  },
+  SERVICE_PORT_MISMATCH: {
+    title: "Cilium's k8sServicePort is not the control-plane port",
+    meaning: 'Agents would dial the VIP on a port the API server does not listen on.',
+    remedy: 'Set k8sServicePort to controlPlane.port (6443 by default) in the HelmRelease.',
+  },
+  KPR_MISMATCH: {
+    title: 'Cilium is not configured to replace kube-proxy',
+    meaning: 'k3s runs with disable-kube-proxy, so without kubeProxyReplacement: true no one implements Services (the chart default is "false").',
+    remedy: 'Set kubeProxyReplacement: true in the HelmRelease values.',
+  },
+  POD_CIDR_MISMATCH: {
+    title: "Cilium's pod CIDR is not k3s's cluster-cidr",
+    meaning: 'In cluster-pool IPAM Cilium allocates pod addresses from ipam.operator.clusterPoolIPv4PodCIDRList (chart default 10.0.0.0/8), ignoring k3s.',
+    remedy: 'Set ipam.operator.clusterPoolIPv4PodCIDRList to [k3s.clusterCidr] (or ipam.mode: kubernetes) in the HelmRelease.',
+  },
+  ROLLOUT_TOO_WIDE: {
+    title: "Cilium's agent rollout may take down more than one node at once",
+    meaning: 'updateStrategy.rollingUpdate.maxUnavailable is not 1 (the chart default is 2): one bad render can cost two of three nodes (the 2026-09-01 incident).',
+    remedy: 'Set updateStrategy.rollingUpdate.maxUnavailable: 1 in the HelmRelease values.',
+  },
+  CGROUP_HOSTROOT_NOT_CGROUP2: {
+    title: "Cilium's cgroup.hostRoot is not a cgroup2 mount on a node",
+    meaning: 'Socket load-balancing attaches to the cgroup at hostRoot; anything but the host\'s cgroup2 root leaves host processes untranslated (the 2026-10-03 breakage).',
+    remedy: 'Point cgroup.hostRoot at /sys/fs/cgroup with cgroup.autoMount.enabled: false (the host mounts cgroup2 there), or let autoMount mount it.',
+  },
+  VALUES_SCHEMA_INVALID: {
+    title: "The Cilium values do not satisfy the chart's values.schema.json",
+    meaning: 'Helm would refuse the install; the path and the schema message are named.',
+    remedy: 'Fix the value at the path named in the HelmRelease (compare with the chart\'s values.yaml of the pinned version).',
+  },
+  CILIUM_SERVICE_HOST_FALLBACK: {
+    title: 'A Cilium agent fell back to the Kubernetes ClusterIP',
+    meaning: 'The agent logged an i/o timeout to 10.43.0.1:443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
+    remedy: 'Check k8sServiceHost in the installed values (helm get values cilium -n kube-system) and the agent pod env; rerun bootstrap to reinstall with the VIP.',
+  },
+  CILIUM_AGENTS_NOT_READY: {
+    title: 'The cilium DaemonSet did not roll out on every node within its budget',
+    meaning: 'Some agents are not Ready. The evidence names them with their last log lines.',
+    remedy: 'kubectl -n kube-system get pods -l k8s-app=cilium -o wide; read the named agent logs (cilium-dbg status inside the pod).',
+  },
+  NODE_NOT_READY: {
+    title: 'A node did not become Ready after Cilium rolled out',
+    meaning: "The node's Ready condition stayed false (the reason is in the evidence), although its agent runs.",
+    remedy: 'kubectl describe node <name>; journalctl -u k3s on the node.',
+  },
+  AGENT_SERVICE_HOST_DRIFT: {
+    title: "A running Cilium agent's KUBERNETES_SERVICE_HOST is not the VIP",
+    meaning: 'Live, not from the template: the agent pod dials another address (a node address, or nothing) than controlPlane.vip, so the CNI depends on one node.',
+    remedy: 'Reinstall with the rendered values (rerun bootstrap) and restart the named agent pods; check no other Cilium release or manual edit sets the env.',
+  },
+});
