@@ -56,6 +56,8 @@ interface Link {
   target: SshTarget;
   closed: boolean;
   channels: Semaphore;
+  /** Commands running on this connection: each ends (code null) when the connection is lost. */
+  running: Set<() => void>;
 }
 
 /** A jump host connection shared by the hosts behind it, closed when the last of them closes. */
@@ -219,16 +221,20 @@ export class SshRemote implements Remote {
     if (this.closedByUs) throw new Error(`connection to ${this.host} was closed`);
     if (this.link && !this.link.closed) return this.link;
     if (!this.connecting) {
-      this.release?.();
+      // The old hold on the jump host is let go only after the new one is taken (open() takes it at
+      // once), so a healthy jump connection survives a reconnect of a host behind it.
+      const previous = this.release;
       this.release = undefined;
       this.connecting = this.transport.open(this.target, signal).then(
         ({ link, release }) => {
+          previous?.();
           this.link = link;
           this.release = release;
           this.connecting = undefined;
           return link;
         },
         (err: unknown) => {
+          previous?.();
           this.connecting = undefined;
           throw err;
         },
@@ -362,12 +368,21 @@ async function connectOnce(target: SshTarget, via: Link | undefined, s: Settings
     signal?.removeEventListener('abort', onAbort);
   }
   const client = ssh.connection!;
-  const link: Link = { ssh, client, target, closed: false, channels: new Semaphore(s.maxChannels) };
+  const link: Link = { ssh, client, target, closed: false, channels: new Semaphore(s.maxChannels), running: new Set() };
   // After the handshake node-ssh no longer listens for errors; an unheard 'error' would kill the process.
   client.on('error', () => undefined);
-  client.once('close', () => {
+  // The server ended the connection. Through a jump host the stream under it (a channel) reports its
+  // end long before its close, so do not wait for the close: every running command ends now (code
+  // null), and the next one reconnects.
+  const lost = () => {
+    if (link.closed) return;
     link.closed = true;
-  });
+    for (const end of [...link.running]) end();
+    sock?.destroy();
+    client.destroy();
+  };
+  client.once('end', lost);
+  client.once('close', lost);
   return link;
 }
 
@@ -476,6 +491,7 @@ function runChannel(link: Link, command: string, opts: ExecOptions, onStop?: () 
     const finish = (final: number | null, stopped = false) => {
       if (done) return;
       done = true;
+      link.running.delete(onLost);
       if (timer) clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       resolve({
@@ -504,11 +520,14 @@ function runChannel(link: Link, command: string, opts: ExecOptions, onStop?: () 
       finish(null, true);
     };
     const onAbort = () => void stop();
+    const onLost = () => finish(null, stopping);
+    link.running.add(onLost);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.timeoutMs !== undefined) timer = setTimeout(() => void stop(), opts.timeoutMs);
     const onOpen = (e: Error | undefined, ch: ClientChannel) => {
       if (e) {
         if (timer) clearTimeout(timer);
+        link.running.delete(onLost);
         opts.signal?.removeEventListener('abort', onAbort);
         if (!done) {
           done = true;

@@ -93,6 +93,23 @@ describeAsRoot('jump host (bastion) against real sshd servers', () => {
     }
   });
 
+  it('reconnects a host behind the jump host over the same jump connection', async () => {
+    const before = jump.connections();
+    const transport = new SshTransport({ authSock: null });
+    const a = await transport.connect(target(hostA));
+    try {
+      const killed = await a.exec('kill -9 $PPID', { timeoutMs: 5_000 }); // the host's session dies
+      expect(killed.code).toBeNull();
+      expect(killed.durationMs).toBeLessThan(3_000); // noticed at once, not at the command's budget
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await a.exec('echo back')).stdout).toBe('back\n');
+      expect(jump.connections()).toBe(before + 1);
+    } finally {
+      await a.close();
+      await transport.close();
+    }
+  });
+
   it('closes the jump connection when the last host behind it closes', async () => {
     const before = jump.connections();
     const transport = new SshTransport({ authSock: null });

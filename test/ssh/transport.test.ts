@@ -139,6 +139,7 @@ describeAsRoot('SSH transport against a real sshd', () => {
     // Kill this connection's sshd session process from inside: the command never returns normally.
     const killed = await remote.exec('kill -9 $PPID', { timeoutMs: 5_000 });
     expect(killed.code).toBeNull();
+    expect(killed.durationMs).toBeLessThan(3_000); // noticed at once, not at the command's budget
     await new Promise((res) => setTimeout(res, 200));
     expect((await remote.exec('echo back')).stdout).toBe('back\n');
     expect(sshd.connections()).toBe(before + 1);
