@@ -72,7 +72,9 @@ export function startEtcd(o: EtcdOptions, onLine: (line: string) => void): EtcdC
     '--log-outputs=stderr',
   ];
   if (o.forceNewCluster) args.push('--force-new-cluster');
-  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // etcd would answer systemd's NOTIFY_SOCKET itself (READY=1 as soon as it serves); only k3s may do that.
+  const { NOTIFY_SOCKET: _n, ...env } = process.env;
+  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   writeFileSync(pidFile(o.dataDir), String(child.pid));
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', onLine);
