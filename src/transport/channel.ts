@@ -4,12 +4,35 @@ import type { ClientChannel } from 'ssh2';
 import type { Link } from './link.ts';
 import type { ExecOptions, ExecResult } from './types.ts';
 
-/** A TCP stream to host:port as seen from the far end of the connection (ssh direct-tcpip). */
-export function forwardOut(link: Link, host: string, port: number): Promise<ClientChannel> {
+/**
+ * A TCP stream to host:port as seen from the far end of the connection (ssh direct-tcpip). With
+ * `timeoutMs`, give up when the far end has not connected by then (sshd waits for the kernel's TCP
+ * timeout, minutes, on an address that drops packets); a stream that opens after that is closed.
+ */
+export function forwardOut(link: Link, host: string, port: number, timeoutMs?: number): Promise<ClientChannel> {
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            settled = true;
+            reject(Object.assign(new Error(`no TCP connection to ${host}:${port} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+          }, timeoutMs);
     try {
-      link.client.forwardOut('127.0.0.1', 0, host, port, (err, ch) => (err ? reject(err) : resolve(ch)));
+      link.client.forwardOut('127.0.0.1', 0, host, port, (err, ch) => {
+        if (timer) clearTimeout(timer);
+        if (settled) {
+          ch?.close();
+          return;
+        }
+        settled = true;
+        if (err) reject(err);
+        else resolve(ch);
+      });
     } catch (err) {
+      if (timer) clearTimeout(timer);
+      settled = true;
       reject(err);
     }
   });

@@ -41,7 +41,7 @@ export async function connectOnce(target: SshTarget, via: Link | undefined, s: L
   let sock: Duplex | undefined;
   if (via) {
     try {
-      sock = await forwardOut(via, target.address, target.port);
+      sock = await forwardOut(via, target.address, target.port, s.connectTimeoutMs);
     } catch (err) {
       throw new CauseError('SSH_UNREACHABLE', {
         host: target.name,
