@@ -1,6 +1,6 @@
 // The twin as processes on this machine (loopback addresses, temporary data dirs, no lab): a founder and
 // two joiners on real etcd, driven through @kubernetes/client-node and plain HTTPS as a user would.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -190,6 +190,23 @@ describe('k3s twin on this machine', () => {
     const { core: api2 } = core(servers[2]);
     await waitFor('s3 EtcdIsVoter', async () => (await api2.readNode({ name: 's3' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True', 20_000);
   }, 150_000);
+
+  it('k3s agent registers its Node through the server URL with the token (no role labels)', async () => {
+    const dir = mkdtempSync(join(root, 'agent-'));
+    const agent = spawn(bin, ['agent', '--server', `https://${IP(2)}:6443`, '--token', servers[0].token(), '--node-name', 'a1', '--node-ip', IP(50),
+      '--data-dir', dir, '--config', join(dir, 'none.yaml')], { env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000' }, stdio: 'ignore' });
+    try {
+      const { core: api } = core(servers[0]);
+      await waitFor('node a1', async () => Boolean(await api.readNode({ name: 'a1' })), 20_000);
+      const a1 = await api.readNode({ name: 'a1' });
+      expect(a1.metadata?.labels?.['node-role.kubernetes.io/control-plane']).toBeUndefined();
+      expect(a1.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe(IP(50));
+      expect(a1.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+      await api.deleteNode({ name: 'a1' });
+    } finally {
+      agent.kill('SIGTERM');
+    }
+  }, 30_000);
 
   it('a second server with the name of an existing member fails: duplicate node name found', () => {
     const dup = runFailing('s2', IP(9), ['--server', `https://${IP(1)}:6443`, '--token', servers[0].token()]);

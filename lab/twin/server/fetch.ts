@@ -23,6 +23,26 @@ function goDialError(url: URL, code: string | undefined, message: string): strin
   return `dial tcp ${hostPort}: ${why}`;
 }
 
+/** Node's certificate errors in the words of Go's crypto/x509, which k3s's messages carry. */
+export function x509Error(e: NodeJS.ErrnoException & { reason?: string }, url: URL): string | undefined {
+  switch (e.code) {
+    case 'CERT_HAS_EXPIRED':
+    case 'CERT_NOT_YET_VALID':
+      return 'x509: certificate has expired or is not yet valid';
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return 'x509: certificate signed by unknown authority';
+    case 'ERR_TLS_CERT_ALTNAME_INVALID': {
+      const names = [...String(e.reason ?? e.message).matchAll(/(?:IP Address|DNS):([^,\s]+)/g)].map((m) => m[1]);
+      return `x509: certificate is valid for ${names.join(', ')}, not ${url.hostname}`;
+    }
+    default:
+      return e.code?.startsWith('ERR_TLS') || e.code?.includes('CERT') ? e.message : undefined;
+  }
+}
+
 export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: number; text: string }> {
   const url = new URL(urlStr);
   const method = o.method ?? (o.body === undefined ? 'GET' : 'POST');
@@ -47,8 +67,8 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
       req.destroy(e);
     });
     req.on('error', (e: NodeJS.ErrnoException) => {
-      const tlsCode = e.code?.startsWith('ERR_TLS') || e.code?.includes('CERT') || e.code?.includes('SELF_SIGNED');
-      const detail = tlsCode ? `tls: failed to verify certificate: ${e.message}` : goDialError(url, e.code, e.message);
+      const tls = x509Error(e, url);
+      const detail = tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
       reject(new FetchError(`${verb} "${urlStr}": ${detail}`));
     });
     req.end(data);
