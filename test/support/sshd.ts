@@ -5,7 +5,7 @@
 //   bspw  — sudo that asks for a password (SUDO_NEEDS_PASSWORD).
 // Their authorized keys live in each server's own directory (AuthorizedKeysFile), not in their homes.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,15 @@ export function ensureTestUsers(): void {
   }
   const rules = `${OPS_USER} ALL=(ALL) NOPASSWD: ALL\n${PW_USER} ALL=(ALL) ALL\n`;
   if (!existsSync(SUDOERS_FILE) || readFileSync(SUDOERS_FILE, 'utf8') !== rules) {
-    writeFileSync(SUDOERS_FILE, rules, { mode: 0o440 });
+    // Checked before it is installed: a broken file in sudoers.d breaks sudo for the whole machine.
+    const draft = `${SUDOERS_FILE}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    writeFileSync(draft, rules, { mode: 0o440 });
+    try {
+      execFileSync('visudo', ['-c', '-q', '-f', draft], { stdio: 'pipe' });
+      renameSync(draft, SUDOERS_FILE);
+    } finally {
+      rmSync(draft, { force: true });
+    }
   }
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege separation directory
 }
