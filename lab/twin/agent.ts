@@ -1,7 +1,10 @@
 // `k3s agent`: validates the server's CA against the token like a joining server does, then keeps its
 // Node registered and its status current through the server's supervisor port. The kubelet, containerd
 // and the CNI datapath are not imitated; the Ready condition follows the same CNI config hook as servers.
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { PASSWORD_REJECTED } from './server/node-password.ts';
 import { type Settings, list, str } from './config.ts';
 import { log } from './log.ts';
 import { notifyReady } from './notify.ts';
@@ -10,6 +13,15 @@ import { nodeIP, nodeName } from './server/netinfo.ts';
 import { cniReady } from './server/node.ts';
 import { hashCA, parseToken } from './token.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
+
+/** The node's password, made once (k3s pkg/agent/config: /etc/rancher/node/password). */
+function nodePassword(file: string): string {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const p = randomBytes(16).toString('hex');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, p, { mode: 0o600 });
+  return p;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,18 +50,21 @@ export async function runAgent(s: Settings): Promise<void> {
   }
   const name = nodeName(s);
   const ip = nodeIP(s);
+  const password = nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? '/etc/rancher/node/password');
   const labels = Object.fromEntries(list(s, 'node-label').map((l) => l.split('=') as [string, string]));
   let ready = false;
   for (;;) {
     try {
-      await fetchJSON(`${server}/v1-k3s/node`, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, cniReady: cniReady(cniDirs), labels } });
+      await fetchJSON(`${server}/v1-k3s/node`, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } });
       if (!ready) {
         ready = true;
         notifyReady('k3s agent is up and running');
         log.info('k3s agent is up and running');
       }
     } catch (e) {
-      log.error(`Failed to update node ${name}: ${(e as Error).message}`);
+      const msg = (e as Error).message;
+      if (msg.includes('Node password rejected')) log.info(`Waiting to retrieve agent configuration; server is not ready: ${PASSWORD_REJECTED}`);
+      else log.error(`Failed to update node ${name}: ${msg}`);
     }
     await sleep(Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));
   }

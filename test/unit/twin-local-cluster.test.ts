@@ -191,10 +191,16 @@ describe('k3s twin on this machine', () => {
     await waitFor('s3 EtcdIsVoter', async () => (await api2.readNode({ name: 's3' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True', 20_000);
   }, 150_000);
 
-  it('k3s agent registers its Node through the server URL with the token (no role labels)', async () => {
-    const dir = mkdtempSync(join(root, 'agent-'));
-    const agent = spawn(bin, ['agent', '--server', `https://${IP(2)}:6443`, '--token', servers[0].token(), '--node-name', 'a1', '--node-ip', IP(50),
-      '--data-dir', dir, '--config', join(dir, 'none.yaml')], { env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000' }, stdio: 'ignore' });
+  it('k3s agent registers its Node with the token; a rebuilt agent of the same name is rejected by its node password', async () => {
+    const agentRun = (dir: string) => {
+      let out = '';
+      const p = spawn(bin, ['agent', '--server', `https://${IP(2)}:6443`, '--token', servers[0].token(), '--node-name', 'a1', '--node-ip', IP(50),
+        '--data-dir', dir, '--config', join(dir, 'none.yaml')],
+      { env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000', K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password') } });
+      p.stderr.on('data', (c) => (out += c));
+      return { p, out: () => out };
+    };
+    const first = agentRun(mkdtempSync(join(root, 'agent-')));
     try {
       const { core: api } = core(servers[0]);
       await waitFor('node a1', async () => Boolean(await api.readNode({ name: 'a1' })), 20_000);
@@ -202,11 +208,19 @@ describe('k3s twin on this machine', () => {
       expect(a1.metadata?.labels?.['node-role.kubernetes.io/control-plane']).toBeUndefined();
       expect(a1.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe(IP(50));
       expect(a1.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+      first.p.kill('SIGTERM');
+      const rebuilt = agentRun(mkdtempSync(join(root, 'agent-rebuilt-')));
+      try {
+        await waitFor('password rejected', () => rebuilt.out().includes("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry"), 20_000, rebuilt.out);
+      } finally {
+        rebuilt.p.kill('SIGTERM');
+      }
       await api.deleteNode({ name: 'a1' });
+      await expect(api.readNamespacedSecret({ name: 'a1.node-password.k3s', namespace: 'kube-system' })).rejects.toMatchObject({ code: 404 });
     } finally {
-      agent.kill('SIGTERM');
+      first.p.kill('SIGTERM');
     }
-  }, 30_000);
+  }, 60_000);
 
   it('a second server with the name of an existing member fails: duplicate node name found', () => {
     const dup = runFailing('s2', IP(9), ['--server', `https://${IP(1)}:6443`, '--token', servers[0].token()]);

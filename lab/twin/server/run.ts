@@ -20,6 +20,7 @@ import { nodeIP, nodeName } from './netinfo.ts';
 import { cniReady, desiredNode, type NodeFacts } from './node.ts';
 import { serverPaths } from './paths.ts';
 import { handleSupervisor } from './supervisor.ts';
+import { deleteNodePassword, verifyNodePassword } from './node-password.ts';
 import { baseObjects } from './base-objects.ts';
 import { clusterReset } from './reset.ts';
 import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
@@ -80,7 +81,9 @@ export async function runServer(s: Settings): Promise<void> {
     serverAddress: `${c.ip}:${port}`,
     hooks: {
       beforeDelete: async (info, obj) => {
-        if (info.resource === 'nodes') await removeEtcdMember(etcd, obj);
+        if (info.resource !== 'nodes') return;
+        await removeEtcdMember(etcd, obj);
+        await deleteNodePassword(store, obj.metadata.name);
       },
     },
   });
@@ -93,6 +96,7 @@ export async function runServer(s: Settings): Promise<void> {
     bootstrap: () => readCAs(tls),
     dbInfo: async () => ({ members: await etcd.members() }),
     registerNode: async (b: any) => {
+      await verifyNodePassword(store, String(b.name), String(b.password ?? ''));
       await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });
       return { ok: true };
     },

@@ -51,7 +51,9 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
     else if (path === '/db/info') json(res, 200, await d.dbInfo());
     else json(res, 200, await d.registerNode(JSON.parse(body.toString('utf8') || '{}')));
   } catch (e) {
-    json(res, 503, { error: (e as Error).message });
+    const status = (e as { status?: number }).status ?? 503;
+    res.writeHead(status, { 'content-type': 'text/plain' });
+    res.end((e as Error).message);
   }
   return true;
 }
