@@ -1,0 +1,62 @@
+// What the bootstrap needs from the Cilium chart tgz: its version (must be the HelmRelease's) and its
+// values.schema.json (the values must satisfy it, or Helm refuses the install).
+import { Ajv, type ValidateFunction } from 'ajv';
+import { parse } from 'yaml';
+import { CauseError } from '../../src/errors.ts';
+import { tarFiles } from './tar.ts';
+import { gunzipSync } from 'node:zlib';
+
+export interface ChartInfo {
+  name: string;
+  version: string;
+  /** values.schema.json, when the chart has one (Cilium from 1.16). */
+  schema?: Record<string, unknown>;
+}
+
+/** Reads Chart.yaml and values.schema.json of the chart's top folder. Throws on a tgz that is no chart. */
+export function chartInfo(tgz: Buffer): ChartInfo {
+  const files = tarFiles(gunzipSync(tgz));
+  const chartYaml = [...files.keys()].find((n) => /^[^/]+\/Chart\.yaml$/.test(n));
+  if (!chartYaml) throw new Error('the archive holds no <chart>/Chart.yaml: not a Helm chart');
+  const top = chartYaml.split('/')[0];
+  const meta = parse(files.get(chartYaml)!.toString('utf8')) as { name?: string; version?: string };
+  const schemaFile = files.get(`${top}/values.schema.json`);
+  return {
+    name: String(meta.name ?? top),
+    version: String(meta.version ?? ''),
+    schema: schemaFile ? (JSON.parse(schemaFile.toString('utf8')) as Record<string, unknown>) : undefined,
+  };
+}
+
+/**
+ * CHART_VERSION_MISMATCH when the HelmRelease pins an exact version the chart is not. A range (or no
+ * version) is not checked here: Flux picks within it, and this cannot know which it will pick.
+ */
+export function checkChartVersion(pinned: string | undefined, chart: ChartInfo, chartPath: string): CauseError[] {
+  if (!pinned || !/^v?\d+\.\d+\.\d+(?:[-+][\w.-]+)?$/.test(pinned)) return [];
+  if (pinned.replace(/^v/, '') === chart.version.replace(/^v/, '')) return [];
+  return [
+    new CauseError('CHART_VERSION_MISMATCH', {
+      evidence: { seen: `the HelmRelease pins ${chart.name} ${pinned}, the chart ${chartPath} is ${chart.version}`, excerpt: 'spec.chart.spec.version' },
+    }),
+  ];
+}
+
+/** VALUES_SCHEMA_INVALID, one per violation, each with the values path (as Helm validates user values). */
+// Compiling Cilium's 160 kB schema takes a few hundred ms: once per schema object.
+const compiled = new WeakMap<object, ValidateFunction>();
+
+export function checkValuesSchema(values: unknown, schema: Record<string, unknown> | undefined): CauseError[] {
+  if (!schema) return [];
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+    compiled.set(schema, validate);
+  }
+  if (validate(values)) return [];
+  return (validate.errors ?? []).map((e) => {
+    const path = `spec.values${e.instancePath.replace(/\/([^/]+)/g, (_, k: string) => (/^\d+$/.test(k) ? `[${k}]` : `.${k.replaceAll('~1', '/').replaceAll('~0', '~')}`))}`;
+    const seen = `${path} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? ` (${JSON.stringify(e.params.allowedValues)})` : ''}`;
+    return new CauseError('VALUES_SCHEMA_INVALID', { message: `Cilium values: ${seen}`, evidence: { seen, excerpt: `schema ${e.schemaPath}` } });
+  });
+}

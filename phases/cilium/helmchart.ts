@@ -1,0 +1,43 @@
+// The k3s HelmChart that installs Cilium with no helm CLI: the chart travels inside it (chartContent,
+// base64), `bootstrap: true` runs the install Job on the host network of a node without a CNI, and the
+// release name and namespace are the Flux HelmRelease's, so Flux adopts the release later. Deterministic:
+// values are written with sorted keys, so the same values give the same bytes (the engine's idempotence).
+import { stringify } from 'yaml';
+import { MANIFESTS_DIR } from '../k3s/render.ts';
+
+export const HELMCHART_MANIFEST = `${MANIFESTS_DIR}/cilium.yaml`;
+
+export interface HelmChartInput {
+  releaseName: string;
+  /** The release's namespace (targetNamespace). */
+  namespace: string;
+  chartTgz: Buffer;
+  values: Record<string, unknown>;
+  /** The chart's version. NOTE: with chartContent the content installs; Helm ignores --version for a local chart. */
+  version?: string;
+}
+
+/** The values as YAML with keys sorted at every level. */
+export function valuesContent(values: Record<string, unknown>): string {
+  return stringify(values, { sortMapEntries: true, lineWidth: 0 });
+}
+
+export function renderHelmChart(i: HelmChartInput): string {
+  const doc = {
+    apiVersion: 'helm.cattle.io/v1',
+    kind: 'HelmChart',
+    metadata: {
+      // helm-controller names the release after the HelmChart.
+      name: i.releaseName,
+      namespace: 'kube-system',
+    },
+    spec: {
+      bootstrap: true,
+      targetNamespace: i.namespace,
+      ...(i.version ? { version: i.version } : {}),
+      chartContent: i.chartTgz.toString('base64'),
+      valuesContent: valuesContent(i.values),
+    },
+  };
+  return `# Written by bootstrap: installs ${i.releaseName} in ${i.namespace} until Flux adopts the release.\n${stringify(doc, { lineWidth: 0 })}`;
+}

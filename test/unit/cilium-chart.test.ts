@@ -1,0 +1,110 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { chartInfo, checkChartVersion, checkValuesSchema } from '../../phases/cilium/chart.ts';
+import { renderHelmChart, valuesContent } from '../../phases/cilium/helmchart.ts';
+import { tarFiles } from '../../phases/cilium/tar.ts';
+import { ciliumValues } from '../../phases/cilium/values-source.ts';
+
+// The real chart, kept beside the repository (never committed): ../shared/testdata/cilium-1.19.5.tgz.
+const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
+const checkout = fileURLToPath(new URL('../fixtures/gitops/', import.meta.url));
+
+describe('the real Cilium chart', () => {
+  it('is present for the tests (CI must provide ../shared/testdata/cilium-1.19.5.tgz)', () => {
+    expect(existsSync(CHART), CHART).toBe(true);
+  });
+
+  const tgz = () => readFileSync(CHART);
+
+  it('yields its version and values.schema.json', () => {
+    const info = chartInfo(tgz());
+    expect(info).toMatchObject({ name: 'cilium', version: '1.19.5' });
+    expect(info.schema?.$schema).toBe('http://json-schema.org/draft-07/schema#');
+    expect((info.schema?.properties as Record<string, unknown>).k8sServiceHost).toEqual({ type: 'string' });
+  });
+
+  it("accepts the fixture's substituted values for every environment", async () => {
+    const { schema } = chartInfo(tgz());
+    for (const env of ['lab', 'prod', 'dev']) {
+      const v = await ciliumValues({ checkout, helmReleasePath: 'platform/cilium/helmrelease.yaml', clusterPath: `clusters/${env}` });
+      expect(checkValuesSchema(v.values, schema), env).toEqual([]);
+    }
+  });
+
+  it('VALUES_SCHEMA_INVALID names each values path the schema refuses', () => {
+    const { schema } = chartInfo(tgz());
+    const stops = checkValuesSchema({ k8sServiceHost: 42, hubble: { enabled: 'yes' }, ipam: { operator: { clusterPoolIPv4MaskSize: '24' } } }, schema);
+    expect(stops.every((s) => s.causeId === 'VALUES_SCHEMA_INVALID')).toBe(true);
+    const seen = stops.map((s) => s.evidence.seen);
+    expect(seen).toContain('spec.values.k8sServiceHost must be string');
+    expect(seen).toContain('spec.values.hubble.enabled must be boolean');
+    expect(seen).toContain('spec.values.ipam.operator.clusterPoolIPv4MaskSize must be integer');
+    expect(stops).toHaveLength(3);
+  });
+
+  it('CHART_VERSION_MISMATCH when the HelmRelease pins another version; a range is not judged', () => {
+    const info = chartInfo(tgz());
+    expect(checkChartVersion('1.19.5', info, 'cilium.tgz')).toEqual([]);
+    const [s] = checkChartVersion('1.20.1', info, 'cilium.tgz');
+    expect(s.causeId).toBe('CHART_VERSION_MISMATCH');
+    expect(s.evidence.seen).toBe('the HelmRelease pins cilium 1.20.1, the chart cilium.tgz is 1.19.5');
+    expect(checkChartVersion('1.19.x', info, 'cilium.tgz')).toEqual([]);
+  });
+});
+
+describe('reading tar archives', () => {
+  function header(name: string, size: number, type = '0', prefix = ''): Buffer {
+    const h = Buffer.alloc(512);
+    h.write(name, 0);
+    h.write(size.toString(8).padStart(11, '0'), 124);
+    h.write(type, 156);
+    h.write('ustar', 257);
+    h.write(prefix, 345);
+    return h;
+  }
+  const pad = (b: Buffer) => Buffer.concat([b, Buffer.alloc((512 - (b.length % 512)) % 512)]);
+
+  it('follows ustar prefixes, GNU long names and pax paths', () => {
+    const long = `c/${'x'.repeat(120)}.yaml`;
+    const pax = Buffer.from('30 path=p/from-pax/values.yaml\n');
+    const tar = Buffer.concat([
+      header('Chart.yaml', 3, '0', 'a'), pad(Buffer.from('abc')),
+      header('././@LongLink', long.length + 1, 'L'), pad(Buffer.from(`${long}\0`)),
+      header('ignored', 4), pad(Buffer.from('long')),
+      header('PaxHeader', pax.length, 'x'), pad(pax),
+      header('short', 3), pad(Buffer.from('pax')),
+      header('dir/', 0, '5'),
+      Buffer.alloc(1024),
+    ]);
+    const files = tarFiles(tar);
+    expect([...files.keys()]).toEqual(['a/Chart.yaml', long, 'p/from-pax/values.yaml']);
+    expect(files.get(long)?.toString()).toBe('long');
+    expect(() => chartInfo(gzipSync(Buffer.concat([header('README.md', 0), Buffer.alloc(1024)])))).toThrow('not a Helm chart');
+  });
+});
+
+describe('the HelmChart that installs Cilium', () => {
+  const chartTgz = Buffer.from([0x1f, 0x8b, 1, 2, 3, 250]);
+  const values = { kubeProxyReplacement: true, k8sServiceHost: '192.168.2.9', bpf: { masquerade: true }, ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] }, mode: 'cluster-pool' } };
+  const render = (v: Record<string, unknown> = values) => renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz, values: v, version: '1.19.5' });
+
+  it('is a bootstrap HelmChart carrying the chart and the values, named as the Flux release', () => {
+    const doc = parse(render());
+    expect(doc).toMatchObject({ apiVersion: 'helm.cattle.io/v1', kind: 'HelmChart', metadata: { name: 'cilium', namespace: 'kube-system' } });
+    expect(doc.spec.bootstrap).toBe(true);
+    expect(doc.spec.targetNamespace).toBe('kube-system');
+    expect(doc.spec.version).toBe('1.19.5');
+    expect(Buffer.from(doc.spec.chartContent, 'base64').equals(chartTgz)).toBe(true);
+    expect(parse(doc.spec.valuesContent)).toEqual(values);
+  });
+
+  it('writes the same bytes whatever order the values keys come in', () => {
+    const shuffled = { ipam: { mode: 'cluster-pool', operator: values.ipam.operator }, bpf: values.bpf, k8sServiceHost: '192.168.2.9', kubeProxyReplacement: true };
+    expect(render(shuffled)).toBe(render());
+    expect(valuesContent(shuffled).split('\n')[0]).toBe('bpf:');
+    expect(render({ ...values, k8sServiceHost: '192.168.2.8' })).not.toBe(render());
+  });
+});
