@@ -17,7 +17,7 @@ import { cliProcess } from '../support/cli.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureTestUsers, makeKeypair, OPS_USER, startSshd, tempDir, type Sshd } from '../support/sshd.ts';
 
-const ADDRESS = '127.0.0.21';
+const ADDRESS = '127.0.0.51';
 
 describeAsRoot('the engine over real SSH', () => {
   let tmp: ReturnType<typeof tempDir>;
