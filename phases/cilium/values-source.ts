@@ -5,6 +5,7 @@ import { readFile as fsReadFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CauseError, CauseErrors } from '../../src/errors.ts';
+import type { LoadedInventory } from '../../src/inventory/load.ts';
 import { effectiveClusterVars, type ClusterVars } from './cluster-vars.ts';
 import { gitopsInvalid, type ReadFile } from './kustomize.ts';
 import { substituteTree } from './substitute-tree.ts';
@@ -108,4 +109,12 @@ function unresolved(problems: ReturnType<typeof substituteTree>['problems'], fil
     });
   });
   return errors.length === 1 ? errors[0] : new CauseErrors(errors);
+}
+
+/** ciliumValues for a loaded inventory (its gitops checkout and path, its cilium.helmRelease). */
+export async function ciliumValuesFor(inv: LoadedInventory, readFile?: ReadFile): Promise<CiliumValues> {
+  const { gitops, cilium } = inv.inventory;
+  const checkout = inv.derived.paths.gitopsCheckout;
+  if (!gitops || !cilium || !checkout) throw new Error('ciliumValuesFor: the inventory has no gitops/cilium section (contracts require both for the cilium phase)');
+  return ciliumValues({ checkout, helmReleasePath: cilium.helmRelease, clusterPath: gitops.path, readFile });
 }

@@ -1,0 +1,27 @@
+// Everything the Cilium phase decides before touching a host, in one pure function: the gates on the
+// values (with the chart's version and schema) and, when none stops, the HelmChart manifest.
+// The cgroup probe is per node and separate (cgroup.ts: checkCgroupHostRoot).
+import type { CauseError } from '../../src/errors.ts';
+import type { LoadedInventory } from '../../src/inventory/load.ts';
+import { chartInfo, checkChartVersion, checkValuesSchema } from './chart.ts';
+import { renderHelmChart } from './helmchart.ts';
+import { checkCiliumValues, expectationsFrom } from './values-gates.ts';
+import type { CiliumValues } from './values-source.ts';
+
+export interface CiliumInstallPlan {
+  /** The HelmChart for the auto-deploy folder, when no stop forbids the install. */
+  manifest?: string;
+  stops: CauseError[];
+}
+
+export function ciliumInstallPlan(inv: LoadedInventory, source: CiliumValues, chartTgz: Buffer, chartPath: string): CiliumInstallPlan {
+  const chart = chartInfo(chartTgz);
+  const stops = [
+    ...checkChartVersion(source.chartVersion, chart, chartPath),
+    ...checkCiliumValues(source.values, expectationsFrom(inv)),
+    ...checkValuesSchema(source.values, chart.schema),
+  ];
+  if (stops.length) return { stops };
+  const manifest = renderHelmChart({ releaseName: source.releaseName, namespace: source.namespace, chartTgz, values: source.values, version: chart.version });
+  return { manifest, stops: [] };
+}
