@@ -116,8 +116,11 @@ class Parser {
     return this.src.slice(start, this.pos);
   }
 
-  /** A default's argument: text (with `$$`, `\\`, `\/` escapes) and nested expressions, up to `}`. */
-  argUntilClose(stop: string = '}'): string {
+  /**
+   * An argument: text and nested expressions, up to `}` (or another stop). Replace arguments unescape
+   * `$$`, `\\` and `\/`; default arguments take the text as it is (as Flux's parser does).
+   */
+  argUntilClose(stop: string = '}', escapes = false): string {
     let out = '';
     while (this.pos < this.src.length) {
       const c = this.src[this.pos];
@@ -127,7 +130,7 @@ class Parser {
         return out;
       }
       if (c === '$' && next === '{') out += this.expression();
-      else if ((c === '$' && next === '$') || (c === '\\' && (next === '\\' || next === '/'))) {
+      else if (escapes && ((c === '$' && next === '$') || (c === '\\' && (next === '\\' || next === '/')))) {
         out += next;
         this.pos += 2;
       } else {
@@ -141,11 +144,11 @@ class Parser {
   replace(name: string, fail: (p: Problem, v: string, why: string) => never): string {
     const op = this.src.slice(this.pos).match(/^\/[/#%]?/)![0];
     this.pos += op.length;
-    const pattern = this.argUntilClose('/}');
+    const pattern = this.argUntilClose('/}', true);
     let replacement = '';
     if (this.src[this.pos] === '/') {
       this.pos++;
-      replacement = this.argUntilClose();
+      replacement = this.argUntilClose('}', true);
     } else if (this.src[this.pos - 1] !== '}') return fail('syntax', name, 'Flux cannot parse this replacement');
     const v = this.value(name, fail);
     if (op === '//') return v.split(pattern).join(replacement);

@@ -34,6 +34,8 @@ describe('Flux-compatible substitution', () => {
     ['${UNSET=${HOST}}', '192.168.2.9'],
     ['${HOST:=ignored}', '192.168.2.9'],
     ['${MULTI}', '10.0.0.1'],
+    ['${UNSET:=a$$b}', 'a$$b'],
+    ['${HOST/\\//x}', '192.168.2.9'],
   ])('%s → %s', (text, out) => {
     expect(substitute(text, vars)).toBe(out);
   });
