@@ -18,6 +18,8 @@ const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string
   { id: 'DUPLICATE_NODE_NAME', re: /duplicate node name found/ },
   { id: 'NODE_PASSWORD_REJECTED', re: /Node password rejected/ },
   { id: 'ETCD_PEER_UNREACHABLE', re: /cannot fetch cluster info from peer urls|dial tcp [\d.]+:2380: connect: connection refused/ },
+  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: unhealthy cluster/ },
+  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: too many learner members in cluster/ },
 ];
 
 /** The first known failure in the journal lines (the most specific rule wins, not the first line). */

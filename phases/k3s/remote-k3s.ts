@@ -4,7 +4,8 @@ import type { HostRef } from '../../src/engine/phase.ts';
 import type { ExecResult } from '../../src/transport/types.ts';
 import { shq } from '../../src/util/shell.ts';
 
-export function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
+// async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
+export async function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
   return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal });
 }
 

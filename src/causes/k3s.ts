@@ -32,6 +32,11 @@ export const k3sCauses = defineCauses({
     meaning: 'k3s logged "cannot fetch cluster info from peer urls" or a refused connection to :2380.',
     remedy: 'Open tcp/2379-2380 between the servers (firewall, nftables), then rerun.',
   },
+  ETCD_CLUSTER_UNHEALTHY: {
+    title: 'etcd refused to add the joiner: the cluster is not healthy enough',
+    meaning: 'etcd answered "unhealthy cluster" (a member is unreachable, so adding one would risk quorum) or "too many learner members" (another join is still a learner).',
+    remedy: 'Make every existing member healthy and reachable on tcp/2380 (etcdctl endpoint health), let a pending learner finish, then rerun with --resume.',
+  },
   DUPLICATE_NODE_NAME: {
     title: 'An etcd member with this node name already exists',
     meaning: 'A stale member of a server that was rebuilt still holds the name: k3s logged "duplicate node name found".',

@@ -33,15 +33,17 @@ describeAsRoot('k3s-join names its causes', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
   });
 
+  // The joiner's etcd fetches the cluster's membership from the existing members' peer port (2380):
+  // the founder's port blocked is what makes a joiner log "cannot fetch cluster info from peer urls".
   it('a blocked etcd peer port → ETCD_PEER_UNREACHABLE', async () => {
-    await fault('k3s-lab-2', 'block-port', '2380');
+    await fault('k3s-lab-1', 'block-port', '2380');
     try {
       const r = await bootstrap(['--only', 'k3s-join', '--json'], { stateDir });
       expect(stopOf(r)).toMatchObject({ cause: 'ETCD_PEER_UNREACHABLE', host: 'k3s-lab-2' });
       expect(r.code).toBe(1);
       expect(r.ms).toBeLessThan(VOTER_BUDGET_MS);
     } finally {
-      await fault('k3s-lab-2', 'unblock-port', '2380');
+      await fault('k3s-lab-1', 'unblock-port', '2380');
       await resetJoiners();
     }
   });

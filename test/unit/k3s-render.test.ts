@@ -48,6 +48,8 @@ describe("naming a join failure from k3s's journal", () => {
     ['level=fatal msg="token CA hash does not match the Cluster CA certificate hash: 1a2b != 3c4d"', 'TOKEN_CA_MISMATCH'],
     ['etcd cluster join failed: cannot fetch cluster info from peer urls: could not retrieve cluster information', 'ETCD_PEER_UNREACHABLE'],
     ['rafthttp: dial tcp 10.77.0.10:2380: connect: connection refused', 'ETCD_PEER_UNREACHABLE'],
+    ['level=fatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"', 'ETCD_CLUSTER_UNHEALTHY'],
+    ['etcdserver: too many learner members in cluster', 'ETCD_CLUSTER_UNHEALTHY'],
     ['etcd cluster join failed: duplicate node name found, please use a unique name for this node', 'DUPLICATE_NODE_NAME'],
     ["Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry", 'NODE_PASSWORD_REJECTED'],
   ])('%s → %s', (line, id) => {
