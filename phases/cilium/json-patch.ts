@@ -79,10 +79,18 @@ export function applyJsonPatch(doc: unknown, ops: PatchOp[]): unknown {
       case 'remove':
         out = remove(out, op.path);
         break;
-      case 'replace':
-        get(out, op.path); // must exist
-        out = add(remove(out, op.path), op.path, structuredClone(op.value));
+      case 'replace': {
+        // NOTE: as kustomize (observed with v5.5): replacing a missing key of an existing map adds it;
+        // a missing parent, or an array index that does not exist, is an error.
+        const tokens = pointer(op.path);
+        const { parent, key } = tokens.length ? parentOf(out, tokens, op.path) : { parent: undefined, key: '' };
+        if (!parent) out = structuredClone(op.value);
+        else if (Array.isArray(parent)) {
+          if (!has(parent, key)) throw new PatchError(`replace: path "${op.path}" does not exist`);
+          parent[Number(key)] = structuredClone(op.value);
+        } else parent[key] = structuredClone(op.value);
         break;
+      }
       case 'move': {
         const v = get(out, op.from ?? '');
         out = add(remove(out, op.from ?? ''), op.path, v);

@@ -3,7 +3,9 @@
 // merge and JSON 6902, inline or from a file, with `target:` selectors (`patches:`, and the older
 // `patchesStrategicMerge:` / `patchesJson6902:`). Anything else that could change the ConfigMap
 // (generators, components, remote bases) is refused, naming the file: fail closed rather than guess.
-// Reading files is injected (paths are relative to the checkout, '/'-separated).
+// Reading files is injected (paths are relative to the checkout, '/'-separated). As Flux builds (no load
+// restrictions), a kustomization may name files outside its own folder, but not outside the checkout.
+// Behaviour checked against kustomize v5.5 where the two could differ (patch order, namespaces, JSON 6902).
 import { posix } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
@@ -104,8 +106,9 @@ async function buildInto(read: ReadFile, dir: string, built: Built, stack: strin
       own.push(...(await buildInto(read, path, built, [...stack, dir])));
     }
   }
-  if (typeof k.namespace === 'string') for (const r of own) r.doc.metadata = { ...(r.doc.metadata ?? {}), namespace: k.namespace };
+  // Patches first, then the namespace transformer: a patch names the resource as its files do (kustomize).
   for (const p of await patchesOf(read, k, dir, kfile, built)) applyPatch(own, p);
+  if (typeof k.namespace === 'string') for (const r of own) r.doc.metadata = { ...(r.doc.metadata ?? {}), namespace: k.namespace };
   built.resources = own;
   return own;
 }
@@ -135,10 +138,12 @@ async function patchText(read: ReadFile, p: { path?: string; patch?: string }, d
 
 function toPatch(text: string, source: string, target: Target | undefined, kfile: string): Patch {
   let parsed: unknown;
+  // NOTE: kustomize reads a patch starting with `[` as JSON only (observed with v5.5), not as flow YAML.
+  const json = text.trimStart().startsWith('[');
   try {
-    parsed = parse(text);
+    parsed = json ? JSON.parse(text) : parse(text);
   } catch (err) {
-    throw gitopsInvalid(source, `the patch is not valid YAML: ${(err as Error).message}`);
+    throw gitopsInvalid(source, `the patch is not valid ${json ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
   }
   if (Array.isArray(parsed)) {
     if (!target) throw gitopsInvalid(kfile, `the JSON 6902 patch ${source} has no target:`);
@@ -216,7 +221,8 @@ function applyPatch(resources: Resource[], patch: Patch): void {
             patch.form === 'smp' &&
             r.doc.kind === patch.doc.kind &&
             r.doc.metadata?.name === patch.doc.metadata?.name &&
-            (patch.doc.metadata?.namespace === undefined || patch.doc.metadata.namespace === r.doc.metadata?.namespace),
+            // No namespace means `default`, on both sides: a patch without one misses a flux-system ConfigMap.
+            (patch.doc.metadata?.namespace ?? 'default') === (r.doc.metadata?.namespace ?? 'default'),
         );
   if (patch.target === undefined && matches.length !== 1 && patch.form === 'smp') {
     throw gitopsInvalid(patch.source, `the patch of ${patch.doc.kind}/${patch.doc.metadata?.name} matches ${matches.length} resources (kustomize needs exactly one)`);

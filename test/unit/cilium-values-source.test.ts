@@ -47,11 +47,42 @@ describe("an environment's effective cluster-vars", () => {
     expect(cv.origins).toMatchObject({ CLUSTER_ENV: 'clusters/dev/cluster-vars.yaml', CILIUM_LB_POOL_STOP: 'clusters/base/cluster-vars.yaml', GATEWAY_VIP: 'clusters/dev/kustomization.yaml (inline patch)' });
   });
 
-  it('a JSON 6902 replace of a key that does not exist stops with GITOPS_SOURCE_INVALID naming the patch', async () => {
+  it('a JSON 6902 remove of a key that does not exist stops with GITOPS_SOURCE_INVALID naming the patch', async () => {
     const [c] = await stopOf(effectiveClusterVars(read, { clusterPath: 'broken/patch-does-not-apply' }));
     expect(c.causeId).toBe('GITOPS_SOURCE_INVALID');
     expect(c.message).toContain('broken/patch-does-not-apply/kustomization.yaml (inline patch)');
     expect(c.message).toContain('/data/K3S_API_HOSTS');
+  });
+
+  it('a strategic-merge patch without a namespace misses flux-system/cluster-vars, as in kustomize', async () => {
+    const [c] = await stopOf(effectiveClusterVars(read, { clusterPath: 'broken/patch-without-namespace' }));
+    expect(c.causeId).toBe('GITOPS_SOURCE_INVALID');
+    expect(c.evidence.seen).toContain('matches 0 resources');
+  });
+
+  it('behaves as kustomize where a JSON 6902 replace meets a missing key (it adds it), and patches before setting the namespace', async () => {
+    const files: Record<string, string> = {
+      'env/kustomization.yaml': [
+        'namespace: flux-system',
+        'resources: [vars.yaml]',
+        'patches:',
+        '  - target: { kind: ConfigMap, name: cluster-vars }',
+        '    patch: |-',
+        '      - {op: replace, path: /data/NEW, value: x}',
+        '  - patch: "{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-vars}, data: {A: patched}}"',
+      ].join('\n'),
+      'env/vars.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: cluster-vars }\ndata: { A: "1" }\n',
+    };
+    const mem = async (p: string) => {
+      if (!(p in files)) throw new Error(`ENOENT ${p}`);
+      return files[p];
+    };
+    const cv = await effectiveClusterVars(mem, { clusterPath: 'env' });
+    expect(cv.vars).toEqual({ A: 'patched', NEW: 'x' });
+    // A patch text starting with `[` must be JSON for kustomize ("unable to parse SM or JSON patch").
+    files['env/kustomization.yaml'] = 'resources: [vars.yaml]\npatches:\n  - target: { kind: ConfigMap }\n    patch: "[{op: remove, path: /data/A}]"\n';
+    const [c] = await stopOf(effectiveClusterVars(mem, { clusterPath: 'env' }));
+    expect(c.evidence.seen).toContain('not valid JSON');
   });
 
   it('no cluster-vars in the build, or no kustomization at the path, is GITOPS_SOURCE_INVALID', async () => {
