@@ -106,6 +106,13 @@ async function buildInto(read: ReadFile, dir: string, built: Built, stack: strin
       own.push(...(await buildInto(read, path, built, [...stack, dir])));
     }
   }
+  const ids = new Map<string, string>();
+  for (const r of own) {
+    const id = `${r.doc.apiVersion}/${r.doc.kind}/${r.doc.metadata?.namespace ?? 'default'}/${r.doc.metadata?.name}`;
+    const first = ids.get(id);
+    if (first) throw gitopsInvalid(kfile, `${r.doc.kind}/${r.doc.metadata?.name} comes twice (${first} and ${r.file}); kustomize refuses a resource it already has`);
+    ids.set(id, r.file);
+  }
   // Patches first, then the namespace transformer: a patch names the resource as its files do (kustomize).
   for (const p of await patchesOf(read, k, dir, kfile, built)) applyPatch(own, p);
   if (typeof k.namespace === 'string') for (const r of own) r.doc.metadata = { ...(r.doc.metadata ?? {}), namespace: k.namespace };

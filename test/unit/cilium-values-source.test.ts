@@ -83,6 +83,11 @@ describe("an environment's effective cluster-vars", () => {
     files['env/kustomization.yaml'] = 'resources: [vars.yaml]\npatches:\n  - target: { kind: ConfigMap }\n    patch: "[{op: remove, path: /data/A}]"\n';
     const [c] = await stopOf(effectiveClusterVars(mem, { clusterPath: 'env' }));
     expect(c.evidence.seen).toContain('not valid JSON');
+    // The same resource twice is refused too.
+    files['env/kustomization.yaml'] = 'resources: [vars.yaml, again.yaml]\n';
+    files['env/again.yaml'] = files['env/vars.yaml'];
+    const [twice] = await stopOf(effectiveClusterVars(mem, { clusterPath: 'env' }));
+    expect(twice.evidence.seen).toContain('ConfigMap/cluster-vars comes twice (env/vars.yaml and env/again.yaml)');
   });
 
   it('no cluster-vars in the build, or no kustomization at the path, is GITOPS_SOURCE_INVALID', async () => {
