@@ -6,7 +6,7 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { effectiveClusterVars, type ClusterVars } from './cluster-vars.ts';
+import { substitutionVars, type SubstitutionVars } from './flux-vars.ts';
 import { gitopsInvalid, type ReadFile } from './kustomize.ts';
 import { substituteTree } from './substitute-tree.ts';
 
@@ -62,7 +62,7 @@ export async function ciliumValuesFrom(read: ReadFile, input: CiliumValuesInput)
     throw gitopsInvalid(file, 'the HelmRelease file does not exist or cannot be read');
   }
   const hr = pickHelmRelease(text, file);
-  const cv = await effectiveClusterVars(read, { clusterPath: input.clusterPath });
+  const cv = await substitutionVars(read, { clusterPath: input.clusterPath, helmReleasePath: file });
   const disabled = hr.metadata?.annotations?.[DISABLED] === 'disabled' || hr.metadata?.labels?.[DISABLED] === 'disabled';
   // With substitution disabled Flux ships every ${VAR} literally: no variable is then defined.
   const { value, problems } = substituteTree(hr, disabled ? {} : cv.vars);
@@ -70,7 +70,8 @@ export async function ciliumValuesFrom(read: ReadFile, input: CiliumValuesInput)
   const r = value as Record<string, any>;
   if (r.spec?.valuesFrom?.length) throw gitopsInvalid(file, 'spec.valuesFrom is not supported: bootstrap cannot see values kept in the cluster; inline them in spec.values');
   const name: string = r.metadata?.name;
-  const hrNamespace: string | undefined = r.metadata?.namespace;
+  // The applying Kustomization's targetNamespace replaces the HelmRelease's own namespace.
+  const hrNamespace: string | undefined = cv.appliedBy?.targetNamespace ?? r.metadata?.namespace;
   if (!name || !hrNamespace) throw gitopsInvalid(file, 'the HelmRelease needs metadata.name and metadata.namespace');
   const target: string | undefined = r.spec?.targetNamespace;
   const version = r.spec?.chart?.spec?.version;
@@ -96,15 +97,20 @@ function pickHelmRelease(text: string, file: string): Record<string, any> {
   return cilium[0];
 }
 
-function unresolved(problems: ReturnType<typeof substituteTree>['problems'], file: string, clusterPath: string, cv: ClusterVars, disabled: boolean): CauseError | CauseErrors {
+function unresolved(problems: ReturnType<typeof substituteTree>['problems'], file: string, clusterPath: string, cv: SubstitutionVars, disabled: boolean): CauseError | CauseErrors {
   const errors = problems.map(({ path, written, problem }) => {
-    const where = problem.variable && cv.origins[problem.variable] ? ` (set by ${cv.origins[problem.variable]})` : '';
-    const why = disabled ? `substitution is disabled on this HelmRelease (${DISABLED}: disabled), so Flux ships ${problem.expression} literally` : problem.message;
+    let where = problem.variable && cv.origins[problem.variable] ? ` (set by ${cv.origins[problem.variable]})` : '';
+    if (problem.problem === 'undefined' && cv.secrets.length) where += ` (substituteFrom also names Secret ${cv.secrets.join(', ')}, which bootstrap cannot read: put the variable in a ConfigMap)`;
+    const why = disabled
+      ? `substitution is disabled on this HelmRelease (${DISABLED}: disabled), so Flux ships ${problem.expression} literally`
+      : cv.none && problem.problem === 'undefined'
+        ? cv.none
+        : problem.message;
     return new CauseError('UNRESOLVED_SUBSTITUTION', {
       message: `${problem.variable || problem.expression} in ${file} (${path}) for ${clusterPath}: ${why}${where}`,
       evidence: {
         seen: `${why}${where}`,
-        excerpt: `${file}: ${path}: ${JSON.stringify(written)}\ncluster-vars read from: ${cv.files.join(', ')}`,
+        excerpt: `${file}: ${path}: ${JSON.stringify(written)}\nvariables ${cv.appliedBy ? `of Flux Kustomization ${cv.appliedBy.name} ` : ''}read from: ${cv.files.join(', ')}`,
       },
     });
   });

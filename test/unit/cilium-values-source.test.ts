@@ -91,7 +91,8 @@ describe("an environment's effective cluster-vars", () => {
   });
 
   it('no cluster-vars in the build, or no kustomization at the path, is GITOPS_SOURCE_INVALID', async () => {
-    expect((await stopOf(effectiveClusterVars(read, { clusterPath: 'broken/no-cluster-vars' })))[0].evidence.seen).toContain('0 ConfigMaps flux-system/cluster-vars');
+    expect((await stopOf(effectiveClusterVars(read, { clusterPath: 'broken/no-cluster-vars' })))[0].evidence.seen).toContain('no ConfigMap flux-system/cluster-vars');
+    expect((await stopOf(values('broken/no-cluster-vars')))[0].evidence.seen).toContain('Kustomization platform substitutes from ConfigMap flux-system/cluster-vars, which this build does not hold');
     expect((await stopOf(effectiveClusterVars(read, { clusterPath: 'clusters/nowhere' })))[0].message).toContain('no kustomization.yaml');
   });
 });
@@ -108,6 +109,20 @@ describe('Cilium values from the HelmRelease, substituted as Flux will', () => {
     expect(v).toMatchObject({ chartVersion: '1.19.5', releaseName: 'cilium', namespace: 'kube-system', storageNamespace: 'kube-system' });
     expect(v.sourceFiles[0]).toBe(HR);
     expect(v.sourceFiles).toContain(`${clusterPath}/kustomization.yaml`);
+  });
+
+  it("takes the variables of the Flux Kustomization that applies the HelmRelease: defaults, and dev's inline postBuild.substitute", async () => {
+    // "${CILIUM_OPERATOR_REPLICAS:=2}" is re-typed as Flux does (the number, not the string).
+    expect(((await values('clusters/prod')).values.operator as { replicas: unknown }).replicas).toBe(2);
+    const dev = await values('clusters/dev');
+    expect((dev.values.operator as { replicas: unknown }).replicas).toBe(1);
+    expect(dev.varOrigins.CILIUM_OPERATOR_REPLICAS).toBe('clusters/base/platform.yaml (Kustomization platform, postBuild.substitute)');
+  });
+
+  it('a Flux Kustomization without postBuild substitutes nothing: UNRESOLVED_SUBSTITUTION says so', async () => {
+    const [c] = await stopOf(values('broken/no-postbuild'));
+    expect(c.causeId).toBe('UNRESOLVED_SUBSTITUTION');
+    expect(c.evidence.seen).toContain('defines no variable, so Flux substitutes nothing');
   });
 
   it('accepts the absolute HelmRelease path the inventory derives', async () => {
