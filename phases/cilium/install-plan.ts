@@ -1,7 +1,7 @@
 // Everything the Cilium phase decides before touching a host, in one pure function: the gates on the
 // values (with the chart's version and schema) and, when none stops, the HelmChart manifest.
 // The cgroup probe is per node and separate (cgroup.ts: checkCgroupHostRoot).
-import type { CauseError } from '../../src/errors.ts';
+import { CauseError } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import { chartInfo, checkChartVersion, checkValuesSchema } from './chart.ts';
 import { renderHelmChart } from './helmchart.ts';
@@ -17,6 +17,7 @@ export interface CiliumInstallPlan {
 export function ciliumInstallPlan(inv: LoadedInventory, source: CiliumValues, chartTgz: Buffer, chartPath: string): CiliumInstallPlan {
   const chart = chartInfo(chartTgz);
   const stops = [
+    ...checkAdoptable(source),
     ...checkChartVersion(source.chartVersion, chart, chartPath),
     ...checkCiliumValues(source.values, expectationsFrom(inv)),
     ...checkValuesSchema(source.values, chart.schema),
@@ -24,4 +25,14 @@ export function ciliumInstallPlan(inv: LoadedInventory, source: CiliumValues, ch
   if (stops.length) return { stops };
   const manifest = renderHelmChart({ releaseName: source.releaseName, namespace: source.namespace, chartTgz, values: source.values, version: chart.version });
   return { manifest, stops: [] };
+}
+
+/**
+ * The HelmChart's install stores the release in its target namespace; Flux looks for it in the
+ * HelmRelease's storageNamespace. When they differ Flux would not find the release and install a second one.
+ */
+export function checkAdoptable(source: CiliumValues): CauseError[] {
+  if (source.storageNamespace === source.namespace) return [];
+  const seen = `the HelmRelease keeps its release in ${source.storageNamespace} (storageNamespace) but installs into ${source.namespace}: Flux would not adopt the bootstrap's release there`;
+  return [new CauseError('GITOPS_SOURCE_INVALID', { message: seen, evidence: { seen, excerpt: 'spec.storageNamespace, spec.targetNamespace' } })];
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fromText } from '../../src/inventory/load.ts';
-import { ciliumInstallPlan } from '../../phases/cilium/install-plan.ts';
+import { checkAdoptable, ciliumInstallPlan } from '../../phases/cilium/install-plan.ts';
 import { ciliumValuesFor } from '../../phases/cilium/values-source.ts';
 
 const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
@@ -31,5 +31,13 @@ describe('the Cilium install plan for prod, from the GitOps fixture and the real
     const plan = ciliumInstallPlan(inv, source, tgz(), 'cilium-1.19.5.tgz');
     expect(plan.manifest).toBeUndefined();
     expect(plan.stops.map((s) => s.causeId)).toEqual(['SERVICE_HOST_NOT_VIP', 'POD_CIDR_MISMATCH']);
+  });
+
+  it('refuses a HelmRelease whose release storage Flux would look for elsewhere', async () => {
+    const source = await ciliumValuesFor(inventory(prodText));
+    expect(checkAdoptable(source)).toEqual([]);
+    const [s] = checkAdoptable({ ...source, namespace: 'cilium', releaseName: 'cilium-cilium' });
+    expect(s.causeId).toBe('GITOPS_SOURCE_INVALID');
+    expect(s.evidence.seen).toContain('keeps its release in kube-system (storageNamespace) but installs into cilium');
   });
 });
