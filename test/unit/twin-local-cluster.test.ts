@@ -249,10 +249,12 @@ describe('k3s twin on this machine', () => {
     expect(existsSync(join(s1.dir, 'data', 'server', 'db', 'snapshots', name!))).toBe(true);
   }, 30_000);
 
-  it('deleting a Node removes that server etcd member', async () => {
+  it('deleting a Node removes that server etcd member; the server then rejoins through its tombstone', async () => {
     const { core: api } = core(servers[0]);
     await api.deleteNode({ name: 's3' });
     await waitFor('2 voters', async () => (await voters(servers[0])) === 2, 20_000);
     await waitFor('s3 reports its removal', () => /permanently removed/.test(servers[2].output()), 30_000);
-  }, 60_000);
+    // Restarted (Restart=always), the removed server finds its tombstone, moves its data aside and rejoins.
+    await waitFor('s3 rejoined', async () => servers[2].output().includes('tombstone file has been detected, removing data dir to rejoin the cluster') && (await voters(servers[0])) === 3, 60_000, servers[2].output);
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 // `k3s server`: bootstrap the datastore, serve :6443, then keep the cluster's bookkeeping going
 // (base objects, kubeconfig, this Node, learner promotion, auto-deploy manifests) and report READY.
+import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type Settings, bool, list, str } from '../config.ts';
 import { log } from '../log.ts';
@@ -64,7 +65,7 @@ export async function runServer(s: Settings): Promise<void> {
     if (stopping) return;
     if (booted.member.removed()) {
       // k3s leaves a tombstone so the next start moves the old data aside and rejoins.
-      import('node:fs').then((fs) => fs.writeFileSync(p.tombstone, ''));
+      writeFileSync(p.tombstone, '');
       log.fatal('etcd member has been permanently removed from the cluster; restart to rejoin');
     }
     const why = booted.member.lastError() || `exit status ${code}`;
