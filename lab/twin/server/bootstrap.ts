@@ -102,6 +102,7 @@ async function join(c: Ctx): Promise<Booted> {
   } catch (e) {
     return prepFail(`failed to get CA certs: ${(e as Error).message}`);
   }
+  if (!t.caHash) log.warn('Cluster CA certificate is not trusted by the host CA bundle, but the token does not include a CA hash. Use the full token from the server\'s node-token file to enable Cluster CA validation.');
   if (t.caHash && t.caHash !== hashCA(cacerts)) return prepFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
 
   let theirs: Record<string, string>;
