@@ -101,6 +101,14 @@ describe('the HelmChart that installs Cilium', () => {
     expect(parse(doc.spec.valuesContent)).toEqual(values);
   });
 
+  it('folds the real chart into short lines that read back as the same bytes, after the values', () => {
+    const tgz = readFileSync(CHART);
+    const text = renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz: tgz, values, version: '1.19.5' });
+    expect(Math.max(...text.split('\n').map((l) => l.length))).toBeLessThan(120);
+    expect(Buffer.from(parse(text).spec.chartContent, 'base64').equals(tgz)).toBe(true);
+    expect(text.indexOf('valuesContent:')).toBeLessThan(text.indexOf('chartContent:'));
+  });
+
   it('writes the same bytes whatever order the values keys come in', () => {
     const shuffled = { ipam: { mode: 'cluster-pool', operator: values.ipam.operator }, bpf: values.bpf, k8sServiceHost: '192.168.2.9', kubeProxyReplacement: true };
     expect(render(shuffled)).toBe(render());
