@@ -128,3 +128,24 @@ describe("naming a Cilium agent's failure from its log", () => {
     expect(matchCiliumAgentLog('level=info msg="Connected to apiserver" host=192.168.2.9')).toBeUndefined();
   });
 });
+
+describe("the running agents' KUBERNETES_SERVICE_HOST", () => {
+  it('passes when every agent dials the VIP, names each one that does not', async () => {
+    const { checkAgentServiceHost } = await import('../../phases/cilium/agent-env.ts');
+    const vip = { KUBERNETES_SERVICE_HOST: '192.168.2.9', KUBERNETES_SERVICE_PORT: '6443' };
+    expect(checkAgentServiceHost([{ name: 'cilium-a', node: 'k3s-prod-1', env: vip }], '192.168.2.9', 6443)).toEqual([]);
+    const stops = checkAgentServiceHost(
+      [
+        { name: 'cilium-a', node: 'k3s-prod-1', env: { KUBERNETES_SERVICE_HOST: '192.168.2.10', KUBERNETES_SERVICE_PORT: '6443' } },
+        { name: 'cilium-b', node: 'k3s-prod-2', env: {} },
+        { name: 'cilium-c', node: 'k3s-prod-3', env: vip },
+      ],
+      '192.168.2.9',
+      6443,
+    );
+    expect(stops.map((s) => [s.causeId, s.host, s.evidence.seen])).toEqual([
+      ['AGENT_SERVICE_HOST_DRIFT', 'k3s-prod-1', 'agent cilium-a dials 192.168.2.10, not the VIP 192.168.2.9'],
+      ['AGENT_SERVICE_HOST_DRIFT', 'k3s-prod-2', 'agent cilium-b has no KUBERNETES_SERVICE_HOST: it dials the ClusterIP 10.43.0.1, not the VIP 192.168.2.9'],
+    ]);
+  });
+});
