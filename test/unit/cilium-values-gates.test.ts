@@ -4,6 +4,7 @@ import { checkCiliumValues, type ValuesExpectations } from '../../phases/cilium/
 import { ciliumValues } from '../../phases/cilium/values-source.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot } from '../../phases/cilium/cgroup.ts';
 import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
+import { checkAgentServiceHost } from '../../phases/cilium/agent-env.ts';
 
 const checkout = fileURLToPath(new URL('../fixtures/gitops/', import.meta.url));
 const prod: ValuesExpectations = {
@@ -130,8 +131,7 @@ describe("naming a Cilium agent's failure from its log", () => {
 });
 
 describe("the running agents' KUBERNETES_SERVICE_HOST", () => {
-  it('passes when every agent dials the VIP, names each one that does not', async () => {
-    const { checkAgentServiceHost } = await import('../../phases/cilium/agent-env.ts');
+  it('passes when every agent dials the VIP, names each one that does not', () => {
     const vip = { KUBERNETES_SERVICE_HOST: '192.168.2.9', KUBERNETES_SERVICE_PORT: '6443' };
     expect(checkAgentServiceHost([{ name: 'cilium-a', node: 'k3s-prod-1', env: vip }], '192.168.2.9', 6443)).toEqual([]);
     const stops = checkAgentServiceHost(
