@@ -68,6 +68,9 @@ export function startEtcd(o: EtcdOptions, onLine: (line: string) => void): EtcdC
     // k3s's defaults (pkg/etcd/etcd.go cluster()): heartbeat 500ms, election timeout 5000ms.
     '--heartbeat-interval=500',
     '--election-timeout=5000',
+    // kube-apiserver compacts etcd every 5 minutes; watches from an older revision then get 410 Gone.
+    '--auto-compaction-mode=periodic',
+    '--auto-compaction-retention=5m',
     '--logger=zap',
     '--log-outputs=stderr',
   ];
