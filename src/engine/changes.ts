@@ -57,6 +57,8 @@ function normaliseMode(mode: string): string {
   return mode.replace(/^0+/, '').padStart(3, '0');
 }
 
+const MAX_DIFF_BYTES = 256 * 1024;
+
 /** What check mode shows for a change: a unified diff for files, the command for actions. */
 export function describeChange(change: Change): { summary: string; detail: string } {
   if (change.kind === 'command') {
@@ -70,6 +72,10 @@ export function describeChange(change: Change): { summary: string; detail: strin
   const summary = `${verb} ${change.path} (mode ${change.mode})`;
   if (change.secret) return { summary, detail: '(secret content: diff not shown)' };
   if (verb === 'chmod') return { summary, detail: '' };
+  // A chart embedded in a manifest is megabytes of base64: say how much changes instead of printing it.
+  if (change.content.length + (change.current?.length ?? 0) > MAX_DIFF_BYTES) {
+    return { summary, detail: `(${change.content.length} bytes planned, ${change.current?.length ?? 0} on the host: too large to show as a diff)` };
+  }
   const detail = createTwoFilesPatch(change.path, change.path, change.current ?? '', change.content, 'on host', 'planned', {
     context: 3,
   });

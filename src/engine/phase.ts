@@ -82,10 +82,20 @@ export interface Preflight {
   /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory. */
   hosts?: (ctx: Pick<RunContext, 'inventory'>) => HostRef[];
   probe: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
-  check: (seen: Map<HostRef, ProbeResults>, ctx: RunContext) => CauseError[];
+  /** Pure: the causes that forbid the phase, and facts shared by all its hosts (under PHASE_FACTS). */
+  check: (seen: Map<HostRef, ProbeResults>, ctx: RunContext) => CauseError[] | { stops: CauseError[]; facts?: Record<string, unknown> };
 }
 
+/** The facts key under which a preflight's phase-wide facts are kept: ctx.facts.get(PHASE_FACTS, key). */
+export const PHASE_FACTS = '*phase*';
+
 export interface Phase {
+  /**
+   * Local, read-only work done for every selected phase before the FIRST phase changes anything (check
+   * mode too): e.g. Cilium's values from the GitOps repository, so an unresolved variable stops the run
+   * before any host is touched. Returns the causes that forbid the run and facts for the phase (PHASE_FACTS).
+   */
+  prepare?: (ctx: RunContext) => Promise<{ stops: CauseError[]; facts?: Record<string, unknown> }>;
   id: PhaseId | string;
   title: string;
   needs: string[];

@@ -7,7 +7,7 @@ import { describeChange } from './changes.ts';
 import type { RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
-import type { Gate, HostRef, Phase, ProbeCommand, ProbeResults, Step } from './phase.ts';
+import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { batchScript, parseBatch } from './probe-batch.ts';
 
 const PROBE_BUDGET_MS = 60_000;
@@ -35,6 +35,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
   const { ctx, summary } = opts;
   const started = ctx.clock.now();
   const waived = new Map((opts.waivers ?? []).map((w) => [w.cause, w.reason]));
+  await prepareAll(opts.phases, ctx, summary);
 
   for (const phase of opts.phases) {
     const phaseStart = ctx.clock.now();
@@ -67,6 +68,21 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
   return summary;
 }
 
+/** Every selected phase's local preparation, before any phase runs; all their stops at once. */
+async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunSummary) {
+  const stops: CauseError[] = [];
+  for (const phase of phases) {
+    if (!phase.prepare) continue;
+    const prepared = await phase.prepare(ctx);
+    if (prepared.facts) ctx.facts.set(PHASE_FACTS, prepared.facts);
+    stops.push(...prepared.stops);
+  }
+  if (stops.length) {
+    summary.stopped++;
+    throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
+  }
+}
+
 /** The phase's cross-host check: probe every host (read-only, in parallel), then one pure verdict. */
 async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
   const seen = new Map<HostRef, ProbeResults>();
@@ -76,7 +92,10 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, sum
     seen.set(host, probeFor(probes, 'pre'));
   });
   if (errors.length) throw errors.length === 1 ? errors[0] : new CauseErrors(errors.flatMap(causesOf));
-  const stops = preflight.check(seen, ctx).filter((stop) => !waive(stop, phase, ctx, waived));
+  const verdict = preflight.check(seen, ctx);
+  const { stops: found, facts } = Array.isArray(verdict) ? { stops: verdict, facts: undefined } : verdict;
+  if (facts) ctx.facts.set(PHASE_FACTS, facts);
+  const stops = found.filter((stop) => !waive(stop, phase, ctx, waived));
   if (stops.length) {
     summary.stopped++;
     throw stops.length === 1 ? stops[0] : new CauseErrors(stops);

@@ -1,0 +1,56 @@
+// cilium: the CNI, with kube-proxy replacement, dialling the control-plane VIP. Its values are Flux's
+// HelmRelease values for this environment, substituted exactly as Flux will (fail closed), so Flux adopts
+// the release later without a fight. Everything is decided before the first phase changes anything.
+import { readFile } from 'node:fs/promises';
+import { causesOf } from '../src/errors.ts';
+import type { Phase } from '../src/engine/phase.ts';
+import { PHASE_FACTS } from '../src/engine/phase.ts';
+import { allHostRefs, founderRef } from './hosts.ts';
+import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
+import { HELMCHART_MANIFEST } from './cilium/helmchart.ts';
+import { ciliumInstallPlan } from './cilium/install-plan.ts';
+import { ciliumRolledOut } from './cilium/rollout-gate.ts';
+import { ciliumValuesFor } from './cilium/values-source.ts';
+import { managedFile } from './steps/managed-file.ts';
+
+export const cilium: Phase = {
+  id: 'cilium',
+  title: 'install Cilium dialling the VIP',
+  needs: ['kube-vip', 'agents'],
+  hosts: (c) => founderRef(c.inventory),
+  concurrency: 'serial',
+  async prepare(ctx) {
+    const chartPath = ctx.inventory.derived.paths.ciliumChart!;
+    try {
+      const source = await ciliumValuesFor(ctx.inventory);
+      const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);
+      return { stops: plan.stops, facts: { ciliumManifest: plan.manifest, ciliumCgroup: cgroupSetting(source.values) } };
+    } catch (err) {
+      const causes = causesOf(err);
+      if (!causes.length) throw err;
+      return { stops: causes };
+    }
+  },
+  // cgroup.hostRoot must be a real cgroup2 mount on every node (the 2026-10-03 socket-LB breakage).
+  preflight: {
+    hosts: (c) => allHostRefs(c.inventory),
+    probe: (_h, ctx) => ({ cgroup: { command: cgroupProbeCommand(ctx.facts.get<CgroupSetting>(PHASE_FACTS, 'ciliumCgroup')!) } }),
+    check: (seen, ctx) =>
+      checkCgroupHostRoot(
+        ctx.facts.get<CgroupSetting>(PHASE_FACTS, 'ciliumCgroup')!,
+        [...seen].map(([h, p]) => ({ host: h.name, stdout: p.cgroup.stdout, code: p.cgroup.code })),
+        'before-install',
+      ),
+  },
+  steps: [
+    managedFile({
+      id: 'helmchart',
+      title: `Cilium HelmChart ${HELMCHART_MANIFEST}`,
+      path: () => HELMCHART_MANIFEST,
+      local: async () => undefined,
+      content: (_l, _h, ctx) => ctx.facts.get<string>(PHASE_FACTS, 'ciliumManifest')!,
+      mode: '0600',
+    }),
+  ],
+  gates: [ciliumRolledOut],
+};

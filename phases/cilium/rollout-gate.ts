@@ -1,0 +1,71 @@
+// Cilium's rollout gate, read live from the cluster (not from the template): the cilium DaemonSet rolled out
+// on every node, every agent Ready and dialling the VIP, every node Ready. A known failure in an agent's log
+// (the 10.43.0.1 fallback of an empty k8sServiceHost) stops at once.
+import { CauseError, CauseErrors } from '../../src/errors.ts';
+import type { Gate } from '../../src/engine/phase.ts';
+import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
+import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
+import { matchCiliumAgentLog } from './agent-log.ts';
+
+const POLL_MS = 3_000;
+const AGENT_SELECTOR = 'k8s-app=cilium';
+
+interface Seen {
+  pods: (AgentPod & { ready: boolean })[];
+  notReadyNodes: { name: string; message: string }[];
+  desired: number;
+}
+
+async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<Seen> {
+  const pods = await kubectl(ctx, host, `get pods -n kube-system -l ${AGENT_SELECTOR} -o json`);
+  const nodes = await kubectl(ctx, host, 'get nodes -o json');
+  const items = pods.code === 0 ? (JSON.parse(pods.stdout).items as any[]) : [];
+  const nodeItems = nodes.code === 0 ? (JSON.parse(nodes.stdout).items as any[]) : [];
+  return {
+    desired: nodeItems.length,
+    pods: items.map((p) => {
+      const container = (p.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent') ?? p.spec?.containers?.[0];
+      const env = Object.fromEntries((container?.env ?? []).filter((e: any) => typeof e.value === 'string').map((e: any) => [e.name, e.value]));
+      const ready = (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready };
+    }),
+    notReadyNodes: nodeItems
+      .map((n) => ({ name: n.metadata.name, cond: (n.status?.conditions ?? []).find((c: any) => c.type === 'Ready') }))
+      .filter((n) => n.cond?.status !== 'True')
+      .map((n) => ({ name: n.name, message: n.cond?.message ?? 'no Ready condition' })),
+  };
+}
+
+export const ciliumRolledOut: Gate = {
+  id: 'cilium-rolled-out',
+  title: 'Cilium agents Ready on every node, dialling the VIP; nodes Ready',
+  budgetMs: 300_000,
+  async run(host, ctx, signal) {
+    const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0 };
+    do {
+      seen = await look(ctx, host);
+      // Drift is a stop as soon as it is seen: an agent dialling anything but the VIP will not fix itself.
+      const drift = checkAgentServiceHost(seen.pods, vip, port);
+      if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
+      const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready);
+      if (allReady && seen.notReadyNodes.length === 0) return;
+      for (const pod of seen.pods.filter((p) => !p.ready)) {
+        const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} --tail=40`).catch(() => undefined);
+        const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout) : undefined;
+        if (known) {
+          throw new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
+        }
+      }
+    } while (await pause(ctx, POLL_MS, signal));
+    const notReady = seen.pods.filter((p) => !p.ready);
+    if (notReady.length || seen.pods.length < seen.desired) {
+      throw new CauseError('CILIUM_AGENTS_NOT_READY', {
+        host: notReady[0]?.node,
+        evidence: { command: `kubectl get pods -n kube-system -l ${AGENT_SELECTOR}`, seen: `${seen.pods.length - notReady.length} of ${seen.desired} agents Ready${notReady.length ? `; not Ready: ${notReady.map((p) => `${p.name} on ${p.node}`).join(', ')}` : ''}` },
+      });
+    }
+    const n = seen.notReadyNodes[0];
+    throw new CauseError('NODE_NOT_READY', { host: n.name, evidence: { command: 'kubectl get nodes', seen: `${seen.notReadyNodes.map((x) => x.name).join(', ')} not Ready: ${n.message}` } });
+  },
+};
