@@ -179,3 +179,36 @@ describe('stops', () => {
     expect(r.events).toContainEqual(expect.objectContaining({ type: 'gate-end', status: 'would-wait' }));
   });
 });
+
+describe('prepare', () => {
+  it("stops the run before the FIRST phase changes anything when a later phase's preparation fails", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    const later: Phase = {
+      id: 'later',
+      title: 'later',
+      needs: ['files'],
+      hosts: () => H,
+      concurrency: 1,
+      steps: [],
+      prepare: async () => ({ stops: [new CauseError('GATE_FAILED', { evidence: { seen: 'K3S_API_HOST is not defined' } })] }),
+    };
+    const r = await run([filePhase(dir), later], false);
+    expect((r.error as CauseError).evidence.seen).toBe('K3S_API_HOST is not defined');
+    expect(existsSync(join(dir, 'h1.motd'))).toBe(false);
+    expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+  });
+
+  it("shares a prepared fact with the phase's steps", async () => {
+    const phase: Phase = {
+      id: 'p',
+      title: 'p',
+      needs: [],
+      hosts: () => H.slice(0, 1),
+      concurrency: 1,
+      prepare: async () => ({ stops: [], facts: { rendered: 'from prepare' } }),
+      steps: [{ id: 's', title: 's', plan: ({ ctx }) => ({ changes: [{ kind: 'command', description: String(ctx.facts.get('*phase*', 'rendered')), command: 'true' }] }) }],
+    };
+    const r = await run([phase], true);
+    expect(JSON.stringify(r.events)).toContain('from prepare');
+  });
+});
