@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,5 +14,6 @@ describe('k3s twin executable', () => {
     expect(statSync(k3s).mode & 0o111).toBe(0o111);
     expect(readFileSync(k3s, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
     expect(execFileSync(k3s, ['--version'], { encoding: 'utf8' })).toContain(`k3s version ${LAB_VERSION} `);
+    rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 });

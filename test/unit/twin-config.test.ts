@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +29,7 @@ describe('k3s twin configuration (k3s config file rules)', () => {
     expect(str(s, 'node-name')).toBe('n2');
     expect(str(s, 'token')).toBe('from-flag');
     expect(s['cluster-init']).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('parses bare boolean flags and repeated list flags', () => {

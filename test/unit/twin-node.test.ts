@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +29,7 @@ describe('k3s twin Node object', () => {
     mkdirSync(cni);
     writeFileSync(join(cni, '05-cilium.conflist'), '{}');
     expect(cniReady([cni])).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('keeps labels and annotations set by others', () => {
