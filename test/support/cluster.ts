@@ -86,6 +86,6 @@ export async function voters(founder = hosts()[0].name): Promise<Record<string, 
 
 /** A fingerprint of what the engine would touch on a host: for "check mode changed nothing". */
 export async function hostFingerprint(name: string): Promise<string> {
-  const res = await hostExec(name, 'hostname; ls -la --time-style=+%s /etc/rancher /usr/local/bin /etc/sysctl.d /etc/modules-load.d /etc/systemd/system 2>&1; cat /etc/hostname; sha256sum /etc/rancher/k3s/config.yaml 2>&1; systemctl is-active k3s.service');
+  const res = await hostExec(name, 'hostname; ls -la --time-style=+%s /etc/rancher /usr/local/bin /etc/sysctl.d /etc/modules-load.d /etc/systemd/system 2>&1; cat /etc/hostname; sha256sum /etc/rancher/k3s/config.yaml 2>&1; systemctl is-active k3s.service; true');
   return res.stdout;
 }
