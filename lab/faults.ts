@@ -4,6 +4,7 @@ import { LabUsage } from './errors.ts';
 import { hostExec } from './host.ts';
 import { start, stop, wipe } from './lifecycle.ts';
 import { renameNic, setCable } from './network.ts';
+import { FAKETIME_RUN, FAKETIME_SEM, FAKETIME_SHM } from './rootfs-customize.ts';
 import { run } from './run.ts';
 
 export const FAULT_KINDS = [
@@ -75,16 +76,20 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
     }
     case 'clock-skew': {
       const offset = faketimeOffset(arg);
-      // libfaketime through the environment, not /etc/ld.so.preload: sshd's seccomp sandbox kills a
-      // preauth child that has it loaded. New SSH sessions get it from /etc/environment (pam_env);
-      // services started or restarted from now on get it from the manager's environment.
-      const clean = `sed -i '/^\\(LD_PRELOAD\\|FAKETIME\\)=/d' /etc/environment`;
-      if (offset === '+0') await hostExec(host, `${clean} && systemctl unset-environment LD_PRELOAD FAKETIME`);
+      // Heal: the preload goes first, so no new process loads libfaketime while its files go away.
+      const heal = `rm -f ${FAKETIME_RUN}/ld.so.preload; rm -rf ${FAKETIME_RUN}; rm -f /dev/shm/sem.${FAKETIME_SEM.slice(1)} /dev/shm/${FAKETIME_SHM.slice(1)}`;
+      if (offset === '+0') await hostExec(host, heal);
       else
         await hostExec(
           host,
-          `${clean} && printf 'LD_PRELOAD=%s\\nFAKETIME=%s\\n' ${LIBFAKETIME} '${offset}' >> /etc/environment && ` +
-            `systemctl set-environment LD_PRELOAD=${LIBFAKETIME} FAKETIME='${offset}'`,
+          // The segment libfaketime expects: a POSIX semaphore (32 bytes, value 1) and an 8-byte counter,
+          // readable by every user; then the offset; the preload last, once everything it needs exists.
+          `mkdir -p ${FAKETIME_RUN} && ` +
+            `{ printf '\\001'; head -c 31 /dev/zero; } > /dev/shm/sem.${FAKETIME_SEM.slice(1)} && ` +
+            `head -c 8 /dev/zero > /dev/shm/${FAKETIME_SHM.slice(1)} && ` +
+            `chmod 666 /dev/shm/sem.${FAKETIME_SEM.slice(1)} /dev/shm/${FAKETIME_SHM.slice(1)} && ` +
+            `printf '%s\\n' '${offset}' > ${FAKETIME_RUN}/faketimerc && ` +
+            `printf '%s\\n' ${LIBFAKETIME} > ${FAKETIME_RUN}/ld.so.preload`,
         );
       return;
     }

@@ -10,6 +10,7 @@ import { OPS_USER, RANCHER_DISK_MB, paths, type HostPlan } from './config.ts';
 import { LabUsage } from './errors.ts';
 import { hostNic, nicDown, nicUp } from './network.ts';
 import { hostInitPid, killNetns } from './processes.ts';
+import { FAKETIME_SHARED } from './rootfs-customize.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
 
 export const hostDir = (host: HostPlan) => join(paths.hostsDir, host.name);
@@ -106,7 +107,15 @@ export async function hostExec(host: HostPlan, cmd: string, opts: RunOptions = {
   if (pid === undefined) throw new LabUsage(`${host.name} is not running`);
   // The command travels in the environment, not on the command line, so a `pkill -f <pattern>` in it
   // cannot match (and kill) the very shell that runs it.
-  const env = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', `LAB_EXEC=${cmd}`];
+  const env = [
+    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    'HOME=/root',
+    'LANG=C.UTF-8',
+    // what every process in a host has (see rootfs-customize.ts), so a skewed clock behaves the same here
+    'FAKETIME_DONT_FAKE_MONOTONIC=1',
+    `FAKETIME_SHARED=${FAKETIME_SHARED}`,
+    `LAB_EXEC=${cmd}`,
+  ];
   const shell = 'c=$LAB_EXEC; unset LAB_EXEC; eval "$c"';
   return run('nsenter', ['-t', String(pid), '-a', '-r', '-w', '/usr/bin/env', '-i', ...env, '/bin/sh', '-c', shell], opts);
 }

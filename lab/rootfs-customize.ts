@@ -2,6 +2,13 @@
 // Everything per host (hostname, machine-id, host keys, authorized_keys) is added at boot instead.
 import { OPS_USER } from './config.ts';
 
+/** Where clock-skew puts libfaketime's preload and offset (tmpfs: a reboot heals the skew). */
+export const FAKETIME_RUN = '/run/lab-faketime';
+/** The one shared-memory segment (semaphore, counter) every skewed process attaches to. */
+export const FAKETIME_SEM = '/faketime_sem_lab';
+export const FAKETIME_SHM = '/faketime_shm_lab';
+export const FAKETIME_SHARED = `${FAKETIME_SEM} ${FAKETIME_SHM}`;
+
 /**
  * Units that cannot work in a network/PID namespace without devices of their own; masked so the host
  * does not report them as failed. etcd is installed (the k3s twin uses its binaries) but not started:
@@ -48,16 +55,21 @@ usermod -p '*' ${OPS_USER}
 install -d -m 700 -o ${OPS_USER} -g ${OPS_USER} /home/${OPS_USER}/.ssh
 cat > /etc/sudoers.d/${OPS_USER} <<'X'
 ${OPS_USER} ALL=(ALL) NOPASSWD:ALL
-Defaults env_keep += "FAKETIME_DONT_FAKE_MONOTONIC"
+Defaults env_keep += "FAKETIME_DONT_FAKE_MONOTONIC FAKETIME_SHARED"
 X
 chmod 0440 /etc/sudoers.d/${OPS_USER}
-# clock-skew preloads libfaketime into SSH sessions and services; monotonic clocks stay real.
+# clock-skew: libfaketime preloaded into every new process while /run/lab-faketime holds its files
+# (so a reboot, which empties /run, heals it and PID 1 never loads it). Every process gets the same
+# two settings from every door (SSH sessions via pam_env, services via systemd, commands under sudo):
+# monotonic clocks stay real, and libfaketime attaches to one shared-memory segment the fault makes
+# instead of creating one per process, whose removal at exit sshd's seccomp sandbox punishes (SIGSYS).
 echo FAKETIME_DONT_FAKE_MONOTONIC=1 >> /etc/environment
+echo 'FAKETIME_SHARED="${FAKETIME_SHARED}"' >> /etc/environment
 echo LANG=C.UTF-8 > /etc/default/locale
-mkdir -p /etc/systemd/system.conf.d /etc/systemd/system/ssh.service.d
-printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1\\n' > /etc/systemd/system.conf.d/lab.conf
-# sshd's seccomp sandbox kills a preauth child that has libfaketime loaded (SIGSYS): never skew sshd itself.
-printf '[Service]\\nUnsetEnvironment=LD_PRELOAD FAKETIME\\n' > /etc/systemd/system/ssh.service.d/lab-no-faketime.conf
+mkdir -p /etc/systemd/system.conf.d
+printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1 "FAKETIME_SHARED=${FAKETIME_SHARED}"\\n' > /etc/systemd/system.conf.d/lab.conf
+ln -sfn ${FAKETIME_RUN}/ld.so.preload /etc/ld.so.preload
+ln -sfn ${FAKETIME_RUN}/faketimerc /etc/faketimerc
 systemctl mask ${MASKED_UNITS.join(' ')} >/dev/null 2>&1
 systemctl disable etcd.service >/dev/null 2>&1 || true
 # No DNS in the lab: names come from /etc/hosts (written per host).
