@@ -22,7 +22,7 @@ async function stopOf(p: Promise<unknown>) {
 describe("an environment's effective cluster-vars", () => {
   it('lab: the base plus an inline strategic-merge patch (null deletes a key)', async () => {
     const cv = await effectiveClusterVars(read, { clusterPath: 'clusters/lab' });
-    expect(cv.vars).toEqual({ CLUSTER_ENV: 'lab', K3S_API_HOST: '10.77.0.9', CILIUM_LB_POOL_START: '10.77.0.60', CILIUM_LB_POOL_STOP: '10.77.0.70', GATEWAY_VIP: '10.77.0.60' });
+    expect(cv.vars).toEqual({ CLUSTER_ENV: 'lab', K3S_API_HOST: '10.77.0.9', CILIUM_LB_POOL_START: '10.77.0.60', CILIUM_LB_POOL_STOP: '10.77.0.70', GATEWAY_VIP: '10.77.0.60', CILIUM_CGROUP_HOST_ROOT: '/sys/fs/cgroup/unified' });
     expect(cv.origins.K3S_API_HOST).toBe('clusters/lab/kustomization.yaml (inline patch)');
     expect(cv.files).toEqual(['clusters/lab/kustomization.yaml', 'clusters/base/kustomization.yaml', 'clusters/base/cluster-vars.yaml', 'clusters/base/platform.yaml']);
   });
