@@ -87,4 +87,14 @@ describe('k3s twin snapshot and cluster reset', () => {
     const back = await api(r1).listNamespacedConfigMap({ namespace: 'default', labelSelector: 'set=dr' });
     expect(back.items).toHaveLength(50);
   }, 300_000);
+
+  it('cluster-reset without a snapshot keeps the data and leaves a one-member cluster', async () => {
+    await Promise.all(running.map((s) => s.stop()));
+    const r = reset('r1', 1, []);
+    expect(r.stderr).toContain('Managed etcd cluster membership has been reset, restart without --cluster-reset flag now.');
+    expect(r.status).toBe(0);
+    const r1 = await up('r1', 1, []);
+    expect(voters(IP(1))).toBe(1);
+    expect((await api(r1).listNamespacedConfigMap({ namespace: 'default', labelSelector: 'set=dr' })).items).toHaveLength(50);
+  }, 120_000);
 });
