@@ -248,8 +248,7 @@ export class KubeApi {
         if (t.info === CRDS) this.registry.invalidate();
         return send(res, 201, created);
       }
-      const base = t.sub === 'status' ? current : current;
-      const next = applyPatch(type, base, patch);
+      const next = applyPatch(type, current, patch);
       if (t.info === CRDS) this.acceptCRD(next);
       if (dryRun) return send(res, 200, next);
       const expectedRV = (type !== 'apply' && patch?.metadata?.resourceVersion) || current.metadata.resourceVersion;

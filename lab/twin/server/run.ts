@@ -1,7 +1,6 @@
 // `k3s server`: bootstrap the datastore, serve :6443, then keep the cluster's bookkeeping going
 // (base objects, kubeconfig, this Node, learner promotion, auto-deploy manifests) and report READY.
 import { writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { type Settings, bool, list, str } from '../config.ts';
 import { log } from '../log.ts';
 import { notifyReady } from '../notify.ts';
@@ -151,7 +150,6 @@ export async function runServer(s: Settings): Promise<void> {
   if (!bool(s, 'disable-deploy')) deployer.start();
   notifyReady();
   log.info('k3s is up and running');
-  void hostname;
 }
 
 function labelsFrom(items: string[]): Record<string, string> {
