@@ -54,7 +54,7 @@ describeAsRoot('k3s-join names its causes', () => {
     inv.k3s.clusterCidr = '10.52.0.0/16';
     writeFileSync(join(dir, 'lab.yaml'), stringify(inv));
     try {
-      const r = await bootstrap(['--only', 'k3s-join', '--json', '--inventory', join(dir, 'lab.yaml')], { stateDir });
+      const r = await bootstrap(['--only', 'k3s-join', '--json'], { stateDir, inventory: join(dir, 'lab.yaml') });
       const stop = stopOf(r);
       expect(stop).toMatchObject({ cause: 'CRITICAL_CONFIG_MISMATCH', host: 'k3s-lab-2' });
       expect(stop.message).toContain('cluster-cidr');

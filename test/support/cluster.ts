@@ -21,10 +21,13 @@ export function freshStateDir(): string {
   return mkdtempSync(join(tmpdir(), 'bootstrap-state-'));
 }
 
-export function bootstrap(args: string[], opts: { stateDir: string; onEvent?: (e: any, child: ReturnType<typeof spawn>) => void; timeoutMs?: number }): Promise<BootstrapRun> {
+export function bootstrap(
+  args: string[],
+  opts: { stateDir: string; inventory?: string; onEvent?: (e: any, child: ReturnType<typeof spawn>) => void; timeoutMs?: number },
+): Promise<BootstrapRun> {
   const t0 = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/bootstrap.js'), 'lab', '--inventory', paths.inventory, ...args], {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/bootstrap.js'), 'lab', '--inventory', opts.inventory ?? paths.inventory, ...args], {
       cwd: repoRoot,
       env: { ...process.env, BOOTSTRAP_STATE_DIR: opts.stateDir, CI: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],

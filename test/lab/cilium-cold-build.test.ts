@@ -1,0 +1,105 @@
+// The second half of a cold build in the lab: kube-vip announces the VIP and the gate waits until it
+// answers; Cilium (the HelmChart from the GitOps HelmRelease's values) dials the VIP. The 2026-09-01
+// deadlock cannot happen: the order is the DAG's, and an unresolved K3S_API_HOST stops before any change.
+import { join } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { fault, hostExec } from '../../lab/api.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab } from '../support/lab.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster } from '../support/cluster.ts';
+import { editFile, labInventory } from '../support/lab-inventory.ts';
+
+const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
+const helmRelease = (checkout: string) => join(checkout, 'platform', 'cilium', 'helmrelease.yaml');
+
+describeAsRoot('cold build through Cilium', () => {
+  const stateDir = freshStateDir();
+  const inventory = labInventory();
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+  });
+
+  it('an overlay without K3S_API_HOST stops with UNRESOLVED_SUBSTITUTION before any change to a host', async () => {
+    const before = await Promise.all(SERVERS.map(hostFingerprint));
+    const broken = labInventory({ clusterPath: 'broken/undefined' });
+    const r = await bootstrap(['--until', 'cilium', '--json'], { stateDir: freshStateDir(), inventory: broken });
+    expect(stopOf(r)).toMatchObject({ cause: 'UNRESOLVED_SUBSTITUTION' });
+    expect(JSON.stringify(stopOf(r))).toContain('K3S_API_HOST');
+    expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(before);
+  });
+
+  it('builds from cold: the VIP answers before Cilium installs, agents dial the VIP, nodes Ready', async () => {
+    const r = await bootstrap(['--until', 'cilium', '--json'], { stateDir, inventory });
+    expect(stopOf(r), JSON.stringify(stopOf(r))).toBeUndefined();
+    expect(r.code).toBe(0);
+    const vipOk = r.events.findIndex((e) => e.type === 'gate-end' && e.gate === 'vip-answers' && e.status === 'ok');
+    const ciliumStart = r.events.findIndex((e) => e.type === 'phase-start' && e.phase === 'cilium');
+    expect(vipOk).toBeGreaterThan(-1);
+    expect(vipOk).toBeLessThan(ciliumStart);
+    const env = await hostExec('k3s-lab-1', `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o jsonpath='{range .items[*]}{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}{"\\n"}{end}'`);
+    expect(env.stdout.trim().split('\n')).toEqual(['10.77.0.9', '10.77.0.9', '10.77.0.9']);
+    const ready = await hostExec('k3s-lab-1', `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`);
+    expect(ready.stdout.trim().split('\n')).toEqual(['True', 'True', 'True']);
+  });
+
+  it('a second run changes nothing, and --check after it would change nothing', async () => {
+    const again = await bootstrap(['--until', 'cilium'], { stateDir, inventory });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    const check = await bootstrap(['--until', 'cilium', '--check'], { stateDir, inventory });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toMatch(/^\d+ ok, 0 would change/m);
+  });
+
+  it.each([
+    ['maxUnavailable 2', 'ROLLOUT_TOO_WIDE', (c: string) => editFile(helmRelease(c), /maxUnavailable: 1/, 'maxUnavailable: 2')],
+    ['a pod CIDR that is not the cluster CIDR', 'POD_CIDR_MISMATCH', (c: string) => editFile(helmRelease(c), /clusterPoolIPv4PodCIDRList: \["10\.42\.0\.0\/16"\]/, 'clusterPoolIPv4PodCIDRList: ["10.0.0.0/8"]')],
+    ['k8sServiceHost = a node address', 'SERVICE_HOST_NOT_VIP', (c: string) => editFile(helmRelease(c), /k8sServiceHost: "\$\{K3S_API_HOST\}"/, 'k8sServiceHost: "10.77.0.10"')],
+    ['kube-proxy replacement off', 'KPR_MISMATCH', (c: string) => editFile(helmRelease(c), /kubeProxyReplacement: true/, 'kubeProxyReplacement: false')],
+  ])('%s → %s, before any change', async (_what, cause, edit) => {
+    const variant = labInventory({ gitops: edit });
+    const t0 = Date.now();
+    const r = await bootstrap(['--until', 'cilium', '--json'], { stateDir, inventory: variant });
+    expect(stopOf(r)).toMatchObject({ cause });
+    expect(r.events.filter((e) => e.type === 'step-end' && e.status === 'changed')).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+  });
+
+  it('servers whose VIP NICs differ → VIP_INTERFACE_INVALID naming them', async () => {
+    await fault('k3s-lab-2', 'rename-nic', 'lan0');
+    try {
+      const r = await bootstrap(['--only', 'kube-vip', '--json'], { stateDir, inventory });
+      const stop = stopOf(r);
+      expect(stop).toMatchObject({ cause: 'VIP_INTERFACE_INVALID' });
+      expect(JSON.stringify(stop)).toContain('lan0');
+    } finally {
+      await fault('k3s-lab-2', 'rename-nic', 'eth0');
+    }
+  });
+
+  it('VIP failover: stopping the lease holder moves the VIP to another server within the lease timing', async () => {
+    const holder = (await hostExec('k3s-lab-1', "k3s kubectl get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'")).stdout.trim();
+    expect(SERVERS).toContain(holder);
+    const other = SERVERS.find((s) => s !== holder)!;
+    await fault(holder, 'stop');
+    try {
+      const t0 = Date.now();
+      let answered = false;
+      while (Date.now() - t0 < 45_000 && !answered) {
+        const r = await hostExec(other, 'curl -sk -o /dev/null -w "%{http_code}" --max-time 2 https://10.77.0.9:6443/livez; true');
+        answered = /^\d{3}$/.test(r.stdout.trim()) && r.stdout.trim() !== '000';
+        if (!answered) await new Promise((res) => setTimeout(res, 1000));
+      }
+      expect(answered).toBe(true);
+      // Lease duration 15 s, renew deadline 10 s, retry 2 s: well within 45 s.
+      expect(Date.now() - t0).toBeLessThan(45_000);
+    } finally {
+      await fault(holder, 'start');
+      await ensureLab();
+    }
+  });
+});
