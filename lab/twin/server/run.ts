@@ -41,7 +41,26 @@ export async function upsertNode(store: ObjectStore, f: NodeFacts): Promise<void
   }
 }
 
-export async function runServer(s: Settings): Promise<void> {
+/** What in-cluster components started next to the server (add-on twins) get once its API serves. */
+export interface ServerContext {
+  node: string;
+  ip: string;
+  store: ObjectStore;
+  registry: ResourceRegistry;
+  etcd: EtcdClient;
+  /** k3s data dir (/var/lib/rancher/k3s). */
+  dataDir: string;
+  serviceCidr: string;
+  /** Where a CNI writes its config; a file there makes this Node Ready. */
+  cniDir: string;
+}
+
+export interface ServerOptions {
+  /** Called once after READY=1, with the server's datastore and identity. */
+  onStarted?: (ctx: ServerContext) => void | Promise<void>;
+}
+
+export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<void> {
   log.info(`Starting k3s ${K3S_VERSION} (${K3S_COMMIT})`);
   const p = serverPaths(s);
   const bind = str(s, 'bind-address');
@@ -150,6 +169,7 @@ export async function runServer(s: Settings): Promise<void> {
   if (!bool(s, 'disable-deploy')) deployer.start();
   notifyReady();
   log.info('k3s is up and running');
+  await opts.onStarted?.({ node: c.node, ip: c.ip, store, registry, etcd, dataDir: p.dataDir, serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'), cniDir: p.cniDirs[0] });
 }
 
 function labelsFrom(items: string[]): Record<string, string> {
