@@ -1,0 +1,49 @@
+// The agent's REST API on its unix socket (/var/run/cilium/cilium.sock, a hostPath, so on the node), as
+// `cilium-dbg status` reads it: GET /v1/healthz answers a StatusResponse (cilium api/v1 models) with the
+// fields the engine cares about — kube-proxy-replacement.mode and the kubernetes connection.
+import { mkdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { dirname } from 'node:path';
+
+export interface AgentStatus {
+  kubeProxyReplacement: string; // "True" | "False"
+  apiServer: string; // https://host:port
+  device: { name: string; ip: string };
+  ready: boolean;
+}
+
+export function statusResponse(s: AgentStatus): any {
+  return {
+    cilium: { state: s.ready ? 'Ok' : 'Failure', msg: '' },
+    'container-runtime': { state: 'Ok', msg: 'containerd' },
+    kubernetes: { state: s.ready ? 'Ok' : 'Failure', msg: `1.33 (v1.33.5+k3s1) [linux/amd64]`, 'k8s-api-versions': ['cilium/v2', 'cilium/v2alpha1', 'core/v1::Namespace', 'core/v1::Node', 'core/v1::Pods', 'core/v1::Service', 'discovery/v1::EndpointSlice'] },
+    'kube-proxy-replacement': {
+      mode: s.kubeProxyReplacement,
+      devices: [{ name: s.device.name, ip: [s.device.ip] }],
+      features: { nodePort: { enabled: s.kubeProxyReplacement === 'True' }, hostPort: { enabled: s.kubeProxyReplacement === 'True' }, externalIPs: { enabled: s.kubeProxyReplacement === 'True' }, socketLB: { enabled: s.kubeProxyReplacement === 'True' } },
+    },
+    'cni-chaining': { mode: 'none' },
+    'client-id': 0,
+    stale: {},
+    'k8s-endpoint': s.apiServer,
+  };
+}
+
+export function serveStatus(socketPath: string, status: () => AgentStatus): { close(): void } {
+  mkdirSync(dirname(socketPath), { recursive: true });
+  rmSync(socketPath, { force: true });
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method === 'GET' && (path === '/v1/healthz' || path === '/v1/healthz/')) {
+      const body = JSON.stringify(statusResponse(status()));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('404 page not found\n');
+  });
+  server.on('error', () => undefined);
+  server.listen(socketPath);
+  return { close: () => server.close() };
+}

@@ -1,0 +1,245 @@
+// The DaemonSet controller and kubelet, for this node only and only for the DaemonSets an add-on twin
+// knows how to run (kube-vip, the Cilium agent): a pod per fitting node (Pod object with status, as
+// `kubectl get pods -o wide` shows), its "container" run inside the twin, a rolling update that replaces at
+// most maxUnavailable pods at a time across the cluster, and the DaemonSet's status for `rollout status`.
+// Every server runs one of these; the cluster-wide parts (status, rollout slots) are compare-and-swap writes.
+import { BUILTIN } from '../api/resources.ts';
+import { ApiError } from '../api/status.ts';
+import { log } from '../log.ts';
+import { type AddonContext, nowIso } from './context.ts';
+import type { PodLogs } from './pod-logs.ts';
+import { containerEnv, maxUnavailable, nodeView, podFitsNode, podFromTemplate, templateHash } from './scheduling.ts';
+
+const info = (r: string) => BUILTIN.find((x) => x.resource === r)!;
+const DS = info('daemonsets');
+const PODS = info('pods');
+const NODES = info('nodes');
+
+export interface ContainerState {
+  ready: boolean;
+  /** Set while the container is not running: CrashLoopBackOff, ContainerCreating… */
+  waiting?: { reason: string; message?: string };
+  restartCount?: number;
+}
+
+export interface Running {
+  stop(): Promise<void> | void;
+}
+
+export interface StartArgs {
+  ctx: AddonContext;
+  pod: any;
+  container: any;
+  env: Record<string, string>;
+  log(line: string): void;
+  state(s: ContainerState): void;
+}
+
+/** An add-on twin: which DaemonSets it runs and how it starts their main container. */
+export interface DaemonProgram {
+  name: string;
+  /** The container of the DaemonSet this program imitates, or undefined when it is not one of its. */
+  container(ds: any): any | undefined;
+  start(a: StartArgs): Running;
+}
+
+const isReady = (pod: any) => (pod?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+const ownedBy = (pod: any, ds: any) => (pod.metadata?.ownerReferences ?? []).some((o: any) => o.uid === ds.metadata.uid);
+const rolloutKey = (ds: any) => `/twin/ds-rollout/${ds.metadata.namespace}/${ds.metadata.name}`;
+
+interface Slot {
+  podName: string;
+  uid: string;
+  running: Running;
+  last: string;
+}
+
+export class DaemonSetKubelet {
+  private slots = new Map<string, Slot>(); // by pod name
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private ctx: AddonContext, private logs: PodLogs, private programs: DaemonProgram[]) {}
+
+  start(intervalMs = 2000): void {
+    const tick = async () => {
+      try {
+        await this.reconcile();
+      } catch (e) {
+        if (!(e instanceof ApiError)) log.error(`add-on kubelet: ${(e as Error).message}`);
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, intervalMs);
+    };
+    void tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (const s of this.slots.values()) await s.running.stop();
+    this.slots.clear();
+  }
+
+  async reconcile(): Promise<void> {
+    const { store } = this.ctx;
+    const me = await store.tryGet(NODES, undefined, this.ctx.node);
+    const nodes = (await store.list(NODES)).items.map(nodeView);
+    const dss = (await store.list(DS)).items;
+    const pods = (await store.list(PODS)).items;
+    const keep = new Set<string>();
+    for (const ds of dss) {
+      const program = this.programs.find((p) => p.container(ds));
+      if (!program) continue;
+      const hash = templateHash(ds.spec?.template);
+      const mine = pods.filter((p) => ownedBy(p, ds) && p.spec?.nodeName === this.ctx.node);
+      const fits = me ? podFitsNode(ds.spec?.template?.spec, nodeView(me)) : false;
+      if (!fits) {
+        for (const p of mine) await this.deletePod(p);
+      } else {
+        const current = mine.find((p) => p.metadata.labels?.['controller-revision-hash'] === hash);
+        const old = mine.filter((p) => p !== current);
+        let run = current;
+        if (!current && old.length === 0) run = await this.createPod(ds, hash);
+        else if (!current) {
+          if (await this.takeRolloutSlot(ds, hash, nodes, pods)) {
+            for (const p of old) await this.deletePod(p);
+            run = await this.createPod(ds, hash);
+          } else run = old[0];
+        } else for (const p of old) await this.deletePod(p);
+        if (run) {
+          keep.add(run.metadata.name);
+          this.ensureRunning(program, ds, run);
+          if (run === current && isReady(current)) await this.releaseRolloutSlot(ds, hash, pods).catch(() => undefined);
+        }
+      }
+      await this.writeStatus(ds, hash, nodes, pods).catch(() => undefined);
+    }
+    for (const [name, s] of this.slots) {
+      if (keep.has(name)) continue;
+      this.slots.delete(name);
+      await s.running.stop();
+    }
+  }
+
+  private async createPod(ds: any, hash: string): Promise<any> {
+    const pod = podFromTemplate(ds, this.ctx.node, hash);
+    try {
+      return await this.ctx.store.create(PODS, pod.metadata.namespace, pod);
+    } catch (e) {
+      if (e instanceof ApiError && e.reason === 'AlreadyExists') return this.ctx.store.get(PODS, pod.metadata.namespace, pod.metadata.name);
+      throw e;
+    }
+  }
+
+  private async deletePod(pod: any): Promise<void> {
+    const s = this.slots.get(pod.metadata.name);
+    if (s) {
+      this.slots.delete(pod.metadata.name);
+      await s.running.stop();
+    }
+    await this.ctx.store.delete(PODS, pod.metadata.namespace, pod.metadata.name).catch(() => undefined);
+    await this.logs.clear(pod.metadata.namespace, pod.metadata.name);
+  }
+
+  private ensureRunning(program: DaemonProgram, ds: any, pod: any): void {
+    const existing = this.slots.get(pod.metadata.name);
+    if (existing && existing.uid === pod.metadata.uid) return;
+    const container = program.container({ spec: { template: { spec: pod.spec } } }) ?? program.container(ds);
+    const podWithIp = { ...pod, status: { ...(pod.status ?? {}), hostIP: this.ctx.ip } };
+    const env = containerEnv(container, podWithIp);
+    const slot: Slot = { podName: pod.metadata.name, uid: pod.metadata.uid, last: '', running: { stop: () => undefined } };
+    this.slots.set(pod.metadata.name, slot);
+    const startedAt = nowIso();
+    const restartBase = pod.status?.containerStatuses?.[0]?.restartCount ?? -1;
+    // A pod found running after the twin restarted counts as a container restart.
+    let restarts = restartBase + 1;
+    const write = (s: ContainerState) => {
+      if (this.slots.get(pod.metadata.name) !== slot) return;
+      if (s.restartCount !== undefined) restarts = restartBase + 1 + s.restartCount;
+      const status = this.podStatus(pod, container.name, container.image, startedAt, s, restarts);
+      const sig = JSON.stringify({ ...status, conditions: status.conditions.map((c: any) => c.status) });
+      if (sig === slot.last) return;
+      slot.last = sig;
+      void this.ctx.store.update(PODS, pod.metadata.namespace, pod.metadata.name, { status }, { onlyStatus: true }).catch(() => { slot.last = ''; });
+    };
+    write({ ready: false, waiting: { reason: 'ContainerCreating' } });
+    slot.running = program.start({
+      ctx: this.ctx,
+      pod: podWithIp,
+      container,
+      env,
+      log: this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, container.name),
+      state: write,
+    });
+  }
+
+  private podStatus(pod: any, name: string, image: string, startedAt: string, s: ContainerState, restartCount: number): any {
+    const t = nowIso();
+    const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: t });
+    return {
+      phase: 'Running',
+      hostIP: this.ctx.ip,
+      hostIPs: [{ ip: this.ctx.ip }],
+      podIP: this.ctx.ip,
+      podIPs: [{ ip: this.ctx.ip }],
+      startTime: pod.status?.startTime ?? startedAt,
+      qosClass: 'BestEffort',
+      conditions: [cond('PodReadyToStartContainers', true), cond('Initialized', true), cond('Ready', s.ready), cond('ContainersReady', s.ready), cond('PodScheduled', true)],
+      containerStatuses: [{
+        name, image, imageID: '', containerID: `containerd://${pod.metadata.uid.replace(/-/g, '')}`,
+        ready: s.ready, started: !s.waiting, restartCount,
+        state: s.waiting ? { waiting: s.waiting } : { running: { startedAt } },
+      }],
+    };
+  }
+
+  /** May this node replace its outdated pod now? At most maxUnavailable pods of the DaemonSet down at once. */
+  private async takeRolloutSlot(ds: any, hash: string, nodes: ReturnType<typeof nodeView>[], pods: any[]): Promise<boolean> {
+    const fitting = nodes.filter((n) => podFitsNode(ds.spec?.template?.spec, n)).map((n) => n.name);
+    const limit = maxUnavailable(ds, fitting.length);
+    const kv = await this.ctx.etcd.get(rolloutKey(ds));
+    const slots: Record<string, string> = kv ? JSON.parse(kv.value) : {};
+    const owned = pods.filter((p) => ownedBy(p, ds));
+    const readyNew = (n: string) => owned.some((p) => p.spec?.nodeName === n && p.metadata.labels?.['controller-revision-hash'] === hash && isReady(p));
+    const busy = new Set<string>();
+    for (const n of Object.keys(slots)) if (slots[n] === hash && !readyNew(n) && n !== this.ctx.node) busy.add(n);
+    for (const n of fitting) {
+      if (n === this.ctx.node) continue;
+      const p = owned.find((x) => x.spec?.nodeName === n);
+      if (!p || !isReady(p)) busy.add(n);
+    }
+    if (busy.size >= limit) return false;
+    const next = Object.fromEntries(Object.entries(slots).filter(([n, h]) => h === hash && !readyNew(n)));
+    next[this.ctx.node] = hash;
+    const r = await this.ctx.etcd.putIf(rolloutKey(ds), JSON.stringify(next), kv?.modRevision ?? 0);
+    return r.ok;
+  }
+
+  private async releaseRolloutSlot(ds: any, hash: string, _pods: any[]): Promise<void> {
+    const kv = await this.ctx.etcd.get(rolloutKey(ds));
+    if (!kv) return;
+    const slots: Record<string, string> = JSON.parse(kv.value);
+    if (!(this.ctx.node in slots)) return;
+    delete slots[this.ctx.node];
+    void hash;
+    await this.ctx.etcd.putIf(rolloutKey(ds), JSON.stringify(slots), kv.modRevision);
+  }
+
+  private async writeStatus(ds: any, hash: string, nodes: ReturnType<typeof nodeView>[], pods: any[]): Promise<void> {
+    const fitting = new Set(nodes.filter((n) => podFitsNode(ds.spec?.template?.spec, n)).map((n) => n.name));
+    const owned = pods.filter((p) => ownedBy(p, ds) && fitting.has(p.spec?.nodeName));
+    const ready = owned.filter(isReady).length;
+    const status = {
+      currentNumberScheduled: new Set(owned.map((p) => p.spec.nodeName)).size,
+      desiredNumberScheduled: fitting.size,
+      numberAvailable: ready,
+      numberMisscheduled: 0,
+      numberReady: ready,
+      numberUnavailable: Math.max(0, fitting.size - ready),
+      observedGeneration: ds.metadata.generation ?? 1,
+      updatedNumberScheduled: owned.filter((p) => p.metadata.labels?.['controller-revision-hash'] === hash).length,
+    };
+    if (JSON.stringify(ds.status ?? {}) === JSON.stringify(status)) return;
+    await this.ctx.store.update(DS, ds.metadata.namespace, ds.metadata.name, { status }, { onlyStatus: true, expectedRV: ds.metadata.resourceVersion });
+  }
+}

@@ -1,0 +1,67 @@
+// Leader election on a coordination.k8s.io Lease as client-go's leaderelection does it (tryAcquireOrRenew):
+// a lease is taken over only when its record has not changed for leaseDuration as observed by THIS
+// candidate's clock (not by comparing timestamps written by another host), a holder renews by updating
+// renewTime, and every change is a compare-and-swap on the resourceVersion.
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface LeaseIO {
+  get(): Promise<{ spec: LeaseSpec; resourceVersion: string } | undefined>;
+  create(spec: LeaseSpec): Promise<void>;
+  update(spec: LeaseSpec, resourceVersion: string): Promise<void>;
+}
+
+/** metav1.MicroTime as the apiserver writes it. */
+export const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
+export class Elector {
+  private observedRecord = '';
+  private observedTime = 0;
+
+  constructor(private io: LeaseIO, private identity: string, private leaseDurationS: number, private clock: () => number = Date.now) {}
+
+  /** True when this candidate holds the lease after the call. Throws what the API returned. */
+  async tryAcquireOrRenew(): Promise<boolean> {
+    const now = this.clock();
+    const fresh: LeaseSpec = { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationS, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 };
+    const cur = await this.io.get();
+    if (!cur) {
+      await this.io.create(fresh);
+      this.observe(fresh, now);
+      return true;
+    }
+    const rec = JSON.stringify(cur.spec);
+    if (rec !== this.observedRecord) {
+      this.observedRecord = rec;
+      this.observedTime = now;
+    }
+    const holder = cur.spec.holderIdentity ?? '';
+    const duration = (cur.spec.leaseDurationSeconds ?? this.leaseDurationS) * 1000;
+    if (holder && holder !== this.identity && this.observedTime + duration > now) return false;
+    const next: LeaseSpec = holder === this.identity
+      ? { ...fresh, acquireTime: cur.spec.acquireTime ?? fresh.acquireTime, leaseTransitions: cur.spec.leaseTransitions ?? 0 }
+      : { ...fresh, leaseTransitions: (cur.spec.leaseTransitions ?? 0) + 1 };
+    await this.io.update(next, cur.resourceVersion);
+    this.observe(next, now);
+    return true;
+  }
+
+  /** The holder last seen (for "new leader elected" lines). */
+  holder(): string {
+    try {
+      return JSON.parse(this.observedRecord || '{}').holderIdentity ?? '';
+    } catch {
+      return '';
+    }
+  }
+
+  private observe(spec: LeaseSpec, now: number): void {
+    this.observedRecord = JSON.stringify(spec);
+    this.observedTime = now;
+  }
+}

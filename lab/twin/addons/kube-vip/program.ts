@@ -1,0 +1,226 @@
+// kube-vip in control-plane ARP mode (`manager`), one per server, run inside the k3s twin as that node's
+// pod: reads its env from the pod spec, checks its interface, elects a leader on the Lease through the API
+// at KUBERNETES_SERVICE_HOST:PORT (reachability and RBAC as that ServiceAccount are checked for real;
+// the lease itself is read and written in the datastore), the leader adds the VIP and sends gratuitous ARP,
+// a follower removes it. Log lines are kube-vip's (slog) and client-go's leaderelection (klog).
+import { BUILTIN } from '../../api/resources.ts';
+import { ApiError } from '../../api/status.ts';
+import { join } from 'node:path';
+import type { DaemonProgram, Running, StartArgs } from '../daemonsets.ts';
+import { klogLine, slogLine } from '../logfmt.ts';
+import { reachApi } from '../reach.ts';
+import { allowed, forbiddenMessage, type Request } from '../rbac.ts';
+import { kubeVipConfig, type KubeVipConfig } from './config.ts';
+import { Elector, type LeaseIO, type LeaseSpec } from './election.ts';
+import { hostNet, type NetOps } from './net.ts';
+
+export const KUBE_VIP_VERSION = 'v0.9.2';
+const LEASES = BUILTIN.find((x) => x.resource === 'leases')!;
+/** Go's dial timeout as client-go meets it; shortened from 30 s so a lab test sees the line sooner. */
+const DIAL_TIMEOUT_MS = 10_000;
+
+class Stopped extends Error {}
+
+export function kubeVipContainer(ds: any): any | undefined {
+  return (ds?.spec?.template?.spec?.containers ?? []).find((c: any) => /kube-vip/.test(c.image ?? '') && (c.args ?? []).includes('manager'));
+}
+
+export function kubeVipProgram(net: NetOps = hostNet): DaemonProgram {
+  return { name: 'kube-vip', container: kubeVipContainer, start: (a) => new KubeVip(a, net).start() };
+}
+
+class KubeVip {
+  private stopped = false;
+  private wake?: () => void;
+  private cfg: KubeVipConfig;
+  private vipCidr: string;
+  private holdingVip = false;
+  private onExit = () => {
+    if (this.holdingVip) this.net.deleteAddressNow(this.vipCidr, this.cfg.interfaceName);
+  };
+
+  constructor(private a: StartArgs, private net: NetOps) {
+    this.cfg = kubeVipConfig(a.env, a.ctx.node);
+    this.vipCidr = `${this.cfg.address}/${this.cfg.subnet}`;
+  }
+
+  start(): Running {
+    process.on('exit', this.onExit);
+    void this.supervise();
+    return {
+      stop: async () => {
+        this.stopped = true;
+        this.wake?.();
+        process.off('exit', this.onExit);
+        await this.releaseVip();
+      },
+    };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.reject(new Stopped());
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => (this.stopped ? reject(new Stopped()) : resolve()), ms);
+      this.wake = () => {
+        clearTimeout(t);
+        reject(new Stopped());
+      };
+    });
+  }
+
+  private info(msg: string, attrs?: Record<string, string | number | boolean>) {
+    this.a.log(slogLine('INFO', msg, attrs));
+  }
+
+  /** The container and kubelet's restart policy: every exit is a restart, with CrashLoopBackOff's delays. */
+  private async supervise(): Promise<void> {
+    let restarts = 0;
+    let backoff = 10_000;
+    try {
+      for (;;) {
+        this.a.state({ ready: true, restartCount: restarts });
+        await this.runOnce();
+        await this.releaseVip();
+        restarts++;
+        this.a.state({ ready: false, restartCount: restarts, waiting: { reason: 'CrashLoopBackOff', message: `back-off ${backoff / 1000}s restarting failed container=kube-vip pod=${this.a.pod.metadata.name}_${this.a.pod.metadata.namespace}(${this.a.pod.metadata.uid})` } });
+        await this.sleep(backoff);
+        backoff = Math.min(backoff * 2, 300_000);
+      }
+    } catch (e) {
+      if (!(e instanceof Stopped)) this.a.log(slogLine('ERROR', 'unexpected', { err: (e as Error).message }));
+    }
+  }
+
+  /** One life of the kube-vip process; returns when it exits. */
+  private async runOnce(): Promise<void> {
+    const c = this.cfg;
+    this.info(`Starting kube-vip.io [${KUBE_VIP_VERSION}]`);
+    this.info(`namespace [${c.namespace}], Mode: [ARP], Features(s): Control Plane:[${c.controlPlane}], Services:[${this.a.env.svc_enable === 'true'}]`);
+    if (!c.interfaceName) {
+      const dflt = await this.net.defaultRouteInterface();
+      if (!dflt) {
+        this.a.log(slogLine('ERROR', 'unable to find interface with default route'));
+        return;
+      }
+      this.info(`No interface is specified for VIP in config, auto-detecting default Interface`);
+      this.info(`kube-vip will bind to interface [${dflt}]`);
+      c.interfaceName = dflt;
+    } else if (!(await this.net.linkExists(c.interfaceName))) {
+      this.a.log(slogLine('ERROR', 'checking interface', { err: `${c.interfaceName} is not valid interface, reason: get ${c.interfaceName} failed, error: Link not found` }));
+      return;
+    }
+    if (!c.controlPlane) {
+      for (;;) await this.sleep(60_000);
+    }
+    this.info('Starting Kube-vip Manager with the ARP engine');
+    this.info(`beginning services leadership, namespace [${c.namespace}], lock name [${c.leaseName}], id [${c.nodeName}]`);
+    // A follower starts without the VIP (it may be left over from before a restart).
+    await this.net.deleteAddress(this.vipCidr, c.interfaceName);
+    if (!c.leaderElection) {
+      await this.lead();
+      for (;;) await this.sleep(60_000);
+    }
+    await this.elect();
+  }
+
+  private leaseIO(): LeaseIO {
+    const { store } = this.a.ctx;
+    const c = this.cfg;
+    const sa = { namespace: this.a.pod.metadata.namespace, name: this.a.pod.spec?.serviceAccountName || 'default' };
+    const check = async (verb: string) => {
+      const r = await reachApi(c.apiHost, c.apiPort, { caFile: join(this.a.ctx.dataDir, 'server', 'tls', 'server-ca.crt'), serviceCidr: this.a.ctx.serviceCidr, timeoutMs: DIAL_TIMEOUT_MS });
+      const path = `/apis/coordination.k8s.io/v1/namespaces/${c.namespace}/leases${verb === 'create' ? '' : `/${c.leaseName}`}`;
+      const method = verb === 'get' ? 'Get' : verb === 'create' ? 'Post' : 'Put';
+      if (!r.ok) throw new Error(`${method} "https://${c.apiHost}:${c.apiPort}${path}?timeout=${c.renewDeadlineS}s": ${r.error}`);
+      const q: Request = { verb, group: 'coordination.k8s.io', resource: 'leases', namespace: c.namespace, name: verb === 'create' ? undefined : c.leaseName };
+      if (!(await allowed(store, sa, q))) throw new Error(forbiddenMessage(sa, q));
+    };
+    const obj = (spec: LeaseSpec, rv?: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: c.leaseName, namespace: c.namespace, ...(rv ? { resourceVersion: rv } : {}) }, spec });
+    return {
+      get: async () => {
+        await check('get');
+        const l = await store.tryGet(LEASES, c.namespace, c.leaseName);
+        return l ? { spec: l.spec ?? {}, resourceVersion: l.metadata.resourceVersion } : undefined;
+      },
+      create: async (spec) => {
+        await check('create');
+        await store.create(LEASES, c.namespace, obj(spec));
+      },
+      update: async (spec, rv) => {
+        await check('update');
+        await store.update(LEASES, c.namespace, c.leaseName, obj(spec, rv), { expectedRV: rv });
+      },
+    };
+  }
+
+  private async elect(): Promise<void> {
+    const c = this.cfg;
+    const lock = `${c.namespace}/${c.leaseName}`;
+    const elector = new Elector(this.leaseIO(), c.nodeName, c.leaseDurationS);
+    const attempt = async (): Promise<boolean | Error> => {
+      try {
+        return await elector.tryAcquireOrRenew();
+      } catch (e) {
+        return e instanceof ApiError || e instanceof Error ? e : new Error(String(e));
+      }
+    };
+    this.a.log(klogLine('I', 'leaderelection.go:257', `attempting to acquire leader lease ${lock}...`));
+    let leader = '';
+    for (;;) {
+      const r = await attempt();
+      if (r instanceof Error) this.a.log(klogLine('E', 'leaderelection.go:436', `error retrieving resource lock ${lock}: ${r.message}`));
+      else if (r) break;
+      const seen = elector.holder();
+      if (seen && seen !== leader) {
+        leader = seen;
+        this.info(`Node [${seen}] is assuming leadership of the cluster`);
+      }
+      await this.sleep(c.retryPeriodS * 1000);
+    }
+    this.a.log(klogLine('I', 'leaderelection.go:271', `successfully acquired lease ${lock}`));
+    this.info(`Node [${c.nodeName}] is assuming leadership of the cluster`);
+    await this.lead();
+    // Renew every retryPeriod; leadership is lost when no renewal succeeded for renewDeadline.
+    let lastRenew = Date.now();
+    for (;;) {
+      await this.sleep(c.retryPeriodS * 1000);
+      const r = await attempt();
+      if (r === true) lastRenew = Date.now();
+      else if (r instanceof Error) this.a.log(klogLine('E', 'leaderelection.go:436', `error retrieving resource lock ${lock}: ${r.message}`));
+      if (r === false || Date.now() - lastRenew > c.renewDeadlineS * 1000) {
+        this.a.log(klogLine('I', 'leaderelection.go:297', `failed to renew lease ${lock}: context deadline exceeded`));
+        this.a.log(slogLine('ERROR', 'lost leadership, restarting kube-vip'));
+        return;
+      }
+    }
+  }
+
+  /** OnStartedLeading: the VIP on the interface, then gratuitous ARP every 3 s (kube-vip's vip_arpRate). */
+  private async lead(): Promise<void> {
+    const c = this.cfg;
+    try {
+      await this.net.addAddress(this.vipCidr, c.interfaceName);
+    } catch (e) {
+      this.a.log(slogLine('ERROR', 'could not add VIP', { address: this.vipCidr, interface: c.interfaceName, err: (e as Error).message }));
+      return;
+    }
+    this.holdingVip = true;
+    if (!c.arp) return;
+    this.info('[ARP manager] starting ARP/NDP advertisement');
+    this.info(`Gratuitous Arp broadcast will repeat every 3000 ms for [${c.address}/${c.interfaceName}]`);
+    void this.net.gratuitousArp(c.interfaceName, c.address, 3);
+    const again = () => {
+      if (!this.holdingVip || this.stopped) return;
+      void this.net.gratuitousArp(c.interfaceName, c.address, 1);
+      setTimeout(again, 3000);
+    };
+    setTimeout(again, 3000);
+  }
+
+  private async releaseVip(): Promise<void> {
+    if (!this.holdingVip) return;
+    this.holdingVip = false;
+    this.info(`[VIP] Releasing the Virtual IP [${this.cfg.address}]`);
+    await this.net.deleteAddress(this.vipCidr, this.cfg.interfaceName);
+  }
+}
