@@ -5,6 +5,7 @@ import { runAgent } from './agent.ts';
 import { runKubectl } from './kubectl.ts';
 import { log } from './log.ts';
 import { runServer } from './server/run.ts';
+import { startAddons, type Addons } from './addons/index.ts';
 import { runSnapshot } from './snapshot.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
 
@@ -20,7 +21,12 @@ async function main(argv: string[]): Promise<void> {
   switch (cmd) {
     case 'server': {
       const { flags } = parseFlags(rest);
-      return runServer(loadSettings(flags));
+      // The add-on twins (kube-vip, helm-controller, Cilium agent) start once the API serves.
+      let addons: Addons | undefined;
+      return runServer(loadSettings(flags), {
+        onStarted: (ctx) => void (addons = startAddons(ctx)),
+        handleApi: async (req, res) => Boolean(addons && (await addons.handle(req, res))),
+      });
     }
     case 'agent': {
       const { flags } = parseFlags(rest);

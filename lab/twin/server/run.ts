@@ -1,6 +1,7 @@
 // `k3s server`: bootstrap the datastore, serve :6443, then keep the cluster's bookkeeping going
 // (base objects, kubeconfig, this Node, learner promotion, auto-deploy manifests) and report READY.
 import { writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Settings, bool, list, str } from '../config.ts';
 import { log } from '../log.ts';
 import { notifyReady } from '../notify.ts';
@@ -58,6 +59,8 @@ export interface ServerContext {
 export interface ServerOptions {
   /** Called once after READY=1, with the server's datastore and identity. */
   onStarted?: (ctx: ServerContext) => void | Promise<void>;
+  /** Serves authenticated API paths an add-on owns (pods/<name>/log) before the API subset; true when it answered. */
+  handleApi?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<void> {
@@ -123,6 +126,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   await startHttps(tls, bind, port, async (req, res, body, user) => {
     if (await handleSupervisor(req, res, body, supervisorDeps)) return;
     if (!user) return unauthorized(res);
+    if (opts.handleApi && (await opts.handleApi(req, res))) return;
     await api.handle(req, res, body);
   }).catch((e) => log.fatal(`failed to listen on :${port}: ${(e as Error).message}`));
   log.info(`Running kube-apiserver --advertise-address=${c.ip} --anonymous-auth=false --bind-address=${bind || '0.0.0.0'} --secure-port=${port} --tls-san=${sans.join(',')}`);
