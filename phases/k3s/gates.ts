@@ -12,6 +12,7 @@ import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
 import { readToken, secretOf, writeToken } from './token.ts';
 
 const POLL_MS = 2_000;
+const TRANSIENT_LIMIT_MS = 60_000;
 
 export const founderApiReady: Gate = {
   id: 'founder-api-ready',
@@ -59,6 +60,9 @@ export const joinerIsVoter: Gate = {
     const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
+    // A transient refusal (etcd not yet counting a fresh member healthy) is named only if it persists.
+    let transientSince: number | undefined;
+    let transient: ReturnType<typeof matchJoinFailure>;
     do {
       // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
       const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
@@ -66,7 +70,14 @@ export const joinerIsVoter: Gate = {
       if (voter.startsWith('True')) return;
       const journal = await journalSince(ctx, host, cursor);
       const known = matchJoinFailure(journal);
-      if (known) {
+      if (known?.transient) {
+        transientSince ??= ctx.clock.now();
+        transient = known;
+      } else {
+        transientSince = undefined;
+      }
+      const persistent = known && (!known.transient || ctx.clock.now() - transientSince! > TRANSIENT_LIMIT_MS);
+      if (known && persistent) {
         throw new CauseError(known.id, {
           host: host.name,
           message: known.detail ? `critical configuration mismatched: ${known.detail}` : undefined,
@@ -75,6 +86,9 @@ export const joinerIsVoter: Gate = {
       }
     } while (await pause(ctx, POLL_MS, signal));
     const journal = await journalSince(ctx, host, cursor).catch(() => '');
+    if (transient && transientSince !== undefined) {
+      throw new CauseError(transient.id, { host: host.name, evidence: { command: 'journalctl -u k3s.service', seen: transient.line, excerpt: excerpt(journal, 15) } });
+    }
     const registered = voter !== '';
     throw new CauseError(registered ? 'LEARNER_NOT_PROMOTED' : 'JOIN_STALLED', {
       host: host.name,

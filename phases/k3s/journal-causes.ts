@@ -4,13 +4,18 @@ import type { CauseId } from '../../src/causes/catalogue.ts';
 
 export interface JournalMatch {
   id: CauseId;
+  /**
+   * k3s retries these itself (it restarts every 5 s) and they often clear: etcd refuses a member while a
+   * newly promoted one is not yet counted healthy. Named only when they persist.
+   */
+  transient?: boolean;
   /** The line that matched. */
   line: string;
   /** e.g. the critical flag that differs. */
   detail?: string;
 }
 
-const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string }[] = [
+const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string; transient?: boolean }[] = [
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration mismatched: ([\w-]+)/, detail: (m) => m[1] },
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration value mismatch|unable to join cluster due to critical configuration value mismatch/ },
   { id: 'TOKEN_CA_MISMATCH', re: /token CA hash does not match/ },
@@ -18,24 +23,30 @@ const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string
   { id: 'DUPLICATE_NODE_NAME', re: /duplicate node name found/ },
   { id: 'NODE_PASSWORD_REJECTED', re: /Node password rejected/ },
   { id: 'ETCD_PEER_UNREACHABLE', re: /cannot fetch cluster info from peer urls|dial tcp [\d.]+:2380: connect: connection refused/ },
-  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: unhealthy cluster/ },
-  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: too many learner members in cluster/ },
+  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: unhealthy cluster/, transient: true },
+  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: too many learner members in cluster/, transient: true },
 ];
 
-/** The first known failure in the journal lines (the most specific rule wins, not the first line). */
+/**
+ * The known failure in the journal lines (the most specific rule wins, not the first line). Only the
+ * journal since the LAST start of k3s counts: an earlier attempt's failure may since have cleared.
+ */
 export function matchJoinFailure(journal: string): JournalMatch | undefined {
-  const lines = journal.split('\n');
+  const starts = [...journal.matchAll(/Starting k3s v/g)];
+  const lastStart = starts.length > 1 ? journal.lastIndexOf('\n', starts.at(-1)!.index) : -1;
+  const recent = journal.slice(lastStart + 1);
+  const lines = recent.split('\n');
   for (const rule of RULES) {
     for (const line of lines) {
       const m = line.match(rule.re);
       if (m) {
         // A later, more specific line may name the flag ("mismatched: cluster-cidr"): prefer it.
-        const detailed = rule.detail ? undefined : RULES.find((r) => r.id === rule.id && r.detail && journal.match(r.re));
+        const detailed = rule.detail ? undefined : RULES.find((r) => r.id === rule.id && r.detail && recent.match(r.re));
         if (detailed) {
-          const dm = journal.match(detailed.re)!;
+          const dm = recent.match(detailed.re)!;
           return { id: rule.id, line: dm[0], detail: detailed.detail!(dm) };
         }
-        return { id: rule.id, line: line.trim(), detail: rule.detail?.(m) };
+        return { id: rule.id, line: line.trim(), detail: rule.detail?.(m), transient: rule.transient };
       }
     }
   }

@@ -62,6 +62,12 @@ describe("naming a join failure from k3s's journal", () => {
     expect(matchJoinFailure('unable to join cluster due to critical configuration value mismatch')).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH' });
   });
 
+  it("marks etcd's refusals transient (k3s retries them) and reads only the last attempt", () => {
+    expect(matchJoinFailure('etcdserver: unhealthy cluster')).toMatchObject({ id: 'ETCD_CLUSTER_UNHEALTHY', transient: true });
+    const cleared = 'level=info msg="Starting k3s v1.33.5+k3s1"\nfatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"\nlevel=info msg="Starting k3s v1.33.5+k3s1"\nWaiting for this server to be promoted';
+    expect(matchJoinFailure(cleared)).toBeUndefined();
+  });
+
   it('names nothing in a healthy journal', () => {
     expect(matchJoinFailure('Starting k3s\nk3s is up and running\n')).toBeUndefined();
   });
