@@ -10,7 +10,8 @@ const MARK = '__bootstrap_probe__';
 export function batchScript(commands: Record<string, ProbeCommand>): string {
   // stderr goes to a scratch file per command (a private temp dir, removed on exit): capturing two
   // streams separately has no portable in-memory form in sh.
-  const lines = ['set +e', 't=$(mktemp -d) || exit 97', 'trap \'rm -rf "$t"\' EXIT'];
+  // A login shell of a non-root user has no sbin in PATH on Debian; read-only tools live there (sysctl, modprobe -n).
+  const lines = ['set +e', 'PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"; export PATH', 't=$(mktemp -d) || exit 97', 'trap \'rm -rf "$t"\' EXIT'];
   for (const [key, cmd] of Object.entries(commands)) {
     if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
     // A subshell per command: one failing or exiting command cannot end the batch. The trailing "."
