@@ -101,7 +101,9 @@ export class DaemonSetKubelet {
         let run = current;
         if (!current && old.length === 0) run = await this.createPod(ds, hash);
         else if (!current) {
-          if (await this.takeRolloutSlot(ds, hash, nodes, pods)) {
+          // An outdated pod that is not available anyway is replaced at once; an available one waits for a
+          // slot (kube-controller-manager daemon/update.go rollingUpdate).
+          if (!old.some(isReady) || (await this.takeRolloutSlot(ds, hash, nodes, pods))) {
             for (const p of old) await this.deletePod(p);
             run = await this.createPod(ds, hash);
           } else run = old[0];
@@ -113,6 +115,12 @@ export class DaemonSetKubelet {
         }
       }
       await this.writeStatus(ds, hash, nodes, pods).catch(() => undefined);
+    }
+    // The garbage collector's part: pods of a DaemonSet that is gone go too.
+    const live = new Set(dss.map((d) => d.metadata.uid));
+    for (const p of pods) {
+      const owner = (p.metadata?.ownerReferences ?? []).find((o: any) => o.kind === 'DaemonSet');
+      if (owner && !live.has(owner.uid) && p.spec?.nodeName === this.ctx.node) await this.deletePod(p);
     }
     for (const [name, s] of this.slots) {
       if (keep.has(name)) continue;

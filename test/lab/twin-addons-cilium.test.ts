@@ -1,0 +1,126 @@
+// The helm-controller and Cilium agent twins in the lab: the engine builds 3 servers (--until k3s-join),
+// then the HelmChart the engine renders (the real chart ../shared/testdata/cilium-1.19.5.tgz inside) is
+// put into every server's auto-deploy folder, first with an empty k8sServiceHost (the 2026-09-01
+// deadlock), then with the VIP before kube-vip announces it, then with kube-vip running.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { hostExec } from '../../lab/api.ts';
+import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
+import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
+import { renderKubeVip } from '../../phases/kube-vip/render.ts';
+import { decodeRelease } from '../../lab/twin/addons/helm/release.ts';
+import { cleanAddonTraces, kubectl, kubectlJson, VIP, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab } from '../support/lab.ts';
+import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+
+const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+const S1 = SERVERS[0];
+const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
+const baseValues = {
+  kubeProxyReplacement: true,
+  ipam: { mode: 'cluster-pool', operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] } },
+  updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+  operator: { replicas: 1 },
+};
+
+async function deployCilium(values: Record<string, unknown>): Promise<void> {
+  const text = renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz: readFileSync(CHART), values: { ...baseValues, ...values }, version: '1.19.5' });
+  for (const h of SERVERS) await writeManifest(h, 'cilium.yaml', text);
+}
+
+const agentPods = async () => (await kubectlJson(S1, 'get pods -n kube-system -l k8s-app=cilium')).items as any[];
+const ready = (p: any) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+const nodeReady = async () => (await kubectl(S1, `get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`)).trim().split('\n');
+const agentLogs = async () => Promise.all((await agentPods()).map((p) => kubectl(S1, `logs -n kube-system ${p.metadata.name}`, true)));
+const envOf = (c: any) => Object.fromEntries((c.env ?? []).filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
+const releases = async () => (await kubectlJson(S1, 'get secrets -n kube-system -l owner=helm,name=cilium')).items as any[];
+
+describeAsRoot('helm-controller and Cilium agent twins', () => {
+  const stateDir = freshStateDir();
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+    await cleanAddonTraces(SERVERS);
+    const r = await bootstrap(['--until', 'k3s-join'], { stateDir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
+
+  afterAll(async () => {
+    await cleanAddonTraces(SERVERS).catch(() => undefined);
+    await resetCluster();
+  });
+
+  it('k8sServiceHost "": the release, a DaemonSet without KUBERNETES_SERVICE_HOST, agents time out on 10.43.0.1, nodes NotReady', async () => {
+    await deployCilium({ k8sServiceHost: '' });
+    const rel = await waitUntil('the Helm release', async () => (await releases()).find((s) => s.metadata.name === 'sh.helm.release.v1.cilium.v1'), 30_000);
+    expect(rel.type).toBe('helm.sh/release.v1');
+    expect(rel.metadata.labels).toMatchObject({ owner: 'helm', name: 'cilium', status: 'deployed', version: '1' });
+    expect(decodeRelease(rel.data.release).config.k8sServiceHost).toBe('');
+    const ds = await kubectlJson(S1, 'get ds -n kube-system cilium');
+    const agent = ds.spec.template.spec.containers.find((c: any) => c.name === 'cilium-agent');
+    expect(agent.env.map((e: any) => e.name)).not.toContain('KUBERNETES_SERVICE_HOST');
+    expect(ds.spec.updateStrategy.rollingUpdate.maxUnavailable).toBe(1);
+    expect(await kubectl(S1, 'get deploy -n kube-system cilium-operator -o name')).toContain('cilium-operator');
+    const logs = await waitUntil('the i/o timeout in every agent log', async () => {
+      const l = await agentLogs();
+      return l.length === 3 && l.every((x) => x.includes('dial tcp 10.43.0.1:443: i/o timeout')) ? l : undefined;
+    }, 60_000, 2000);
+    for (const l of logs) {
+      expect(l).toMatch(/msg="Unable to contact k8s api-server".*dial tcp 10\.43\.0\.1:443: i\/o timeout/);
+      expect(matchCiliumAgentLog(l)?.causeId).toBe('CILIUM_SERVICE_HOST_FALLBACK');
+    }
+    expect((await agentPods()).filter(ready)).toEqual([]);
+    expect(await nodeReady()).toEqual(['False', 'False', 'False']);
+  });
+
+  it('k8sServiceHost = the VIP before kube-vip announces it: release v2, pods rolled with the VIP in their env, agents not Ready', async () => {
+    await deployCilium({ k8sServiceHost: VIP, k8sServicePort: 6443 });
+    await waitUntil('release v2', async () => (await releases()).some((s) => s.metadata.labels.version === '2'), 30_000);
+    const rs = await releases();
+    expect(rs.find((s) => s.metadata.labels.version === '1').metadata.labels.status).toBe('superseded');
+    expect(rs.find((s) => s.metadata.labels.version === '2').metadata.labels.status).toBe('deployed');
+    const pods = await waitUntil('three agents with the VIP in their env', async () => {
+      const p = await agentPods();
+      return p.length === 3 && p.every((x) => envOf(x.spec.containers[0]).KUBERNETES_SERVICE_HOST === VIP) ? p : undefined;
+    }, 60_000, 2000);
+    expect(pods.map((p) => envOf(p.spec.containers[0]).KUBERNETES_SERVICE_PORT)).toEqual(['6443', '6443', '6443']);
+    await waitUntil('a failed dial to the VIP in the logs', async () => (await agentLogs()).every((l) => l.includes(`dial tcp ${VIP}:6443`)), 60_000, 2000);
+    expect((await agentPods()).filter(ready)).toEqual([]);
+    expect(await nodeReady()).toEqual(['False', 'False', 'False']);
+  });
+
+  it('once kube-vip announces the VIP: agents Ready, CNI config written, nodes Ready, kube-proxy replacement on', async () => {
+    const kv = renderKubeVip({ vip: VIP, port: 6443, interfaceName: 'eth0' });
+    for (const h of SERVERS) await writeManifest(h, 'kube-vip.yaml', kv);
+    // Agents in CrashLoopBackOff retry after 10, 20, 40 s…
+    await waitUntil('three Ready agents', async () => (await agentPods()).filter(ready).length === 3, 150_000, 2000);
+    await waitUntil('three Ready nodes', async () => (await nodeReady()).every((s) => s === 'True'), 30_000, 2000);
+    for (const h of SERVERS) {
+      expect((await hostExec(h, 'cat /etc/cni/net.d/05-cilium.conflist')).stdout).toContain('"cilium-cni"');
+      const status = JSON.parse((await hostExec(h, 'curl -s --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/healthz')).stdout);
+      expect(status['kube-proxy-replacement'].mode).toBe('True');
+      expect(status.kubernetes.state).toBe('Ok');
+    }
+    const ds = await kubectlJson(S1, 'get ds -n kube-system cilium');
+    expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3, numberAvailable: 3 });
+    const op = await kubectlJson(S1, 'get deploy -n kube-system cilium-operator');
+    expect(op.status.availableReplicas).toBe(1);
+  });
+
+  it('changed values on a healthy DaemonSet: release v3 and a roll that replaces one pod at a time (maxUnavailable 1)', async () => {
+    const before = new Set((await agentPods()).map((p) => p.metadata.name));
+    await deployCilium({ k8sServiceHost: VIP, k8sServicePort: 6443, extraEnv: [{ name: 'ROLL', value: '3' }] });
+    let worst = 0;
+    await waitUntil('three new Ready agents', async () => {
+      const p = await agentPods();
+      const fresh = p.filter((x) => !before.has(x.metadata.name));
+      worst = Math.max(worst, 3 - p.filter((x) => ready(x) ).length);
+      return fresh.length === 3 && fresh.every(ready);
+    }, 90_000, 250);
+    expect(worst).toBeLessThanOrEqual(1);
+    expect((await releases()).find((s) => s.metadata.labels.status === 'deployed').metadata.labels.version).toBe('3');
+  });
+});

@@ -1,0 +1,134 @@
+// The kube-vip twin in the lab: a real 3-server cluster built by the engine (--until k3s-join), then the
+// manifest the engine renders put into every server's auto-deploy folder, as the kube-vip phase does.
+import { parseAllDocuments, stringify } from 'yaml';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { fault } from '../../lab/api.ts';
+import { renderKubeVip } from '../../phases/kube-vip/render.ts';
+import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
+import { cleanAddonTraces, clusterCA, kubectl, kubectlJson, tlsHandshake, VIP, vipHolders, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab, holdLab } from '../support/lab.ts';
+import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+
+const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+const S1 = SERVERS[0];
+let ca = '';
+
+const manifest = (edit: (docs: any[]) => any[] = (d) => d) => {
+  const docs = parseAllDocuments(renderKubeVip({ vip: VIP, port: 6443, interfaceName: 'eth0' })).map((d) => d.toJSON());
+  return edit(docs).map((d) => stringify(d)).join('---\n');
+};
+const dsEnv = (docs: any[], f: (env: any[]) => any[]) => docs.map((d) => (d.kind === 'DaemonSet' ? { ...d, spec: { ...d.spec, template: { ...d.spec.template, spec: { ...d.spec.template.spec, containers: [{ ...d.spec.template.spec.containers[0], env: f(d.spec.template.spec.containers[0].env) }] } } } } : d));
+
+async function deploy(text: string): Promise<void> {
+  for (const h of SERVERS) await writeManifest(h, 'kube-vip.yaml', text);
+}
+
+async function kubeVipPods(from = S1): Promise<any[]> {
+  return (await kubectlJson(from, 'get pods -n kube-system -l app.kubernetes.io/name=kube-vip-ds')).items;
+}
+
+async function holder(from = S1): Promise<string> {
+  return (await kubectl(from, "get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'", true)).trim();
+}
+
+/** Back to "no kube-vip ever deployed": objects deleted, no lease, no VIP on any NIC. */
+async function removeKubeVip(): Promise<void> {
+  await kubectl(S1, 'delete ds -n kube-system kube-vip-ds --ignore-not-found', true);
+  await kubectl(S1, 'delete lease -n kube-system plndr-cp-lock --ignore-not-found', true);
+  await kubectl(S1, 'delete clusterrolebinding system:kube-vip-binding --ignore-not-found', true);
+  await kubectl(S1, 'delete clusterrole system:kube-vip-role --ignore-not-found', true);
+  await waitUntil('kube-vip pods gone', async () => (await kubeVipPods()).length === 0, 30_000);
+  await cleanAddonTraces(SERVERS);
+}
+
+/** Every kube-vip pod's log (through the API, as kubectl logs reads it). */
+async function logs(): Promise<string[]> {
+  const pods = await kubeVipPods();
+  return Promise.all(pods.map((p) => kubectl(S1, `logs -n kube-system ${p.metadata.name}`, true)));
+}
+
+describeAsRoot('kube-vip twin', () => {
+  const stateDir = freshStateDir();
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+    await cleanAddonTraces(SERVERS);
+    const r = await bootstrap(['--until', 'k3s-join'], { stateDir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    ca = await clusterCA(S1);
+  });
+
+  afterAll(async () => {
+    await cleanAddonTraces(SERVERS).catch(() => undefined);
+    await resetCluster();
+  });
+
+  it('the engine\'s manifest: one pod per server, a leader on plndr-cp-lock, the VIP answers TLS with the cluster CA', async () => {
+    await deploy(manifest());
+    const answered = await waitUntil('the VIP answering', async () => (await tlsHandshake(VIP, 6443, ca)).ok, 60_000);
+    expect(answered).toBe(true);
+    const pods = await kubeVipPods();
+    expect(pods.map((p) => p.spec.nodeName).sort()).toEqual(SERVERS);
+    for (const p of pods) expect(p.metadata.name).toMatch(/^kube-vip-ds-[a-z0-9]{5}$/);
+    const lead = await holder();
+    expect(SERVERS).toContain(lead);
+    expect(await vipHolders(SERVERS)).toEqual([lead]);
+    const leaderPod = pods.find((p) => p.spec.nodeName === lead);
+    const log = await kubectl(S1, `logs -n kube-system ${leaderPod.metadata.name}`);
+    expect(log).toContain('successfully acquired lease kube-system/plndr-cp-lock');
+    expect(log).toContain('[ARP manager] starting ARP/NDP advertisement');
+    const lease = await kubectlJson(S1, 'get lease -n kube-system plndr-cp-lock');
+    expect(lease.spec).toMatchObject({ holderIdentity: lead, leaseDurationSeconds: 15 });
+    // The DaemonSet reports itself rolled out.
+    const ds = await kubectlJson(S1, 'get ds -n kube-system kube-vip-ds');
+    expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3 });
+  });
+
+  it('stopping the lease holder moves the lease and the VIP to another server within the lease timing', async () => {
+    const lead = await holder();
+    const release = await holdLab();
+    try {
+      await fault(lead, 'stop');
+      const t0 = Date.now();
+      const others = SERVERS.filter((s) => s !== lead);
+      const next = await waitUntil('a new holder', async () => {
+        const h = await holder(others[0]);
+        return h && h !== lead ? h : undefined;
+      }, 60_000);
+      await waitUntil('the VIP answering again', async () => (await tlsHandshake(VIP, 6443, ca)).ok, 30_000, 500);
+      const took = Date.now() - t0;
+      // Lease 15 s (observed by the follower from its last renewal seen), retry 2 s: about 15–19 s.
+      expect(took).toBeLessThan(30_000);
+      expect(others).toContain(next);
+      expect(await vipHolders(others)).toEqual([next]);
+    } finally {
+      await fault(lead, 'start');
+      release();
+    }
+    // Back up, the old holder runs kube-vip as a follower: the VIP is on one host only.
+    await waitUntil('three kube-vip pods running again', async () => (await kubeVipPods()).filter((p) => p.status?.containerStatuses?.[0]?.ready).length === 3, 90_000, 2000);
+    expect((await vipHolders(SERVERS)).length).toBe(1);
+  });
+
+  it.each([
+    ['an interface that does not exist', 'VIP_INTERFACE_INVALID', 'eth9 is not valid interface, reason: get eth9 failed, error: Link not found',
+      (d: any[]) => dsEnv(d, (env) => env.map((e) => (e.name === 'vip_interface' ? { ...e, value: 'eth9' } : e)))],
+    ['no ClusterRole/ClusterRoleBinding', 'KUBE_VIP_RBAC_MISSING', 'leases.coordination.k8s.io "plndr-cp-lock" is forbidden',
+      (d: any[]) => d.filter((o) => o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding')],
+    ['no KUBERNETES_SERVICE_HOST/PORT', 'KUBE_VIP_SERVICE_HOST_DEADLOCK', 'error retrieving resource lock kube-system/plndr-cp-lock: Get "https://10.43.0.1:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock?timeout=10s": dial tcp 10.43.0.1:443: i/o timeout',
+      (d: any[]) => dsEnv(d, (env) => env.filter((e) => !e.name.startsWith('KUBERNETES_SERVICE_')))],
+  ])('%s: upstream\'s log line, the engine names %s, no VIP', async (_what, cause, line, edit) => {
+    await removeKubeVip();
+    await deploy(manifest(edit));
+    const all = await waitUntil(`"${line}" in the kube-vip logs`, async () => {
+      const l = await logs();
+      return l.length === 3 && l.every((x) => x.includes(line)) ? l : undefined;
+    }, 60_000, 2000);
+    for (const l of all) expect(matchKubeVipLog(l)?.causeId).toBe(cause);
+    expect(await vipHolders(SERVERS)).toEqual([]);
+    expect((await tlsHandshake(VIP, 6443, ca, 2000)).ok).toBe(false);
+    expect(await holder()).toBe('');
+  });
+});
