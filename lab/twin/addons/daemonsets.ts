@@ -52,6 +52,9 @@ interface Slot {
   uid: string;
   running: Running;
   last: string;
+  /** The newest status not yet written, and whether a write is under way (writes go one at a time). */
+  next?: any;
+  writing: boolean;
 }
 
 export class DaemonSetKubelet {
@@ -155,7 +158,7 @@ export class DaemonSetKubelet {
     const container = program.container({ spec: { template: { spec: pod.spec } } }) ?? program.container(ds);
     const podWithIp = { ...pod, status: { ...(pod.status ?? {}), hostIP: this.ctx.ip } };
     const env = containerEnv(container, podWithIp);
-    const slot: Slot = { podName: pod.metadata.name, uid: pod.metadata.uid, last: '', running: { stop: () => undefined } };
+    const slot: Slot = { podName: pod.metadata.name, uid: pod.metadata.uid, last: '', running: { stop: () => undefined }, writing: false };
     this.slots.set(pod.metadata.name, slot);
     const startedAt = nowIso();
     const restartBase = pod.status?.containerStatuses?.[0]?.restartCount ?? -1;
@@ -168,7 +171,8 @@ export class DaemonSetKubelet {
       const sig = JSON.stringify({ ...status, conditions: status.conditions.map((c: any) => c.status) });
       if (sig === slot.last) return;
       slot.last = sig;
-      void this.ctx.store.update(PODS, pod.metadata.namespace, pod.metadata.name, { status }, { onlyStatus: true }).catch(() => { slot.last = ''; });
+      slot.next = status;
+      void this.flushStatus(slot, pod);
     };
     write({ ready: false, waiting: { reason: 'ContainerCreating' } });
     slot.running = program.start({
@@ -179,6 +183,26 @@ export class DaemonSetKubelet {
       log: this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, container.name),
       state: write,
     });
+  }
+
+  /** Writes the slot's newest status; a failed write is retried until it lands or the pod is gone. */
+  private async flushStatus(slot: Slot, pod: any): Promise<void> {
+    if (slot.writing) return;
+    slot.writing = true;
+    try {
+      while (slot.next && this.slots.get(pod.metadata.name) === slot) {
+        const status = slot.next;
+        try {
+          await this.ctx.store.update(PODS, pod.metadata.namespace, pod.metadata.name, { status }, { onlyStatus: true });
+          if (slot.next === status) slot.next = undefined;
+        } catch (e) {
+          if (e instanceof ApiError && e.reason === 'NotFound') return;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    } finally {
+      slot.writing = false;
+    }
   }
 
   private podStatus(pod: any, name: string, image: string, startedAt: string, s: ContainerState, restartCount: number): any {

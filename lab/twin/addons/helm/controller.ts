@@ -87,6 +87,10 @@ export class HelmController {
     const release = hc.metadata.name;
     const ns = hc.spec.targetNamespace || hc.metadata.namespace;
     const { store } = this.ctx;
+    // One server performs each change: the first to claim this config hash in the datastore.
+    const claimKey = `/twin/helm-install/${hc.metadata.namespace}/${release}`;
+    const claim = await this.ctx.etcd.get(claimKey);
+    if (claim?.value === hash || !(await this.ctx.etcd.putIf(claimKey, hash, claim?.modRevision ?? 0)).ok) return;
     const history = (await store.list(SECRETS, ns)).items.filter((s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === release);
     const last = history.reduce((m, s) => Math.max(m, Number(s.metadata.labels?.version ?? 0)), 0);
     let outcome: { ok: true } | { ok: false; message: string };
