@@ -56,11 +56,16 @@ describeAsRoot('cold build up to the joins', () => {
 
   it('never prints or logs the cluster token', async () => {
     const { readFileSync, readdirSync, statSync } = await import('node:fs');
-    const token = JSON.parse(readFileSync(`${stateDir}/cluster-token.json`, 'utf8'));
-    expect((statSync(`${stateDir}/cluster-token.json`).mode & 0o777).toString(8)).toBe('600');
-    expect((statSync(`${stateDir}/kubeconfig`).mode & 0o777).toString(8)).toBe('600');
-    for (const f of readdirSync(`${stateDir}/runs`)) {
-      const log = readFileSync(`${stateDir}/runs/${f}`, 'utf8');
+    const env = `${stateDir}/lab`;
+    const token = JSON.parse(readFileSync(`${env}/cluster-token.json`, 'utf8'));
+    expect(token.full).toMatch(/^K10[0-9a-f]{64}::server:/);
+    expect((statSync(`${env}/cluster-token.json`).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(`${env}/kubeconfig`).mode & 0o777).toString(8)).toBe('600');
+    const logs = readdirSync(`${env}/runs`);
+    expect(logs.length).toBeGreaterThan(2);
+    for (const f of logs) {
+      expect((statSync(`${env}/runs/${f}`).mode & 0o777).toString(8)).toBe('600');
+      const log = readFileSync(`${env}/runs/${f}`, 'utf8');
       expect(log).not.toContain(token.secret);
       if (token.full) expect(log).not.toContain(token.full);
     }
