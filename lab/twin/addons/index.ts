@@ -6,6 +6,8 @@ import type { AddonContext } from './context.ts';
 import { DaemonSetKubelet } from './daemonsets.ts';
 import { HelmController } from './helm/controller.ts';
 import { kubeVipProgram } from './kube-vip/program.ts';
+import { fileNet, hostNet } from './kube-vip/net.ts';
+import { join } from 'node:path';
 import { ciliumAgentProgram } from './cilium/program.ts';
 import { updateOperatorStatus } from './cilium/operator.ts';
 import { PodLogs } from './pod-logs.ts';
@@ -18,9 +20,14 @@ export interface Addons {
   stop(): Promise<void>;
 }
 
-export function startAddons(ctx: AddonContext): Addons {
+export function startAddons(given: AddonContext): Addons {
+  // K3S_TWIN_ADDON_ROOT (tests on one machine): files under that folder and the VIP recorded in a file
+  // there, instead of the host's /etc/cni, /var/run, /var/log and NIC.
+  const root = process.env.K3S_TWIN_ADDON_ROOT;
+  const ctx: AddonContext = root ? { ...given, root, cniDir: join(root, 'etc/cni/net.d') } : given;
+  const net = root ? fileNet(join(root, 'vip-addresses')) : hostNet;
   const logs = new PodLogs(ctx.etcd, ctx.root ? `${ctx.root}/var/log/pods` : undefined);
-  const kubelet = new DaemonSetKubelet(ctx, logs, [kubeVipProgram(), ciliumAgentProgram()]);
+  const kubelet = new DaemonSetKubelet(ctx, logs, [kubeVipProgram(net), ciliumAgentProgram()]);
   const helm = new HelmController(ctx);
   kubelet.start();
   helm.start();

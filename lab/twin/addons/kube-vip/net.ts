@@ -1,6 +1,7 @@
 // What kube-vip does to the host's network, with the host's own tools: iproute2 for the address (kube-vip
 // uses netlink for the same), iputils-arping for the gratuitous ARP (kube-vip sends it from its ARP manager).
 import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 export interface NetOps {
   linkExists(ifName: string): Promise<boolean>;
@@ -38,3 +39,19 @@ export const hostNet: NetOps = {
     await run('arping', ['-U', '-c', String(count), '-w', String(count + 1), '-I', ifName, ip]);
   },
 };
+
+/** For tests on one machine: interfaces always exist, addresses are lines in a file, ARP is not sent. */
+export function fileNet(file: string): NetOps {
+  const read = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+  const del = (line: string) => writeFileSync(file, read().filter((l) => l !== line).map((l) => `${l}\n`).join(''));
+  return {
+    linkExists: async (ifName) => ['lo', 'eth0'].includes(ifName),
+    defaultRouteInterface: async () => 'eth0',
+    addAddress: async (cidr, ifName) => {
+      if (!read().includes(`${ifName} ${cidr}`)) writeFileSync(file, [...read(), `${ifName} ${cidr}`].map((l) => `${l}\n`).join(''));
+    },
+    deleteAddress: async (cidr, ifName) => del(`${ifName} ${cidr}`),
+    deleteAddressNow: (cidr, ifName) => del(`${ifName} ${cidr}`),
+    gratuitousArp: async () => undefined,
+  };
+}
