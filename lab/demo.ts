@@ -9,8 +9,9 @@ import type { EngineEvent } from '../src/engine/events.ts';
 import { summaryLine } from '../src/engine/events.ts';
 import { formatDuration } from '../src/view/format.ts';
 import { plainRenderer } from '../src/view/plain.ts';
-import { hostExec, paths, requireLab, up } from './api.ts';
+import { hostExec, requireLab, up } from './api.ts';
 import { LabUnavailable } from './errors.ts';
+import { labInventoryWithGitops } from './gitops-inventory.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -39,7 +40,10 @@ export async function main(): Promise<number> {
   if (pending.length) say(`   not built yet, so not run: ${pending.join(', ')}`);
   const stateDir = process.env.BOOTSTRAP_STATE_DIR ?? join(REPO_ROOT, '.state');
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const run = await runBootstrap(['lab', '--inventory', lab.inventory, '--until', last, '--json'], stateDir);
+  // The lab's inventory plus the GitOps fixture repository and the real Cilium chart (Cilium's values source).
+  const inventory = labInventoryWithGitops();
+  say(`   inventory: ${inventory} (the lab's, with the GitOps fixture repository for Cilium's values)`);
+  const run = await runBootstrap(['lab', '--inventory', inventory, '--until', last, '--json'], stateDir);
   if (run.code !== 0) {
     say(`\ndemo: the build stopped (exit ${run.code}); the cause is above.`);
     return run.code ?? 1;
@@ -57,7 +61,7 @@ export async function main(): Promise<number> {
   say(`   npm run lab -- status`);
   say(`   npm run lab -- ssh k3s-lab-1 sudo k3s kubectl get nodes`);
   if (existsSync(kubeconfig)) say(`   admin kubeconfig (0600, dials the VIP once kube-vip announces it): ${kubeconfig}`);
-  say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${paths.inventory} --until ${last}   # a second run: 0 changed`);
+  say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${inventory} --until ${last}   # a second run: 0 changed`);
   say('   npm run lab -- down   # tear everything down');
   return 0;
 }

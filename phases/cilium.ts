@@ -2,7 +2,7 @@
 // HelmRelease values for this environment, substituted exactly as Flux will (fail closed), so Flux adopts
 // the release later without a fight. Everything is decided before the first phase changes anything.
 import { readFile } from 'node:fs/promises';
-import { causesOf } from '../src/errors.ts';
+import { CauseError, causesOf } from '../src/errors.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import { PHASE_FACTS } from '../src/engine/phase.ts';
 import { allHostRefs, founderRef } from './hosts.ts';
@@ -20,7 +20,11 @@ export const cilium: Phase = {
   hosts: (c) => founderRef(c.inventory),
   concurrency: 'serial',
   async prepare(ctx) {
-    const chartPath = ctx.inventory.derived.paths.ciliumChart!;
+    const chartPath = ctx.inventory.derived.paths.ciliumChart;
+    if (!chartPath || !ctx.inventory.inventory.gitops) {
+      const seen = 'the inventory has no gitops and cilium sections: the values come from the GitOps HelmRelease, so the cilium phase needs both';
+      return { stops: [new CauseError('GITOPS_SOURCE_INVALID', { message: seen, evidence: { seen, excerpt: 'gitops: { checkout, url, branch, path }\ncilium: { chart, helmRelease }' } })] };
+    }
     try {
       const source = await ciliumValuesFor(ctx.inventory);
       const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);

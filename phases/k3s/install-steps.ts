@@ -8,7 +8,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
 import { managedFile } from '../steps/managed-file.ts';
-import { CONFIG_FILE, ENV_FILE, IMAGES_DIR, K3S_BIN, UNIT_FILE, serverConfig, serverEnv, serverUnit } from './render.ts';
+import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, configFor, roleOf, serverEnv, serverUnit } from './render.ts';
 
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -58,13 +58,13 @@ export function installSteps(token: TokenSource): Step<any>[] {
       title: `k3s configuration ${CONFIG_FILE}`,
       path: () => CONFIG_FILE,
       local: async (host, ctx) => token(host, ctx),
-      content: (tokenValue, host, ctx) => serverConfig(ctx.inventory, host, tokenValue),
+      content: (tokenValue, host, ctx) => configFor(ctx.inventory, host, tokenValue),
       mode: '0600',
       secret: true, // it carries the cluster token
       facts: (changed) => ({ k3sConfigChanged: changed }),
     }),
-    managedFile({ id: 'unit', title: `systemd unit ${UNIT_FILE}`, path: () => UNIT_FILE, local: async () => undefined, content: () => serverUnit(), mode: '0644', facts: (changed) => ({ k3sUnitChanged: changed }) }),
-    managedFile({ id: 'env', title: `unit environment ${ENV_FILE}`, path: () => ENV_FILE, local: async () => undefined, content: () => serverEnv(), mode: '0600', facts: (changed) => ({ k3sEnvChanged: changed }) }),
+    managedFile({ id: 'unit', title: 'systemd unit', path: (h) => roleOf(h).unitFile, local: async () => undefined, content: (_l, h) => serverUnit(roleOf(h)), mode: '0644', facts: (changed) => ({ k3sUnitChanged: changed }) }),
+    managedFile({ id: 'env', title: 'unit environment (0600)', path: (h) => roleOf(h).envFile, local: async () => undefined, content: (_l, h) => serverEnv(roleOf(h)), mode: '0600', facts: (changed) => ({ k3sEnvChanged: changed }) }),
     serviceStep,
   ];
 }
@@ -76,23 +76,24 @@ export function installSteps(token: TokenSource): Step<any>[] {
  */
 const serviceStep: Step = {
   id: 'service',
-  title: 'k3s.service enabled and running the current configuration',
-  probe: () => ({
-    enabled: { command: 'systemctl is-enabled k3s.service' },
-    active: { command: 'systemctl is-active k3s.service' },
+  title: 'k3s enabled and running the current configuration',
+  probe: (host) => ({
+    enabled: { command: `systemctl is-enabled ${roleOf(host).unit}` },
+    active: { command: `systemctl is-active ${roleOf(host).unit}` },
     // Where the journal stands now: gates read only what k3s logs after this point.
-    cursor: { command: "journalctl -u k3s.service -n 0 --show-cursor -q --no-pager | sed -n 's/^-- cursor: //p'", sudo: true },
+    cursor: { command: `journalctl -u ${roleOf(host).unit} -n 0 --show-cursor -q --no-pager | sed -n 's/^-- cursor: //p'`, sudo: true },
   }),
   plan: ({ host, probe, ctx }) => {
     const changed = (k: string) => ctx.facts.get<boolean>(host.name, k) === true;
     const unitChanged = changed('k3sUnitChanged') || changed('k3sEnvChanged');
     const restart = unitChanged || changed('k3sConfigChanged') || changed('k3sBinaryChanged');
     const active = probe.active.stdout.trim() === 'active' || probe.active.stdout.trim() === 'activating';
+    const unit = roleOf(host).unit;
     const changes: Change[] = [];
     if (unitChanged) changes.push({ kind: 'command', description: 'reload systemd units', command: 'systemctl daemon-reload', sudo: true });
-    if (probe.enabled.stdout.trim() !== 'enabled') changes.push({ kind: 'command', description: 'enable k3s at boot', command: 'systemctl enable k3s.service', sudo: true });
-    if (!active) changes.push({ kind: 'command', description: 'start k3s', command: 'systemctl start --no-block k3s.service', sudo: true });
-    else if (restart) changes.push({ kind: 'command', description: 'restart k3s: its binary, unit or configuration changed', command: 'systemctl restart --no-block k3s.service', sudo: true });
+    if (probe.enabled.stdout.trim() !== 'enabled') changes.push({ kind: 'command', description: 'enable k3s at boot', command: `systemctl enable ${unit}`, sudo: true });
+    if (!active) changes.push({ kind: 'command', description: 'start k3s', command: `systemctl start --no-block ${unit}`, sudo: true });
+    else if (restart) changes.push({ kind: 'command', description: 'restart k3s: its binary, unit or configuration changed', command: `systemctl restart --no-block ${unit}`, sudo: true });
     return { changes, facts: { journalCursor: probe.cursor.stdout.trim() } };
   },
 };

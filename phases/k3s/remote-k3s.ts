@@ -3,6 +3,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import type { ExecResult } from '../../src/transport/types.ts';
 import { shq } from '../../src/util/shell.ts';
+import { roleOf } from './render.ts';
 
 // async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
 export async function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
@@ -12,7 +13,7 @@ export async function kubectl(ctx: RunContext, host: HostRef, args: string, time
 /** k3s's journal on `host` after `cursor` (from the service step's probe), or its last lines. */
 export async function journalSince(ctx: RunContext, host: HostRef, cursor: string | undefined, lines = 300): Promise<string> {
   const where = cursor ? `--after-cursor=${shq(cursor)}` : `-n ${lines}`;
-  const res = await ctx.remote(host).exec(`journalctl -u k3s.service ${where} --no-pager -o cat | tail -n ${lines}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const res = await ctx.remote(host).exec(`journalctl -u ${roleOf(host).unit} ${where} --no-pager -o cat | tail -n ${lines}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
   return res.stdout;
 }
 

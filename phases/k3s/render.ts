@@ -6,8 +6,22 @@ import type { HostRef } from '../../src/engine/phase.ts';
 
 export const K3S_BIN = '/usr/local/bin/k3s';
 export const CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
-export const UNIT_FILE = '/etc/systemd/system/k3s.service';
-export const ENV_FILE = '/etc/systemd/system/k3s.service.env';
+
+/** Servers run `k3s server` as k3s.service; agents `k3s agent` as k3s-agent.service (as k3s's installer names them). */
+export interface K3sRole {
+  subcommand: 'server' | 'agent';
+  unit: string;
+  unitFile: string;
+  envFile: string;
+}
+
+const role = (subcommand: 'server' | 'agent', unit: string): K3sRole => ({ subcommand, unit, unitFile: `/etc/systemd/system/${unit}`, envFile: `/etc/systemd/system/${unit}.env` });
+export const SERVER_ROLE = role('server', 'k3s.service');
+export const AGENT_ROLE = role('agent', 'k3s-agent.service');
+export const roleOf = (host: HostRef): K3sRole => (host.role === 'agent' ? AGENT_ROLE : SERVER_ROLE);
+
+export const UNIT_FILE = SERVER_ROLE.unitFile;
+export const ENV_FILE = SERVER_ROLE.envFile;
 export const DATA_DIR = '/var/lib/rancher/k3s';
 export const DB_DIR = `${DATA_DIR}/server/db`;
 export const TOKEN_FILE = `${DATA_DIR}/server/token`;
@@ -39,8 +53,18 @@ export function serverConfig(inv: LoadedInventory, host: HostRef, token: string)
   return `# Written by bootstrap for ${inv.inventory.environment}; edits are replaced on the next run.\n${stringify(config)}`;
 }
 
+/** config.yaml for an agent: it dials the control-plane VIP (agents join after the VIP answers). */
+export function agentConfig(inv: LoadedInventory, host: HostRef, token: string): string {
+  const config = { server: inv.derived.apiUrl, token, 'node-name': host.name, 'node-ip': host.address };
+  return `# Written by bootstrap for ${inv.inventory.environment}; edits are replaced on the next run.\n${stringify(config)}`;
+}
+
+export function configFor(inv: LoadedInventory, host: HostRef, token: string): string {
+  return host.role === 'agent' ? agentConfig(inv, host, token) : serverConfig(inv, host, token);
+}
+
 /** The unit, with the settings of k3s's own install.sh unit (Type=notify, restart every 5 s, …). */
-export function serverUnit(): string {
+export function serverUnit(r: K3sRole = SERVER_ROLE): string {
   return `# Written by bootstrap. The same settings as the unit k3s's installer writes.
 [Unit]
 Description=Lightweight Kubernetes
@@ -55,7 +79,7 @@ WantedBy=multi-user.target
 Type=notify
 # NOTE: readiness may be signalled by a helper process of k3s, so any process of the unit may notify.
 NotifyAccess=all
-EnvironmentFile=-${ENV_FILE}
+EnvironmentFile=-${r.envFile}
 KillMode=process
 Delegate=yes
 User=root
@@ -68,11 +92,11 @@ Restart=always
 RestartSec=5s
 ExecStartPre=-/sbin/modprobe br_netfilter
 ExecStartPre=-/sbin/modprobe overlay
-ExecStart=${K3S_BIN} server
+ExecStart=${K3S_BIN} ${r.subcommand}
 `;
 }
 
 /** The env file (0600, as k3s's installer makes it). Settings live in config.yaml; this file stays for operators' overrides. */
-export function serverEnv(): string {
-  return '# Written by bootstrap (mode 0600). Environment for k3s.service; configuration is in /etc/rancher/k3s/config.yaml.\n';
+export function serverEnv(r: K3sRole = SERVER_ROLE): string {
+  return `# Written by bootstrap (mode 0600). Environment for ${r.unit}; configuration is in /etc/rancher/k3s/config.yaml.\n`;
 }

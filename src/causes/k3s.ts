@@ -52,6 +52,11 @@ export const k3sCauses = defineCauses({
     meaning: 'The joiner became an etcd member but was not promoted to voter within the budget.',
     remedy: 'Check etcd health on the founder (k3s etcd-snapshot ls; etcdctl member list) and the joiner journal; a learner stalled for 5 minutes is evicted by k3s.',
   },
+  AGENT_NOT_REGISTERED: {
+    title: 'An agent did not register its Node within its budget',
+    meaning: 'k3s-agent was started with the VIP as its server, but no Node of its name appeared, and its journal names no known failure.',
+    remedy: 'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443.',
+  },
   JOIN_STALLED: {
     title: 'The joiner did not become an etcd voter within its budget, for no known reason',
     meaning: 'Nothing in its journal matched a known failure. The journal excerpt is the evidence.',

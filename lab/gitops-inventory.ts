@@ -1,0 +1,38 @@
+// The lab inventory with a GitOps repository and the Cilium chart, for builds past the joins: the
+// inventory `lab up` wrote, plus a copy of the GitOps fixture repository (shaped like the operator's:
+// platform/cilium/helmrelease.yaml, clusters/base cluster-vars, the clusters/lab overlay) and the real chart.
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { paths } from './config.ts';
+
+const REPO_ROOT = resolve(import.meta.dirname, '..');
+export const GITOPS_FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'gitops');
+/** The real Cilium chart, kept beside the repository (never committed). */
+export const CILIUM_CHART = resolve(REPO_ROOT, '..', 'shared', 'testdata', 'cilium-1.19.5.tgz');
+
+export interface GitopsVariant {
+  /** Edit the GitOps checkout copy (e.g. the HelmRelease) before the run. */
+  gitops?: (checkout: string) => void;
+  /** The overlay path inside the checkout (default clusters/lab). */
+  clusterPath?: string;
+  /** Edit the inventory object. */
+  inventory?: (inv: any) => void;
+}
+
+/** Writes `<tmp>/lab.yaml` (an environment is named after its file) and returns its path. */
+export function labInventoryWithGitops(v: GitopsVariant = {}): string {
+  if (!existsSync(CILIUM_CHART)) throw new Error(`the Cilium chart is not at ${CILIUM_CHART}`);
+  const dir = mkdtempSync(join(tmpdir(), 'lab-inventory-'));
+  const checkout = join(dir, 'gitops');
+  cpSync(GITOPS_FIXTURE, checkout, { recursive: true });
+  v.gitops?.(checkout);
+  const inv = parse(readFileSync(paths.inventory, 'utf8'));
+  inv.gitops = { checkout, url: 'ssh://git@10.77.0.1/lab-gitops.git', branch: 'main', path: v.clusterPath ?? 'clusters/lab' };
+  inv.cilium = { chart: CILIUM_CHART, helmRelease: 'platform/cilium/helmrelease.yaml' };
+  v.inventory?.(inv);
+  const file = join(dir, 'lab.yaml');
+  writeFileSync(file, stringify(inv));
+  return file;
+}
