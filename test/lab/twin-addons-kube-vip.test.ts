@@ -69,7 +69,11 @@ describeAsRoot('kube-vip twin', () => {
     await deploy(manifest());
     const answered = await waitUntil('the VIP answering', async () => (await tlsHandshake(VIP, 6443, ca)).ok, 60_000);
     expect(answered).toBe(true);
-    const pods = await kubeVipPods();
+    // Each server's twin creates its own pod on its next tick.
+    const pods = await waitUntil('a kube-vip pod on every server', async () => {
+      const p = await kubeVipPods();
+      return p.length === 3 ? p : undefined;
+    }, 20_000);
     expect(pods.map((p) => p.spec.nodeName).sort()).toEqual(SERVERS);
     for (const p of pods) expect(p.metadata.name).toMatch(/^kube-vip-ds-[a-z0-9]{5}$/);
     const lead = await holder();
@@ -82,8 +86,11 @@ describeAsRoot('kube-vip twin', () => {
     const lease = await kubectlJson(S1, 'get lease -n kube-system plndr-cp-lock');
     expect(lease.spec).toMatchObject({ holderIdentity: lead, leaseDurationSeconds: 15 });
     // The DaemonSet reports itself rolled out.
-    const ds = await kubectlJson(S1, 'get ds -n kube-system kube-vip-ds');
-    expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3 });
+    const ds = await waitUntil('the DaemonSet rolled out', async () => {
+      const d = await kubectlJson(S1, 'get ds -n kube-system kube-vip-ds');
+      return d.status?.numberReady === 3 ? d : undefined;
+    }, 20_000);
+    expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3, observedGeneration: ds.metadata.generation });
   });
 
   it('stopping the lease holder moves the lease and the VIP to another server within the lease timing', async () => {
