@@ -14,6 +14,8 @@ const info = (r: string) => BUILTIN.find((x) => x.resource === r)!;
 const DS = info('daemonsets');
 const PODS = info('pods');
 const NODES = info('nodes');
+const SERVICE_ACCOUNTS = info('serviceaccounts');
+const EVENTS = BUILTIN.find((x) => x.resource === 'events' && x.group === '')!;
 
 export interface ContainerState {
   ready: boolean;
@@ -132,14 +134,37 @@ export class DaemonSetKubelet {
     }
   }
 
-  private async createPod(ds: any, hash: string): Promise<any> {
+  private async createPod(ds: any, hash: string): Promise<any | undefined> {
     const pod = podFromTemplate(ds, this.ctx.node, hash);
+    // The ServiceAccount admission plugin refuses a pod whose ServiceAccount does not exist; the DaemonSet
+    // controller records that as a FailedCreate event and tries again later.
+    const sa = pod.spec.serviceAccountName;
+    if (sa && !(await this.ctx.store.tryGet(SERVICE_ACCOUNTS, pod.metadata.namespace, sa))) {
+      await this.failedCreate(ds, `Error creating: pods "${ds.metadata.name}-" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`);
+      return undefined;
+    }
     try {
       return await this.ctx.store.create(PODS, pod.metadata.namespace, pod);
     } catch (e) {
       if (e instanceof ApiError && e.reason === 'AlreadyExists') return this.ctx.store.get(PODS, pod.metadata.namespace, pod.metadata.name);
       throw e;
     }
+  }
+
+  private async failedCreate(ds: any, message: string): Promise<void> {
+    const name = `${ds.metadata.name}.failedcreate-${this.ctx.node}`;
+    const ns = ds.metadata.namespace;
+    const cur = await this.ctx.store.tryGet(EVENTS, ns, name);
+    const t = nowIso();
+    if (cur) {
+      await this.ctx.store.update(EVENTS, ns, name, { ...cur, count: (cur.count ?? 1) + 1, lastTimestamp: t, message }).catch(() => undefined);
+      return;
+    }
+    await this.ctx.store.create(EVENTS, ns, {
+      apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: ns }, type: 'Warning', reason: 'FailedCreate', message,
+      involvedObject: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, namespace: ns, uid: ds.metadata.uid },
+      source: { component: 'daemonset-controller' }, count: 1, firstTimestamp: t, lastTimestamp: t,
+    }).catch(() => undefined);
   }
 
   private async deletePod(pod: any): Promise<void> {

@@ -1,0 +1,145 @@
+// The add-on twins in a k3s twin server run as a process on this machine (loopback address, no lab):
+// K3S_TWIN_ADDON_ROOT keeps their files (CNI config, status socket, pod logs, the VIP) under a folder.
+// The lab tests (test/lab/twin-addons-*.test.ts) show the same on real hosts with a real NIC and ARP.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML, { parseAllDocuments, stringify } from 'yaml';
+import { buildTwin } from '../../lab/twin/build.ts';
+import { startLocal, waitFor, type LocalServer } from '../../lab/twin/local.ts';
+import { renderKubeVip } from '../../phases/kube-vip/render.ts';
+import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
+import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
+import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
+
+const IP = '127.33.0.1';
+const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
+let root: string;
+let s: LocalServer;
+let addonRoot: string;
+let manifests: string;
+
+function api(path: string): Promise<{ status: number; body: string }> {
+  const kc = YAML.parse(readFileSync(join(root, 's1', 'k3s.yaml'), 'utf8'));
+  const b = (x: string) => Buffer.from(x, 'base64');
+  return new Promise((resolve, reject) => {
+    https.get(`https://${IP}:6443${path}`, { ca: b(kc.clusters[0].cluster['certificate-authority-data']), cert: b(kc.users[0].user['client-certificate-data']), key: b(kc.users[0].user['client-key-data']) }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+const json = async (path: string) => JSON.parse((await api(path)).body);
+const pods = async (selector: string) => (await json(`/api/v1/namespaces/kube-system/pods?labelSelector=${encodeURIComponent(selector)}`)).items as any[];
+const podLog = async (name: string) => (await api(`/api/v1/namespaces/kube-system/pods/${name}/log`)).body;
+const ready = (p: any) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+
+/** The engine's kube-vip manifest, dialling this server's API (it binds to its own address, not 127.0.0.1). */
+function kubeVip(iface = 'eth0'): string {
+  return parseAllDocuments(renderKubeVip({ vip: '127.33.0.9', port: 6443, interfaceName: iface }))
+    .map((d) => d.toJSON())
+    .map((o) => {
+      if (o.kind !== 'DaemonSet') return o;
+      const c = o.spec.template.spec.containers[0];
+      c.env = c.env.map((e: any) => (e.name === 'KUBERNETES_SERVICE_HOST' ? { ...e, value: IP } : e));
+      return o;
+    })
+    .map((o) => stringify(o))
+    .join('---\n');
+}
+
+const cilium = (values: Record<string, unknown>) => renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz: readFileSync(CHART), values: { kubeProxyReplacement: true, updateStrategy: { rollingUpdate: { maxUnavailable: 1 } }, ...values }, version: '1.19.5' });
+
+beforeAll(async () => {
+  for (const tool of ['etcd', 'openssl']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) throw new Error(`${tool} is needed (Debian: etcd-server, openssl)`);
+  }
+  root = mkdtempSync(join(tmpdir(), 'twin-addons-'));
+  addonRoot = join(root, 'host');
+  const bin = await buildTwin(join(root, 'bin'));
+  const dir = join(root, 's1');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.yaml'), 'cluster-init: true\n');
+  s = startLocal(bin, 's1', IP, dir, [], { env: { K3S_TWIN_ADDON_ROOT: addonRoot } });
+  await waitFor('server up', () => s.output().includes('k3s is up and running'), 60_000, s.output);
+  manifests = join(dir, 'data', 'server', 'manifests');
+  mkdirSync(manifests, { recursive: true });
+}, 90_000);
+
+afterAll(async () => {
+  await s?.stop();
+  if (root) rmSync(root, { recursive: true, force: true });
+}, 30_000);
+
+describe('add-on twins in a local k3s twin', () => {
+  it('kube-vip: a pod for the server, the lease held by it, the VIP added, its log through pods/<name>/log', async () => {
+    writeFileSync(join(manifests, 'kube-vip.yaml'), kubeVip());
+    await waitFor('the VIP', () => existsSync(join(addonRoot, 'vip-addresses')) && readFileSync(join(addonRoot, 'vip-addresses'), 'utf8').includes('eth0 127.33.0.9/32'), 30_000, s.output);
+    const [pod] = await pods('app.kubernetes.io/name=kube-vip-ds');
+    expect(pod.metadata.name).toMatch(/^kube-vip-ds-\w{5}$/);
+    expect(pod.spec.nodeName).toBe('s1');
+    const lease = await json('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock');
+    expect(lease.spec.holderIdentity).toBe('s1');
+    await waitFor('the log flushed', async () => (await podLog(pod.metadata.name)).includes('[ARP manager]'), 10_000);
+    const log = await podLog(pod.metadata.name);
+    expect(log).toContain('successfully acquired lease kube-system/plndr-cp-lock');
+    expect(log).toContain('[ARP manager] starting ARP/NDP advertisement');
+    expect((await api(`/api/v1/namespaces/kube-system/pods/${pod.metadata.name}/log?tailLines=1`)).body.trim().split('\n')).toHaveLength(1);
+    expect((await api('/api/v1/namespaces/kube-system/pods/nope/log')).status).toBe(404);
+  }, 60_000);
+
+  it('kube-vip with an interface that does not exist: upstream\'s line, CrashLoopBackOff, the VIP released', async () => {
+    writeFileSync(join(manifests, 'kube-vip.yaml'), kubeVip('eth9'));
+    const pod = await waitFor('the new pod crashing', async () => {
+      const [p] = await pods('app.kubernetes.io/name=kube-vip-ds');
+      return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff';
+    }, 30_000, s.output).then(async () => (await pods('app.kubernetes.io/name=kube-vip-ds'))[0]);
+    await waitFor('the line in the log', async () => (await podLog(pod.metadata.name)).includes('Link not found'), 10_000);
+    expect(matchKubeVipLog(await podLog(pod.metadata.name))?.causeId).toBe('VIP_INTERFACE_INVALID');
+    expect(readFileSync(join(addonRoot, 'vip-addresses'), 'utf8')).not.toContain('127.33.0.9');
+  }, 60_000);
+
+  it('Cilium with k8sServiceHost "": release v1, no KUBERNETES_SERVICE_HOST, the agent times out on 10.43.0.1 and is not Ready', async () => {
+    writeFileSync(join(manifests, 'cilium.yaml'), cilium({ k8sServiceHost: '' }));
+    await waitFor('release v1', async () => (await api('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v1')).status === 200, 30_000, s.output);
+    const ds = await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium');
+    expect(ds.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('KUBERNETES_SERVICE_HOST');
+    const job = await json('/apis/batch/v1/namespaces/kube-system/jobs/helm-install-cilium');
+    expect(job.status.succeeded).toBe(1);
+    await waitFor('the i/o timeout', async () => {
+      const [p] = await pods('k8s-app=cilium');
+      return Boolean(p) && (await podLog(p.metadata.name)).includes('dial tcp 10.43.0.1:443: i/o timeout');
+    }, 30_000, s.output);
+    const [p] = await pods('k8s-app=cilium');
+    expect(matchCiliumAgentLog(await podLog(p.metadata.name))?.causeId).toBe('CILIUM_SERVICE_HOST_FALLBACK');
+    expect(ready(p)).toBe(false);
+    expect(existsSync(join(addonRoot, 'etc/cni/net.d/05-cilium.conflist'))).toBe(false);
+  }, 60_000);
+
+  it('Cilium with k8sServiceHost = a reachable API: release v2, the agent Ready, CNI config and status socket', async () => {
+    writeFileSync(join(manifests, 'cilium.yaml'), cilium({ k8sServiceHost: IP, k8sServicePort: 6443 }));
+    await waitFor('a Ready agent with the new env', async () => {
+      const [p] = await pods('k8s-app=cilium');
+      return Boolean(p) && ready(p) && p.spec.containers[0].env.some((e: any) => e.name === 'KUBERNETES_SERVICE_HOST' && e.value === IP);
+    }, 60_000, s.output);
+    const v1 = await json('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v1');
+    const v2 = await json('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v2');
+    expect([v1.metadata.labels.status, v2.metadata.labels.status]).toEqual(['superseded', 'deployed']);
+    expect(readFileSync(join(addonRoot, 'etc/cni/net.d/05-cilium.conflist'), 'utf8')).toContain('cilium-cni');
+    const status = await new Promise<any>((resolve, reject) => {
+      http.get({ socketPath: join(addonRoot, 'var/run/cilium/cilium.sock'), path: '/v1/healthz' }, (res) => {
+        let b = '';
+        res.on('data', (c) => (b += c));
+        res.on('end', () => resolve(JSON.parse(b)));
+      }).on('error', reject);
+    });
+    expect(status['kube-proxy-replacement'].mode).toBe('True');
+    await waitFor('DaemonSet status', async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 1, 10_000);
+  }, 90_000);
+});
