@@ -15,11 +15,12 @@ const helmRelease = (checkout: string) => join(checkout, 'platform', 'cilium', '
 
 describeAsRoot('cold build through Cilium', () => {
   const stateDir = freshStateDir();
-  const inventory = labInventory();
+  let inventory: string;
 
   beforeAll(async () => {
     await ensureLab();
     await resetCluster();
+    inventory = labInventory();
   });
 
   it('an overlay without K3S_API_HOST stops with UNRESOLVED_SUBSTITUTION before any change to a host', async () => {
