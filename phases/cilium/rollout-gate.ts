@@ -14,14 +14,25 @@ interface Seen {
   pods: (AgentPod & { ready: boolean })[];
   notReadyNodes: { name: string; message: string }[];
   desired: number;
+  /** The DaemonSet has rolled its current template out to every node (what `kubectl rollout status` waits for). */
+  rolledOut: boolean;
 }
 
 async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<Seen> {
   const pods = await kubectl(ctx, host, `get pods -n kube-system -l ${AGENT_SELECTOR} -o json`);
   const nodes = await kubectl(ctx, host, 'get nodes -o json');
+  const ds = await kubectl(ctx, host, 'get daemonset -n kube-system cilium -o json');
+  const d = ds.code === 0 ? JSON.parse(ds.stdout) : undefined;
+  const st = d?.status ?? {};
+  const rolledOut =
+    d !== undefined &&
+    (st.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
+    st.updatedNumberScheduled === st.desiredNumberScheduled &&
+    st.numberAvailable === st.desiredNumberScheduled;
   const items = pods.code === 0 ? (JSON.parse(pods.stdout).items as any[]) : [];
   const nodeItems = nodes.code === 0 ? (JSON.parse(nodes.stdout).items as any[]) : [];
   return {
+    rolledOut,
     desired: nodeItems.length,
     pods: items.map((p) => {
       const container = (p.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent') ?? p.spec?.containers?.[0];
@@ -42,14 +53,14 @@ export const ciliumRolledOut: Gate = {
   budgetMs: 300_000,
   async run(host, ctx, signal) {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0 };
+    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false };
     do {
       seen = await look(ctx, host);
       // Drift is a stop as soon as it is seen: an agent dialling anything but the VIP will not fix itself.
       const drift = checkAgentServiceHost(seen.pods, vip, port);
       if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
       const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready);
-      if (allReady && seen.notReadyNodes.length === 0) return;
+      if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
       for (const pod of seen.pods.filter((p) => !p.ready)) {
         const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} --tail=40`).catch(() => undefined);
         const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout) : undefined;
@@ -59,10 +70,13 @@ export const ciliumRolledOut: Gate = {
       }
     } while (await pause(ctx, POLL_MS, signal));
     const notReady = seen.pods.filter((p) => !p.ready);
-    if (notReady.length || seen.pods.length < seen.desired) {
+    if (notReady.length || seen.pods.length < seen.desired || !seen.rolledOut) {
       throw new CauseError('CILIUM_AGENTS_NOT_READY', {
         host: notReady[0]?.node,
-        evidence: { command: `kubectl get pods -n kube-system -l ${AGENT_SELECTOR}`, seen: `${seen.pods.length - notReady.length} of ${seen.desired} agents Ready${notReady.length ? `; not Ready: ${notReady.map((p) => `${p.name} on ${p.node}`).join(', ')}` : ''}` },
+        evidence: {
+          command: `kubectl get pods -n kube-system -l ${AGENT_SELECTOR}; kubectl rollout status -n kube-system daemonset/cilium`,
+          seen: `${seen.pods.length - notReady.length} of ${seen.desired} agents Ready${notReady.length ? `; not Ready: ${notReady.map((p) => `${p.name} on ${p.node}`).join(', ')}` : ''}${seen.rolledOut ? '' : '; the DaemonSet has not rolled its template out to every node'}`,
+        },
       });
     }
     const n = seen.notReadyNodes[0];

@@ -57,7 +57,8 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
     summary.phaseDurations[phase.id] = ctx.clock.now() - phaseStart;
     if (errors.length) {
       const causes = errors.flatMap(causesOf);
-      if (causes.length !== errors.length) throw errors.find((e) => causesOf(e).length === 0); // a bug: let it surface
+      const bug = errors.find((e) => causesOf(e).length === 0);
+      if (bug !== undefined) throw bug; // not a named cause: a bug, let it surface
       ctx.emit({ type: 'phase-end', phase: phase.id, durationMs: summary.phaseDurations[phase.id], status: 'stopped' });
       summary.durationMs = ctx.clock.now() - started;
       throw causes.length === 1 ? causes[0] : new CauseErrors(causes);

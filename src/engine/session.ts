@@ -108,7 +108,9 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     };
     await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary });
     journal?.finish();
-  } catch (err) {
+  } catch (thrown) {
+    // Never let a failure read as success: a missing error object is itself a bug to report.
+    const err = thrown ?? new Error('a phase failed without an error object (a bug)');
     result.error = deps.signal.aborted && causesOf(err).length === 0 ? new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' } }) : err;
     result.summary.stopped = Math.max(1, result.summary.stopped);
     for (const c of causesOf(result.error)) {
@@ -138,6 +140,7 @@ function neededHosts(opts: SessionOptions): HostRef[] {
 function throwAll(errors: unknown[]): void {
   if (!errors.length) return;
   const causes = errors.flatMap(causesOf);
-  if (causes.length !== errors.length) throw errors.find((e) => causesOf(e).length === 0);
+  const bug = errors.find((e) => causesOf(e).length === 0);
+  if (bug !== undefined) throw bug; // not a named cause: a bug, let it surface
   throw causes.length === 1 ? causes[0] : new CauseErrors(causes);
 }

@@ -132,6 +132,21 @@ describe('stops', () => {
     expect((r.error as CauseErrors).errors.map((e) => e.host).sort()).toEqual(['h1', 'h2']);
   });
 
+  it('keeps several causes from one host (CauseErrors) next to another host\'s cause', async () => {
+    const step: Step = {
+      id: 's',
+      title: 's',
+      plan: ({ host }) => ({
+        changes: [],
+        stops: host.name === 'h1' ? [new CauseError('GATE_FAILED', { host: 'h1' }), new CauseError('PROBE_FAILED', { host: 'h1' })] : [new CauseError('APPLY_FAILED', { host: 'h2' })],
+      }),
+    };
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps: [step] };
+    const r = await run([phase], false);
+    expect(r.error).toBeInstanceOf(CauseErrors);
+    expect((r.error as CauseErrors).errors.map((e) => e.causeId).sort()).toEqual(['APPLY_FAILED', 'GATE_FAILED', 'PROBE_FAILED']);
+  });
+
   it('stops a serial phase at the first failing host', async () => {
     const seen: string[] = [];
     const step: Step = { ...stopping('GATE_FAILED'), probe: (h) => (seen.push(h.name), {}) };

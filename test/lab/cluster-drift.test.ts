@@ -1,0 +1,56 @@
+// Causes that only a built cluster shows, produced as they happen to operators: someone deletes kube-vip's
+// RBAC, or repoints the Cilium agents at a node (the 2026-09-06 finding: every agent dialled k3s-prod-1).
+// A re-run must name them from what it sees live, not from the templates.
+import { beforeAll, expect, it } from 'vitest';
+import { hostExec } from '../../lab/api.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab } from '../support/lab.ts';
+import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { labInventory } from '../support/lab-inventory.ts';
+
+const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
+const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
+
+describeAsRoot('a built cluster that drifted', () => {
+  const stateDir = freshStateDir();
+  let inventory: string;
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+    inventory = labInventory();
+    const r = await bootstrap(['--until', 'cilium'], { stateDir, inventory });
+    expect(r.code, r.stdout.slice(-3000)).toBe(0);
+  });
+
+  it('agents repointed at a node address → AGENT_SERVICE_HOST_DRIFT, read from the running agents', async () => {
+    await kubectl('-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=10.77.0.10');
+    const t0 = Date.now();
+    const r = await bootstrap(['--only', 'cilium', '--json'], { stateDir, inventory });
+    const stop = stopOf(r);
+    expect(stop).toMatchObject({ cause: 'AGENT_SERVICE_HOST_DRIFT' });
+    expect(['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3']).toContain(stop.host);
+    expect(stop.evidence.seen).toMatch(/dials 10\.77\.0\.10, not the VIP 10\.77\.0\.9/);
+    expect(Date.now() - t0).toBeLessThan(300_000);
+    await kubectl('-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=10.77.0.9');
+  });
+
+  it("kube-vip's RBAC deleted → the VIP goes, and a re-run names KUBE_VIP_RBAC_MISSING", async () => {
+    await kubectl('delete clusterrolebinding system:kube-vip-binding');
+    // The leader fails to renew (forbidden) and gives the VIP up after the renew deadline (10 s).
+    const t0 = Date.now();
+    let gone = false;
+    while (!gone && Date.now() - t0 < 60_000) {
+      const r = await hostExec('k3s-lab-2', 'curl -sk -o /dev/null -w "%{http_code}" --max-time 2 https://10.77.0.9:6443/livez; true');
+      gone = r.stdout.trim() === '000';
+      if (!gone) await new Promise((res) => setTimeout(res, 1000));
+    }
+    expect(gone).toBe(true);
+    const r = await bootstrap(['--only', 'kube-vip', '--json'], { stateDir, inventory });
+    const stop = stopOf(r);
+    expect(stop).toMatchObject({ cause: 'KUBE_VIP_RBAC_MISSING' });
+    expect(stop.evidence.seen).toMatch(/plndr-cp-lock.*forbidden/);
+    expect(r.ms).toBeLessThan(300_000);
+    await resetCluster();
+  });
+});
