@@ -19,6 +19,7 @@ const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration mismatched: ([\w-]+)/, detail: (m) => m[1] },
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration value mismatch|unable to join cluster due to critical configuration value mismatch/ },
   { id: 'TOKEN_CA_MISMATCH', re: /token CA hash does not match/ },
+  { id: 'TOKEN_REJECTED', re: /failed to get server config: \S+ 401 Unauthorized|bootstrap data already found and encrypted with different token/ },
   { id: 'JOIN_FOUNDER_UNREACHABLE', re: /failed to get CA certs/ },
   { id: 'DUPLICATE_NODE_NAME', re: /duplicate node name found/ },
   { id: 'NODE_PASSWORD_REJECTED', re: /Node password rejected/ },

@@ -22,6 +22,11 @@ export const k3sCauses = defineCauses({
     meaning: 'k3s logged "token CA hash does not match": the token belongs to another cluster (or the founder was rebuilt).',
     remedy: "Use this environment's token: delete the joiner's stale config or token override; if the founder was rebuilt, restore or rebuild deliberately.",
   },
+  TOKEN_REJECTED: {
+    title: "The cluster refused the server's token",
+    meaning: 'The founder answered 401 to the joiner\'s token, or the datastore was encrypted with another token: the token in the state folder is not this cluster\'s.',
+    remedy: 'Use the token the cluster was built with (the state folder of the run that built it, or a backup); never generate a new one for an existing cluster.',
+  },
   CRITICAL_CONFIG_MISMATCH: {
     title: "The joiner's critical configuration differs from the cluster's",
     meaning: 'k3s refuses to join when critical args (cluster-cidr, service-cidr, flannel-backend, …) differ between servers. The flag is named.',

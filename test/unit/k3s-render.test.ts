@@ -50,6 +50,7 @@ describe("naming a join failure from k3s's journal", () => {
     ['rafthttp: dial tcp 10.77.0.10:2380: connect: connection refused', 'ETCD_PEER_UNREACHABLE'],
     ['level=fatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"', 'ETCD_CLUSTER_UNHEALTHY'],
     ['etcdserver: too many learner members in cluster', 'ETCD_CLUSTER_UNHEALTHY'],
+    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to get server config: https://10.77.0.10:6443/v1-k3s/config: 401 Unauthorized"', 'TOKEN_REJECTED'],
     ['etcd cluster join failed: duplicate node name found, please use a unique name for this node', 'DUPLICATE_NODE_NAME'],
     ["Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry", 'NODE_PASSWORD_REJECTED'],
   ])('%s → %s', (line, id) => {
