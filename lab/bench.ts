@@ -1,0 +1,57 @@
+// `npm run bench`: speed targets, measured on the lab rather than asserted in tests.
+// Target (the foundation's): a converged no-op run of the whole built DAG on 3 servers in under 5 s,
+// the whole command from process start to exit (one SSH connection per host, batched probes).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { allPhases } from '../phases/index.ts';
+import { validatedOrder } from '../src/engine/dag-rules.ts';
+import { requireLab, up } from './api.ts';
+import { labInventoryWithGitops } from './gitops-inventory.ts';
+
+const REPO_ROOT = join(import.meta.dirname, '..');
+const RUNS = 5;
+const TARGET_MS = 5_000;
+
+function bootstrap(args: string[], stateDir: string): { ms: number; code: number | null; out: string } {
+  const t0 = process.hrtime.bigint();
+  const res = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args], { env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir, CI: 'true' }, encoding: 'utf8' });
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, code: res.status, out: res.stdout + res.stderr };
+}
+
+export async function main(): Promise<number> {
+  requireLab();
+  await up({ servers: 3 });
+  const last = validatedOrder(allPhases())
+    .filter((p) => !p.pending)
+    .at(-1)!.id;
+  const inventory = labInventoryWithGitops();
+  const stateDir = mkdtempSync(join(tmpdir(), 'bootstrap-bench-'));
+  const args = ['lab', '--inventory', inventory, '--until', last];
+  const build = bootstrap(args, stateDir);
+  if (build.code !== 0) {
+    process.stderr.write(`bench: the build failed:\n${build.out.slice(-3000)}\n`);
+    return 1;
+  }
+  process.stdout.write(`built the lab cluster (--until ${last}) in ${(build.ms / 1000).toFixed(1)} s\n`);
+  for (const [label, extra] of [
+    ['converged run', []],
+    ['converged --check', ['--check']],
+  ] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = bootstrap([...args, ...extra], stateDir);
+      if (r.code !== 0 || !/ 0 (changed|would change)/.test(r.out)) {
+        process.stderr.write(`bench: ${label} was not a no-op:\n${r.out.slice(-2000)}\n`);
+        return 1;
+      }
+      times.push(r.ms);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)];
+    const verdict = median < TARGET_MS ? 'meets' : 'MISSES';
+    process.stdout.write(`${label.padEnd(20)} median ${(median / 1000).toFixed(2)} s, min ${(times[0] / 1000).toFixed(2)} s, max ${(times.at(-1)! / 1000).toFixed(2)} s over ${RUNS} runs — ${verdict} the ${TARGET_MS / 1000} s target\n`);
+  }
+  return 0;
+}
