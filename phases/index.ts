@@ -8,6 +8,7 @@ import { k3sJoin } from './k3s-join.ts';
 import { kubeVip } from './kube-vip.ts';
 import { agents } from './agents.ts';
 import { cilium } from './cilium.ts';
+import { verifyPhase } from './verify.ts';
 
 const declared = (id: string, title: string, needs: string[], hosts: Phase['hosts'], concurrency: Phase['concurrency']): Phase => ({
   id,
@@ -27,7 +28,7 @@ export function allPhases(): Phase[] {
     kubeVip,
     agents,
     cilium,
-    declared('verify', 'prove the cluster highly available', ['cilium'], (c) => founderRef(c.inventory), 'serial'),
+    verifyPhase(),
     declared('flux', 'hand the cluster over to Flux', ['verify'], (c) => founderRef(c.inventory), 'serial'),
   ];
 }

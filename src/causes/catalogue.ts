@@ -8,6 +8,7 @@ import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
+import { verifyCauses } from './verify.ts';
 
 const all = {
   ...inventoryCauses,
@@ -16,6 +17,7 @@ const all = {
   ...k3sCauses,
   ...kubeVipCauses,
   ...ciliumCauses,
+  ...verifyCauses,
   ...sshCauses,
 };
 

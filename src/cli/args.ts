@@ -6,6 +6,7 @@ export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
+  bootstrap verify <env> [--inventory FILE] [--drill] [--json]
   bootstrap causes [--json]
 
 phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
@@ -15,9 +16,10 @@ export type Command =
   | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
+  | { kind: 'verify'; env?: string; inventory?: string; drill: boolean; json: boolean }
   | { kind: 'help' };
 
-const SUBCOMMANDS = new Set(['validate', 'plan', 'causes']);
+const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify']);
 
 export function parseCommand(argv: string[]): Command {
   let parsed;
@@ -34,6 +36,7 @@ export function parseCommand(argv: string[]): Command {
         until: { type: 'string' },
         resume: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
+        drill: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -47,15 +50,18 @@ export function parseCommand(argv: string[]): Command {
     if (rest.length > 1) throw new UsageError(`unexpected arguments: ${rest.slice(1).join(' ')}`);
     const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until'] as const).filter((k) => v[k] !== undefined) as never[]);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
+    if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (first === 'causes') {
       if (rest.length || v.inventory) throw new UsageError('causes takes no environment');
       return { kind: 'causes', json: v.json! };
     }
     const env = rest[0];
     if (!env && !v.inventory) throw new UsageError(`${first} needs an environment or --inventory FILE`);
+    if (first === 'verify') return { kind: 'verify', env, inventory: v.inventory, drill: v.drill!, json: v.json! };
     return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
   }
   if (!first && !v.inventory) return { kind: 'help' };
   if (rest.length) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
+  if (v.drill) throw new UsageError('--drill belongs to bootstrap verify <env>, not to a run');
   return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json! };
 }

@@ -9,6 +9,7 @@ import { formatStop } from '../view/format.ts';
 import { USAGE, parseCommand, type Command } from './args.ts';
 import { runCommand } from './run-command.ts';
 import { planCommand } from './plan-command.ts';
+import { verifyCommand } from './verify-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
 
 export interface Io {
@@ -45,6 +46,8 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
       return validateCommand(inventoryPath(cmd), cmd.json, io);
     case 'plan':
       return planCommand(inventoryPath(cmd), cmd.json, io);
+    case 'verify':
+      return verifyCommand({ env: cmd.env, file: inventoryPath(cmd), drill: cmd.drill, json: cmd.json }, io);
     case 'run':
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
   }

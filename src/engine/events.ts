@@ -16,6 +16,8 @@ export type EngineEvent =
   | { type: 'gate-start'; phase: string; gate: string; title: string; host: string; budgetMs: number }
   | { type: 'gate-end'; phase: string; gate: string; title: string; host: string; status: 'ok' | 'would-wait' | 'failed'; durationMs: number }
   | { type: 'waived'; phase: string; host: string; cause: string; reason: string }
+  /** One row of a read-only check's table (verify): what a check saw on one host. */
+  | { type: 'check'; phase: string; check: string; title: string; host: string; ok: boolean; detail: string }
   | { type: 'warning'; message: string; host?: string }
   | { type: 'phase-end'; phase: string; durationMs: number; status: 'done' | 'stopped' }
   | { type: 'stopped'; error: ReturnType<CauseError['toJSON']> }

@@ -10,6 +10,7 @@ import { fileNet, hostNet } from './kube-vip/net.ts';
 import { join } from 'node:path';
 import { ciliumAgentProgram } from './cilium/program.ts';
 import { updateOperatorStatus } from './cilium/operator.ts';
+import { updateCoreDns } from './coredns.ts';
 import { PodLogs } from './pod-logs.ts';
 
 export type { AddonContext } from './context.ts';
@@ -34,6 +35,7 @@ export function startAddons(given: AddonContext): Addons {
   let stopped = false;
   const operator = async () => {
     await updateOperatorStatus(ctx).catch(() => undefined);
+    await updateCoreDns(ctx).catch(() => undefined);
     if (!stopped) setTimeout(operator, 3000);
   };
   void operator();

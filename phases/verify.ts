@@ -1,0 +1,24 @@
+// verify: proves the cluster highly available, read-only: every node Ready, etcd's voters exactly the
+// servers, the API ready through the VIP and each server's own address (seen from every server), the
+// kube-vip lease held by a server, every Cilium agent Ready with kube-proxy replacement on and dialling the
+// VIP (live, from the running agents), CoreDNS ready. Each check prints a row per host and stops with a
+// named cause. With `drill` (bootstrap verify <env> --drill), a failover drill follows: it stops k3s on the
+// VIP holder, so it is the one part that changes state and never runs in check mode.
+import type { Phase } from '../src/engine/phase.ts';
+import { founderRef } from './hosts.ts';
+import { apiReady, ciliumAgentsLive, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
+import { failoverDrill } from './verify/drill.ts';
+
+export function verifyPhase(opts: { drill: boolean } = { drill: false }): Phase {
+  return {
+    id: 'verify',
+    title: opts.drill ? 'prove the cluster highly available, with a failover drill' : 'prove the cluster highly available',
+    needs: ['cilium'],
+    // The checks read every host themselves (from the servers, and the Cilium status on each node); the
+    // phase runs once, on the founder's connection.
+    hosts: (c) => founderRef(c.inventory),
+    concurrency: 'serial',
+    steps: [],
+    gates: [nodesReady, etcdVoters, apiReady, vipLeaseHeld, ciliumAgentsLive, corednsReady, ...(opts.drill ? [failoverDrill] : [])],
+  };
+}

@@ -1,0 +1,220 @@
+// The read-only checks of verify, one gate each; every gate prints one row per host and stops with a
+// named cause. They read the cluster live, over SSH, from the servers (the vantage the operator's old
+// checks lacked: a server sees what the cluster sees, the operator's laptop does not).
+import { CauseError } from '../../src/errors.ts';
+import type { Gate, HostRef } from '../../src/engine/phase.ts';
+import { allHostRefs, serverRefs } from '../hosts.ts';
+import { checkAgentServiceHost } from '../cilium/agent-env.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
+import { kprMode, kprOn } from './cilium-health.ts';
+import { compareMembers, describeMember, mismatchLine, parseMembers } from './members.ts';
+import { parseNodes, readiness } from './nodes.ts';
+import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
+
+const unreadable = (seen: string, host?: string): Verdict => ({
+  rows: [{ host: host ?? '-', ok: false, detail: 'no server answered kubectl' }],
+  stops: [new CauseError('API_UNREACHABLE_VIA', { host, message: 'The API is not ready through https://127.0.0.1:6443 on any server', evidence: { command: 'k3s kubectl get nodes (on each server)', seen } })],
+});
+
+const founderName = (hosts: HostRef[]) => hosts.find((h) => h.founder)?.name;
+
+export const nodesReady: Gate = {
+  id: 'nodes-ready',
+  title: 'node Ready',
+  budgetMs: 60_000,
+  readOnly: true,
+  run: (_host, ctx, signal) =>
+    settle(ctx, signal, nodesReady, async () => {
+      const hosts = allHostRefs(ctx.inventory);
+      const read = await readCluster(ctx, 'get nodes -o json');
+      if (!read.ok) return unreadable(read.seen, founderName(hosts));
+      const rows = readiness(parseNodes(read.res.stdout), hosts.map((h) => h.name));
+      const stops = rows.filter((r) => !r.ok).map((r) => new CauseError('NODE_NOT_READY', { host: r.host, message: `Node ${r.host} is not Ready`, evidence: { command: 'kubectl get nodes', seen: `${r.host}: ${r.detail}` } }));
+      return { rows, stops };
+    }),
+};
+
+/** What real k3s needs (its etcd is mutual TLS with these keys; k3s does not ship etcdctl), else plain http (the lab's etcd twin). */
+export const MEMBER_LIST_COMMAND = [
+  'd=/var/lib/rancher/k3s/server/tls/etcd;',
+  'if [ -f "$d/client.crt" ]; then etcdctl --endpoints https://127.0.0.1:2379 --cacert "$d/server-ca.crt" --cert "$d/client.crt" --key "$d/client.key" --command-timeout=5s member list -w json;',
+  'else etcdctl --endpoints http://127.0.0.1:2379 --command-timeout=5s member list -w json; fi',
+].join(' ');
+
+export const etcdVoters: Gate = {
+  id: 'etcd-voters',
+  title: 'etcd voter',
+  budgetMs: 60_000,
+  readOnly: true,
+  run: (_host, ctx, signal) =>
+    settle(ctx, signal, etcdVoters, async () => {
+      const servers = serverRefs(ctx.inventory);
+      const read = await readCluster(ctx, 'get nodes -o json');
+      if (!read.ok) return unreadable(read.seen, founderName(servers));
+      const nodes = parseNodes(read.res.stdout);
+      // Each server's own etcd; the first that answers is the list judged (etcd's list is the same everywhere).
+      const lists = await Promise.all(servers.map(async (s) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members })));
+      const answered = lists.find((l) => l.r.code === 0);
+      const notFound = lists.every((l) => l.r.code === 127);
+      if (!answered && notFound) {
+        ctx.emit({ type: 'warning', message: 'etcdctl is not installed on the servers: etcd voters are judged by the Node condition EtcdIsVoter only' });
+      } else if (!answered) {
+        const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
+        return {
+          rows: lists.map((l) => ({ host: l.s.name, ok: false, detail: `member list: ${lastLine(l.r)}` })),
+          stops: [new CauseError('ETCD_MEMBERS_MISMATCH', { host: servers[0].name, message: 'No server answered the etcd member list', evidence: { command: MEMBER_LIST_COMMAND, seen } })],
+        };
+      }
+      const members = answered ? parseMembers(answered.r.stdout) : servers.map((s) => ({ id: '?', name: `${s.name}-00000000`, peerURLs: [`https://${s.address}:2380`], isLearner: false }));
+      const verdict = compareMembers(members, servers, nodes);
+      const rows: Row[] = servers.map((s) => {
+        const m = verdict.voters[s.name];
+        const miss = verdict.missing.find((x) => x.server === s.name);
+        return m ? { host: s.name, ok: true, detail: `voter ${m.name}` } : { host: s.name, ok: false, detail: miss?.why ?? 'not a voter' };
+      });
+      for (const m of verdict.extra) rows.push({ host: answered!.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
+      const line = mismatchLine(verdict);
+      const stops = line
+        ? [new CauseError('ETCD_MEMBERS_MISMATCH', {
+            host: verdict.missing[0]?.server ?? answered?.s.name,
+            message: `etcd's voters are not the servers: ${line}`,
+            evidence: { command: `${answered ? `etcdctl member list (on ${answered.s.name}); ` : ''}kubectl get nodes (EtcdIsVoter)`, seen: line },
+          })]
+        : [];
+      return { rows, stops };
+    }),
+};
+
+export const apiReady: Gate = {
+  id: 'api-ready',
+  title: 'API /readyz via the VIP and every server, from here',
+  budgetMs: 40_000,
+  readOnly: true,
+  run: (_host, ctx, signal) =>
+    settle(ctx, signal, apiReady, async () => {
+      const servers = serverRefs(ctx.inventory);
+      const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+      const targets = [{ key: 'vip', label: `VIP ${vip}`, address: vip, owner: undefined as string | undefined }, ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name }))];
+      const command = (address: string) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=5s`;
+      const seen = await Promise.all(servers.map(async (vantage) => ({ vantage, r: await batch(ctx, vantage, Object.fromEntries(targets.map((t) => [t.key, command(t.address)]))) })));
+      const rows: Row[] = seen.map(({ vantage, r }) => {
+        const bad = targets.filter((t) => !(r[t.key].code === 0 && r[t.key].stdout.trim() === 'ok'));
+        return { host: vantage.name, ok: bad.length === 0, detail: bad.length ? `not ready via ${bad.map((t) => `${t.label}: ${lastLine(r[t.key])}`).join('; ')}` : `ready via ${targets.map((t) => t.label).join(', ')}` };
+      });
+      // One cause per address that failed, naming every vantage it failed from.
+      const stops = targets.flatMap((t) => {
+        const from = seen.filter(({ r }) => !(r[t.key].code === 0 && r[t.key].stdout.trim() === 'ok'));
+        if (!from.length) return [];
+        const url = `https://${t.address}:${port}/readyz`;
+        return [new CauseError('API_UNREACHABLE_VIA', {
+          host: t.owner ?? from[0].vantage.name,
+          message: `The API is not ready via ${t.address}:${port} (${t.owner ? `${t.owner}'s own address` : 'the VIP'}) from ${from.map((f) => f.vantage.name).join(', ')}`,
+          evidence: { command: command(t.address), exitCode: from[0].r[t.key].code, seen: from.map((f) => `${url} from ${f.vantage.name}: ${lastLine(f.r[t.key])}`).join('; ') },
+        })];
+      });
+      return { rows, stops };
+    }),
+};
+
+export const vipLeaseHeld: Gate = {
+  id: 'vip-lease',
+  title: 'kube-vip lease held by a server',
+  budgetMs: 40_000,
+  readOnly: true,
+  run: (host, ctx, signal) =>
+    settle(ctx, signal, vipLeaseHeld, async () => {
+      const servers = serverRefs(ctx.inventory);
+      const command = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`;
+      const read = await readCluster(ctx, command);
+      const holder: string = read.ok ? (JSON.parse(read.res.stdout).spec?.holderIdentity ?? '') : '';
+      if (holder && servers.some((s) => s.name === holder)) return { rows: [{ host: holder, ok: true, detail: `holds ${KUBE_VIP_LEASE}` }], stops: [] };
+      const seen = !read.ok ? `the lease cannot be read: ${read.seen}` : holder ? `held by ${holder}, which is no server of the inventory` : 'the lease has no holder';
+      return {
+        rows: [{ host: host.name, ok: false, detail: seen }],
+        stops: [new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
+      };
+    }),
+};
+
+export const CILIUM_STATUS_COMMAND = 'curl -sS --max-time 5 --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/healthz';
+
+export const ciliumAgentsLive: Gate = {
+  id: 'cilium-agents',
+  title: 'Cilium agent Ready, kube-proxy replacement on, dialling the VIP (live)',
+  budgetMs: 60_000,
+  readOnly: true,
+  run: (_host, ctx, signal) =>
+    settle(ctx, signal, ciliumAgentsLive, async () => {
+      const hosts = allHostRefs(ctx.inventory);
+      const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+      const read = await readCluster(ctx, 'get pods -n kube-system -l k8s-app=cilium -o json');
+      if (!read.ok) return unreadable(read.seen, founderName(hosts));
+      const pods = (JSON.parse(read.res.stdout).items as any[]).map((p) => {
+        const c = (p.spec?.containers ?? []).find((x: any) => x.name === 'cilium-agent') ?? p.spec?.containers?.[0];
+        return {
+          name: p.metadata.name as string,
+          node: p.spec?.nodeName as string | undefined,
+          env: Object.fromEntries((c?.env ?? []).filter((e: any) => typeof e.value === 'string').map((e: any) => [e.name, e.value])) as Record<string, string>,
+          ready: (p.status?.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True'),
+        };
+      });
+      const rows: Row[] = [];
+      const stops: CauseError[] = [];
+      await Promise.all(
+        hosts.map(async (h) => {
+          const pod = pods.find((p) => p.node === h.name && p.ready) ?? pods.find((p) => p.node === h.name);
+          if (!pod || !pod.ready) {
+            const seen = pod ? `agent ${pod.name} on ${h.name} is not Ready` : `no Cilium agent pod on ${h.name}`;
+            rows.push({ host: h.name, ok: false, detail: seen });
+            stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen } }));
+            return;
+          }
+          const drift = checkAgentServiceHost([pod], vip, port);
+          if (drift.length) {
+            rows.push({ host: h.name, ok: false, detail: drift[0].evidence.seen ?? 'service host drift' });
+            stops.push(...drift);
+            return;
+          }
+          const status = (await batch(ctx, h, { status: CILIUM_STATUS_COMMAND })).status;
+          const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
+          if (!kprOn(mode)) {
+            const seen = mode ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}` : `agent ${pod.name}'s status API did not answer: ${lastLine(status)}`;
+            rows.push({ host: h.name, ok: false, detail: seen });
+            stops.push(
+              mode
+                ? new CauseError('KPR_MISMATCH', { host: h.name, message: `The running Cilium agent on ${h.name} does not replace kube-proxy`, evidence: { command: CILIUM_STATUS_COMMAND, seen } })
+                : new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_STATUS_COMMAND, exitCode: status.code, seen } }),
+            );
+            return;
+          }
+          rows.push({ host: h.name, ok: true, detail: `${pod.name} Ready, kube-proxy replacement ${mode}, KUBERNETES_SERVICE_HOST=${vip}` });
+        }),
+      );
+      const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);
+      rows.sort((a, b) => order(a) - order(b));
+      return { rows, stops };
+    }),
+};
+
+export const corednsReady: Gate = {
+  id: 'coredns',
+  title: 'CoreDNS ready',
+  budgetMs: 60_000,
+  readOnly: true,
+  run: (host, ctx, signal) =>
+    settle(ctx, signal, corednsReady, async () => {
+      const command = 'get deployment -n kube-system coredns -o json';
+      const read = await readCluster(ctx, command);
+      let seen: string;
+      if (read.ok) {
+        const d = JSON.parse(read.res.stdout);
+        const want = Number(d.spec?.replicas ?? 1);
+        const ready = Number(d.status?.readyReplicas ?? 0);
+        if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
+        seen = `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
+      } else {
+        seen = /NotFound|not found/.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
+      }
+      return { rows: [{ host: host.name, ok: false, detail: seen }], stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })] };
+    }),
+};
