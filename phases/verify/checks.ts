@@ -6,6 +6,7 @@ import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { allHostRefs, serverRefs } from '../hosts.ts';
 import { checkAgentServiceHost } from '../cilium/agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
+import { apiVerdict, readyzCommand, type Target } from './api-verdict.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { compareMembers, describeMember, mismatchLine, parseMembers } from './members.ts';
 import { parseNodes, readiness } from './nodes.ts';
@@ -94,25 +95,10 @@ export const apiReady: Gate = {
     settle(ctx, signal, apiReady, async () => {
       const servers = serverRefs(ctx.inventory);
       const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-      const targets = [{ key: 'vip', label: `VIP ${vip}`, address: vip, owner: undefined as string | undefined }, ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name }))];
-      const command = (address: string) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=5s`;
-      const seen = await Promise.all(servers.map(async (vantage) => ({ vantage, r: await batch(ctx, vantage, Object.fromEntries(targets.map((t) => [t.key, command(t.address)]))) })));
-      const rows: Row[] = seen.map(({ vantage, r }) => {
-        const bad = targets.filter((t) => !(r[t.key].code === 0 && r[t.key].stdout.trim() === 'ok'));
-        return { host: vantage.name, ok: bad.length === 0, detail: bad.length ? `not ready via ${bad.map((t) => `${t.label}: ${lastLine(r[t.key])}`).join('; ')}` : `ready via ${targets.map((t) => t.label).join(', ')}` };
-      });
-      // One cause per address that failed, naming every vantage it failed from.
-      const stops = targets.flatMap((t) => {
-        const from = seen.filter(({ r }) => !(r[t.key].code === 0 && r[t.key].stdout.trim() === 'ok'));
-        if (!from.length) return [];
-        const url = `https://${t.address}:${port}/readyz`;
-        return [new CauseError('API_UNREACHABLE_VIA', {
-          host: t.owner ?? from[0].vantage.name,
-          message: `The API is not ready via ${t.address}:${port} (${t.owner ? `${t.owner}'s own address` : 'the VIP'}) from ${from.map((f) => f.vantage.name).join(', ')}`,
-          evidence: { command: command(t.address), exitCode: from[0].r[t.key].code, seen: from.map((f) => `${url} from ${f.vantage.name}: ${lastLine(f.r[t.key])}`).join('; ') },
-        })];
-      });
-      return { rows, stops };
+      const targets: Target[] = [{ key: 'vip', label: `VIP ${vip}`, address: vip }, ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name }))];
+      const commands = Object.fromEntries(targets.map((t) => [t.key, readyzCommand(t.address, port)]));
+      const seen = await Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) })));
+      return apiVerdict(targets, port, seen);
     }),
 };
 

@@ -1,0 +1,45 @@
+// Pure: /readyz answers seen from each server through each address → one row per vantage, and one
+// API_UNREACHABLE_VIA per address that failed, naming the address and every vantage it failed from.
+import { CauseError } from '../../src/errors.ts';
+import type { ProbeResults } from '../../src/engine/phase.ts';
+import type { Row, Verdict } from './read.ts';
+
+export interface Target {
+  key: string;
+  label: string;
+  address: string;
+  /** The server owning the address; undefined for the VIP. */
+  owner?: string;
+}
+
+export const readyzCommand = (address: string, port: number) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=5s`;
+
+const answered = (r: ProbeResults[string]) => r.code === 0 && r.stdout.trim() === 'ok';
+const lastLine = (r: ProbeResults[string]) => (r.stderr || r.stdout).trim().split('\n').at(-1) || (r.code === null ? 'no answer' : `exit ${r.code}`);
+
+export function apiVerdict(targets: Target[], port: number, seen: { vantage: string; results: ProbeResults }[]): Verdict {
+  const rows: Row[] = seen.map(({ vantage, results }) => {
+    const bad = targets.filter((t) => !answered(results[t.key]));
+    return {
+      host: vantage,
+      ok: bad.length === 0,
+      detail: bad.length ? `not ready via ${bad.map((t) => `${t.label}: ${lastLine(results[t.key])}`).join('; ')}` : `ready via ${targets.map((t) => t.label).join(', ')}`,
+    };
+  });
+  const stops = targets.flatMap((t) => {
+    const from = seen.filter(({ results }) => !answered(results[t.key]));
+    if (!from.length) return [];
+    return [
+      new CauseError('API_UNREACHABLE_VIA', {
+        host: t.owner ?? from[0].vantage,
+        message: `The API is not ready via ${t.address}:${port} (${t.owner ? `${t.owner}'s own address` : 'the VIP'}) from ${from.map((f) => f.vantage).join(', ')}`,
+        evidence: {
+          command: readyzCommand(t.address, port),
+          exitCode: from[0].results[t.key].code,
+          seen: from.map((f) => `https://${t.address}:${port}/readyz from ${f.vantage}: ${lastLine(f.results[t.key])}`).join('; '),
+        },
+      }),
+    ];
+  });
+  return { rows, stops };
+}
