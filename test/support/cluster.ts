@@ -68,6 +68,9 @@ export async function resetCluster(): Promise<void> {
           'systemctl disable k3s.service k3s-agent.service 2>/dev/null',
           'pkill -9 -x etcd 2>/dev/null; pkill -9 -f /usr/local/bin/k3s 2>/dev/null',
           'rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
+          // kube-vip's address stays on a NIC when its process is killed: a cold build starts without it.
+          'for d in $(ls /sys/class/net); do ip addr del 10.77.0.9/32 dev $d 2>/dev/null; done',
+          'rm -f /etc/cni/net.d/05-cilium.conflist',
           'systemctl daemon-reload; systemctl reset-failed 2>/dev/null; true',
         ].join('; '),
       ),
