@@ -15,6 +15,6 @@ export interface VerifyArgs {
 }
 
 export function verifyCommand(args: VerifyArgs, io: Io, deps: RunDeps = defaultRunDeps()): Promise<number> {
-  const phases = deps.phases.map((p) => (p.id === 'verify' ? verifyPhase({ drill: args.drill }) : p));
+  const phases = deps.phases.map((p) => (p.id === 'verify' ? verifyPhase({ drill: args.drill, standalone: true }) : p));
   return runCommand({ file: args.file, env: args.env, check: !args.drill, only: 'verify', resume: false, json: args.json }, io, { ...deps, phases });
 }
