@@ -12,7 +12,7 @@ export async function writeManifest(host: string, name: string, text: string): P
 }
 
 export async function kubectl(host: string, args: string, allowFail = false): Promise<string> {
-  const r = await hostExec(host, `k3s kubectl ${args}`, { allowFail, timeoutMs: 60_000 });
+  const r = await hostExec(host, `k3s kubectl ${args}`, { allowFail, timeoutMs: 120_000 });
   return r.stdout;
 }
 

@@ -1,7 +1,7 @@
 // Container logs of the add-on twins' pods, readable as on k3s: through the API
 // (GET /api/v1/namespaces/<ns>/pods/<name>/log — what `kubectl logs` uses, served by any server) and on the
 // node where kubelet keeps them (/var/log/pods/<ns>_<pod>_<uid>/<container>/0.log). The API copy lives in
-// etcd (last LOG_KEEP lines per pod), so every server answers the same.
+// etcd (appended in chunks, the last LOG_KEEP lines served), so every server answers the same.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -11,11 +11,15 @@ import { BUILTIN } from '../api/resources.ts';
 import { ApiError } from '../api/status.ts';
 
 const LOG_KEEP = 2000;
+/** Chunks kept per pod; each flush appends one (only the new lines), so etcd never rewrites a long log. */
+const CHUNKS_KEEP = 200;
 const PODS = BUILTIN.find((x) => x.resource === 'pods')!;
-export const logKey = (ns: string, pod: string) => `/twin/podlogs/${ns}/${pod}`;
+export const logPrefix = (ns: string, pod: string) => `/twin/podlogs/${ns}/${pod}/`;
 
 export class PodLogs {
   private pending = new Map<string, string[]>();
+  private chunks = new Map<string, number>();
+  private seq = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(private etcd: EtcdClient, private fileRoot = '/var/log/pods') {}
@@ -30,7 +34,7 @@ export class PodLogs {
       } catch {
         /* the node's disk is full: the API copy still gets it */
       }
-      const key = logKey(ns, pod);
+      const key = logPrefix(ns, pod);
       this.pending.set(key, [...(this.pending.get(key) ?? []), line]);
       this.timer ??= setTimeout(() => void this.flush(), 500);
     };
@@ -40,26 +44,36 @@ export class PodLogs {
     this.timer = undefined;
     const batch = [...this.pending];
     this.pending.clear();
-    for (const [key, lines] of batch) {
+    for (const [prefix, lines] of batch) {
       try {
-        const cur = await this.etcd.get(key);
-        const all = [...(cur ? (JSON.parse(cur.value) as string[]) : []), ...lines].slice(-LOG_KEEP);
-        await this.etcd.put(key, JSON.stringify(all));
+        // Keys sort in write order: time, then a counter for writes within one millisecond.
+        await this.etcd.put(`${prefix}${String(Date.now()).padStart(15, '0')}-${String(this.seq++ % 1e6).padStart(6, '0')}`, JSON.stringify(lines));
+        const n = (this.chunks.get(prefix) ?? 0) + 1;
+        this.chunks.set(prefix, n);
+        if (n > CHUNKS_KEEP * 1.5) await this.trim(prefix);
       } catch {
         // etcd unavailable: keep the lines for the next flush
-        this.pending.set(key, [...lines, ...(this.pending.get(key) ?? [])]);
+        this.pending.set(prefix, [...lines, ...(this.pending.get(prefix) ?? [])]);
         this.timer ??= setTimeout(() => void this.flush(), 2000);
       }
     }
   }
 
+  private async trim(prefix: string): Promise<void> {
+    const { kvs } = await this.etcd.list(prefix);
+    const old = kvs.map((kv) => kv.key).sort().slice(0, -CHUNKS_KEEP);
+    for (const k of old) await this.etcd.delete(k);
+    this.chunks.set(prefix, kvs.length - old.length);
+  }
+
   async read(ns: string, pod: string): Promise<string[]> {
-    const kv = await this.etcd.get(logKey(ns, pod));
-    return kv ? (JSON.parse(kv.value) as string[]) : [];
+    const { kvs } = await this.etcd.list(logPrefix(ns, pod));
+    return kvs.sort((a, b) => (a.key < b.key ? -1 : 1)).flatMap((kv) => JSON.parse(kv.value) as string[]).slice(-LOG_KEEP);
   }
 
   async clear(ns: string, pod: string): Promise<void> {
-    await this.etcd.delete(logKey(ns, pod)).catch(() => undefined);
+    this.chunks.delete(logPrefix(ns, pod));
+    await this.etcd.deletePrefix(logPrefix(ns, pod)).catch(() => undefined);
   }
 
   /** Serves pods/<name>/log; false when the request is not for it. */

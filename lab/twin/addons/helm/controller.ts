@@ -104,12 +104,12 @@ export class HelmController {
         name: release, namespace: ns, version: last + 1, status: 'deployed', chartMetadata: r.meta, chartValues: r.defaults, config: r.values,
         manifest: r.rendered.manifest, firstDeployed: nowIso(), description: last ? 'Upgrade complete' : 'Install complete',
       };
-      // The record first: a second server racing for the same version gets AlreadyExists and stops here.
+      // As Helm: the objects, then the record says deployed and the previous one superseded.
+      for (const o of r.rendered.objects) await this.apply(o);
       await store.create(SECRETS, ns, releaseSecret(rec));
       for (const s of history.filter((x) => x.metadata.labels?.status === 'deployed')) {
         await store.update(SECRETS, ns, s.metadata.name, { ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, status: 'superseded' } } }).catch(() => undefined);
       }
-      for (const o of r.rendered.objects) await this.apply(o);
       log.info(`helm-controller: ${last ? 'upgraded' : 'installed'} ${release} in ${ns} (revision ${last + 1})`);
       outcome = { ok: true };
     } catch (e) {
