@@ -197,7 +197,7 @@ export const corednsReady: Gate = {
         const want = Number(d.spec?.replicas ?? 1);
         const ready = Number(d.status?.readyReplicas ?? 0);
         if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
-        seen = `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
+        seen = want === 0 ? 'deployment kube-system/coredns is scaled to 0 replicas' : `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
       } else {
         seen = /NotFound|not found/.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
       }
