@@ -86,13 +86,16 @@ async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunSummary)
 
 /** The phase's cross-host check: probe every host (read-only, in parallel), then one pure verdict. */
 async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
-  const seen = new Map<HostRef, ProbeResults>();
   const preflight = phase.preflight!;
-  const errors = await eachLimited(preflight.hosts?.(ctx) ?? hosts, 8, async (host) => {
+  const targets = preflight.hosts?.(ctx) ?? hosts;
+  const results = new Map<HostRef, ProbeResults>();
+  const errors = await eachLimited(targets, 8, async (host) => {
     const probes = await runProbes(host, ctx, Object.entries(preflight.probe(host, ctx)).map(([k, c]) => [`pre.${k}`, c]));
-    seen.set(host, probeFor(probes, 'pre'));
+    results.set(host, probeFor(probes, 'pre'));
   });
   if (errors.length) throw errors.length === 1 ? errors[0] : new CauseErrors(errors.flatMap(causesOf));
+  // In inventory order, whatever order the probes came back in: verdicts name hosts deterministically.
+  const seen = new Map(targets.map((h) => [h, results.get(h)!]));
   const verdict = preflight.check(seen, ctx);
   const { stops: found, facts } = Array.isArray(verdict) ? { stops: verdict, facts: undefined } : verdict;
   if (facts) ctx.facts.set(PHASE_FACTS, facts);
