@@ -11,7 +11,8 @@ const POLL_MS = 3_000;
 const AGENT_SELECTOR = 'k8s-app=cilium';
 
 interface Seen {
-  pods: (AgentPod & { ready: boolean })[];
+  /** `current`: the pod runs the DaemonSet's current template (older ones are still to be replaced). */
+  pods: (AgentPod & { ready: boolean; current: boolean })[];
   notReadyNodes: { name: string; message: string }[];
   desired: number;
   /** The DaemonSet has rolled its current template out to every node (what `kubectl rollout status` waits for). */
@@ -38,7 +39,9 @@ async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run'
       const container = (p.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent') ?? p.spec?.containers?.[0];
       const env = Object.fromEntries((container?.env ?? []).filter((e: any) => typeof e.value === 'string').map((e: any) => [e.name, e.value]));
       const ready = (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
-      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready };
+      const generation = Number(p.metadata?.labels?.['pod-template-generation']);
+      const current = d === undefined || !Number.isFinite(generation) || generation === d.metadata?.generation;
+      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready, current };
     }),
     notReadyNodes: nodeItems
       .map((n) => ({ name: n.metadata.name, cond: (n.status?.conditions ?? []).find((c: any) => c.type === 'Ready') }))
@@ -56,12 +59,17 @@ export const ciliumRolledOut: Gate = {
     let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false };
     do {
       seen = await look(ctx, host);
-      // Drift is a stop as soon as it is seen: an agent dialling anything but the VIP will not fix itself.
-      const drift = checkAgentServiceHost(seen.pods, vip, port);
+      // Drift is a stop as soon as a pod of the CURRENT template shows it: that will not fix itself. Pods
+      // of an older template are being replaced (a rerun that repairs a bad release rolls them away).
+      const drift = checkAgentServiceHost(
+        seen.pods.filter((p) => p.current),
+        vip,
+        port,
+      );
       if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
-      const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready);
+      const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
       if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
-      for (const pod of seen.pods.filter((p) => !p.ready)) {
+      for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
         const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} --tail=40`).catch(() => undefined);
         const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout) : undefined;
         if (known) {
