@@ -1,7 +1,7 @@
 // `npm run demo`: the main job on the local lab — boot the lab, build the cluster from cold with the
 // normal output, then say what was built, how long each phase took, and how to look around.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { allPhases } from '../phases/index.ts';
 import { validatedOrder } from '../src/engine/dag-rules.ts';
@@ -9,7 +9,7 @@ import type { EngineEvent } from '../src/engine/events.ts';
 import { summaryLine } from '../src/engine/events.ts';
 import { formatDuration } from '../src/view/format.ts';
 import { plainRenderer } from '../src/view/plain.ts';
-import { hostExec, requireLab, up } from './api.ts';
+import { down, hostExec, requireLab, up } from './api.ts';
 import { LabUnavailable } from './errors.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 
@@ -28,6 +28,8 @@ export async function main(): Promise<number> {
   }
   const t0 = Date.now();
   say('== 1. the lab: Debian hosts in network namespaces (systemd, sshd, etcd)');
+  // From cold: a lab left by an earlier demo or test is replaced by fresh hosts (new disks, new host keys).
+  await down();
   const lab = await up({ servers: 3, log: (l) => say(`   ${l}`) });
   say(`   ${lab.hosts.map((h) => `${h.name} ${h.address}`).join(', ')}; inventory ${lab.inventory}`);
 
@@ -38,7 +40,9 @@ export async function main(): Promise<number> {
   const last = built.at(-1)!.id;
   say(`\n== 2. bootstrap lab --until ${last}  (from cold, the operator's command)`);
   if (pending.length) say(`   not built yet, so not run: ${pending.join(', ')}`);
+  // The environment's state (token, kubeconfig, journal, logs) starts cold too: a new cluster, a new token.
   const stateDir = process.env.BOOTSTRAP_STATE_DIR ?? join(REPO_ROOT, '.state');
+  rmSync(join(stateDir, 'lab'), { recursive: true, force: true });
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   // The lab's inventory plus the GitOps fixture repository and the real Cilium chart (Cilium's values source).
   const inventory = labInventoryWithGitops();
@@ -50,8 +54,13 @@ export async function main(): Promise<number> {
   }
 
   say('\n== 3. what was built');
-  const nodes = await hostExec(lab.hosts[0].name, `k3s kubectl get nodes -o custom-columns=NAME:.metadata.name,VOTER:'.status.conditions[?(@.type=="EtcdIsVoter")].status',ROLES:.metadata.labels`);
-  for (const line of nodes.stdout.trim().split('\n')) say(`   ${line.length > 110 ? `${line.slice(0, 107)}...` : line}`);
+  const founder = lab.hosts[0].name;
+  const nodes = await hostExec(founder, `k3s kubectl get nodes -o custom-columns='NODE:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,ETCD VOTER:.status.conditions[?(@.type=="EtcdIsVoter")].status'`);
+  for (const line of nodes.stdout.trim().split('\n')) say(`   ${line}`);
+  const lease = await hostExec(founder, "k3s kubectl get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'; true");
+  say(`   control-plane VIP 10.77.0.9 announced by: ${lease.stdout.trim() || '(no holder)'}`);
+  const agents = await hostExec(founder, `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o custom-columns='CILIUM AGENT:.metadata.name,NODE:.spec.nodeName,KUBERNETES_SERVICE_HOST:.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value'; true`);
+  for (const line of agents.stdout.trim().split('\n')) say(`   ${line}`);
   say('\n   phase durations:');
   for (const [phase, ms] of Object.entries(run.durations)) say(`   ${phase.padEnd(15)} ${formatDuration(ms)}`);
   say(`   ${'total'.padEnd(15)} ${formatDuration(Date.now() - t0)} (lab and build)`);
@@ -60,7 +69,7 @@ export async function main(): Promise<number> {
   say('\n== 4. look around');
   say(`   npm run lab -- status`);
   say(`   npm run lab -- ssh k3s-lab-1 sudo k3s kubectl get nodes`);
-  if (existsSync(kubeconfig)) say(`   admin kubeconfig (0600, dials the VIP once kube-vip announces it): ${kubeconfig}`);
+  if (existsSync(kubeconfig)) say(`   admin kubeconfig (0600, dials the VIP): ${kubeconfig}`);
   say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${inventory} --until ${last}   # a second run: 0 changed`);
   say('   npm run lab -- down   # tear everything down');
   return 0;
