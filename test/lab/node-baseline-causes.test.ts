@@ -1,0 +1,73 @@
+// node-baseline's gates on real hosts: each cause the lab can produce, injected by a fault or by hand,
+// named with the host and within seconds (read-only checks: --check is enough, and proves they run there).
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { fault, hostExec } from '../../lab/api.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab } from '../support/lab.ts';
+import { bootstrap, freshStateDir } from '../support/cluster.ts';
+
+const stopsOf = (r: { events: any[] }) => r.events.filter((e) => e.type === 'stopped').map((e) => e.error);
+
+describeAsRoot('node-baseline names what is wrong with a host', () => {
+  const stateDir = freshStateDir();
+  const check = () => bootstrap(['--only', 'node-baseline', '--check', '--json'], { stateDir });
+
+  beforeAll(async () => {
+    await ensureLab();
+  });
+
+  afterAll(async () => {
+    await fault('k3s-lab-3', 'free-disk').catch(() => undefined);
+  });
+
+  it('a full /var/lib/rancher → DISK_LOW', async () => {
+    await fault('k3s-lab-3', 'fill-disk');
+    try {
+      const r = await check();
+      expect(stopsOf(r)).toContainEqual(expect.objectContaining({ cause: 'DISK_LOW', host: 'k3s-lab-3' }));
+      expect(r.code).toBe(1);
+      expect(r.ms).toBeLessThan(30_000);
+    } finally {
+      await fault('k3s-lab-3', 'free-disk');
+    }
+  });
+
+  it('a port k3s needs held by another program → PORT_IN_USE naming it', async () => {
+    // Another program on the kubelet's port (the host's node binary, the only server tool the lab hosts have).
+    await hostExec('k3s-lab-2', `systemd-run --unit=squatter /usr/local/bin/node -e "require('net').createServer().listen(10250)"`);
+    try {
+      await new Promise((res) => setTimeout(res, 1500));
+      const r = await check();
+      const stop = stopsOf(r).find((s) => s.cause === 'PORT_IN_USE');
+      expect(stop).toMatchObject({ host: 'k3s-lab-2' });
+      expect(stop.evidence.seen).toMatch(/:10250 is held by node, not by k3s/);
+    } finally {
+      await hostExec('k3s-lab-2', 'systemctl stop squatter; true');
+    }
+  });
+
+  it('no default route → NO_DEFAULT_ROUTE', async () => {
+    const route = (await hostExec('k3s-lab-3', 'ip -4 route show default')).stdout.trim();
+    await hostExec('k3s-lab-3', 'ip route del default');
+    try {
+      const r = await check();
+      expect(stopsOf(r)).toContainEqual(expect.objectContaining({ cause: 'NO_DEFAULT_ROUTE', host: 'k3s-lab-3' }));
+    } finally {
+      await hostExec('k3s-lab-3', `ip route replace ${route}`);
+    }
+  });
+
+  it('a cloned machine-id → DUPLICATE_HOST_IDENTITY naming both hosts, before any change', async () => {
+    const original = (await hostExec('k3s-lab-3', 'cat /etc/machine-id')).stdout.trim();
+    const other = (await hostExec('k3s-lab-2', 'cat /etc/machine-id')).stdout.trim();
+    await hostExec('k3s-lab-3', `echo ${other} > /etc/machine-id`);
+    try {
+      const r = await bootstrap(['--only', 'node-baseline', '--json'], { stateDir });
+      const stop = stopsOf(r).find((s) => s.cause === 'DUPLICATE_HOST_IDENTITY');
+      expect(stop.host).toBe('k3s-lab-2, k3s-lab-3');
+      expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+    } finally {
+      await hostExec('k3s-lab-3', `echo ${original} > /etc/machine-id`);
+    }
+  });
+});
