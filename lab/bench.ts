@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allPhases } from '../phases/index.ts';
 import { validatedOrder } from '../src/engine/dag-rules.ts';
-import { requireLab, up } from './api.ts';
+import { down, requireLab, up } from './api.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
@@ -22,6 +22,8 @@ function bootstrap(args: string[], stateDir: string): { ms: number; code: number
 
 export async function main(): Promise<number> {
   requireLab();
+  // From cold, as the demo: fresh hosts, so the measured runs are of this build alone.
+  await down();
   await up({ servers: 3 });
   const last = validatedOrder(allPhases())
     .filter((p) => !p.pending)
