@@ -218,20 +218,23 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
   const plain: Record<string, ProbeCommand> = {};
   const root: Record<string, ProbeCommand> = {};
   for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
-  const results: ProbeResults = {};
-  for (const [batch, sudo] of [[plain, false], [root, true]] as const) {
-    const keys = Object.keys(batch);
-    if (!keys.length) continue;
-    const res = await ctx.remote(host).exec(`sh -s`, { sudo, stdin: batchScript(batch), timeoutMs: PROBE_BUDGET_MS, signal: ctx.signal });
-    ctx.signal.throwIfAborted();
-    if (res.code !== 0) {
-      throw new CauseError('PROBE_FAILED', {
-        host: host.name,
-        evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-2000) },
-      });
-    }
-    Object.assign(results, parseBatch(res.stdout, keys));
-  }
+  // The two batches run at once on the one connection (two channels): probes are read-only.
+  const parts = await Promise.all(
+    ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
+      const keys = Object.keys(batch);
+      if (!keys.length) return {};
+      const res = await ctx.remote(host).exec(`sh -s`, { sudo, stdin: batchScript(batch), timeoutMs: PROBE_BUDGET_MS, signal: ctx.signal });
+      ctx.signal.throwIfAborted();
+      if (res.code !== 0) {
+        throw new CauseError('PROBE_FAILED', {
+          host: host.name,
+          evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-2000) },
+        });
+      }
+      return parseBatch(res.stdout, keys);
+    }),
+  );
+  const results: ProbeResults = Object.assign({}, ...parts);
   return results;
 }
 
