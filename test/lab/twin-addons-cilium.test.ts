@@ -108,6 +108,9 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3, numberAvailable: 3 });
     const op = await kubectlJson(S1, 'get deploy -n kube-system cilium-operator');
     expect(op.status.availableReplicas).toBe(1);
+    // What `kubectl rollout status` decides from: the spec observed, every pod updated and available.
+    expect(ds.status.observedGeneration).toBe(ds.metadata.generation);
+    expect(op.status).toMatchObject({ observedGeneration: op.metadata.generation, updatedReplicas: 1, availableReplicas: 1 });
   });
 
   it('changed values on a healthy DaemonSet: release v3 and a roll that replaces one pod at a time (maxUnavailable 1)', async () => {
