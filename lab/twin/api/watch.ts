@@ -26,6 +26,9 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, etcd
   } else start = Number(q.resourceVersion) + 1;
 
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+  // Headers go out at once, as kube-apiserver's watch does: a client (kubectl rollout status) waits for
+  // them before it reads events, and a quiet watch would otherwise hang it until the timeout.
+  res.flushHeaders();
   const send = (type: string, object: unknown) => res.write(JSON.stringify({ type, object }) + '\n');
   for (const o of initial) send('ADDED', o);
 
