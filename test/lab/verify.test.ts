@@ -132,6 +132,40 @@ describeAsRoot('bootstrap verify lab', () => {
     expectWithinBudget(r);
   }, 300_000);
 
+  it('CoreDNS scaled to zero is COREDNS_NOT_READY', async () => {
+    heal.push(() => hostExec('k3s-lab-1', `k3s kubectl -n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":1}}'`));
+    await hostExec('k3s-lab-1', `k3s kubectl -n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":0}}'`);
+    const r = await verify([], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    expect(stops(r)).toEqual([expect.objectContaining({ cause: 'COREDNS_NOT_READY', host: 'k3s-lab-1' })]);
+    expect(stops(r)[0].evidence.seen).toBe('deployment kube-system/coredns is scaled to 0 replicas');
+    expectWithinBudget(r);
+  }, 300_000);
+
+  it('--drill with kube-vip on the holder alone: the VIP cannot move, FAILOVER_FAILED, and k3s runs again', async () => {
+    const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
+    const holder = (await kubectl("get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'")).stdout.trim();
+    heal.push(async () => {
+      await kubectl(`label node ${holder} verify-drill-`);
+      await kubectl(`-n kube-system patch daemonset kube-vip-ds --type json -p '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]'`);
+      // Until kube-vip runs on every server again.
+      for (let i = 0; i < 60; i++) {
+        const ready = await kubectl("-n kube-system get daemonset kube-vip-ds -o jsonpath='{.status.numberReady}'");
+        if (ready.stdout.trim() === String(SERVERS.length)) return;
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    });
+    await kubectl(`label node ${holder} verify-drill=keep`);
+    await kubectl(`-n kube-system patch daemonset kube-vip-ds --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"verify-drill":"keep"}}}}}'`);
+    const r = await verify(['--drill'], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    expect(stops(r)).toEqual([expect.objectContaining({ cause: 'FAILOVER_FAILED', host: holder })]);
+    expect(stops(r)[0].message).toBe(`The VIP did not move from ${holder} within 35 s (lease 15 s plus a margin)`);
+    expect(rows(r, 'vip-lease')).toEqual([expect.objectContaining({ host: holder, ok: true })]);
+    expectWithinBudget(r);
+    expect((await hostExec(holder, 'systemctl is-active k3s')).stdout.trim()).toBe('active');
+  }, 400_000);
+
   it("k3s stopped on one server is named with that server's address", async () => {
     const holder = (await hostExec('k3s-lab-1', "k3s kubectl get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'")).stdout.trim();
     const victim = SERVERS.filter((s) => s !== holder && s !== 'k3s-lab-1')[0];
