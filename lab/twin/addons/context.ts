@@ -1,22 +1,11 @@
 // What the add-on twins get from the k3s twin's server once its API serves: who this node is, the
 // datastore the API itself uses (the add-ons act as in-cluster controllers and as this node's kubelet),
 // and where the node keeps its files.
-import type { EtcdClient } from '../etcd/client.ts';
-import type { ResourceInfo, ResourceRegistry } from '../api/resources.ts';
-import type { ObjectStore } from '../api/store.ts';
+import type { ResourceInfo } from '../api/resources.ts';
+import type { ServerContext } from '../server/run.ts';
 
-export interface AddonContext {
-  node: string;
-  ip: string;
-  store: ObjectStore;
-  registry: ResourceRegistry;
-  etcd: EtcdClient;
-  /** k3s data dir (/var/lib/rancher/k3s): the cluster CA is in <dataDir>/server/tls/server-ca.crt. */
-  dataDir: string;
-  /** The k3s service CIDR (a ClusterIP in it is routed only by kube-proxy or a CNI). */
-  serviceCidr: string;
-  /** Where a CNI writes its config (the k3s twin's Ready hook reads it). */
-  cniDir: string;
+/** The server's context (node, datastore, data dir, CNI dir), plus where the add-ons write their files. */
+export interface AddonContext extends ServerContext {
   /** Root for files the add-ons write on the host (tests point it elsewhere). */
   root?: string;
 }
