@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { paths } from './config.ts';
+import { NET, paths } from './config.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 export const GITOPS_FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'gitops');
@@ -27,9 +27,12 @@ export function labInventoryWithGitops(v: GitopsVariant = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'lab-inventory-'));
   const checkout = join(dir, 'gitops');
   cpSync(GITOPS_FIXTURE, checkout, { recursive: true });
+  // The fixture's lab overlay carries the default lab's addresses; a second lab has its own subnet.
+  const overlay = join(checkout, 'clusters', 'lab', 'kustomization.yaml');
+  if (NET.base !== '10.77.0.') writeFileSync(overlay, readFileSync(overlay, 'utf8').replaceAll('10.77.0.', NET.base));
   v.gitops?.(checkout);
   const inv = parse(readFileSync(paths.inventory, 'utf8'));
-  inv.gitops = { checkout, url: 'ssh://git@10.77.0.1/lab-gitops.git', branch: 'main', path: v.clusterPath ?? 'clusters/lab' };
+  inv.gitops = { checkout, url: `ssh://git@${NET.operator}/lab-gitops.git`, branch: 'main', path: v.clusterPath ?? 'clusters/lab' };
   inv.cilium = { chart: CILIUM_CHART, helmRelease: 'platform/cilium/helmrelease.yaml' };
   v.inventory?.(inv);
   const file = join(dir, 'lab.yaml');

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostExec, hosts, paths } from '../../lab/api.ts';
+import { NET } from '../../lab/config.ts';
 import { repoRoot } from './cli.ts';
 
 export interface BootstrapRun {
@@ -69,7 +70,7 @@ export async function resetCluster(): Promise<void> {
           'pkill -9 -x etcd 2>/dev/null; pkill -9 -f /usr/local/bin/k3s 2>/dev/null',
           'rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
           // kube-vip's address stays on a NIC when its process is killed: a cold build starts without it.
-          'for d in $(ls /sys/class/net); do ip addr del 10.77.0.9/32 dev $d 2>/dev/null; done',
+          `for d in $(ls /sys/class/net); do ip addr del ${NET.vip}/32 dev $d 2>/dev/null; done`,
           'rm -f /etc/cni/net.d/05-cilium.conflist',
           'systemctl daemon-reload; systemctl reset-failed 2>/dev/null; true',
         ].join('; '),

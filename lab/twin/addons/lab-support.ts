@@ -3,9 +3,10 @@
 // (no VIP left on a NIC, no CNI config left behind).
 import tls from 'node:tls';
 import { hostExec } from '../../api.ts';
+import { NET } from '../../config.ts';
 
 export const MANIFESTS = '/var/lib/rancher/k3s/server/manifests';
-export const VIP = '10.77.0.9';
+export const VIP = NET.vip;
 
 export async function writeManifest(host: string, name: string, text: string): Promise<void> {
   await hostExec(host, `mkdir -p ${MANIFESTS} && cat > ${MANIFESTS}/${name}.tmp && mv ${MANIFESTS}/${name}.tmp ${MANIFESTS}/${name}`, { input: text });
