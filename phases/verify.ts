@@ -28,5 +28,7 @@ export function verifyPhase(opts: { drill?: boolean; standalone?: boolean } = {}
     concurrency: 'serial',
     steps: [],
     gates: [...checks, ...(opts.drill ? [failoverDrill] : [])],
+    // A proof from before an interruption says nothing about the cluster the resumed run leaves.
+    rerunsOnResume: true,
   };
 }

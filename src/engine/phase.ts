@@ -108,4 +108,9 @@ export interface Phase {
   gates?: Gate[];
   /** Set while a phase is declared in the DAG but not built yet: a run that selects it refuses to start. */
   pending?: string;
+  /**
+   * The phase proves the cluster's state now and changes nothing (verify): a resumed run runs it again
+   * instead of trusting what an interrupted run saw before the rest of the build changed the cluster.
+   */
+  rerunsOnResume?: boolean;
 }

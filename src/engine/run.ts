@@ -115,7 +115,7 @@ function waive(stop: CauseError, phase: Phase, ctx: RunContext, waived: Map<stri
 }
 
 async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
-  const resumed = journal?.completedFacts(phase.id, host.name);
+  const resumed = phase.rerunsOnResume ? undefined : journal?.completedFacts(phase.id, host.name);
   if (resumed) {
     ctx.facts.set(host.name, resumed);
     for (const step of phase.steps) {

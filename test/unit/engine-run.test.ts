@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { Phase, Step } from '../../src/engine/phase.ts';
+import { Journal } from '../../src/engine/journal.ts';
 import { emptySummary, runPhases } from '../../src/engine/run.ts';
 import { managedFile } from '../../phases/steps/managed-file.ts';
 import { fixture, hosts } from '../support/engine-fixture.ts';
@@ -225,5 +226,61 @@ describe('prepare', () => {
     };
     const r = await run([phase], true);
     expect(JSON.stringify(r.events)).toContain('from prepare');
+  });
+});
+
+describe('--resume', () => {
+  /** A run on a journal in `stateDir`; `failAt` makes that phase's gate stop the run (an interruption). */
+  async function journaled(phases: Phase[], stateDir: string, resume: boolean) {
+    const f = fixture({ check: false, hosts: H });
+    const journal = new Journal(stateDir, `run-${Date.now()}`, { resume, now: new Date() });
+    let error: unknown;
+    try {
+      await runPhases({ phases, ctx: f.ctx, summary: emptySummary(false), journal });
+      journal.finish();
+    } catch (err) {
+      error = err;
+      journal.save();
+    }
+    return { ...f, error };
+  }
+
+  it('skips the hosts a stopped run completed, but runs a proving phase (verify) again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    const stateDir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const proofs: string[] = [];
+    let interrupted = true;
+    const proving: Phase = {
+      id: 'verify',
+      title: 'prove',
+      needs: ['files'],
+      hosts: () => H.slice(0, 1),
+      concurrency: 'serial',
+      steps: [],
+      rerunsOnResume: true,
+      gates: [{ id: 'proof', title: 'proof', budgetMs: 5_000, readOnly: true, run: async (h) => void proofs.push(h.name) }],
+    };
+    const after: Phase = {
+      id: 'after',
+      title: 'after',
+      needs: ['verify'],
+      hosts: () => H.slice(0, 1),
+      concurrency: 1,
+      steps: [],
+      gates: [{ id: 'late', title: 'late', budgetMs: 5_000, run: async (h) => {
+        if (interrupted) throw new CauseError('GATE_FAILED', { host: h.name, evidence: { seen: 'interrupted' } });
+      } }],
+    };
+    const first = await journaled([filePhase(dir), proving, after], stateDir, false);
+    expect((first.error as CauseError).evidence.seen).toBe('interrupted');
+    expect(proofs).toEqual(['h1']);
+
+    interrupted = false;
+    const resumed = await journaled([filePhase(dir), proving, after], stateDir, true);
+    expect(resumed.error).toBeUndefined();
+    const steps = resumed.events.filter((e) => e.type === 'step-end');
+    expect(steps.map((e) => [e.host, (e as { status: string }).status])).toEqual([['h1', 'skipped'], ['h2', 'skipped']]);
+    expect(proofs).toEqual(['h1', 'h1']);
+    expect(resumed.events.some((e) => e.type === 'gate-end' && e.gate === 'proof' && e.status === 'ok')).toBe(true);
   });
 });
