@@ -42,6 +42,7 @@ export function checkArtifacts(derived: Pick<Derived, 'paths'>, fs: ArtifactFs =
     ['cilium.helmRelease', p.ciliumHelmRelease, 'file'],
     ['flux.install', p.fluxInstall, 'file'],
     ['flux.deployKeyFile', p.fluxDeployKeyFile, 'file'],
+    ['flux.knownHostsFile', p.fluxKnownHostsFile, 'file'],
   ];
   for (const [key, path, kind] of optional) if (path !== undefined) expected.push({ key, path, kind });
 

@@ -71,5 +71,6 @@ function resolvePaths(inv: Inventory, { inventoryDir, home }: DeriveOptions): Re
       inv.cilium && gitopsCheckout ? resolveFrom(gitopsCheckout, inv.cilium.helmRelease, home) : undefined,
     fluxInstall: inv.flux ? at(inv.flux.install) : undefined,
     fluxDeployKeyFile: inv.flux ? at(inv.flux.deployKeyFile) : undefined,
+    fluxKnownHostsFile: inv.flux ? at(inv.flux.knownHostsFile) : undefined,
   };
 }

@@ -122,10 +122,11 @@ export const inventorySchema = {
     flux: {
       type: 'object',
       additionalProperties: false,
-      required: ['install', 'deployKeyFile'],
+      required: ['install', 'deployKeyFile', 'knownHostsFile'],
       properties: {
         install: path('The Flux install manifest'),
         deployKeyFile: path('Private deploy key for the GitOps repository (mode 0600)'),
+        knownHostsFile: path("known_hosts of the GitOps server (the deploy-key Secret's known_hosts)"),
       },
     },
     waivers: {

@@ -64,6 +64,8 @@ export interface Inventory {
   flux?: {
     install: string;
     deployKeyFile: string;
+    /** known_hosts of the GitOps server: Flux's source-controller verifies the server's host key with it. */
+    knownHostsFile: string;
   };
   waivers: Waiver[];
 }
@@ -97,6 +99,7 @@ export interface ResolvedPaths {
   ciliumHelmRelease?: string;
   fluxInstall?: string;
   fluxDeployKeyFile?: string;
+  fluxKnownHostsFile?: string;
 }
 
 /** Values computed from the inventory: written once there, never restated. */

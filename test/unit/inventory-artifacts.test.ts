@@ -29,6 +29,7 @@ const everything = () => {
   touch('artifacts/flux-install.yaml');
   touch('home-network/platform/cilium/helmrelease.yaml');
   touch('home/.config/bootstrap/prod-deploy-key');
+  touch('home/.config/bootstrap/prod-gitops-known-hosts');
   touch('home/.ssh/id_ed25519');
 };
 
@@ -48,6 +49,7 @@ describe('checkArtifacts', () => {
       { cause: 'ARTIFACT_MISSING', message: `cilium.chart: ${join(root, 'artifacts/cilium-1.19.5.tgz')} does not exist` },
       { cause: 'ARTIFACT_MISSING', message: `flux.install: ${join(root, 'artifacts/flux-install.yaml')} does not exist` },
       { cause: 'ARTIFACT_MISSING', message: `flux.deployKeyFile: ${join(root, 'home/.config/bootstrap/prod-deploy-key')} does not exist` },
+      { cause: 'ARTIFACT_MISSING', message: `flux.knownHostsFile: ${join(root, 'home/.config/bootstrap/prod-gitops-known-hosts')} does not exist` },
     ]);
   });
 

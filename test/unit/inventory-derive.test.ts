@@ -60,6 +60,7 @@ describe('derived paths', () => {
       ciliumHelmRelease: '/repo/home-network/platform/cilium/helmrelease.yaml',
       fluxInstall: '/repo/artifacts/flux-install.yaml',
       fluxDeployKeyFile: '/home/op/.config/bootstrap/prod-deploy-key',
+      fluxKnownHostsFile: '/home/op/.config/bootstrap/prod-gitops-known-hosts',
     });
   });
 
