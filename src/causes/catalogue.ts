@@ -1,11 +1,13 @@
 // The catalogue of named causes: the interface operators and tests match on.
 // Every id here has a section in runbooks/causes.md (test/unit/causes-runbook.test.ts keeps them in step).
 import type { CauseDef } from './define.ts';
+import { backupCauses } from './backup.ts';
 import { baselineCauses } from './baseline.ts';
 import { ciliumCauses } from './cilium.ts';
 import { engineCauses } from './engine.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
+import { replaceCauses } from './replace.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
 import { verifyCauses } from './verify.ts';
@@ -15,9 +17,11 @@ const all = {
   ...engineCauses,
   ...baselineCauses,
   ...k3sCauses,
+  ...replaceCauses,
   ...kubeVipCauses,
   ...ciliumCauses,
   ...verifyCauses,
+  ...backupCauses,
   ...sshCauses,
 };
 
