@@ -1,6 +1,7 @@
 // `npm run demo`: the main job on the local lab — boot the lab, build the cluster from cold with the
-// normal output, then say what was built, how long each phase took, and how to look around.
-import { spawn } from 'node:child_process';
+// normal output, prove it highly available with `bootstrap verify lab --drill`, then end with a summary:
+// what was built, how long each phase took, the drill's failover time, how to look around and tear down.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { allPhases } from '../phases/index.ts';
@@ -10,11 +11,19 @@ import { summaryLine } from '../src/engine/events.ts';
 import { formatDuration } from '../src/view/format.ts';
 import { plainRenderer } from '../src/view/plain.ts';
 import { down, hostExec, requireLab, up } from './api.ts';
+import { labInstance, NET } from './config.ts';
 import { LabUnavailable } from './errors.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+interface CliRun {
+  code: number | null;
+  durations: Record<string, number>;
+  summary: string;
+  checks: Extract<EngineEvent, { type: 'check' }>[];
+}
 
 export async function main(): Promise<number> {
   try {
@@ -27,6 +36,9 @@ export async function main(): Promise<number> {
     throw err;
   }
   const t0 = Date.now();
+  // A second lab on this machine (BOOTSTRAP_LAB_INSTANCE) has its own state, and its commands need the variable.
+  const instance = labInstance();
+  const labCmd = instance === 0 ? 'npm run lab --' : `BOOTSTRAP_LAB_INSTANCE=${instance} npm run lab --`;
   say('== 1. the lab: Debian hosts in network namespaces (systemd, sshd, etcd)');
   // From cold: a lab left by an earlier demo or test is replaced by fresh hosts (new disks, new host keys).
   await down();
@@ -41,42 +53,60 @@ export async function main(): Promise<number> {
   say(`\n== 2. bootstrap lab --until ${last}  (from cold, the operator's command)`);
   if (pending.length) say(`   not built yet, so not run: ${pending.join(', ')}`);
   // The environment's state (token, kubeconfig, journal, logs) starts cold too: a new cluster, a new token.
-  const stateDir = process.env.BOOTSTRAP_STATE_DIR ?? join(REPO_ROOT, '.state');
+  const stateDir = process.env.BOOTSTRAP_STATE_DIR ?? join(REPO_ROOT, '.state', ...(instance === 0 ? [] : [`instance-${instance}`]));
   rmSync(join(stateDir, 'lab'), { recursive: true, force: true });
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   // The lab's inventory plus the GitOps fixture repository and the real Cilium chart (Cilium's values source).
   const inventory = labInventoryWithGitops();
   say(`   inventory: ${inventory} (the lab's, with the GitOps fixture repository for Cilium's values)`);
-  const run = await runBootstrap(['lab', '--inventory', inventory, '--until', last, '--json'], stateDir);
-  if (run.code !== 0) {
-    say(`\ndemo: the build stopped (exit ${run.code}); the cause is above.`);
-    return run.code ?? 1;
+  const build = await runBootstrap(['lab', '--inventory', inventory, '--until', last, '--json'], stateDir);
+  if (build.code !== 0) {
+    say(`\ndemo: the build stopped (exit ${build.code}); the cause is above.`);
+    return build.code ?? 1;
   }
 
-  say('\n== 3. what was built');
+  say('\n== 3. bootstrap verify lab --drill  (stop k3s on the VIP holder: the VIP must move, the server rejoin)');
+  const verify = await runBootstrap(['verify', 'lab', '--inventory', inventory, '--drill', '--json'], stateDir);
+  if (verify.code !== 0) {
+    say(`\ndemo: verify stopped (exit ${verify.code}); the cause is above.`);
+    return verify.code ?? 1;
+  }
+  const drill = verify.checks.find((c) => c.check === 'failover-drill');
+
+  say('\n== 4. summary');
+  say('   what was built:');
   const founder = lab.hosts[0].name;
   const nodes = await hostExec(founder, `k3s kubectl get nodes -o custom-columns='NODE:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,ETCD VOTER:.status.conditions[?(@.type=="EtcdIsVoter")].status'`);
   for (const line of nodes.stdout.trim().split('\n')) say(`   ${line}`);
   const lease = await hostExec(founder, "k3s kubectl get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'; true");
-  say(`   control-plane VIP 10.77.0.9 announced by: ${lease.stdout.trim() || '(no holder)'}`);
+  say(`   control-plane VIP ${NET.vip} announced by: ${lease.stdout.trim() || '(no holder)'}`);
   const agents = await hostExec(founder, `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o custom-columns='CILIUM AGENT:.metadata.name,NODE:.spec.nodeName,KUBERNETES_SERVICE_HOST:.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value'; true`);
   for (const line of agents.stdout.trim().split('\n')) say(`   ${line}`);
   say('\n   phase durations:');
-  for (const [phase, ms] of Object.entries(run.durations)) say(`   ${phase.padEnd(15)} ${formatDuration(ms)}`);
-  say(`   ${'total'.padEnd(15)} ${formatDuration(Date.now() - t0)} (lab and build)`);
-  say(`   ${run.summary}`);
+  for (const [phase, ms] of Object.entries(build.durations)) say(`   ${phase.padEnd(15)} ${formatDuration(ms)}`);
+  say(`   ${'total'.padEnd(15)} ${formatDuration(Date.now() - t0)} (lab, build and drill)`);
+  say(`   build: ${build.summary}`);
+  say(`\n   failover drill: ${drill ? drill.detail : 'no drill result was reported'}`);
   const kubeconfig = join(stateDir, 'lab', 'kubeconfig');
-  say('\n== 4. look around');
-  say(`   npm run lab -- status`);
-  say(`   npm run lab -- ssh k3s-lab-1 sudo k3s kubectl get nodes`);
-  if (existsSync(kubeconfig)) say(`   admin kubeconfig (0600, dials the VIP): ${kubeconfig}`);
+  say('\n   look around:');
+  say(`   ${labCmd} status`);
+  say(`   ${labCmd} ssh k3s-lab-1 sudo k3s kubectl get nodes`);
+  // The fetched admin kubeconfig dials the VIP, which this machine reaches on the lab's bridge.
+  if (existsSync(kubeconfig)) {
+    if (hasKubectl()) say(`   kubectl --kubeconfig ${kubeconfig} get nodes`);
+    else say(`   admin kubeconfig (0600, dials the VIP ${NET.vip}): ${kubeconfig}  (no kubectl on this machine)`);
+  }
   say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${inventory} --until ${last}   # a second run: 0 changed`);
-  say('   npm run lab -- down   # tear everything down');
+  say(`   ${labCmd} down   # tear everything down`);
   return 0;
 }
 
-/** Runs the real CLI; its JSON events are shown through the plain view and timed per phase. */
-function runBootstrap(args: string[], stateDir: string): Promise<{ code: number | null; durations: Record<string, number>; summary: string }> {
+function hasKubectl(): boolean {
+  return spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs the real CLI; its JSON events are shown through the plain view, timed per phase, and kept for the summary. */
+function runBootstrap(args: string[], stateDir: string): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args], {
       cwd: REPO_ROOT,
@@ -84,8 +114,7 @@ function runBootstrap(args: string[], stateDir: string): Promise<{ code: number 
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const view = plainRenderer((l) => say(`   ${l}`));
-    const durations: Record<string, number> = {};
-    let summary = '';
+    const run: CliRun = { code: null, durations: {}, summary: '', checks: [] };
     let pending = '';
     child.stdout.on('data', (d: Buffer) => {
       pending += d;
@@ -95,10 +124,11 @@ function runBootstrap(args: string[], stateDir: string): Promise<{ code: number 
         if (!line.startsWith('{')) continue;
         const e = JSON.parse(line) as EngineEvent;
         view(e);
-        if (e.type === 'phase-end') durations[e.phase] = e.durationMs;
-        if (e.type === 'run-end') summary = summaryLine(e.summary);
+        if (e.type === 'phase-end') run.durations[e.phase] = e.durationMs;
+        if (e.type === 'check') run.checks.push(e);
+        if (e.type === 'run-end') run.summary = summaryLine(e.summary);
       }
     });
-    child.on('close', (code) => resolve({ code, durations, summary }));
+    child.on('close', (code) => resolve({ ...run, code }));
   });
 }
