@@ -1,7 +1,7 @@
 // `npm run lab -- <command>`: the operator's interface to the lab.
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { down, fault, host, requireLab, sshArgs, status, up, wipe } from './api.ts';
+import { down, fault, gitServerStatus, host, requireLab, sshArgs, status, up, wipe } from './api.ts';
 import { LabCommandFailed, LabUnavailable, LabUsage } from './errors.ts';
 
 const USAGE = `usage: npm run lab -- <command>
@@ -57,6 +57,8 @@ async function dispatch(argv: string[]): Promise<number> {
           `${r.name.padEnd(16)} ${r.address.padEnd(11)} ${(r.running ? 'running' : 'stopped').padEnd(8)} systemd=${r.systemd.padEnd(9)} nic=${r.nic} ${r.cable}\n`,
         );
       }
+      const git = await gitServerStatus();
+      process.stdout.write(`${'gitops-server'.padEnd(16)} ${git.address.padEnd(11)} ${(git.running ? 'running' : 'stopped').padEnd(8)} ${git.url}\n`);
       return 0;
     }
     case 'ssh': {

@@ -1,11 +1,18 @@
 // The lab inventory with a GitOps repository and the Cilium chart, for builds past the joins: the
 // inventory `lab up` wrote, plus a copy of the GitOps fixture repository (shaped like the operator's:
 // platform/cilium/helmrelease.yaml, clusters/base cluster-vars, the clusters/lab overlay) and the real chart.
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+// The copy is published to the lab's git server (lab/gitops-server.ts) as the head of `main`, and the
+// inventory names that server's URL, the lab's Flux install manifest, the deploy key and its known_hosts.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { NET, paths } from './config.ts';
+import { publishGitopsSync } from './gitops-publish.ts';
+import { gitopsUrl, gitServerPaths } from './gitops-server.ts';
+
+export { publishGitops } from './gitops-publish.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 export const GITOPS_FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'gitops');
@@ -17,8 +24,10 @@ export interface GitopsVariant {
   gitops?: (checkout: string) => void;
   /** The overlay path inside the checkout (default clusters/lab). */
   clusterPath?: string;
-  /** Edit the inventory object. */
+  /** Edit the inventory object (after gitops and flux are set: e.g. point flux.deployKeyFile elsewhere). */
   inventory?: (inv: any) => void;
+  /** Publish the checkout to the lab's git server (default true). */
+  publish?: boolean;
 }
 
 /** Writes `<tmp>/lab.yaml` (an environment is named after its file) and returns its path. */
@@ -31,11 +40,25 @@ export function labInventoryWithGitops(v: GitopsVariant = {}): string {
   const overlay = join(checkout, 'clusters', 'lab', 'kustomization.yaml');
   if (NET.base !== '10.77.0.') writeFileSync(overlay, readFileSync(overlay, 'utf8').replaceAll('10.77.0.', NET.base));
   v.gitops?.(checkout);
+  if (v.publish !== false) publishGitopsSync(checkout, 'main');
   const inv = parse(readFileSync(paths.inventory, 'utf8'));
-  inv.gitops = { checkout, url: `ssh://git@${NET.operator}/lab-gitops.git`, branch: 'main', path: v.clusterPath ?? 'clusters/lab' };
+  inv.gitops = { checkout, url: gitopsUrl(), branch: 'main', path: v.clusterPath ?? 'clusters/lab' };
   inv.cilium = { chart: CILIUM_CHART, helmRelease: 'platform/cilium/helmrelease.yaml' };
+  const git = gitServerPaths();
+  inv.flux = { install: join(paths.artifacts, 'flux-install.yaml'), deployKeyFile: git.deployKey, knownHostsFile: git.knownHosts };
   v.inventory?.(inv);
   const file = join(dir, 'lab.yaml');
   writeFileSync(file, stringify(inv));
+  return file;
+}
+
+/**
+ * A fresh ed25519 key the lab's git server does not accept (0600, in a new temporary folder): for
+ * `inventory: (inv) => { inv.flux.deployKeyFile = unauthorisedDeployKey() }`.
+ */
+export function unauthorisedDeployKey(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'lab-wrong-key-')), 'id_ed25519');
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'not-the-deploy-key', '-f', file]);
+  chmodSync(file, 0o600);
   return file;
 }

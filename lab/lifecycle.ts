@@ -8,6 +8,8 @@ import { renderInventory } from './inventory.ts';
 import { unmountUnder } from './mounts.ts';
 import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plugHost } from './network.ts';
 import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
+import { writeFluxInstall } from './flux-install.ts';
+import { removeServedRepo, startGitServer } from './gitops-server.ts';
 import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
 import { ensureRootfs, removeStaleBuilds } from './rootfs.ts';
@@ -49,6 +51,8 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
     writeInventory(inventory, hosts);
     writeState({ ...current, inventory });
     await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
+    await startGitServer(); // no-op when it answers
+    writeFluxInstall(paths.artifacts);
     return { inventory, hosts, reused: true };
   }
   await down({ log, keepInventory: true });
@@ -73,6 +77,8 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   );
   writeInventory(inventory, hosts);
   await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
+  await startGitServer();
+  writeFluxInstall(paths.artifacts);
   return { inventory, hosts, reused: false };
 }
 
@@ -97,6 +103,8 @@ export async function down(opts: { log?: Log; keepInventory?: boolean } = {}): P
   await detachLoops(paths.hostsDir);
   rmSync(paths.hostsDir, { recursive: true, force: true });
   rmSync(paths.knownHosts, { force: true });
+  // The git server's processes and NIC went with the lab's namespaces and links above.
+  removeServedRepo();
   clearState();
   if (!opts.keepInventory) {
     rmSync(paths.inventory, { force: true });

@@ -37,6 +37,9 @@ export const ROOTFS_PACKAGES = [
   'openssl',
   // The machine's Node.js is bind-mounted into every host (for the k3s twin); it links libstdc++.
   'libstdc++6',
+  // The Flux source-controller twin (in the k3s twin on a server) clones the lab's GitOps repository with
+  // real git over real ssh.
+  'git',
 ];
 
 export function rootfsHash(): string {

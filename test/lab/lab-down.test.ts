@@ -27,7 +27,8 @@ function liveProcessesOf(cfg: LabConfig): string[] {
       if (state === 'Z') continue;
       const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
       const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8');
-      if (cg.includes(`/${cfg.cgroupDir}/`) || cmd.includes(`${cfg.paths.hostsDir}/`)) out.push(`process ${e} ${cmd}`);
+      // The hosts' processes, and the GitOps git server's sshd (named by its config file in the state folder).
+      if (cg.includes(`/${cfg.cgroupDir}/`) || cmd.includes(`${cfg.paths.hostsDir}/`) || cmd.includes(`${cfg.paths.stateDir}/gitops-server/`)) out.push(`process ${e} ${cmd}`);
     } catch {
       /* gone */
     }
@@ -72,7 +73,9 @@ describeAsRoot('lab down', () => {
     expect(upRes.stderr).toMatch(/lab up: k3s-lab-1 10\.77\.7\.10, k3s-lab-2 10\.77\.7\.11, k3s-lab-3 10\.77\.7\.12/);
     expect(upRes.stdout.trim()).toBe(own.paths.inventory);
     const seen = leftovers(own);
-    expect(seen.filter((l) => l.startsWith('netns'))).toHaveLength(3); // the check can see a lab
+    // the check can see a lab: three hosts and the GitOps git server
+    expect(seen.filter((l) => l.startsWith('netns')).sort()).toEqual([`netns ${own.linkPrefix}git`, `netns ${own.linkPrefix}s1`, `netns ${own.linkPrefix}s2`, `netns ${own.linkPrefix}s3`]);
+    expect(seen.some((l) => l.includes('gitops-server/sshd_config'))).toBe(true);
     expect(seen.some((l) => l.startsWith('process'))).toBe(true);
 
     const t0 = Date.now();
