@@ -7,7 +7,6 @@ import { ciliumCauses } from './cilium.ts';
 import { engineCauses } from './engine.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
-import { replaceCauses } from './replace.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
 import { verifyCauses } from './verify.ts';
@@ -17,7 +16,6 @@ const all = {
   ...engineCauses,
   ...baselineCauses,
   ...k3sCauses,
-  ...replaceCauses,
   ...kubeVipCauses,
   ...ciliumCauses,
   ...verifyCauses,
