@@ -24,6 +24,8 @@ export interface CiliumValues {
   chartVersion?: string;
   /** The Helm release name Flux uses: spec.releaseName, else [targetNamespace-]name. */
   releaseName: string;
+  /** The HelmRelease object itself, as Flux applies it (the applying Kustomization's targetNamespace wins). */
+  helmRelease: { name: string; namespace: string };
   /** Where the release's objects go: spec.targetNamespace, else the HelmRelease's namespace. */
   namespace: string;
   /** Where Flux looks for the release's storage: spec.storageNamespace, else the HelmRelease's namespace. */
@@ -78,6 +80,7 @@ export async function ciliumValuesFrom(read: ReadFile, input: CiliumValuesInput)
   return {
     values: (r.spec?.values ?? {}) as Record<string, unknown>,
     chartVersion: version === undefined ? undefined : String(version),
+    helmRelease: { name, namespace: hrNamespace },
     releaseName: r.spec?.releaseName ?? (target ? `${target}-${name}` : name),
     namespace: target ?? hrNamespace,
     storageNamespace: r.spec?.storageNamespace ?? hrNamespace,

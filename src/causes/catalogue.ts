@@ -5,6 +5,7 @@ import { backupCauses } from './backup.ts';
 import { baselineCauses } from './baseline.ts';
 import { ciliumCauses } from './cilium.ts';
 import { engineCauses } from './engine.ts';
+import { fluxCauses } from './flux.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { kubeVipCauses } from './kubevip.ts';
@@ -19,6 +20,7 @@ const all = {
   ...kubeVipCauses,
   ...ciliumCauses,
   ...verifyCauses,
+  ...fluxCauses,
   ...backupCauses,
   ...sshCauses,
 };

@@ -1,0 +1,93 @@
+// flux: hands the cluster to GitOps, as `flux bootstrap` would but without the CLI or write access to the
+// repository. In order: Flux's install manifests, a wait until their CRDs are Established (one apply of
+// everything fails upstream: `no matches for kind "GitRepository"`), the deploy-key Secret, the flux-system
+// GitRepository and Kustomization. Then Cilium changes hands: once Flux is Ready and its HelmRelease adopted
+// the release with the same values (and without rolling the agents), the bootstrap's HelmChart goes.
+// The gate waits for Flux Ready and names the ROOT of a failure (root-cause.ts), then proves parity again.
+//
+// Re-runs and check mode: every object carries the hash of what was applied, so a converged cluster plans
+// nothing (0 changed; --check 0 would change). Once the HelmChart is gone the hand-over plans nothing and the
+// cilium phase sees Flux owning Cilium (phases/cilium.ts), so neither recreates it. The gate compares the
+// live HelmRelease with what the bootstrap renders from the checkout: drift there is CILIUM_PARITY_DRIFT.
+import { readFile } from 'node:fs/promises';
+import { CauseError, causesOf } from '../src/errors.ts';
+import type { Gate, Phase } from '../src/engine/phase.ts';
+import { PHASE_FACTS } from '../src/engine/phase.ts';
+import { ciliumValuesFor } from './cilium/values-source.ts';
+import { founderRef } from './hosts.ts';
+import { kubectl } from './k3s/remote-k3s.ts';
+import { appliedObjects } from './flux/applied-step.ts';
+import { readDeployKey } from './flux/deploy-key.ts';
+import { checkAdoption, DAEMONSET_PROBE, daemonSetGeneration, handoverStep, ownershipOf, type CiliumOwnership } from './flux/handover.ts';
+import { crdWaitChange, installApply } from './flux/install-wait.ts';
+import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
+import { helmChartValues } from './flux/parity.ts';
+
+const fact = <T>(key: string) => (ctx: Parameters<NonNullable<Phase['prepare']>>[0]) => ctx.facts.get<T>(PHASE_FACTS, key)!;
+const installObjects = fact<KubeObject[]>('fluxInstall');
+const secretObjects = fact<KubeObject[]>('fluxSecret');
+const sync = fact<KubeObject[]>('fluxSync');
+
+const fluxReady: Gate = {
+  id: 'flux-ready',
+  title: 'Flux Ready (source, every Kustomization, the Cilium HelmRelease) with the same Cilium values',
+  budgetMs: 300_000,
+  async run(host, ctx, signal) {
+    const o = ownershipOf(ctx);
+    const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
+    const reference =
+      chart.code === 0
+        ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
+        : { values: o.values, whose: 'the values the bootstrap renders from gitops.checkout' };
+    await checkAdoption(ctx, host, signal, reference);
+  },
+};
+
+export const flux: Phase = {
+  id: 'flux',
+  title: 'hand the cluster over to Flux',
+  needs: ['verify'],
+  hosts: (c) => founderRef(c.inventory),
+  concurrency: 'serial',
+  async prepare(ctx) {
+    const { flux: f, gitops } = ctx.inventory.inventory;
+    const p = ctx.inventory.derived.paths;
+    if (!f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile) {
+      const seen = 'the inventory has no flux and gitops sections: the flux phase applies flux.install and syncs gitops.url';
+      return { stops: [new CauseError('GITOPS_SOURCE_INVALID', { message: seen, evidence: { seen, excerpt: 'flux: { install, deployKeyFile, knownHostsFile }\ngitops: { checkout, url, branch, path }' } })] };
+    }
+    try {
+      const install = parseInstall(await readFile(p.fluxInstall, 'utf8'), p.fluxInstall).map((o) => withAppliedHash(o));
+      const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
+      const cilium = await ciliumValuesFor(ctx.inventory);
+      const ciliumOwnership: CiliumOwnership = {
+        helmChart: { name: cilium.releaseName, namespace: 'kube-system' },
+        helmRelease: cilium.helmRelease,
+        values: cilium.values,
+      };
+      return { stops: [], facts: { fluxInstall: install, fluxSecret: [deployKeySecret(key)], fluxSync: syncObjects(gitops), ciliumOwnership } };
+    } catch (err) {
+      const causes = causesOf(err);
+      if (!causes.length) throw err;
+      return { stops: causes };
+    }
+  },
+  steps: [
+    appliedObjects({
+      id: 'install',
+      title: "Flux's install manifests (flux.install)",
+      objects: installObjects,
+      // The cilium DaemonSet's generation before anything of Flux runs: a roll across the hand-over shows.
+      probe: () => ({ ciliumDs: DAEMONSET_PROBE }),
+      extend: (live, probe, ctx, d) => ({
+        changes: crdWaitChange(installObjects(ctx), live, d),
+        facts: { ciliumGenerationBefore: daemonSetGeneration(probe.ciliumDs.stdout, probe.ciliumDs.code) },
+      }),
+      apply: installApply,
+    }),
+    appliedObjects({ id: 'deploy-key', title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),
+    appliedObjects({ id: 'sync', title: 'GitRepository and Kustomization flux-system', objects: sync }),
+    handoverStep,
+  ],
+  gates: [fluxReady],
+};

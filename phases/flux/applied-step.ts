@@ -1,0 +1,105 @@
+// A step that keeps Kubernetes objects applied: the probe reads each object's applied hash (never its
+// content: a Secret's data must not reach the run log), the plan applies the absent and changed ones
+// with one server-side apply. Reused for Flux's install, the deploy-key Secret and the sync objects.
+import type { CommandChange } from '../../src/engine/changes.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
+import { APPLIED_HASH, drift, kubectlRef, objectKey, toYaml, type Drift, type KubeObject } from './manifests.ts';
+
+export const APPLY_COMMAND = 'k3s kubectl apply --server-side --force-conflicts --field-manager=bootstrap -f -';
+
+// custom-columns prints one line per object found, whether one or many were asked for; `<none>` for no value.
+const COLUMNS = `KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,HASH:.metadata.annotations.${APPLIED_HASH},ESTABLISHED:.status.conditions[?(@.type=="Established")].status`;
+
+/** Read-only: one `kubectl get` per namespace, naming each object (absent ones print nothing). */
+export function probeObjects(objects: KubeObject[]): Record<string, ProbeCommand> {
+  const byNs = new Map<string, KubeObject[]>();
+  for (const o of objects) byNs.set(o.metadata.namespace ?? '', [...(byNs.get(o.metadata.namespace ?? '') ?? []), o]);
+  const out: Record<string, ProbeCommand> = {};
+  [...byNs].forEach(([ns, objs], i) => {
+    out[`objects${i}`] = {
+      command: `k3s kubectl get ${objs.map(kubectlRef).join(' ')}${ns ? ` -n ${ns}` : ''} --ignore-not-found --no-headers -o custom-columns='${COLUMNS}'`,
+      sudo: true,
+    };
+  });
+  return out;
+}
+
+export interface LiveObject {
+  hash?: string;
+  established?: boolean;
+}
+
+/**
+ * What the probes saw, by objectKey. A probe that failed (no API yet in check mode of a cold build, or a
+ * kind whose CRD is not installed yet) saw nothing: its objects are planned as absent.
+ */
+export function parseLive(probe: ProbeResults): Map<string, LiveObject> {
+  const live = new Map<string, LiveObject>();
+  for (const [k, r] of Object.entries(probe)) {
+    if (!k.startsWith('objects') || r.code !== 0) continue;
+    for (const line of r.stdout.split('\n')) {
+      const [kind, ns, name, hash, established] = line.trim().split(/\s+/);
+      if (!kind || !name) continue;
+      const none = (v: string | undefined) => (v === undefined || v === '<none>' ? undefined : v);
+      live.set(objectKey({ kind, metadata: { name, namespace: none(ns) } }), { hash: none(hash), established: none(established) === undefined ? undefined : established === 'True' });
+    }
+  }
+  return live;
+}
+
+export function driftOf(desired: KubeObject[], live: Map<string, LiveObject>): Drift {
+  return drift(desired, new Map([...live].map(([k, v]) => [k, v.hash])));
+}
+
+/** The one apply of a step, described as check mode shows it. */
+export function applyChange(what: string, d: Drift, opts: { secret?: boolean } = {}): CommandChange[] {
+  const objects = [...d.create, ...d.update];
+  if (!objects.length) return [];
+  // A few objects are named; the install's many are counted by kind (check mode stays readable).
+  const list = (os: KubeObject[]) => {
+    if (os.length <= 4) return os.map(objectKey).join(', ');
+    const kinds = new Map<string, number>();
+    for (const o of os) kinds.set(o.kind, (kinds.get(o.kind) ?? 0) + 1);
+    return `${os.length} objects (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')})`;
+  };
+  const parts = [d.create.length ? `create ${list(d.create)}` : '', d.update.length ? `update ${list(d.update)}` : ''].filter(Boolean);
+  return [
+    {
+      kind: 'command',
+      description: opts.secret ? `${d.create.length ? 'create' : 'update'} ${list(objects)} (secret, not shown)` : `${what}: ${parts.join('; ')}`,
+      command: APPLY_COMMAND,
+      sudo: true,
+      stdin: toYaml(objects),
+      secret: opts.secret,
+      timeoutMs: 180_000,
+    },
+  ];
+}
+
+export interface AppliedObjectsSpec {
+  id: string;
+  title: string;
+  objects: (ctx: RunContext) => KubeObject[];
+  secret?: boolean;
+  /** Extra read-only probes (their results reach `extend`). */
+  probe?: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
+  /** More of the plan: extra changes and facts from what was seen. */
+  extend?: (live: Map<string, LiveObject>, probe: ProbeResults, ctx: RunContext, d: Drift) => Partial<Plan>;
+  apply?: Step['apply'];
+}
+
+export function appliedObjects(spec: AppliedObjectsSpec): Step {
+  return {
+    id: spec.id,
+    title: spec.title,
+    probe: (host, ctx) => ({ ...probeObjects(spec.objects(ctx)), ...spec.probe?.(host, ctx) }),
+    plan: ({ probe, ctx }) => {
+      const live = parseLive(probe);
+      const d = driftOf(spec.objects(ctx), live);
+      const more = spec.extend?.(live, probe, ctx, d) ?? {};
+      return { changes: [...applyChange(spec.title, d, { secret: spec.secret }), ...(more.changes ?? [])], stops: more.stops, facts: more.facts };
+    },
+    apply: spec.apply,
+  };
+}
