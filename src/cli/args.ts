@@ -4,22 +4,25 @@ import { UsageError } from '../errors.ts';
 
 export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--json]
+  bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
+  bootstrap backup <env> [--inventory FILE] [--list] [--json]
   bootstrap causes [--json]
 
 phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
 exit codes: 0 done; 1 stopped by a named cause; 2 --check found changes to make; 64 usage error; 65 invalid inventory`;
 
 export type Command =
-  | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean }
+  | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean; restore?: string }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
+  | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean }
   | { kind: 'verify'; env?: string; inventory?: string; drill: boolean; json: boolean }
   | { kind: 'help' };
 
-const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify']);
+const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup']);
 
 export function parseCommand(argv: string[]): Command {
   let parsed;
@@ -37,6 +40,8 @@ export function parseCommand(argv: string[]): Command {
         resume: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         drill: { type: 'boolean', default: false },
+        restore: { type: 'string' },
+        list: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -48,20 +53,25 @@ export function parseCommand(argv: string[]): Command {
   const [first, ...rest] = positionals;
   if (first && SUBCOMMANDS.has(first)) {
     if (rest.length > 1) throw new UsageError(`unexpected arguments: ${rest.slice(1).join(' ')}`);
-    const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until'] as const).filter((k) => v[k] !== undefined) as never[]);
+    const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
+    if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
     if (first === 'causes') {
       if (rest.length || v.inventory) throw new UsageError('causes takes no environment');
       return { kind: 'causes', json: v.json! };
     }
     const env = rest[0];
     if (!env && !v.inventory) throw new UsageError(`${first} needs an environment or --inventory FILE`);
+    if (first === 'backup') return { kind: 'backup', env, inventory: v.inventory, list: v.list!, json: v.json! };
     if (first === 'verify') return { kind: 'verify', env, inventory: v.inventory, drill: v.drill!, json: v.json! };
     return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
   }
   if (!first && !v.inventory) return { kind: 'help' };
   if (rest.length) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
   if (v.drill) throw new UsageError('--drill belongs to bootstrap verify <env>, not to a run');
-  return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json! };
+  if (v.list) throw new UsageError('--list belongs to bootstrap backup <env>, not to a run');
+  // A restore rebuilds every server's datastore in the k3s phases: a selection that starts later would skip that.
+  if (v.restore !== undefined && (v.from || v.only || v.resume)) throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');
+  return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json!, ...(v.restore !== undefined && { restore: v.restore }) };
 }

@@ -10,6 +10,7 @@ import { USAGE, parseCommand, type Command } from './args.ts';
 import { runCommand } from './run-command.ts';
 import { planCommand } from './plan-command.ts';
 import { verifyCommand } from './verify-command.ts';
+import { backupCommand } from './backup-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
 
 export interface Io {
@@ -48,6 +49,8 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
       return planCommand(inventoryPath(cmd), cmd.json, io);
     case 'verify':
       return verifyCommand({ env: cmd.env, file: inventoryPath(cmd), drill: cmd.drill, json: cmd.json }, io);
+    case 'backup':
+      return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json }, io);
     case 'run':
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
   }

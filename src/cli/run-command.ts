@@ -14,6 +14,8 @@ import { loadInventory, type LoadedInventory } from '../inventory/load.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
 import { allPhases } from '../../phases/index.ts';
 import { allHostRefs } from '../../phases/hosts.ts';
+import { lastBuiltPhase, restorePhases } from '../../phases/k3s/restore-mode.ts';
+import { resolveBackup } from '../backup/store.ts';
 import { jsonRenderer } from '../view/json.ts';
 import { listrRenderer } from '../view/listr.ts';
 import { plainRenderer } from '../view/plain.ts';
@@ -29,6 +31,8 @@ export interface RunArgs {
   until?: string;
   resume: boolean;
   json: boolean;
+  /** `--restore <backup>`: rebuild from a backup (phases/k3s/restore-*.ts). */
+  restore?: string;
 }
 
 export interface RunDeps {
@@ -60,7 +64,11 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   const loaded = await loadInventory(args.file);
   const env = loaded.inventory.environment;
   if (args.env && args.env !== env) throw new UsageError(`${args.file} describes environment ${env}, not ${args.env}`);
-  const phases = selectPhases(validatedOrder(deps.phases), { from: args.from, only: args.only, until: args.until });
+  // A restore is the same DAG with the k3s phases in restore mode.
+  const restore = args.restore === undefined ? undefined : resolveBackup(args.restore, stateDirFor(env, io.env));
+  const ordered = validatedOrder(restore ? restorePhases(deps.phases, restore) : deps.phases);
+  const until = args.until ?? (restore ? lastBuiltPhase(ordered) : undefined);
+  const phases = selectPhases(ordered, { from: args.from, only: args.only, until });
   const pending = phases.filter((p) => p.pending);
   if (pending.length) {
     const built = phases.filter((p) => !p.pending).map((p) => p.id);
@@ -74,6 +82,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
 
   const view = chooseView(args.json, io);
   for (const w of loaded.warnings) view.emit({ type: 'warning', message: `${w.path}: ${w.message}` });
+  if (restore && !args.until && until !== ordered.at(-1)!.id) view.emit({ type: 'warning', message: `the restore ends at ${until}: ${ordered.filter((p) => p.pending).map((p) => p.id).join(', ')} not built yet` });
 
   const abort = new AbortController();
   let interrupts = 0;

@@ -1,0 +1,107 @@
+// backup (bootstrap backup <env>): an etcd snapshot on a server whose API is ready, copied to the
+// environment's backup folder on the operator's machine with the cluster token (read from the server,
+// where it is authoritative) and a manifest: time, k3s version, servers, sha256 and the object inventory.
+// Not part of the build's DAG: a session of its own (src/cli/backup-command.ts).
+import { createHash } from 'node:crypto';
+import { CauseError } from '../src/errors.ts';
+import type { RunContext } from '../src/engine/context.ts';
+import type { HostRef, Phase, Step } from '../src/engine/phase.ts';
+import { countsByKind, listObjectsCommand, objectKeys } from '../src/backup/objects.ts';
+import { type BackupManifest, backupsDir, writeBackup } from '../src/backup/store.ts';
+import { versionFromOutput } from '../src/backup/version.ts';
+import { founderRef, serverRefs } from './hosts.ts';
+import { DB_DIR, K3S_BIN, TOKEN_FILE } from './k3s/render.ts';
+import { secretOf } from './k3s/token.ts';
+
+const SNAPSHOTS_DIR = `${DB_DIR}/snapshots`;
+const SNAPSHOT_PREFIX = 'bootstrap-backup';
+const SAVE_BUDGET_MS = 300_000;
+
+function failed(host: HostRef, command: string, res: { code: number | null; stderr: string; stdout: string }, seen: string): CauseError {
+  return new CauseError('BACKUP_FAILED', { host: host.name, evidence: { command, exitCode: res.code, seen, excerpt: (res.stderr || res.stdout).trim().split('\n').slice(-15).join('\n') } });
+}
+
+function snapshotStep(id: string): Step {
+  return {
+    id: 'snapshot',
+    title: 'etcd snapshot, cluster token and object inventory copied to the backup folder',
+    probe: () => ({
+      version: { command: `${K3S_BIN} --version` },
+      ready: { command: `${K3S_BIN} kubectl get --raw=/readyz`, sudo: true },
+    }),
+    plan: ({ host, probe, ctx }) => {
+      const version = versionFromOutput(probe.version.stdout);
+      if (probe.ready.code !== 0 || probe.ready.stdout.trim() !== 'ok' || !version) {
+        return { changes: [], stops: [failed(host, 'k3s kubectl get --raw=/readyz', probe.ready, `the API on ${host.name} is not ready: no snapshot of a server that is not serving`)] };
+      }
+      return {
+        changes: [
+          {
+            kind: 'command',
+            description: `take an etcd snapshot and copy it, the token and the object inventory to ${backupsDir(ctx.stateDir)}/${id}`,
+            command: `${K3S_BIN} etcd-snapshot save --name ${SNAPSHOT_PREFIX}`,
+            sudo: true,
+          },
+        ],
+        facts: { k3sVersion: version },
+      };
+    },
+    apply: async (_plan, host, ctx) => takeBackup(id, host, ctx),
+  };
+}
+
+async function takeBackup(id: string, host: HostRef, ctx: RunContext): Promise<void> {
+  const remote = ctx.remote(host);
+  const run = (command: string, opts: { secret?: boolean; timeoutMs?: number } = {}) => remote.exec(command, { sudo: true, timeoutMs: opts.timeoutMs ?? 60_000, secret: opts.secret, signal: ctx.signal });
+
+  const save = await run(`${K3S_BIN} etcd-snapshot save --name ${SNAPSHOT_PREFIX}`, { timeoutMs: SAVE_BUDGET_MS });
+  const name = `${save.stdout}\n${save.stderr}`.match(new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`))?.[1];
+  if (save.code !== 0 || !name) throw failed(host, 'k3s etcd-snapshot save', save, 'the snapshot was not saved');
+  const path = `${SNAPSHOTS_DIR}/${name}`;
+
+  // The object inventory right after the snapshot: what a restore of it must bring back.
+  const listing = await run(listObjectsCommand(), { timeoutMs: 120_000 });
+  if (listing.code !== 0) throw failed(host, 'k3s kubectl get <every listable type> -A', listing, 'the API objects could not be listed');
+
+  const token = await run(`cat ${TOKEN_FILE}`, { secret: true });
+  const full = token.stdout.trim();
+  if (token.code !== 0 || !full) throw failed(host, `cat ${TOKEN_FILE}`, { ...token, stdout: '' }, 'the cluster token could not be read');
+  ctx.redact(full);
+  ctx.redact(secretOf(full));
+
+  // The snapshot travels as base64 on the command's output (secret: the run log never records it).
+  const copy = await run(`base64 -w0 ${path}`, { secret: true, timeoutMs: SAVE_BUDGET_MS });
+  const remoteSum = await run(`sha256sum ${path}`);
+  if (copy.code !== 0 || remoteSum.code !== 0) throw failed(host, `base64 ${path}`, { ...copy, stdout: '' }, 'the snapshot could not be read back');
+  const bytes = Buffer.from(copy.stdout.trim(), 'base64');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  if (sha256 !== remoteSum.stdout.trim().split(/\s+/)[0]) throw failed(host, `sha256sum ${path}`, remoteSum, `the copy's sha256 ${sha256} is not the server's`);
+
+  const objects = objectKeys(listing.stdout);
+  const manifest: BackupManifest = {
+    id,
+    env: ctx.env,
+    takenAt: new Date(ctx.clock.now()).toISOString(),
+    k3sVersion: ctx.facts.get<string>(host.name, 'k3sVersion')!,
+    snapshotServer: host.name,
+    servers: serverRefs(ctx.inventory).map((s) => s.name),
+    snapshotName: name,
+    sha256,
+    bytes: bytes.length,
+    objects,
+    counts: countsByKind(objects),
+  };
+  writeBackup(ctx.stateDir, manifest, bytes, { secret: secretOf(full), full });
+}
+
+/** The backup as a one-phase session. `id` names the folder (the time it was started). */
+export function backupPhase(id: string): Phase {
+  return {
+    id: 'backup',
+    title: 'back up the cluster (etcd snapshot, token, object inventory)',
+    needs: [],
+    hosts: (c) => founderRef(c.inventory),
+    concurrency: 'serial',
+    steps: [snapshotStep(id)],
+  };
+}

@@ -1,0 +1,62 @@
+// The restoring server (the founder): the other servers are stopped first (their old members must not
+// talk to the restored one), the snapshot is uploaded and its sha256 checked on the host, then
+// `k3s server --cluster-reset --cluster-reset-restore-path` restores it as a one-member cluster with the
+// backup's token (in config.yaml), and the service step starts k3s normally. Its old datastore is moved
+// aside by k3s itself, never deleted (upstream-facts.md, "Disaster recovery").
+import { CauseError, causesOf } from '../../src/errors.ts';
+import { applyChange, tail } from '../../src/engine/apply.ts';
+import type { Change } from '../../src/engine/changes.ts';
+import type { Step } from '../../src/engine/phase.ts';
+import type { Backup } from '../../src/backup/store.ts';
+import { joinerRefs } from '../hosts.ts';
+import { DATA_DIR, K3S_BIN, SERVER_ROLE } from './render.ts';
+import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
+
+const RESET_BUDGET_MS = 600_000;
+export const RESTORE_DIR = `${DATA_DIR}/server/restore`;
+
+export function restoreStep(backup: Backup): Step {
+  const id = backup.manifest.id;
+  const remotePath = `${RESTORE_DIR}/${id}.db`;
+  const resetCommand = `${K3S_BIN} server --cluster-reset --cluster-reset-restore-path=${remotePath}`;
+  return {
+    id: 'restore',
+    title: `restore etcd from backup ${id} (cluster-reset with the backup's token)`,
+    probe: () => ({
+      marker: markerProbe,
+      active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
+      ready: { command: `${K3S_BIN} kubectl get --raw=/readyz 2>&1`, sudo: true },
+    }),
+    plan: ({ host, probe, ctx }) => {
+      // A rerun after this server was restored from this backup and serves: nothing to redo.
+      if (markedWith(probe.marker.stdout, id) && probe.ready.stdout.trim() === 'ok') return { changes: [], facts: { restoredNow: false } };
+      const others = joinerRefs(ctx.inventory).filter((h) => h.name !== host.name);
+      const changes: Change[] = [
+        ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true })),
+        ...(probe.active.stdout.trim() === 'inactive' ? [] : [{ kind: 'command', description: 'stop k3s here before the restore', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true } as Change]),
+        { kind: 'upload', localPath: backup.snapshot, path: remotePath, mode: '0600', sha256: backup.manifest.sha256, currentSha256: null },
+        { kind: 'command', description: "check the uploaded snapshot's sha256 on the host", command: `echo ${backup.manifest.sha256}' '${remotePath} | sha256sum -c --status -`, sudo: true },
+        { kind: 'command', description: `restore the snapshot as a one-member cluster (the old datastore is moved aside by k3s)`, command: resetCommand, sudo: true, timeoutMs: RESET_BUDGET_MS },
+        { kind: 'file', path: RESTORE_MARKER, content: `${id}\n`, current: probe.marker.stdout.trim() ? probe.marker.stdout : null, mode: '0600' },
+      ];
+      return { changes, facts: { restoredNow: true, stopsOthers: others.map((o) => o.name) } };
+    },
+    apply: async (plan, host, ctx) => {
+      const others = new Map(joinerRefs(ctx.inventory).map((h) => [h.name, h]));
+      for (const change of plan.changes) {
+        const on = change.kind === 'command' ? change.description.match(/^on ([\w.-]+): /)?.[1] : undefined;
+        const target = on ? others.get(on)! : host;
+        try {
+          await applyChange(ctx.remote(target), change, ctx.signal);
+        } catch (err) {
+          if (change.kind !== 'command' || change.command !== resetCommand) throw err;
+          const seen = causesOf(err)[0]?.evidence;
+          throw new CauseError(/encrypted with different token/.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
+            host: host.name,
+            evidence: { command: resetCommand, exitCode: seen?.exitCode, seen: tail(seen?.excerpt ?? '', 1), excerpt: seen?.excerpt },
+          });
+        }
+      }
+    },
+  };
+}

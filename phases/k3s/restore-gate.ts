@@ -1,0 +1,40 @@
+// RESTORE_INCOMPLETE: once the restoring server serves, its API objects must include every object of the
+// backup's inventory (kind/namespace/name). A restore that "worked" but lost objects is not a restore.
+import { CauseError } from '../../src/errors.ts';
+import type { Gate } from '../../src/engine/phase.ts';
+import { listObjectsCommand, missingObjects, objectKeys } from '../../src/backup/objects.ts';
+import type { Backup } from '../../src/backup/store.ts';
+import { pause } from './remote-k3s.ts';
+
+const SHOWN = 30;
+
+export function restoreComplete(backup: Backup): Gate {
+  return {
+    id: 'restore-complete',
+    title: `every object of backup ${backup.manifest.id} is back (${backup.manifest.objects.length} objects)`,
+    budgetMs: 120_000,
+    async run(host, ctx, signal) {
+      let missing: string[] = backup.manifest.objects;
+      let failure = '';
+      // The API may still be registering its types after /readyz: look again until the budget ends.
+      do {
+        const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal: ctx.signal }).catch(() => undefined);
+        if (res?.code === 0) {
+          missing = missingObjects(backup.manifest.objects, objectKeys(res.stdout));
+          if (!missing.length) return;
+        } else {
+          failure = res ? (res.stderr || res.stdout).trim().split('\n').slice(-3).join('\n') : 'no answer';
+        }
+      } while (await pause(ctx, 3_000, signal));
+      throw new CauseError('RESTORE_INCOMPLETE', {
+        host: host.name,
+        message: `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore`,
+        evidence: {
+          command: 'k3s kubectl get <every listable type> -A',
+          seen: `${missing.length} missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
+          excerpt: missing.slice(0, SHOWN).join('\n') + (missing.length > SHOWN ? `\n… and ${missing.length - SHOWN} more` : '') + (failure ? `\nlast listing error: ${failure}` : ''),
+        },
+      });
+    },
+  };
+}

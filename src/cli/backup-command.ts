@@ -1,0 +1,77 @@
+// `bootstrap backup <env>`: a session of its own (connect, lock, one phase) that takes an etcd snapshot on
+// the founder and copies it, the token and the manifest into the environment's backup folder.
+// `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
+import { causesOf, UsageError } from '../errors.ts';
+import { listBackups, backupId, backupsDir } from '../backup/store.ts';
+import { runSession } from '../engine/session.ts';
+import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
+import { loadInventory } from '../inventory/load.ts';
+import { allHostRefs } from '../../phases/hosts.ts';
+import { backupPhase } from '../../phases/backup.ts';
+import { jsonRenderer } from '../view/json.ts';
+import { plainRenderer } from '../view/plain.ts';
+import type { Io } from './main.ts';
+import { defaultRunDeps, type RunDeps } from './run-command.ts';
+
+export interface BackupArgs {
+  file: string;
+  env?: string;
+  list: boolean;
+  json: boolean;
+}
+
+export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = defaultRunDeps()): Promise<number> {
+  const loaded = await loadInventory(args.file);
+  const env = loaded.inventory.environment;
+  if (args.env && args.env !== env) throw new UsageError(`${args.file} describes environment ${env}, not ${args.env}`);
+  const stateDir = ensureStateDir(stateDirFor(env, io.env));
+  if (args.list) return listCommand(stateDir, args.json, io);
+
+  const id = backupId(new Date(deps.clock.now()));
+  const emit = args.json ? jsonRenderer(io.out) : plainRenderer(io.out);
+  const abort = new AbortController();
+  const stopListening = deps.onInterrupt(() => abort.abort(new Error('interrupted')));
+  try {
+    const result = await runSession(
+      { transport: deps.transport, clock: deps.clock, emit, signal: abort.signal, preflight: deps.preflight },
+      {
+        env,
+        inventory: loaded,
+        phases: [backupPhase(id)],
+        hosts: allHostRefs(loaded),
+        target: (h) => deps.target(loaded, h),
+        check: false,
+        resume: false,
+        stateDir,
+        waivers: loaded.derived.waivers,
+      },
+    );
+    if (result.error) {
+      if (causesOf(result.error).length) return 1;
+      throw result.error;
+    }
+    if (!args.json) io.out(`backup ${id}: ${backupsDir(stateDir)}/${id} (restore with: bootstrap ${env} --restore ${id})`);
+    return 0;
+  } finally {
+    stopListening();
+  }
+}
+
+function listCommand(stateDir: string, json: boolean, io: Io): number {
+  const backups = listBackups(stateDir);
+  if (json) {
+    // The manifest without the object list (that can be long); never the token.
+    io.out(JSON.stringify(backups.map(({ dir, manifest: { objects, ...m } }) => ({ ...m, objects: objects.length, dir }))));
+    return 0;
+  }
+  if (!backups.length) {
+    io.out(`no backups in ${backupsDir(stateDir)}`);
+    return 0;
+  }
+  for (const { manifest: m } of backups) {
+    const mb = (m.bytes / 1024 / 1024).toFixed(1);
+    io.out(`${m.id}  k3s ${m.k3sVersion}  on ${m.snapshotServer}  ${mb} MiB  ${m.objects.length} objects  sha256 ${m.sha256.slice(0, 12)}…`);
+  }
+  io.out(`folder: ${backupsDir(stateDir)}`);
+  return 0;
+}
