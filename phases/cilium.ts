@@ -1,11 +1,14 @@
 // cilium: the CNI, with kube-proxy replacement, dialling the control-plane VIP. Its values are Flux's
 // HelmRelease values for this environment, substituted exactly as Flux will (fail closed), so Flux adopts
 // the release later without a fight. Everything is decided before the first phase changes anything.
+// After the flux phase's hand-over (HelmChart deleted, HelmRelease present) the step plans nothing, in
+// check mode too, and the gate still checks the live agents: a rerun never brings the HelmChart back.
 import { readFile } from 'node:fs/promises';
 import { CauseError, causesOf } from '../src/errors.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import { PHASE_FACTS } from '../src/engine/phase.ts';
 import { allHostRefs, founderRef } from './hosts.ts';
+import { unlessFluxOwns, type CiliumRelease } from './cilium/flux-owned.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
 import { HELMCHART_MANIFEST } from './cilium/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
@@ -28,7 +31,8 @@ export const cilium: Phase = {
     try {
       const source = await ciliumValuesFor(ctx.inventory);
       const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);
-      return { stops: plan.stops, facts: { ciliumManifest: plan.manifest, ciliumCgroup: cgroupSetting(source.values) } };
+      const ciliumRelease: CiliumRelease = { helmChart: { name: source.releaseName, namespace: 'kube-system' }, helmRelease: source.helmRelease };
+      return { stops: plan.stops, facts: { ciliumManifest: plan.manifest, ciliumCgroup: cgroupSetting(source.values), ciliumRelease } };
     } catch (err) {
       const causes = causesOf(err);
       if (!causes.length) throw err;
@@ -47,14 +51,17 @@ export const cilium: Phase = {
       ),
   },
   steps: [
-    managedFile({
-      id: 'helmchart',
-      title: `Cilium HelmChart ${HELMCHART_MANIFEST}`,
-      path: () => HELMCHART_MANIFEST,
-      local: async () => undefined,
-      content: (_l, _h, ctx) => ctx.facts.get<string>(PHASE_FACTS, 'ciliumManifest')!,
-      mode: '0600',
-    }),
+    // Once the flux phase handed Cilium to its HelmRelease, this plans nothing (cilium/flux-owned.ts).
+    unlessFluxOwns(
+      managedFile({
+        id: 'helmchart',
+        title: `Cilium HelmChart ${HELMCHART_MANIFEST}`,
+        path: () => HELMCHART_MANIFEST,
+        local: async () => undefined,
+        content: (_l, _h, ctx) => ctx.facts.get<string>(PHASE_FACTS, 'ciliumManifest')!,
+        mode: '0600',
+      }),
+    ),
   ],
   gates: [ciliumRolledOut],
 };

@@ -1,10 +1,12 @@
 // k3s-join: the other servers join the founder ONE AT A TIME (parallel joins break etcd: "too many
-// learner members"), each gated on becoming an etcd voter before the next one starts.
+// learner members"), each gated on becoming an etcd voter before the next one starts. A server named by
+// --replace is first deleted from the cluster and wiped (k3s/replace-steps.ts), then joins like the others.
 import type { Phase } from '../src/engine/phase.ts';
 import { joinerRefs } from './hosts.ts';
 import { joinerIsVoter } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { readToken } from './k3s/token.ts';
+import { replaceSteps } from './k3s/replace-steps.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 
 export const k3sJoin: Phase = {
@@ -14,10 +16,13 @@ export const k3sJoin: Phase = {
   hosts: (c) => joinerRefs(c.inventory),
   concurrency: 'serial',
   // Joiners carry the full token, which pins the cluster CA; the bare secret only before the founder reported it.
-  steps: installSteps((_host, ctx) => {
-    const token = readToken(ctx.stateDir);
-    for (const t of [token?.secret, token?.full]) if (t) ctx.redact(t);
-    return token?.full ?? token?.secret ?? TOKEN_NOT_YET;
-  }),
+  steps: [
+    ...replaceSteps,
+    ...installSteps((_host, ctx) => {
+      const token = readToken(ctx.stateDir);
+      for (const t of [token?.secret, token?.full]) if (t) ctx.redact(t);
+      return token?.full ?? token?.secret ?? TOKEN_NOT_YET;
+    }),
+  ],
   gates: [joinerIsVoter],
 };

@@ -53,7 +53,7 @@ export function driftOf(desired: KubeObject[], live: Map<string, LiveObject>): D
 }
 
 /** The one apply of a step, described as check mode shows it. */
-export function applyChange(what: string, d: Drift, opts: { secret?: boolean } = {}): CommandChange[] {
+export function applyChange(d: Drift, opts: { secret?: boolean } = {}): CommandChange[] {
   const objects = [...d.create, ...d.update];
   if (!objects.length) return [];
   // A few objects are named; the install's many are counted by kind (check mode stays readable).
@@ -67,7 +67,7 @@ export function applyChange(what: string, d: Drift, opts: { secret?: boolean } =
   return [
     {
       kind: 'command',
-      description: opts.secret ? `${d.create.length ? 'create' : 'update'} ${list(objects)} (secret, not shown)` : `${what}: ${parts.join('; ')}`,
+      description: opts.secret ? `${d.create.length ? 'create' : 'update'} ${list(objects)} (secret, not shown)` : parts.join('; '),
       command: APPLY_COMMAND,
       sudo: true,
       stdin: toYaml(objects),
@@ -98,7 +98,7 @@ export function appliedObjects(spec: AppliedObjectsSpec): Step {
       const live = parseLive(probe);
       const d = driftOf(spec.objects(ctx), live);
       const more = spec.extend?.(live, probe, ctx, d) ?? {};
-      return { changes: [...applyChange(spec.title, d, { secret: spec.secret }), ...(more.changes ?? [])], stops: more.stops, facts: more.facts };
+      return { changes: [...applyChange(d, { secret: spec.secret }), ...(more.changes ?? [])], stops: more.stops, facts: more.facts };
     },
     apply: spec.apply,
   };

@@ -50,6 +50,7 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
       previous = new Set(finals.map(finalKey));
     }
   } while (await pause(ctx, POLL_MS, signal));
+  ctx.signal.throwIfAborted();
   if (last.length) throw verdictsError(last);
   const seen = 'no GitRepository or Kustomization of Flux was seen Ready within the budget (the Flux controllers may not run)';
   throw new CauseError('FLUX_RECONCILIATION_FAILED', { message: seen, evidence: { command: `kubectl ${LIST}`, seen } });
@@ -78,5 +79,6 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
       previous = failed ? seen : '';
     }
   } while (await pause(ctx, POLL_MS, signal));
+  ctx.signal.throwIfAborted();
   throw new CauseError('FLUX_HELMRELEASE_NOT_READY', { message: seen, evidence: { command: `kubectl ${command}`, seen } });
 }

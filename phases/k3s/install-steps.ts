@@ -8,7 +8,9 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
 import { managedFile } from '../steps/managed-file.ts';
+import { joinAware, type JoinKey } from './join-mode.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, configFor, roleOf, serverEnv, serverUnit } from './render.ts';
+import { readToken } from './token.ts';
 
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -46,6 +48,12 @@ function imagesTarball(ctx: RunContext): { local: string; remote: string } | und
   return name ? { local: join(dir, name), remote: `${IMAGES_DIR}/${name}` } : undefined;
 }
 
+function fullToken(ctx: RunContext): string | undefined {
+  const full = readToken(ctx.stateDir)?.full;
+  if (full) ctx.redact(full);
+  return full;
+}
+
 /** The token this host's config carries (the bare secret for the founder, the full token for joiners). */
 export type TokenSource = (host: HostRef, ctx: RunContext) => string;
 
@@ -53,16 +61,18 @@ export function installSteps(token: TokenSource): Step<any>[] {
   return [
     uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => ({ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN }), 'k3sBinaryChanged'),
     uploadStep('images', 'air-gap images tarball', imagesTarball, 'k3sImagesChanged'),
-    managedFile({
+    joinAware(managedFile<{ token: string; joinToken?: string; join?: JoinKey }>({
       id: 'config',
       title: `k3s configuration ${CONFIG_FILE}`,
       path: () => CONFIG_FILE,
-      local: async (host, ctx) => token(host, ctx),
-      content: (tokenValue, host, ctx) => configFor(ctx.inventory, host, tokenValue),
+      local: async (host, ctx) => ({ token: token(host, ctx), joinToken: fullToken(ctx) }),
+      // A server that joins another carries the full token (it pins the CA), also the (acting) founder
+      // that once joined a server (join-mode.ts).
+      content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
       mode: '0600',
       secret: true, // it carries the cluster token
       facts: (changed) => ({ k3sConfigChanged: changed }),
-    }),
+    })),
     managedFile({ id: 'unit', title: 'systemd unit', path: (h) => roleOf(h).unitFile, local: async () => undefined, content: (_l, h) => serverUnit(roleOf(h)), mode: '0644', facts: (changed) => ({ k3sUnitChanged: changed }) }),
     managedFile({ id: 'env', title: 'unit environment (0600)', path: (h) => roleOf(h).envFile, local: async () => undefined, content: (_l, h) => serverEnv(roleOf(h)), mode: '0600', facts: (changed) => ({ k3sEnvChanged: changed }) }),
     serviceStep,

@@ -3,6 +3,7 @@
 import { stringify } from 'yaml';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
+import type { JoinKey } from './join-mode.ts';
 
 export const K3S_BIN = '/usr/local/bin/k3s';
 export const CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
@@ -34,10 +35,11 @@ export const MANIFESTS_DIR = `${DATA_DIR}/server/manifests`;
  * cold build no VIP answers yet: the founder-versus-VIP split). Flags are those Cilium needs to
  * replace flannel and kube-proxy; CIDRs are critical args that must match on every server.
  */
-export function serverConfig(inv: LoadedInventory, host: HostRef, token: string): string {
+export function serverConfig(inv: LoadedInventory, host: HostRef, token: string, join?: JoinKey): string {
   const { k3s } = inv.inventory;
   const config: Record<string, unknown> = {
-    ...(host.founder ? { 'cluster-init': true } : { server: inv.derived.joinTarget }),
+    // `join` is how the server already joined, once it holds a datastore (join-mode.ts).
+    ...(join ?? (host.founder ? { 'cluster-init': true } : { server: inv.derived.joinTarget })),
     token,
     'node-name': host.name,
     'node-ip': host.address,
@@ -59,8 +61,8 @@ export function agentConfig(inv: LoadedInventory, host: HostRef, token: string):
   return `# Written by bootstrap for ${inv.inventory.environment}; edits are replaced on the next run.\n${stringify(config)}`;
 }
 
-export function configFor(inv: LoadedInventory, host: HostRef, token: string): string {
-  return host.role === 'agent' ? agentConfig(inv, host, token) : serverConfig(inv, host, token);
+export function configFor(inv: LoadedInventory, host: HostRef, token: string, join?: JoinKey): string {
+  return host.role === 'agent' ? agentConfig(inv, host, token) : serverConfig(inv, host, token, join);
 }
 
 /** The unit, with the settings of k3s's own install.sh unit (Type=notify, restart every 5 s, …). */

@@ -8,6 +8,7 @@ import { engineCauses } from './engine.ts';
 import { fluxCauses } from './flux.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
+import { replaceCauses } from './replace.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
 import { verifyCauses } from './verify.ts';
@@ -17,6 +18,7 @@ const all = {
   ...engineCauses,
   ...baselineCauses,
   ...k3sCauses,
+  ...replaceCauses,
   ...kubeVipCauses,
   ...ciliumCauses,
   ...verifyCauses,

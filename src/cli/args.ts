@@ -4,6 +4,7 @@ import { UsageError } from '../errors.ts';
 
 export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--json]
+  bootstrap <env> --replace SERVER [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
@@ -15,7 +16,7 @@ phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, 
 exit codes: 0 done; 1 stopped by a named cause; 2 --check found changes to make; 64 usage error; 65 invalid inventory`;
 
 export type Command =
-  | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean; restore?: string }
+  | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean; replace?: string; restore?: string }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
   | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean }
@@ -42,6 +43,7 @@ export function parseCommand(argv: string[]): Command {
         drill: { type: 'boolean', default: false },
         restore: { type: 'string' },
         list: { type: 'boolean', default: false },
+        replace: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -53,7 +55,7 @@ export function parseCommand(argv: string[]): Command {
   const [first, ...rest] = positionals;
   if (first && SUBCOMMANDS.has(first)) {
     if (rest.length > 1) throw new UsageError(`unexpected arguments: ${rest.slice(1).join(' ')}`);
-    const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
+    const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
@@ -73,5 +75,8 @@ export function parseCommand(argv: string[]): Command {
   if (v.list) throw new UsageError('--list belongs to bootstrap backup <env>, not to a run');
   // A restore rebuilds every server's datastore in the k3s phases: a selection that starts later would skip that.
   if (v.restore !== undefined && (v.from || v.only || v.resume)) throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');
-  return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json!, ...(v.restore !== undefined && { restore: v.restore }) };
+  // A replace deletes, wipes and rejoins within the k3s phases: a selection that starts later would skip that.
+  if (v.replace !== undefined && v.restore !== undefined) throw new UsageError('--replace and --restore are two paths: choose one (runbooks/replace-server.md says which)');
+  if (v.replace !== undefined && (v.from || v.only)) throw new UsageError(`--replace runs from the first phase: it cannot be combined with --${v.from ? 'from' : 'only'}`);
+  return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json!, ...(v.replace !== undefined && { replace: v.replace }), ...(v.restore !== undefined && { restore: v.restore }) };
 }

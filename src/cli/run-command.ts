@@ -16,6 +16,7 @@ import { allPhases } from '../../phases/index.ts';
 import { allHostRefs } from '../../phases/hosts.ts';
 import { lastBuiltPhase, restorePhases } from '../../phases/k3s/restore-mode.ts';
 import { resolveBackup } from '../backup/store.ts';
+import { replacePlan } from '../../phases/k3s/replace-run.ts';
 import { jsonRenderer } from '../view/json.ts';
 import { listrRenderer } from '../view/listr.ts';
 import { plainRenderer } from '../view/plain.ts';
@@ -31,6 +32,8 @@ export interface RunArgs {
   until?: string;
   resume: boolean;
   json: boolean;
+  /** `--replace <server>`: delete, wipe and rejoin that server (phases/k3s/replace-*.ts). */
+  replace?: string;
   /** `--restore <backup>`: rebuild from a backup (phases/k3s/restore-*.ts). */
   restore?: string;
 }
@@ -64,11 +67,15 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   const loaded = await loadInventory(args.file);
   const env = loaded.inventory.environment;
   if (args.env && args.env !== env) throw new UsageError(`${args.file} describes environment ${env}, not ${args.env}`);
+  const replace = args.replace === undefined ? undefined : replacePlan(loaded, args.replace);
   // A restore is the same DAG with the k3s phases in restore mode.
   const restore = args.restore === undefined ? undefined : resolveBackup(args.restore, stateDirFor(env, io.env));
   const ordered = validatedOrder(restore ? restorePhases(deps.phases, restore) : deps.phases);
   const until = args.until ?? (restore ? lastBuiltPhase(ordered) : undefined);
-  const phases = selectPhases(ordered, { from: args.from, only: args.only, until });
+  const selected = selectPhases(ordered, { from: args.from, only: args.only, until });
+  // A replace may move the founder role to a surviving server for the k3s phases of this run.
+  const phases = replace ? replace.phases(selected) : selected;
+  if (replace && !phases.some((p) => p.id === 'k3s-join')) throw new UsageError('--replace deletes, wipes and rejoins the server in k3s-join: select it (--until k3s-join or later)');
   const pending = phases.filter((p) => p.pending);
   if (pending.length) {
     const built = phases.filter((p) => !p.pending).map((p) => p.id);
@@ -108,6 +115,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
         resume: args.resume,
         stateDir: ensureStateDir(stateDirFor(env, io.env)),
         waivers: loaded.derived.waivers,
+        ...(replace && { replace: replace.server, precheck: replace.precheck }),
       },
     );
     await view.finish();

@@ -22,6 +22,11 @@ export interface RunContext {
   facts: Facts;
   /** Registers a secret value so that no log or event ever shows it. */
   redact(secret: string): void;
+  /**
+   * `--replace <server>`: that server's Node is deleted, its old state wiped and it joins again as a new
+   * member (phases/k3s/replace-*.ts). Absent on every other run.
+   */
+  replace?: string;
 }
 
 export class Facts {

@@ -38,6 +38,14 @@ export interface SessionOptions {
   resume: boolean;
   stateDir: string;
   waivers: Waiver[];
+  /** `--replace <server>` (RunContext.replace). */
+  replace?: string;
+  /**
+   * A read-only verdict before any lock or change, also in check mode, that must see hosts that do not
+   * answer instead of stopping on them first (a replace judges quorum with servers down). With it, the
+   * hosts' connection failures stop the run only after it passed.
+   */
+  precheck?: (ctx: RunContext) => Promise<void>;
 }
 
 export interface SessionResult {
@@ -63,11 +71,16 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   try {
     deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
-      const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
-      remotes.set(host.name, remote);
-      await deps.preflight?.(remote);
+      try {
+        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+        remotes.set(host.name, remote);
+        await deps.preflight?.(remote);
+      } catch (err) {
+        unreachable.set(host.name, err);
+        throw err;
+      }
     });
-    throwAll(connectErrors);
+    if (!opts.precheck) throwAll(connectErrors);
     // Hosts the selected phases only read from (the founder, for a join) are connected too, but one that
     // does not answer is not a stop here: the phase that needs it names the cause when it uses it.
     await eachLimited(others, CONNECT_CONCURRENCY, async (host) => {
@@ -79,15 +92,6 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         deps.emit({ type: 'warning', host: host.name, message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop` });
       }
     });
-    if (!opts.check) {
-      const who = `${userInfo().username}@${hostname()}`;
-      const lockErrors = await eachLimited([...remotes.values()], CONNECT_CONCURRENCY, async (remote) => {
-        const { tookOverStale } = await acquireLock(remote, { runId, since: Math.floor(deps.clock.now() / 1000), who });
-        locked.push(remote);
-        if (tookOverStale) deps.emit({ type: 'warning', host: remote.host, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who})` });
-      });
-      throwAll(lockErrors);
-    }
     const ctx: RunContext = {
       env: opts.env,
       check: opts.check,
@@ -105,7 +109,21 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       stateDir: opts.stateDir,
       facts: new Facts(),
       redact: (s) => redactor.add(s),
+      replace: opts.replace,
     };
+    if (opts.precheck) {
+      await opts.precheck(ctx);
+      throwAll(connectErrors);
+    }
+    if (!opts.check) {
+      const who = `${userInfo().username}@${hostname()}`;
+      const lockErrors = await eachLimited([...remotes.values()], CONNECT_CONCURRENCY, async (remote) => {
+        const { tookOverStale } = await acquireLock(remote, { runId, since: Math.floor(deps.clock.now() / 1000), who });
+        locked.push(remote);
+        if (tookOverStale) deps.emit({ type: 'warning', host: remote.host, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who})` });
+      });
+      throwAll(lockErrors);
+    }
     await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary });
     journal?.finish();
   } catch (thrown) {

@@ -79,7 +79,7 @@ describe('deploy key', () => {
   });
   it("check mode shows the Secret's change as '(secret, not shown)', never its content", () => {
     const secret = deployKeySecret({ identity: KEY, identityPub: 'ssh-ed25519 AAAA\n', knownHosts: 'kh\n' });
-    const [change] = applyChange('deploy key', driftOf([secret], new Map()), { secret: true });
+    const [change] = applyChange(driftOf([secret], new Map()), { secret: true });
     const view = describeChange(change);
     expect(view.summary).toBe('create Secret flux-system/flux-system (secret, not shown)');
     expect(JSON.stringify(view)).not.toContain(Buffer.from(KEY).toString('base64').slice(0, 40));
@@ -102,13 +102,13 @@ describe('plan from the probe', () => {
     const live = parseLive({ objects0: ok(''), objects1: { stdout: '', stderr: 'connection refused', code: 1 } });
     const d = driftOf(objs, live);
     expect(d.create.length).toBe(objs.length);
-    const changes = [...applyChange("Flux's install", d), ...crdWaitChange(objs, live, d)];
+    const changes = [...applyChange(d), ...crdWaitChange(objs, live, d)];
     expect(changes.map((c) => (c.kind === 'command' ? c.command.split(' ').slice(0, 4).join(' ') : ''))).toEqual([
       'k3s kubectl apply --server-side',
       'k3s kubectl wait --for=condition=Established',
     ]);
     expect(describeChange(changes[0]).summary).toBe(
-      `Flux's install: create ${objs.length} objects (1 Namespace, 1 ResourceQuota, 1 ClusterRole, 2 ClusterRoleBinding, 9 CustomResourceDefinition, 4 ServiceAccount, 3 Service, 3 NetworkPolicy, 4 Deployment)`,
+      `create ${objs.length} objects (1 Namespace, 1 ResourceQuota, 1 ClusterRole, 2 ClusterRoleBinding, 9 CustomResourceDefinition, 4 ServiceAccount, 3 Service, 3 NetworkPolicy, 4 Deployment)`,
     );
   });
 
@@ -117,7 +117,7 @@ describe('plan from the probe', () => {
     const namespaced = objs.filter((o) => o.metadata.namespace);
     const live = parseLive({ objects0: ok(columns(cluster)), objects1: ok(columns(namespaced)) });
     const d = driftOf(objs, live);
-    expect([...applyChange('x', d), ...crdWaitChange(objs, live, d)]).toEqual([]);
+    expect([...applyChange(d), ...crdWaitChange(objs, live, d)]).toEqual([]);
   });
 
   it('one object applied with other content: update only it; a CRD not Established yet: wait', () => {

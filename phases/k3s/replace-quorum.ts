@@ -1,0 +1,113 @@
+// Before a replace changes anything (check mode too): the OTHER servers must hold etcd quorum. Deleting
+// the old member and adding the new one are both etcd membership changes, which need a majority of the
+// current members answering; the server being replaced is counted as a member but never as an answer.
+// Without that majority the path is a restore (runbooks/dr-restore.md), not a replace.
+import { CauseError, causesOf } from '../../src/errors.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
+import { serverRefs } from '../hosts.ts';
+import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
+import { compareMembers, parseMembers, type Member } from '../verify/members.ts';
+import { kubectl } from './remote-k3s.ts';
+
+/** What one surviving server showed. */
+export interface SurvivorSeen {
+  name: string;
+  /** Why it gave no answer (not reachable, its API not ready), or undefined when its API is ready. */
+  down?: string;
+  /** etcd's member list from this server, when etcdctl answered. */
+  members?: Member[];
+  /** Whether the replaced server's Node is registered, as this server's API says. */
+  nodePresent?: boolean;
+  /** No connection at all (down or not answering SSH). */
+  unreachable?: boolean;
+}
+
+export interface ReplaceFacts {
+  /** The surviving server the replace talks to (delete, wait). */
+  via: string;
+  nodePresent: boolean;
+  /** Members of the replaced server while its Node is already gone: a join would be a duplicate. */
+  orphanMembers: Member[];
+  /** Size of etcd's member list (the servers' count when etcdctl is not there to say). */
+  memberCount: number;
+}
+
+/** Where the replace's facts are kept: ctx.facts.get(REPLACE_FACTS, 'replace'). */
+export const REPLACE_FACTS = '*replace*';
+
+/** Pure: the verdict on the survivors, and the facts the replace steps plan from. */
+export function quorumVerdict(replaced: { name: string; address: string }, serverCount: number, seen: SurvivorSeen[]): { stop?: CauseError; facts?: ReplaceFacts } {
+  const ready = seen.filter((s) => !s.down);
+  const members = ready.find((s) => s.members)?.members;
+  const memberCount = members?.length ?? serverCount;
+  const needed = Math.floor(memberCount / 2) + 1;
+  if (ready.length < needed) {
+    const state = seen.map((s) => `${s.name}: ${s.down ?? 'API ready'}`).join('; ');
+    return {
+      stop: new CauseError('QUORUM_AT_RISK', {
+        host: replaced.name,
+        message: `Only ${ready.length} of the other servers answer; ${needed} of ${memberCount} etcd members are needed to replace ${replaced.name}`,
+        evidence: { command: "k3s kubectl get --raw='/readyz' on each other server", seen: state },
+      }),
+    };
+  }
+  const via = ready[0];
+  const mine = members ? membersOf(members, replaced) : [];
+  const nodePresent = via.nodePresent === true;
+  return { facts: { via: via.name, nodePresent, orphanMembers: nodePresent ? [] : mine, memberCount } };
+}
+
+/** How long the other servers may take to answer: right after a server died, etcd may still be electing a leader. */
+export const QUORUM_SETTLE_MS = 45_000;
+const QUORUM_POLL_MS = 3_000;
+
+/**
+ * Reads every other server (read-only) and stops with QUORUM_AT_RISK, or records the facts. A verdict
+ * short of quorum is read again within QUORUM_SETTLE_MS while enough servers are reachable to make it;
+ * servers that do not even answer SSH will not come back by waiting, so then it stops at once.
+ */
+export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<void> {
+  const others = serverRefs(ctx.inventory).filter((s) => s.name !== replaced.name);
+  const until = ctx.clock.now() + QUORUM_SETTLE_MS;
+  for (;;) {
+    const seen = await Promise.all(others.map((s) => readSurvivor(ctx, s, replaced.name)));
+    const verdict = quorumVerdict(replaced, others.length + 1, seen);
+    if (verdict.facts) {
+      ctx.facts.set(REPLACE_FACTS, { replace: verdict.facts });
+      return;
+    }
+    const reachable = seen.filter((s) => !s.unreachable).length;
+    if (reachable < Math.floor((others.length + 1) / 2) + 1 || ctx.clock.now() + QUORUM_POLL_MS > until) throw verdict.stop;
+    await ctx.clock.sleep(QUORUM_POLL_MS, ctx.signal);
+  }
+}
+
+async function readSurvivor(ctx: RunContext, s: HostRef, replaced: string): Promise<SurvivorSeen> {
+  try {
+    const ready = await kubectl(ctx, s, "get --raw='/readyz'", 20_000);
+    if (ready.code !== 0 || ready.stdout.trim() !== 'ok') return { name: s.name, down: `API not ready (${firstLine(ready.stderr || ready.stdout) || `exit ${ready.code}`})` };
+    const [node, list] = await Promise.all([
+      kubectl(ctx, s, `get node ${replaced} -o name`, 20_000),
+      ctx.remote(s).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 20_000, signal: ctx.signal }),
+    ]);
+    let members: Member[] | undefined;
+    try {
+      if (list.code === 0) members = parseMembers(list.stdout);
+    } catch {
+      members = undefined; // no list this time: the servers' count stands in
+    }
+    // Only a NotFound says the Node is gone: any other failure leaves it to the delete (which ignores not-found).
+    return { name: s.name, members, nodePresent: !/NotFound|not found/.test(node.stderr) || node.code === 0 };
+  } catch (err) {
+    const cause = causesOf(err)[0];
+    return { name: s.name, unreachable: true, down: cause ? `not reachable (${cause.causeId})` : `no answer (${(err as Error).message})` };
+  }
+}
+
+/** The members that belong to a server (by its node name or its peer address). */
+export function membersOf(members: Member[], server: { name: string; address: string }): Member[] {
+  return members.filter((m) => compareMembers([m], [server]).missing[0]?.why !== 'not in the member list');
+}
+
+const firstLine = (s: string) => s.trim().split('\n')[0] ?? '';

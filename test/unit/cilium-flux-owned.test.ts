@@ -1,0 +1,53 @@
+// After the hand-over the cilium phase recognises Flux owning Cilium and plans nothing: a rerun (or
+// --check) must not write the HelmChart manifest again.
+import { describe, expect, it } from 'vitest';
+import { fluxOwnsCilium, unlessFluxOwns } from '../../phases/cilium/flux-owned.ts';
+import { PHASE_FACTS, type Step } from '../../src/engine/phase.ts';
+import { Facts } from '../../src/engine/context.ts';
+
+const inner: Step = {
+  id: 'helmchart',
+  title: 'HelmChart',
+  probe: () => ({ file: { command: 'cat f', sudo: true } }),
+  plan: () => ({ changes: [{ kind: 'command', description: 'write the HelmChart', command: 'write' }] }),
+};
+
+function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolean }) {
+  const facts = new Facts();
+  facts.set(PHASE_FACTS, { ciliumRelease: { helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' } } });
+  const ctx = { facts } as any;
+  const step = unlessFluxOwns(inner);
+  const probes = step.probe!({} as any, ctx);
+  const r = (found: boolean, out: string) => ({ stdout: found ? out : '', stderr: '', code: 0 });
+  return {
+    probes,
+    plan: step.plan({
+      host: {} as any,
+      local: undefined,
+      ctx,
+      probe: { file: { stdout: '', stderr: '', code: seen.file ? 0 : 1 }, helmChartObject: r(seen.helmChart, 'helmchart.helm.cattle.io/cilium\n'), helmReleaseObject: r(seen.helmRelease, 'helmrelease.helm.toolkit.fluxcd.io/cilium\n') },
+    }),
+  };
+}
+
+describe('the cilium step once Flux owns Cilium', () => {
+  it('probes the HelmChart and the HelmRelease read-only, beside the file', () => {
+    const { probes } = planWith({ file: false, helmChart: false, helmRelease: true });
+    expect(Object.keys(probes)).toEqual(['file', 'helmChartObject', 'helmReleaseObject']);
+    expect(probes.helmReleaseObject.command).toBe('k3s kubectl get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium --ignore-not-found -o name');
+  });
+  it('plans nothing when the manifest and the HelmChart are gone and the HelmRelease exists', () => {
+    expect(planWith({ file: false, helmChart: false, helmRelease: true }).plan).toEqual({ changes: [], facts: { ciliumOwner: 'flux' } });
+  });
+  it.each([
+    ['a cold cluster (nothing there)', { file: false, helmChart: false, helmRelease: false }],
+    ['before the hand-over (HelmChart and HelmRelease both there)', { file: true, helmChart: true, helmRelease: true }],
+    ['a deleted manifest while the HelmChart still exists', { file: false, helmChart: true, helmRelease: true }],
+  ])('%s: the HelmChart step plans as before', (_what, seen) => {
+    expect(planWith(seen).plan.changes).toHaveLength(1);
+  });
+  it('fluxOwnsCilium is exactly: no manifest, no HelmChart, a HelmRelease', () => {
+    expect(fluxOwnsCilium({ manifest: false, helmChart: false, helmRelease: true })).toBe(true);
+    expect(fluxOwnsCilium({ manifest: true, helmChart: false, helmRelease: true })).toBe(false);
+  });
+});

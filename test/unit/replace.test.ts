@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { parseCommand } from '../../src/cli/args.ts';
+import { UsageError } from '../../src/errors.ts';
+import { fromText } from '../../src/inventory/load.ts';
+import { serverRefs } from '../../phases/hosts.ts';
+import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
+import { serverConfig } from '../../phases/k3s/render.ts';
+import { quorumVerdict } from '../../phases/k3s/replace-quorum.ts';
+import { replacePlan, withoutFounder } from '../../phases/k3s/replace-run.ts';
+import { allPhases } from '../../phases/index.ts';
+import type { Phase } from '../../src/engine/phase.ts';
+
+const inv = fromText(
+  [
+    'environment: prod',
+    'ssh: { user: ops, identityFile: ~/.ssh/id_ed25519 }',
+    'k3s: { version: v1.33.5+k3s1, artifacts: ../artifacts/k3s }',
+    'controlPlane: { vip: 192.168.2.9 }',
+    'network: { nodeCidr: 192.168.2.0/24 }',
+    'servers:',
+    '  - { name: k3s-prod-1, address: 192.168.2.10, founder: true }',
+    '  - { name: k3s-prod-2, address: 192.168.2.11 }',
+    '  - { name: k3s-prod-3, address: 192.168.2.12 }',
+    'agents:',
+    '  - { name: worker-1, address: 192.168.2.40 }',
+  ].join('\n'),
+  '/x/inventory/prod.yaml',
+  '/home/ops',
+);
+const member = (name: string, ip: string, id: string) => ({ id, name, peerURLs: [`https://${ip}:2380`], isLearner: false });
+const three = [member('k3s-prod-1-aaaaaaaa', '192.168.2.10', 'a1'), member('k3s-prod-2-bbbbbbbb', '192.168.2.11', 'b2'), member('k3s-prod-3-cccccccc', '192.168.2.12', 'c3')];
+const two = { name: 'k3s-prod-2', address: '192.168.2.11' };
+
+describe('--replace: the quorum of the other servers', () => {
+  it('goes on when the other servers are a majority of the members, through the first that answers', () => {
+    const v = quorumVerdict(two, 3, [
+      { name: 'k3s-prod-1', members: three, nodePresent: true },
+      { name: 'k3s-prod-3', members: three, nodePresent: true },
+    ]);
+    expect(v.stop).toBeUndefined();
+    expect(v.facts).toEqual({ via: 'k3s-prod-1', nodePresent: true, orphanMembers: [], memberCount: 3 });
+  });
+
+  it('refuses with QUORUM_AT_RISK when only one of three answers, naming each server and what it showed', () => {
+    const v = quorumVerdict(two, 3, [
+      { name: 'k3s-prod-1', down: 'API not ready (etcd failed)' },
+      { name: 'k3s-prod-3', down: 'not reachable (SSH_UNREACHABLE)' },
+    ]);
+    expect(v.stop?.causeId).toBe('QUORUM_AT_RISK');
+    expect(v.stop?.message).toBe('Only 0 of the other servers answer; 2 of 3 etcd members are needed to replace k3s-prod-2');
+    expect(v.stop?.evidence.seen).toBe('k3s-prod-1: API not ready (etcd failed); k3s-prod-3: not reachable (SSH_UNREACHABLE)');
+    expect(quorumVerdict(two, 3, [{ name: 'k3s-prod-1', members: three, nodePresent: true }, { name: 'k3s-prod-3', down: 'x' }]).stop?.causeId).toBe('QUORUM_AT_RISK');
+  });
+
+  it("counts etcd's members, not the inventory: an extra stale member raises the majority needed", () => {
+    const four = [...three, member('old-4-dddddddd', '192.168.2.14', 'd4')];
+    const v = quorumVerdict(two, 3, [{ name: 'k3s-prod-1', members: four, nodePresent: true }, { name: 'k3s-prod-3', members: four, nodePresent: true }]);
+    expect(v.stop?.message).toContain('3 of 4 etcd members are needed');
+  });
+
+  it("finds the replaced server's member left behind when its Node is already gone", () => {
+    const v = quorumVerdict(two, 3, [{ name: 'k3s-prod-1', members: three, nodePresent: false }, { name: 'k3s-prod-3', members: three, nodePresent: false }]);
+    expect(v.facts?.orphanMembers.map((m) => m.id)).toEqual(['b2']);
+  });
+});
+
+describe('--replace: the founder role for this run', () => {
+  const hostsOf = (phases: Phase[], id: string) => phases.find((p) => p.id === id)!.hosts({ inventory: inv }).map((h) => h.name);
+
+  it('stays where it is when another server is replaced', () => {
+    const phases = allPhases();
+    expect(replacePlan(inv, 'k3s-prod-2').phases(phases)).toBe(phases);
+  });
+
+  it('moves to the first other server for the k3s phases when the founder is replaced: the old founder joins it, never cluster-init', () => {
+    const phases = replacePlan(inv, 'k3s-prod-1').phases(allPhases());
+    expect(hostsOf(phases, 'k3s-founder')).toEqual(['k3s-prod-2']);
+    expect(hostsOf(phases, 'k3s-join')).toEqual(['k3s-prod-1', 'k3s-prod-3']);
+    // Once it has joined, the founder is the founder again for what follows.
+    expect(hostsOf(phases, 'cilium')).toEqual(['k3s-prod-1']);
+    const run = withoutFounder(inv, 'k3s-prod-1');
+    const old = serverRefs(run).find((h) => h.name === 'k3s-prod-1')!;
+    const config = parse(serverConfig(run, old, 't'));
+    expect(config.server).toBe('https://192.168.2.11:6443');
+    expect(config['cluster-init']).toBeUndefined();
+  });
+
+  it('refuses a name that is not a server', () => {
+    expect(() => replacePlan(inv, 'k3s-prod-9')).toThrow('--replace k3s-prod-9: not a server of the inventory (servers: k3s-prod-1, k3s-prod-2, k3s-prod-3)');
+    expect(() => replacePlan(inv, 'worker-1')).toThrow(/an agent holds no etcd member/);
+  });
+});
+
+describe('how a server joins: kept once it holds a datastore', () => {
+  const [founder, joiner] = serverRefs(inv);
+  const key = (host = founder, datastore = '', joinLine = '', replacing = false) => joinKeyFor({ inv, host, replacing, datastore, joinLine });
+
+  it('by role on a fresh server', () => {
+    expect(key(founder)).toEqual({ 'cluster-init': true });
+    expect(key(joiner)).toEqual({ server: 'https://192.168.2.10:6443' });
+  });
+
+  it('as its config says once it has data: a rebuilt founder that joined a survivor keeps server:', () => {
+    expect(key(founder, 'present\n', 'server: https://192.168.2.11:6443\n')).toEqual({ server: 'https://192.168.2.11:6443' });
+    expect(key(joiner, 'present\n', 'cluster-init: true\n')).toEqual({ 'cluster-init': true });
+    expect(key(founder, 'present\n', '')).toEqual({ 'cluster-init': true });
+  });
+
+  it('by role again for the server being replaced (its data is wiped before it joins)', () => {
+    expect(key(joiner, 'present\n', 'server: https://192.168.2.12:6443\n', true)).toEqual({ server: 'https://192.168.2.10:6443' });
+  });
+});
+
+describe('--replace on the command line', () => {
+  it('is a run option', () => {
+    expect(parseCommand(['prod', '--replace', 'k3s-prod-2', '--check'])).toMatchObject({ kind: 'run', env: 'prod', replace: 'k3s-prod-2', check: true });
+    expect(parseCommand(['prod'])).not.toHaveProperty('replace');
+  });
+
+  it('refuses selections that would skip the replace, and other commands', () => {
+    expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--from', 'kube-vip'])).toThrow(UsageError);
+    expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--only', 'verify'])).toThrow('--replace runs from the first phase: it cannot be combined with --only');
+    expect(() => parseCommand(['verify', 'prod', '--replace', 'k3s-prod-2'])).toThrow('--replace belongs to a run');
+  });
+});
