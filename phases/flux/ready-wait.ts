@@ -6,7 +6,7 @@ import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
-import { describeObject, fluxState, isReady, literalVariables, readyCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';
+import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, type FluxObject, type FluxVerdict } from './root-cause.ts';
 
 const POLL_MS = 3_000;
 const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
@@ -35,8 +35,21 @@ export function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
 
 const finalKey = (v: FluxVerdict) => `${v.causeId} ${v.object} ${v.reason} ${v.message}`;
 
+/**
+ * Asks the controllers to reconcile now, as `flux reconcile kustomization --with-source` does, so the wait
+ * judges the branch's head and not a status from before this run (a new deploy key, a new revision).
+ * Harmless to repeat: it changes no spec, only the request token the controllers answer.
+ */
+export async function requestReconcile(ctx: RunContext, host: HostRef): Promise<void> {
+  const token = new Date(ctx.clock.now()).toISOString();
+  for (const kind of ['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']) {
+    await kubectl(ctx, host, `annotate --overwrite ${kind} --all -A ${REQUESTED_AT}=${token}`).catch(() => undefined);
+  }
+}
+
 /** Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise. */
 export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal): Promise<void> {
+  await requestReconcile(ctx, host);
   let last: FluxVerdict[] = [];
   let previous = new Set<string>();
   do {

@@ -12,12 +12,20 @@ export interface Condition {
 
 export interface FluxObject {
   kind?: string;
-  metadata: { name: string; namespace?: string; generation?: number };
+  metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string> };
   spec?: {
     dependsOn?: { name: string; namespace?: string }[];
     sourceRef?: { kind?: string; name: string; namespace?: string };
   };
-  status?: { observedGeneration?: number; conditions?: Condition[] };
+  status?: {
+    observedGeneration?: number;
+    conditions?: Condition[];
+    lastHandledReconcileAt?: string;
+    /** A source's: what it fetched last. */
+    artifact?: { revision?: string };
+    /** A Kustomization's: the source revision it tried last. */
+    lastAttemptedRevision?: string;
+  };
 }
 
 export interface FluxVerdict {
@@ -44,17 +52,30 @@ export function readyCondition(o: FluxObject): Condition | undefined {
   return o.status?.conditions?.find((c) => c.type === 'Ready');
 }
 
-export function isReady(o: FluxObject): boolean {
-  const c = readyCondition(o);
-  // A Ready of an older generation says nothing about the spec now applied.
-  return c?.status === 'True' && (o.status?.observedGeneration ?? 0) >= (o.metadata.generation ?? 0);
+/** The annotation `flux reconcile` sets; the controller copies it to status.lastHandledReconcileAt when done. */
+export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+
+/**
+ * The status speaks of the object as it is now: its generation observed, a reconcile request handled,
+ * and (for a Kustomization, when its source is known) the source's current revision attempted.
+ */
+export function current(o: FluxObject, sourceRevision?: string): boolean {
+  if ((o.status?.observedGeneration ?? 0) < (o.metadata.generation ?? 0)) return false;
+  const req = o.metadata.annotations?.[REQUESTED_AT];
+  if (req !== undefined && o.status?.lastHandledReconcileAt !== req) return false;
+  return sourceRevision === undefined || o.status?.lastAttemptedRevision === undefined || o.status.lastAttemptedRevision === sourceRevision;
 }
 
-/** Failed for the current generation with a reason that is not "still working". */
-function failedForGood(o: FluxObject): boolean {
+export function isReady(o: FluxObject, sourceRevision?: string): boolean {
+  // A Ready of an older generation (or from before a reconcile request) says nothing about now.
+  return readyCondition(o)?.status === 'True' && current(o, sourceRevision);
+}
+
+/** Failed, now, with a reason that is not "still working". */
+function failedForGood(o: FluxObject, sourceRevision?: string): boolean {
   const c = readyCondition(o);
   if (c?.status !== 'False' || PENDING_REASONS.has(c.reason ?? '')) return false;
-  return (o.status?.observedGeneration ?? 0) >= (o.metadata.generation ?? 0);
+  return current(o, sourceRevision);
 }
 
 /** The verdict for a GitRepository that is not Ready. */
@@ -73,12 +94,12 @@ const STRICT_VARIABLE = /variable not set|strict mode/i;
 const NO_MATCHES = /no matches for kind/i;
 
 /** The cause of a Kustomization that fails for its own reason (not a dependency's). */
-export function classifyKustomization(k: FluxObject): FluxVerdict {
+export function classifyKustomization(k: FluxObject, sourceRevision?: string): FluxVerdict {
   const c = readyCondition(k);
   const reason = c?.reason ?? 'NoReadyCondition';
   const message = c?.message ?? 'the kustomize-controller has not reconciled it yet';
-  const base = { object: describeObject('Kustomization', k), reason, message, final: failedForGood(k) };
-  if (c?.status !== 'False') return { ...base, causeId: 'FLUX_RECONCILIATION_FAILED' };
+  const base = { object: describeObject('Kustomization', k), reason, message, final: failedForGood(k, sourceRevision) };
+  if (c?.status !== 'False') return { ...base, causeId: 'FLUX_RECONCILIATION_FAILED', message: c?.status === 'True' ? `${message} (not yet of the current generation, reconcile request or source revision)` : message };
   if (STRICT_VARIABLE.test(message)) return { ...base, causeId: 'FLUX_SUBSTITUTION_FAILED' };
   if (NO_MATCHES.test(message)) return { ...base, causeId: 'FLUX_CRD_NOT_INSTALLED' };
   if (reason === 'HealthCheckFailed') return { ...base, causeId: 'FLUX_HEALTHCHECK_FAILED' };
@@ -90,15 +111,15 @@ export function classifyKustomization(k: FluxObject): FluxVerdict {
  * Follows dependsOn from `k` to the first Kustomization that is not Ready for its own reason. A missing
  * dependency is a root of its own (returned as a name). Cycles end where they close.
  */
-export function rootOf(k: FluxObject, byKey: Map<string, FluxObject>, seen = new Set<string>()): FluxObject | { missing: string } {
+export function rootOf(k: FluxObject, byKey: Map<string, FluxObject>, seen = new Set<string>(), revisionOf: (k: FluxObject) => string | undefined = () => undefined): FluxObject | { missing: string } {
   seen.add(key(k));
   if (readyCondition(k)?.reason !== 'DependencyNotReady') return k;
   for (const d of k.spec?.dependsOn ?? []) {
     const dk = `${d.namespace ?? k.metadata.namespace ?? 'default'}/${d.name}`;
     const dep = byKey.get(dk);
     if (!dep) return { missing: dk };
-    if (isReady(dep) || seen.has(dk)) continue;
-    return rootOf(dep, byKey, seen);
+    if (isReady(dep, revisionOf(dep)) || seen.has(dk)) continue;
+    return rootOf(dep, byKey, seen, revisionOf);
   }
   // Every dependency is Ready now: the controller has not retried yet.
   return k;
@@ -114,19 +135,21 @@ export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): 
     verdicts.push(sourceVerdict(s));
   }
   const byKey = new Map(kustomizations.map((k) => [key(k), k]));
+  const sourceKey = (k: FluxObject) => (k.spec?.sourceRef ? `${k.spec.sourceRef.namespace ?? k.metadata.namespace ?? 'default'}/${k.spec.sourceRef.name}` : '');
+  const revisions = new Map(sources.map((s) => [key(s), s.status?.artifact?.revision]));
+  const revisionOf = (k: FluxObject) => revisions.get(sourceKey(k));
   const roots = new Map<string, { verdict: FluxVerdict; waiting: string[] }>();
   for (const k of kustomizations) {
-    if (isReady(k)) continue;
+    if (isReady(k, revisionOf(k))) continue;
     // A Kustomization whose source cannot be fetched is explained by the source's verdict.
-    const ref = k.spec?.sourceRef;
-    if (ref && badSources.has(`${ref.namespace ?? k.metadata.namespace ?? 'default'}/${ref.name}`)) continue;
-    const root = rootOf(k, byKey);
+    if (badSources.has(sourceKey(k))) continue;
+    const root = rootOf(k, byKey, new Set(), revisionOf);
     const rootKey = 'missing' in root ? root.missing : key(root);
     if (!roots.has(rootKey)) {
       const verdict: FluxVerdict =
         'missing' in root
           ? { causeId: 'FLUX_DEPENDENCY_NOT_READY', object: `Kustomization ${root.missing}`, reason: 'DependencyNotFound', message: `Kustomization ${root.missing} does not exist, and ${describeObject('Kustomization', k)} depends on it`, final: true }
-          : classifyKustomization(root);
+          : classifyKustomization(root, revisionOf(root));
       roots.set(rootKey, { verdict, waiting: [] });
     }
     if ('missing' in root || root !== k) roots.get(rootKey)!.waiting.push(describeObject('Kustomization', k));

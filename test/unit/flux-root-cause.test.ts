@@ -91,6 +91,30 @@ describe('fluxState', () => {
   });
 });
 
+describe('a status from before this run is not an answer', () => {
+  const requested = (o: FluxObject, req: string, handled?: string): FluxObject => ({
+    ...o,
+    metadata: { ...o.metadata, annotations: { 'reconcile.fluxcd.io/requestedAt': req } },
+    status: { ...o.status, ...(handled ? { lastHandledReconcileAt: handled } : {}) },
+  });
+
+  it('a reconcile request not handled yet: pending, even if the old status says Ready or failed', () => {
+    expect(fluxState([requested(src(SRC_OK), 't2', 't1')], [])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', final: false }] });
+    expect(fluxState([requested(src(['False', 'AuthenticationFailed', 'x']), 't2', 't1')], [])).toMatchObject({ ready: false, verdicts: [{ final: false }] });
+    expect(fluxState([requested(src(SRC_OK), 't2', 't2')], [])).toEqual({ ready: true });
+  });
+
+  it("a Kustomization that has not attempted its source's current revision: pending", () => {
+    const source = { ...src(SRC_OK), status: { ...src(SRC_OK).status, artifact: { revision: 'main@sha1:new' } } };
+    const old = { ...ks('flux-system', OK), status: { ...ks('flux-system', OK).status, lastAttemptedRevision: 'main@sha1:old' } };
+    expect(fluxState([source], [old])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', final: false }] });
+    const failedOld = { ...ks('p', ['False', 'BuildFailed', 'x']), status: { ...ks('p', ['False', 'BuildFailed', 'x']).status, lastAttemptedRevision: 'main@sha1:old' } };
+    expect(fluxState([source], [failedOld])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_BUILD_FAILED', final: false }] });
+    const now = { ...old, status: { ...old.status, lastAttemptedRevision: 'main@sha1:new' } };
+    expect(fluxState([source], [now])).toEqual({ ready: true });
+  });
+});
+
 describe('classifyKustomization', () => {
   const c = (reason: string, message: string, status = 'False') => classifyKustomization(ks('k', [status, reason, message]));
   it.each([
