@@ -1,6 +1,7 @@
 // The add-on twins a k3s server runs once its API serves (one call per server, from the k3s twin's
 // startup): the DaemonSet controller + kubelet for this node's kube-vip and Cilium agent pods, the
-// embedded helm-controller, the cilium-operator's status, and the pods/log endpoint of the API.
+// embedded helm-controller, the cilium-operator's status, Flux's controllers (once Flux is installed), and
+// the pods/log endpoint of the API.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddonContext } from './context.ts';
 import { DaemonSetKubelet } from './daemonsets.ts';
@@ -12,6 +13,7 @@ import { ciliumAgentProgram } from './cilium/program.ts';
 import { updateOperatorStatus } from './cilium/operator.ts';
 import { updateCoreDns } from './coredns.ts';
 import { PodLogs } from './pod-logs.ts';
+import { FluxControllers } from './flux/index.ts';
 
 export type { AddonContext } from './context.ts';
 
@@ -30,8 +32,10 @@ export function startAddons(given: AddonContext): Addons {
   const logs = new PodLogs(ctx.etcd, ctx.root ? `${ctx.root}/var/log/pods` : undefined);
   const kubelet = new DaemonSetKubelet(ctx, logs, [kubeVipProgram(net), ciliumAgentProgram()]);
   const helm = new HelmController(ctx);
+  const flux = new FluxControllers(ctx);
   kubelet.start();
   helm.start();
+  flux.start();
   let stopped = false;
   const operator = async () => {
     await updateOperatorStatus(ctx).catch(() => undefined);
@@ -44,6 +48,7 @@ export function startAddons(given: AddonContext): Addons {
     stop: async () => {
       stopped = true;
       helm.stop();
+      flux.stop();
       await kubelet.stop();
       await logs.flush();
     },
