@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { host, hostExec } from '../../lab/api.ts';
+import { NET } from '../../lab/config.ts';
 import { bootstrap, freshStateDir, resetCluster, voters } from '../support/cluster.ts';
 import { repoRoot } from '../support/cli.ts';
 import { describeAsRoot } from '../support/env.ts';
@@ -13,6 +14,25 @@ import { ensureLab } from '../support/lab.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const ETCDCTL = 'etcdctl --endpoints http://127.0.0.1:2379';
+const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
+const HOLDER = "get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` every 2 s until it is true; throws `what` after `ms`. */
+async function until(what: string, probe: () => Promise<boolean>, ms = 180_000) {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (await probe()) return;
+    await sleep(2_000);
+  }
+  throw new Error(`${what}: not within ${ms / 1000} s`);
+}
+
+/** The cilium DaemonSet rolled out its current template on every node (the twin reports what kubectl reads). */
+async function ciliumRolledOut() {
+  const r = await kubectl('-n kube-system rollout status daemonset/cilium --timeout=240s');
+  expect(r.code, r.stderr).toBe(0);
+}
 
 interface VerifyRun {
   code: number | null;
@@ -185,4 +205,91 @@ describeAsRoot('bootstrap verify lab', () => {
     }
     expectWithinBudget(r);
   }, 300_000);
+
+  it('the kube-vip lease held by no server (a retired name) is VIP_LEASE_NOT_HELD, although the VIP answers', async () => {
+    const holder = (await kubectl(HOLDER)).stdout.trim();
+    // The VIP as kube-vip put it on the holder: address/prefix and interface.
+    const vipLine = (await hostExec(holder, `ip -o -4 addr show | grep -F ' ${NET.vip}/'`)).stdout.trim();
+    const [, dev, cidr] = /^\d+:\s+(\S+)\s+inet\s+(\S+)/.exec(vipLine) ?? [];
+    expect(cidr, vipLine).toMatch(new RegExp(`^${NET.vip.replaceAll('.', '\\.')}/\\d+$`));
+    heal.push(async () => {
+      await hostExec(holder, `ip addr del ${cidr} dev ${dev}`, { allowFail: true });
+      await kubectl(`-n kube-system patch daemonset kube-vip-ds --type json -p '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]'`);
+      // A new kube-vip takes the lease over once the retired holder's record stayed unchanged for 15 s.
+      await until('kube-vip holds the lease and answers on the VIP again', async () => {
+        const now = (await kubectl(HOLDER)).stdout.trim();
+        const vip = await hostExec('k3s-lab-2', `curl -sk -o /dev/null -w '%{http_code}' --max-time 2 https://${NET.vip}:6443/livez; true`);
+        return SERVERS.includes(now) && vip.stdout.trim() !== '000';
+      });
+    });
+    // kube-vip stopped on every server (it gives the VIP up as it stops), the VIP kept on the old holder by
+    // hand — as an address left behind would — and the lease naming a server that is gone.
+    await kubectl(`-n kube-system patch daemonset kube-vip-ds --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"verify-lease":"nowhere"}}}}}'`);
+    await until('every kube-vip stopped', async () => {
+      const scheduled = (await kubectl("-n kube-system get daemonset kube-vip-ds -o jsonpath='{.status.currentNumberScheduled}'")).stdout.trim();
+      const still = await Promise.all(SERVERS.map((s) => hostExec(s, `ip -o -4 addr show | grep -cF ' ${NET.vip}/'; true`)));
+      return scheduled === '0' && still.every((r) => r.stdout.trim() === '0');
+    });
+    await hostExec(holder, `ip addr add ${cidr} dev ${dev}`);
+    await kubectl(`-n kube-system patch lease plndr-cp-lock --type merge -p '{"spec":{"holderIdentity":"k3s-retired-4"}}'`);
+    const r = await verify([], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    expect(rows(r, 'api-ready').every((e) => e.ok)).toBe(true);
+    expect(stops(r)).toEqual([expect.objectContaining({ cause: 'VIP_LEASE_NOT_HELD', host: 'k3s-lab-1' })]);
+    expect(stops(r)[0].evidence.seen).toBe('held by k3s-retired-4, which is no server of the inventory');
+    expect(rows(r, 'vip-lease')).toEqual([expect.objectContaining({ ok: false, detail: 'held by k3s-retired-4, which is no server of the inventory' })]);
+    expectWithinBudget(r);
+  }, 400_000);
+
+  it('agents repointed at a server address are AGENT_SERVICE_HOST_DRIFT, read from the running agents', async () => {
+    const server = host('k3s-lab-2').address;
+    heal.push(async () => {
+      await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${NET.vip}`);
+      await ciliumRolledOut();
+    });
+    // A server's address works (its certificate names it), so the agents roll out Ready: only verify's
+    // reading of the running agents shows they no longer dial the VIP.
+    await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${server}`);
+    await ciliumRolledOut();
+    const r = await verify([], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    const causes = stops(r);
+    expect(causes.map((c) => [c.cause, c.host])).toEqual(SERVERS.map((s) => ['AGENT_SERVICE_HOST_DRIFT', s]));
+    for (const c of causes) expect(c.evidence.seen).toMatch(new RegExp(`^agent cilium-\\w+ dials ${server.replaceAll('.', '\\.')}, not the VIP ${NET.vip.replaceAll('.', '\\.')}$`));
+    expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual(SERVERS.map((s) => [s, false]));
+    expectWithinBudget(r);
+  }, 600_000);
+
+  it('an agent running without kube-proxy replacement is KPR_MISMATCH, read from its status API', async () => {
+    // A DaemonSet's pod is named after its node and template, so the one created again has the same name: its uid tells them apart.
+    const agentOn = async (node: string): Promise<{ name: string; uid: string; ready: boolean }> => {
+      const pods = JSON.parse((await kubectl('-n kube-system get pods -l k8s-app=cilium -o json')).stdout || '{"items":[]}').items;
+      const p = pods.find((x: any) => x.spec?.nodeName === node && !x.metadata.deletionTimestamp);
+      const ready = (p?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+      return { name: p?.metadata.name ?? '', uid: p?.metadata.uid ?? '', ready };
+    };
+    const kpr = (value: string) => kubectl(`-n kube-system patch configmap cilium-config --type merge -p '{"data":{"kube-proxy-replacement":"${value}"}}'`);
+    /** Deletes the agent on k3s-lab-2 and waits until the DaemonSet's new one is Ready. */
+    const restartAgent = async () => {
+      const old = await agentOn('k3s-lab-2');
+      await kubectl(`-n kube-system delete pod ${old.name}`);
+      await until('a new Ready agent on k3s-lab-2', async () => {
+        const now = await agentOn('k3s-lab-2');
+        return now.uid !== '' && now.uid !== old.uid && now.ready;
+      });
+    };
+    heal.push(async () => {
+      await kpr('true');
+      await restartAgent();
+    });
+    // The agent reads its configuration when it starts: one restarted after the change runs without it.
+    await kpr('false');
+    await restartAgent();
+    const r = await verify([], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    expect(stops(r)).toEqual([expect.objectContaining({ cause: 'KPR_MISMATCH', host: 'k3s-lab-2', message: 'The running Cilium agent on k3s-lab-2 does not replace kube-proxy' })]);
+    expect(stops(r)[0].evidence.seen).toMatch(/^agent cilium-\w+ reports kube-proxy-replacement mode False$/);
+    expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual([['k3s-lab-1', true], ['k3s-lab-2', false], ['k3s-lab-3', true]]);
+    expectWithinBudget(r);
+  }, 600_000);
 });
