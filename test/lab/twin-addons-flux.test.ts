@@ -138,6 +138,13 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(after.spec.template).toEqual(before.spec.template);
     expect(after.metadata.generation).toBe(before.metadata.generation);
     expect(after.metadata.labels).toMatchObject({ 'helm.toolkit.fluxcd.io/name': 'cilium' });
+    // The hand-over: k3s's helm-controller leaves an unmanaged HelmChart alone, and deleting it keeps the release.
+    await kubectl('annotate --overwrite -n kube-system helmchart.helm.cattle.io/cilium helmcharts.helm.cattle.io/unmanaged=true');
+    await kubectl('delete -n kube-system helmchart.helm.cattle.io/cilium');
+    await new Promise((r) => setTimeout(r, 4000)); // a round of both helm-controllers
+    expect(await kubectl('get secrets -n kube-system -l owner=helm,name=cilium,status=deployed -o name')).toBe('secret/sh.helm.release.v1.cilium.v2\n');
+    expect((await dsTemplate()).metadata.generation).toBe(before.metadata.generation);
+    expect(await ready('helmrelease', 'cilium', 'True', 'kube-system')).toMatchObject({ reason: 'UpgradeSucceeded' });
     const inv = JSON.parse(await kubectl('get kustomization -n flux-system flux-system -o jsonpath={.status.inventory.entries}'));
     expect(inv.map((e: any) => e.id).sort()).toEqual(['flux-system_cluster-vars__ConfigMap', 'flux-system_platform_kustomize.toolkit.fluxcd.io_Kustomization']);
   });

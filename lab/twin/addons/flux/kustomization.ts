@@ -8,6 +8,7 @@ import { posix } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { kustomizeBuild } from '../../../../phases/cilium/kustomize.ts';
 import type { ResourceInfo } from '../../api/resources.ts';
+import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';
 import type { AddonContext } from '../context.ts';
 import { type Condition, builtin, due, durationMs, findKind, handled, isReady, withConditions, writeStatus } from './common.ts';
@@ -133,9 +134,19 @@ async function applyAll(ctx: AddonContext, docs: any[]): Promise<void> {
   for (const o of rest) {
     const info = await findKind(ctx, o.apiVersion, o.kind);
     if (!info) throw new Stop('ReconciliationFailed', dryRunNoMatch(o));
+    const ns = o.metadata?.namespace ?? 'default';
+    if (info.namespaced && !(await ctx.store.tryGet(builtin('namespaces'), undefined, ns))) throw new Stop('ReconciliationFailed', `${fmtObject(o)} dry-run failed: namespaces "${ns}" not found`);
     infos.push(info);
   }
-  for (let i = 0; i < rest.length; i++) await applyOne(ctx, infos[i], rest[i]);
+  for (let i = 0; i < rest.length; i++) {
+    try {
+      await applyOne(ctx, infos[i], rest[i]);
+    } catch (e) {
+      // What the API refuses (an invalid object) upstream's dry run would have named.
+      if (e instanceof ApiError) throw new Stop('ReconciliationFailed', `${fmtObject(rest[i])} dry-run failed: ${e.message}`);
+      throw e;
+    }
+  }
 }
 
 async function prune(ctx: AddonContext, old: { id: string; v: string }[], now: { id: string; v: string }[]): Promise<void> {
