@@ -42,8 +42,14 @@ const finalKey = (v: FluxVerdict) => `${v.causeId} ${v.object} ${v.reason} ${v.m
  */
 export async function requestReconcile(ctx: RunContext, host: HostRef): Promise<void> {
   const token = new Date(ctx.clock.now()).toISOString();
-  for (const kind of ['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']) {
-    await kubectl(ctx, host, `annotate --overwrite ${kind} --all -A ${REQUESTED_AT}=${token}`).catch(() => undefined);
+  const seen = await listFlux(ctx, host);
+  if (!seen) return;
+  // Per namespace: kubectl before 1.30 has no --all-namespaces for annotate.
+  const targets = new Set([...seen.sources, ...seen.kustomizations].map((o) => `${o.kind === 'GitRepository' ? 'gitrepositories.source.toolkit.fluxcd.io' : 'kustomizations.kustomize.toolkit.fluxcd.io'} --all -n ${o.metadata.namespace}`));
+  for (const t of targets) {
+    const command = `annotate --overwrite ${t} ${REQUESTED_AT}=${token}`;
+    const res = await kubectl(ctx, host, command);
+    if (res.code !== 0) throw new CauseError('APPLY_FAILED', { host: host.name, evidence: { command: `kubectl ${command}`, exitCode: res.code, excerpt: res.stderr.trim().slice(-500) } });
   }
 }
 

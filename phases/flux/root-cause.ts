@@ -71,10 +71,14 @@ export function isReady(o: FluxObject, sourceRevision?: string): boolean {
   return readyCondition(o)?.status === 'True' && current(o, sourceRevision);
 }
 
+/** A Kustomization's path that is not in the source: reported as ArtifactFailed, yet no retry finds it. */
+const PATH_NOT_FOUND = /kustomization path not found/i;
+
 /** Failed, now, with a reason that is not "still working". */
 function failedForGood(o: FluxObject, sourceRevision?: string): boolean {
   const c = readyCondition(o);
-  if (c?.status !== 'False' || PENDING_REASONS.has(c.reason ?? '')) return false;
+  if (c?.status !== 'False') return false;
+  if (PENDING_REASONS.has(c.reason ?? '') && !PATH_NOT_FOUND.test(c.message ?? '')) return false;
   return current(o, sourceRevision);
 }
 
@@ -103,7 +107,7 @@ export function classifyKustomization(k: FluxObject, sourceRevision?: string): F
   if (STRICT_VARIABLE.test(message)) return { ...base, causeId: 'FLUX_SUBSTITUTION_FAILED' };
   if (NO_MATCHES.test(message)) return { ...base, causeId: 'FLUX_CRD_NOT_INSTALLED' };
   if (reason === 'HealthCheckFailed') return { ...base, causeId: 'FLUX_HEALTHCHECK_FAILED' };
-  if (reason === 'BuildFailed') return { ...base, causeId: 'FLUX_BUILD_FAILED' };
+  if (reason === 'BuildFailed' || PATH_NOT_FOUND.test(message)) return { ...base, causeId: 'FLUX_BUILD_FAILED' };
   return { ...base, causeId: 'FLUX_RECONCILIATION_FAILED' };
 }
 

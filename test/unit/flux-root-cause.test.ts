@@ -122,12 +122,14 @@ describe('classifyKustomization', () => {
     ['ReconciliationFailed', 'CDI/cdi dry-run failed: no matches for kind "CDI" in version "cdi.kubevirt.io/v1beta1"', 'FLUX_CRD_NOT_INSTALLED'],
     ['HealthCheckFailed', 'health check failed after 30s: timeout waiting for: [Deployment/apps/web status: InProgress]', 'FLUX_HEALTHCHECK_FAILED'],
     ['BuildFailed', 'kustomize build failed: map[string]interface {}(nil): yaml: unmarshal errors', 'FLUX_BUILD_FAILED'],
+    ['ArtifactFailed', 'kustomization path not found: stat ./tiers/missing: no such file or directory', 'FLUX_BUILD_FAILED'],
     ['ReconciliationFailed', 'Namespace/x apply failed: admission webhook denied the request', 'FLUX_RECONCILIATION_FAILED'],
   ])('%s "%s" → %s (final)', (reason, message, cause) => {
     expect(c(reason, message)).toMatchObject({ causeId: cause, reason, message, final: true, object: 'Kustomization flux-system/k' });
   });
 
-  it('Progressing is not final; no condition at all is not final', () => {
+  it('Progressing is not final; no condition at all is not final; a source artifact not there yet is not final', () => {
+    expect(c('ArtifactFailed', 'Source artifact not found, retrying in 30s')).toMatchObject({ causeId: 'FLUX_RECONCILIATION_FAILED', final: false });
     expect(c('Progressing', 'Reconciliation in progress', 'Unknown')).toMatchObject({ causeId: 'FLUX_RECONCILIATION_FAILED', final: false });
     expect(classifyKustomization(ks('k', undefined))).toMatchObject({ reason: 'NoReadyCondition', final: false });
   });
