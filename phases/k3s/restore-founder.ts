@@ -8,11 +8,14 @@ import { applyChange, tail } from '../../src/engine/apply.ts';
 import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
+import { shq } from '../../src/util/shell.ts';
 import { joinerRefs } from '../hosts.ts';
 import { DATA_DIR, K3S_BIN, SERVER_ROLE } from './render.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 const RESET_BUDGET_MS = 600_000;
+// A reinstalled server has no k3s unit yet: nothing to stop is not a failure.
+const stopUnlessAbsent = `sh -c ${shq(`systemctl stop ${SERVER_ROLE.unit} || [ "$(systemctl show -p LoadState --value ${SERVER_ROLE.unit})" = not-found ]`)}`;
 export const RESTORE_DIR = `${DATA_DIR}/server/restore`;
 
 export function restoreStep(backup: Backup): Step {
@@ -32,7 +35,7 @@ export function restoreStep(backup: Backup): Step {
       if (markedWith(probe.marker.stdout, id) && probe.ready.stdout.trim() === 'ok') return { changes: [], facts: { restoredNow: false } };
       const others = joinerRefs(ctx.inventory).filter((h) => h.name !== host.name);
       const changes: Change[] = [
-        ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true })),
+        ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true })),
         ...(probe.active.stdout.trim() === 'inactive' ? [] : [{ kind: 'command', description: 'stop k3s here before the restore', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true } as Change]),
         { kind: 'upload', localPath: backup.snapshot, path: remotePath, mode: '0600', sha256: backup.manifest.sha256, currentSha256: null },
         { kind: 'command', description: "check the uploaded snapshot's sha256 on the host", command: `echo ${backup.manifest.sha256}' '${remotePath} | sha256sum -c --status -`, sudo: true },

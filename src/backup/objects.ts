@@ -7,14 +7,16 @@
  * neither says whether the restore kept the cluster's state.
  */
 export const VOLATILE_KINDS = new Set(['Pod', 'Event']);
-const VOLATILE_RESOURCES = new Set(['pods', 'events', 'events.events.k8s.io']);
+// metrics.k8s.io types are computed live by metrics-server, never stored: an unavailable metrics API
+// must not make a backup impossible.
+const VOLATILE_RESOURCES = /^(pods|events|events\.events\.k8s\.io|[\w-]+\.metrics\.k8s\.io)$/;
 
 /** The resource types to list, from `kubectl api-resources --verbs=list -o name`. */
 export function listableResources(apiResources: string): string[] {
   return apiResources
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l && !VOLATILE_RESOURCES.has(l));
+    .filter((l) => l && !VOLATILE_RESOURCES.test(l));
 }
 
 /**
@@ -26,7 +28,7 @@ export function listObjectsCommand(kubectl = 'k3s kubectl'): string {
   const tpl = `{range .items[*]}{.kind}{" "}{.metadata.namespace}{" "}{.metadata.name}{"\\n"}{end}`;
   return [
     'set -e',
-    `for r in $(${kubectl} api-resources --verbs=list -o name | grep -vxE 'pods|events|events\\.events\\.k8s\\.io'); do`,
+    `for r in $(${kubectl} api-resources --verbs=list -o name | grep -vxE '${VOLATILE_RESOURCES.source.slice(2, -2)}'); do`,
     `  ${kubectl} get "$r" -A -o jsonpath='${tpl}'`,
     'done',
   ].join('\n');

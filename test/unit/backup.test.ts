@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkBackup } from '../../src/backup/checks.ts';
-import { countsByKind, missingObjects, objectKeys } from '../../src/backup/objects.ts';
+import { countsByKind, listableResources, missingObjects, objectKeys } from '../../src/backup/objects.ts';
 import { type BackupManifest, backupId, fileSha256, listBackups, readBackupToken, resolveBackup, writeBackup } from '../../src/backup/store.ts';
 import { compareK3sVersions, versionFromOutput } from '../../src/backup/version.ts';
 
@@ -28,6 +28,10 @@ describe('object inventory', () => {
   it('keys objects by kind/namespace/name; cluster-scoped ones have an empty namespace; Pods and Events are left out', () => {
     const listing = 'ConfigMap default dr-1\nNode  k3s-lab-1\nPod kube-system coredns-x\nEvent default e.1\nConfigMap default dr-1\n\n';
     expect(objectKeys(listing)).toEqual(['ConfigMap/default/dr-1', 'Node//k3s-lab-1']);
+  });
+
+  it('lists every type but Pods, Events and the live metrics API', () => {
+    expect(listableResources('configmaps\npods\nevents\nevents.events.k8s.io\nnodes.metrics.k8s.io\npods.metrics.k8s.io\nwidgets.drill.example.com\n')).toEqual(['configmaps', 'widgets.drill.example.com']);
   });
 
   it('counts by kind and names what is missing', () => {

@@ -1,5 +1,8 @@
 // Datastore checks shared by normal starts and cluster resets.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import type { EtcdClient } from '../etcd/client.ts';
+import { type CAMaterial, type TlsPaths, readCAs, writeCAs } from '../pki.ts';
 import { log } from '../log.ts';
 import { secretHash } from '../token.ts';
 import { prepFail } from './bootstrap.ts';
@@ -26,11 +29,38 @@ export async function waitForQuorumRead(etcd: EtcdClient, joining: boolean): Pro
   }
 }
 
-/** The bootstrap data is bound to the token: another token against existing data is refused. */
-export async function checkBootstrapToken(etcd: EtcdClient, secret: string): Promise<void> {
-  const want = JSON.stringify({ token: secretHash(secret) });
+/**
+ * The bootstrap data (k3s pkg/cluster/bootstrap.go, storage.go): the cluster CAs, encrypted with a key
+ * derived from the token, in the datastore. Another token cannot open it and is refused. A server that
+ * holds the datastore but not the CAs on disk (a cluster-reset restore onto a reinstalled host) writes
+ * them from the datastore ("Reconciling bootstrap data between datastore and disk").
+ */
+export async function checkBootstrapToken(etcd: EtcdClient, secret: string, tls?: TlsPaths): Promise<void> {
   const cur = await etcd.get(BOOTSTRAP_KEY);
-  if (!cur) await etcd.putIf(BOOTSTRAP_KEY, want, 0);
-  else if (cur.value !== want) prepFail('bootstrap data already found and encrypted with different token');
+  const have = tls && existsSync(tls.serverCA) ? readCAs(tls) : undefined;
+  if (!cur) {
+    await etcd.putIf(BOOTSTRAP_KEY, JSON.stringify({ token: secretHash(secret), ...(have && { data: seal(have, secret) }) }), 0);
+    return;
+  }
+  const stored = JSON.parse(cur.value) as { token: string; data?: string };
+  if (stored.token !== secretHash(secret)) prepFail('bootstrap data already found and encrypted with different token');
+  if (!tls || have || !stored.data) return;
+  log.info('Reconciling bootstrap data between datastore and disk');
+  writeCAs(tls, open(stored.data, secret));
 }
 
+const keyOf = (secret: string) => createHash('sha256').update(`k3s-twin-bootstrap:${secret}`).digest();
+
+function seal(m: CAMaterial, secret: string): string {
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', keyOf(secret), iv);
+  const body = Buffer.concat([c.update(JSON.stringify(m)), c.final()]);
+  return Buffer.concat([iv, c.getAuthTag(), body]).toString('base64');
+}
+
+function open(sealed: string, secret: string): CAMaterial {
+  const raw = Buffer.from(sealed, 'base64');
+  const d = createDecipheriv('aes-256-gcm', keyOf(secret), raw.subarray(0, 12));
+  d.setAuthTag(raw.subarray(12, 28));
+  return JSON.parse(Buffer.concat([d.update(raw.subarray(28)), d.final()]).toString('utf8'));
+}

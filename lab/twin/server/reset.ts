@@ -42,9 +42,9 @@ export async function clusterReset(c: Ctx): Promise<void> {
   void member.child.exited.then((code) => finished || log.fatal(`etcd exited during cluster reset: ${member.lastError() || `exit status ${code}`}`));
   const etcd = localEtcd(c);
   await waitForQuorumRead(etcd, false);
-  await checkBootstrapToken(etcd, secret!);
-  // Only a token that opened the bootstrap data is written back to server/token.
   const tls = tlsPaths(c.p.dataDir);
+  await checkBootstrapToken(etcd, secret!, tls);
+  // Only a token that opened the bootstrap data is written back to server/token.
   if (str(c.s, 'token') && existsSync(tls.serverCA)) writeToken(c.p, readCAs(tls).serverCA, secret!);
   const members = await etcd.members();
   if (members.length !== 1) log.fatal(`etcd cluster reset left ${members.length} members`);

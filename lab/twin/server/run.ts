@@ -133,7 +133,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
 
   await waitForQuorumRead(etcd, booted.joining);
   log.info('ETCD server is now running');
-  await checkBootstrapToken(etcd, booted.secret);
+  await checkBootstrapToken(etcd, booted.secret, tls);
   for (const o of baseObjects()) {
     const info = (await registry.findKind(o.apiVersion, o.kind))!;
     if (!(await store.tryGet(info, o.metadata.namespace, o.metadata.name))) await store.create(info, o.metadata.namespace, o).catch(() => undefined);

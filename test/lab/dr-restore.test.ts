@@ -1,0 +1,192 @@
+// The disaster-recovery drill, through the commands of runbooks/dr-restore.md as an operator types them:
+// a cold build, 200 objects (ConfigMaps, Secrets, a CRD and its CRs), `bootstrap backup`, the whole lab
+// destroyed (`lab down`, `lab up`: new hosts, same addresses, new host keys), refusals of a backup without
+// its token and of a corrupted snapshot before any host is touched, the restore's plan (check mode changes
+// nothing), then `bootstrap lab --restore <backup>`: every object back with the same content, 3 voters, the
+// VIP up, verify passing. One cluster for the whole file; it ends healthy (restored) for the next file.
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { down, hostExec, up } from '../../lab/api.ts';
+import { NET, OPS_USER, paths } from '../../lab/config.ts';
+import { labInventoryWithGitops } from '../../lab/gitops-inventory.ts';
+import { lastBuiltPhase } from '../../phases/k3s/restore-mode.ts';
+import { allPhases } from '../../phases/index.ts';
+import { validatedOrder } from '../../src/engine/dag-rules.ts';
+import { listBackups } from '../../src/backup/store.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab, hosts } from '../support/lab.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from '../support/cluster.ts';
+import { labBlock, runBlock } from '../support/runbook-blocks.ts';
+import { repoRoot } from '../support/cli.ts';
+
+const RUNBOOK = readFileSync(`${repoRoot}/runbooks/dr-restore.md`, 'utf8');
+const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+const NS = 'dr-drill';
+const LONG = 1_200_000;
+const LAST = lastBuiltPhase(validatedOrder(allPhases()))!;
+const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
+
+/** 200 objects: the namespace, a CRD, 50 of its CRs, 74 ConfigMaps and 74 Secrets. */
+function drillObjects(): { crd: string; rest: string } {
+  const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.drill.example.com}
+spec:
+  group: drill.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`;
+  const docs = [`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}`];
+  for (let i = 0; i < 50; i++) docs.push(`apiVersion: drill.example.com/v1\nkind: Widget\nmetadata: {name: w-${i}, namespace: ${NS}}\nspec: {size: ${i}, colour: "c${i % 7}"}`);
+  for (let i = 0; i < 74; i++) docs.push(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-${i}, namespace: ${NS}}\ndata: {i: "${i}", text: "config ${i * 31}"}`);
+  for (let i = 0; i < 74; i++) docs.push(`apiVersion: v1\nkind: Secret\nmetadata: {name: s-${i}, namespace: ${NS}}\ntype: Opaque\nstringData: {password: "pw-${i}-${(i * 7919) % 1000}"}`);
+  return { crd, rest: docs.join('\n---\n') + '\n' };
+}
+
+/** The drill's objects as content: kind/name → data or spec (what a restore must bring back unchanged). */
+async function drillContent(): Promise<Record<string, string>> {
+  const res = await hostExec('k3s-lab-1', `k3s kubectl get namespace ${NS} -o json; k3s kubectl get crd widgets.drill.example.com -o json; k3s kubectl get configmaps,secrets,widgets -n ${NS} -o json`);
+  const out: Record<string, string> = {};
+  // Three JSON documents, one after the other.
+  const docs = res.stdout.split(/\n(?=\{)/).map((d) => JSON.parse(d));
+  for (const doc of docs) {
+    for (const o of doc.items ?? [doc]) {
+      if (o.kind === 'ConfigMap' && o.metadata.name === 'kube-root-ca.crt') continue; // made by a controller
+      out[`${o.kind}/${o.metadata.name}`] = JSON.stringify(o.data ?? o.spec ?? null);
+    }
+  }
+  return out;
+}
+
+describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstrap lab --restore', () => {
+  const stateDir = freshStateDir();
+  const envState = join(stateDir, 'lab');
+  let inventory: string;
+  let backupId: string;
+  let before: Record<string, string>;
+  const address = (name: string) => hosts().find((h) => h.name === name)!.address;
+  const block = (name: string, values: Record<string, string> = {}) =>
+    runBlock(labBlock(RUNBOOK, name), {
+      env: 'lab',
+      inventory,
+      stateDir,
+      values: { backup: backupId, user: OPS_USER, server: address('k3s-lab-1'), ...values },
+      ssh: { identityFile: paths.key, knownHostsFile: paths.knownHosts },
+      timeoutMs: LONG,
+    });
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+    inventory = labInventoryWithGitops();
+  }, LONG);
+
+  it('cold build, 200 objects, and a backup with the runbook commands (0700/0600, the token never printed)', async () => {
+    const build = await bootstrap(['--until', LAST, '--json'], { stateDir, inventory, timeoutMs: LONG });
+    expect(stopOf(build), JSON.stringify(stopOf(build))).toBeUndefined();
+    const { crd, rest } = drillObjects();
+    await hostExec('k3s-lab-1', 'k3s kubectl apply -f -', { input: crd });
+    await hostExec('k3s-lab-1', 'k3s kubectl wait --for=condition=Established crd/widgets.drill.example.com --timeout=60s');
+    await hostExec('k3s-lab-1', 'k3s kubectl apply -f -', { input: rest });
+    before = await drillContent();
+    expect(Object.keys(before)).toHaveLength(200);
+
+    backupId = 'none-yet';
+    const r = await block('backup');
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const [backup] = listBackups(envState);
+    backupId = backup.manifest.id;
+    expect(r.stdout).toContain(`${backupId}  k3s ${backup.manifest.k3sVersion}  on k3s-lab-1`);
+    expect(backup.manifest.servers).toEqual(SERVERS);
+    expect(backup.manifest.counts).toMatchObject({ ConfigMap: expect.any(Number), Secret: expect.any(Number), Widget: 50, CustomResourceDefinition: expect.any(Number) });
+    expect(backup.manifest.objects).toContain(`Widget/${NS}/w-49`);
+    expect(statSync(backup.dir).mode & 0o777).toBe(0o700);
+    for (const f of ['snapshot', 'cluster-token.json', 'manifest.json']) expect(statSync(join(backup.dir, f)).mode & 0o777, f).toBe(0o600);
+    const token = JSON.parse(readFileSync(join(backup.dir, 'cluster-token.json'), 'utf8'));
+    expect(token.full).toMatch(/^K10[0-9a-f]+::server:/);
+    expect(r.stdout + r.stderr).not.toContain(token.secret);
+  }, LONG);
+
+  it('the lab is destroyed: lab down, lab up — new hosts at the same addresses with new host keys', async () => {
+    const keysBefore = readFileSync(paths.knownHosts, 'utf8');
+    await down();
+    await up({ servers: 3 });
+    expect(readFileSync(paths.knownHosts, 'utf8')).not.toEqual(keysBefore);
+    expect(hosts().map((h) => h.address)).toEqual(SERVERS.map((_, i) => `${NET.base}${NET.firstHost + i}`));
+    for (const h of SERVERS) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s && echo present || echo absent')).stdout.trim()).toBe('absent');
+    // The GitOps server went down with the lab: publish the repository again, as after a real disaster.
+    inventory = labInventoryWithGitops();
+    // The operator lost the state folder's token too; the backups were kept elsewhere.
+    rmSync(join(envState, 'cluster-token.json'));
+  }, LONG);
+
+  it('a backup without its token → BACKUP_TOKEN_MISSING, a corrupted snapshot → SNAPSHOT_CHECKSUM_MISMATCH, before any host is touched', async () => {
+    const fingerprints = await Promise.all(SERVERS.map(hostFingerprint));
+    const copies = mkdtempSync(join(tmpdir(), 'dr-backups-'));
+    const [backup] = listBackups(envState);
+    const tokenless = join(copies, 'tokenless');
+    cpSync(backup.dir, tokenless, { recursive: true });
+    rmSync(join(tokenless, 'cluster-token.json'));
+    const corrupted = join(copies, 'corrupted');
+    cpSync(backup.dir, corrupted, { recursive: true });
+    const snap = readFileSync(join(corrupted, 'snapshot'));
+    snap[Math.floor(snap.length / 2)] ^= 0xff;
+    writeFileSync(join(corrupted, 'snapshot'), snap);
+
+    for (const [dir, cause] of [
+      [tokenless, 'BACKUP_TOKEN_MISSING'],
+      [corrupted, 'SNAPSHOT_CHECKSUM_MISMATCH'],
+    ]) {
+      const r = await bootstrap(['--restore', dir, '--json'], { stateDir, inventory });
+      expect(r.code).toBe(1);
+      expect(stopOf(r)).toMatchObject({ cause });
+      expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+    }
+    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(fingerprints);
+    rmSync(copies, { recursive: true, force: true });
+  }, LONG);
+
+  it("the restore's plan (check mode) names the cluster-reset and changes nothing", async () => {
+    const fingerprints = await Promise.all(SERVERS.map(hostFingerprint));
+    const r = await block('restore-check');
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toContain(`--cluster-reset --cluster-reset-restore-path=/var/lib/rancher/k3s/server/restore/${backupId}.db`);
+    expect(r.stdout).toContain('on k3s-lab-2: stop k3s before the restore');
+    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(fingerprints);
+    expect(existsSync(join(envState, 'cluster-token.json'))).toBe(false);
+  }, LONG);
+
+  it('bootstrap lab --restore: every object back by content, 3 voters, the VIP up, verify passes', async () => {
+    const t0 = Date.now();
+    const r = await block('restore');
+    const ms = Date.now() - t0;
+    expect(r.code, r.stdout.split('\n').slice(-40).join('\n') + r.stderr).toBe(0);
+    console.log(`dr drill: bootstrap lab --restore from start to verified in ${(ms / 1000).toFixed(1)} s`);
+    expect(r.stdout).toMatch(/every object of backup \S+ is back \(\d+ objects\): ok/);
+    expect(r.stdout).toMatch(/verify done/);
+    expect(await drillContent()).toEqual(before);
+    expect(await voters()).toEqual({ 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' });
+    const vip = await hostExec('k3s-lab-2', `k3s kubectl --server https://${NET.vip}:6443 get --raw=/readyz`);
+    expect(vip.stdout.trim()).toBe('ok');
+    // The restored cluster keeps the backup's token; the state folder has it again (0600).
+    const [backup] = listBackups(envState);
+    expect(readFileSync(join(envState, 'cluster-token.json'), 'utf8')).toEqual(readFileSync(join(backup.dir, 'cluster-token.json'), 'utf8'));
+    expect(statSync(join(envState, 'cluster-token.json')).mode & 0o777).toBe(0o600);
+  }, LONG);
+
+  it('a second restore of the same backup changes nothing; the confirm commands show every server a voter', async () => {
+    const again = await bootstrap(['--restore', backupId], { stateDir, inventory, timeoutMs: LONG });
+    expect(again.code, again.stdout.slice(-2000)).toBe(0);
+    expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    const r = await block('confirm');
+    expect(r.code, r.stderr).toBe(0);
+    for (const s of SERVERS) expect(r.stdout).toContain(`${s} voter=True`);
+  }, LONG);
+});
