@@ -7,6 +7,7 @@ import { baselineCauses } from '../../src/causes/baseline.ts';
 import { isCauseId } from '../../src/causes/catalogue.ts';
 import { ciliumCauses } from '../../src/causes/cilium.ts';
 import { engineCauses } from '../../src/causes/engine.ts';
+import { fluxCauses } from '../../src/causes/flux.ts';
 import { inventoryCauses } from '../../src/causes/inventory.ts';
 import { k3sCauses } from '../../src/causes/k3s.ts';
 import { kubeVipCauses } from '../../src/causes/kubevip.ts';
@@ -33,8 +34,8 @@ describe('runbooks/cold-build.md', () => {
     expect(named.filter((id) => !isCauseId(id))).toEqual([]);
   });
 
-  it("links every cause of the build's areas (inventory, SSH, engine, baseline, k3s, kube-vip, Cilium, verify)", () => {
-    const areas = { ...inventoryCauses, ...sshCauses, ...engineCauses, ...baselineCauses, ...k3sCauses, ...kubeVipCauses, ...ciliumCauses, ...verifyCauses };
+  it("links every cause of the build's areas (inventory, SSH, engine, baseline, k3s, kube-vip, Cilium, verify, Flux)", () => {
+    const areas = { ...inventoryCauses, ...sshCauses, ...engineCauses, ...baselineCauses, ...k3sCauses, ...kubeVipCauses, ...ciliumCauses, ...verifyCauses, ...fluxCauses };
     const linked = new Set(links.map((l) => l.id));
     expect(Object.keys(areas).filter((id) => !linked.has(id))).toEqual([]);
   });
