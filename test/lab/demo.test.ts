@@ -31,5 +31,5 @@ describeAsRoot('npm run demo', () => {
     expect(seconds).toBeLessThan(35);
     expect(summary).toMatch(/ssh k3s-lab-1 sudo k3s kubectl get nodes$/m);
     expect(out.trimEnd()).toMatch(/npm run lab -- down {3}# tear everything down$/);
-  });
+  }, 1_200_000);
 });
