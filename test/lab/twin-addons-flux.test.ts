@@ -18,7 +18,8 @@ import { editFile, labInventory } from '../support/lab-inventory.ts';
 
 const HOST = 'k3s-lab-1';
 const kubectl = async (args: string, input?: string) => (await hostExec(HOST, `k3s kubectl ${args}`, { input, timeoutMs: 120_000 })).stdout;
-const apply = (yaml: string) => kubectl('apply -f -', yaml);
+// As the flux phase applies: server-side, its own field manager.
+const apply = (yaml: string) => kubectl('apply --server-side --force-conflicts --field-manager=bootstrap -f -', yaml);
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 async function until<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
