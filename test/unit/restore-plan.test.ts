@@ -1,0 +1,69 @@
+// The restore's plans as pure data: what the founder and the other servers would do for a backup, what a
+// rerun after a finished restore does (nothing), and the prepare's stops before any host is touched.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Facts, type RunContext } from '../../src/engine/context.ts';
+import { systemClock } from '../../src/engine/clock.ts';
+import type { CommandChange } from '../../src/engine/changes.ts';
+import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
+import { loadInventory } from '../../src/inventory/index.ts';
+import { resolveBackup, writeBackup, type BackupManifest } from '../../src/backup/store.ts';
+import { restoreStep } from '../../phases/k3s/restore-founder.ts';
+import { wipeForRejoinStep } from '../../phases/k3s/restore-join.ts';
+import { restorePhases } from '../../phases/k3s/restore-mode.ts';
+import { allPhases } from '../../phases/index.ts';
+import { serverRefs } from '../../phases/hosts.ts';
+
+const seen = (out: Record<string, string | [string, number]>): ProbeResults =>
+  Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { stdout: Array.isArray(v) ? v[0] : v, stderr: '', code: Array.isArray(v) ? v[1] : 0 }]));
+
+async function setup(sha = 'aa'.repeat(32)) {
+  const inventory = await loadInventory('inventory/prod.yaml');
+  const stateDir = mkdtempSync(join(tmpdir(), 'restore-plan-'));
+  const manifest: BackupManifest = { id: '2026-11-30T05-40-12Z', env: 'prod', takenAt: '', k3sVersion: inventory.inventory.k3s.version, snapshotServer: 'x', servers: [], snapshotName: 'n', sha256: sha, bytes: 1, objects: [], counts: {} };
+  const backup = resolveBackup(writeBackup(stateDir, manifest, Buffer.from('snap'), { secret: 's3cret' }), stateDir);
+  const ctx: RunContext = { env: 'prod', check: true, inventory, remote: () => { throw new Error('no remote in a plan'); }, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), redact: () => undefined };
+  const [founder, ...others] = serverRefs(inventory);
+  return { ctx, backup, founder, others };
+}
+
+describe('restore plans', () => {
+  it('the founder: stop the other servers, stop here, upload and check the snapshot, cluster-reset, mark', async () => {
+    const { ctx, backup, founder, others } = await setup();
+    const plan = restoreStep(backup).plan({ host: founder, ctx, local: undefined, probe: seen({ marker: '', active: 'active', ready: ['connection refused', 1] }) });
+    const commands = plan.changes.filter((c): c is CommandChange => c.kind === 'command').map((c) => c.description);
+    expect(commands.slice(0, others.length)).toEqual(others.map((o) => `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`));
+    expect(plan.changes.map((c) => c.kind)).toEqual([...others.map(() => 'command'), 'command', 'upload', 'command', 'command', 'file']);
+    const reset = plan.changes.at(-2) as CommandChange;
+    expect(reset.command).toBe(`/usr/local/bin/k3s server --cluster-reset --cluster-reset-restore-path=/var/lib/rancher/k3s/server/restore/${backup.manifest.id}.db`);
+  });
+
+  it('a rerun after the founder was restored from this backup and serves: nothing', async () => {
+    const { ctx, backup, founder } = await setup();
+    expect(restoreStep(backup).plan({ host: founder, ctx, local: undefined, probe: seen({ marker: `${backup.manifest.id}\n`, active: 'active', ready: 'ok' }) }).changes).toEqual([]);
+    // Marked but not serving: the restore starts over.
+    expect(restoreStep(backup).plan({ host: founder, ctx, local: undefined, probe: seen({ marker: `${backup.manifest.id}\n`, active: 'failed', ready: ['refused', 1] }) }).changes.length).toBeGreaterThan(3);
+  });
+
+  it('another server: stop, WIPE its datastore, mark; nothing once it rejoined after this backup', async () => {
+    const { ctx, backup, others } = await setup();
+    const step = wipeForRejoinStep(backup);
+    const host: HostRef = others[0];
+    const plan = step.plan({ host, ctx, local: undefined, probe: seen({ marker: '', active: 'active', db: 'present' }) });
+    expect(plan.changes.map((c) => (c.kind === 'command' ? c.command : c.kind))).toEqual(['systemctl stop k3s.service', 'rm -rf /var/lib/rancher/k3s/server/db', 'file']);
+    // A reinstalled host: nothing to stop, nothing to wipe, only the mark.
+    expect(step.plan({ host, ctx, local: undefined, probe: seen({ marker: '', active: ['inactive', 3], db: '' }) }).changes.map((c) => c.kind)).toEqual(['file']);
+    expect(step.plan({ host, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, active: 'active', db: 'present' }) }).changes).toEqual([]);
+  });
+
+  it("prepare stops a corrupted snapshot and another token in the state folder, before any host", async () => {
+    const { ctx, backup } = await setup('bb'.repeat(32));
+    writeFileSync(join(ctx.stateDir, 'cluster-token.json'), JSON.stringify({ secret: 'another' }));
+    const founderPhase = restorePhases(allPhases(), backup).find((p) => p.id === 'k3s-founder')!;
+    expect(founderPhase.preflight).toBeUndefined();
+    const { stops } = await founderPhase.prepare!(ctx);
+    expect(stops.map((s) => s.causeId)).toEqual(['SNAPSHOT_CHECKSUM_MISMATCH', 'RESTORE_TOKEN_CONFLICT']);
+  });
+});
