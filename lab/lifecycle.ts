@@ -12,7 +12,7 @@ import { writeFluxInstall } from './flux-install.ts';
 import { removeServedRepo, startGitServer } from './gitops-server.ts';
 import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
-import { ensureRootfs, removeStaleBuilds } from './rootfs.ts';
+import { ensureRootfs, removeStaleBuilds, rootfsDir } from './rootfs.ts';
 import { run } from './run.ts';
 import { clearState, readState, writeState } from './state.ts';
 
@@ -47,7 +47,9 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   const hosts = planHosts(shape);
   const inventory = opts.inventory ?? paths.inventory;
   const current = readState();
-  if (current && current.servers === shape.servers && current.agents === shape.agents && (await healthy(hosts))) {
+  // Hosts booted from an older root filesystem (its package list changed since) are not reused: they lack
+  // what the lab now installs (git for the Flux source-controller twin, for example).
+  if (current && current.servers === shape.servers && current.agents === shape.agents && current.rootfs === rootfsDir() && (await healthy(hosts))) {
     writeInventory(inventory, hosts);
     writeState({ ...current, inventory });
     await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source

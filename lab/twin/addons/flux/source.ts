@@ -39,7 +39,9 @@ export async function readArtifact(ctx: AddonContext, kind: string, ns: string, 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { env, timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
+      // A host without git (booted from a root filesystem older than the Flux twins) says so plainly.
+      const missing = (err as any)?.code === 'ENOENT' ? `${cmd} is not installed on this lab host (lab down, then lab up)` : '';
+      resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout: String(stdout), stderr: missing || String(stderr) });
     });
   });
 }
