@@ -11,6 +11,7 @@ import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { loadInventory } from '../../src/inventory/index.ts';
 import { resolveBackup, writeBackup, type BackupManifest } from '../../src/backup/store.ts';
 import { restoreStep } from '../../phases/k3s/restore-founder.ts';
+import { restoreComplete } from '../../phases/k3s/restore-gate.ts';
 import { wipeForRejoinStep } from '../../phases/k3s/restore-join.ts';
 import { restorePhases } from '../../phases/k3s/restore-mode.ts';
 import { allPhases } from '../../phases/index.ts';
@@ -65,5 +66,21 @@ describe('restore plans', () => {
     expect(founderPhase.preflight).toBeUndefined();
     const { stops } = await founderPhase.prepare!(ctx);
     expect(stops.map((s) => s.causeId)).toEqual(['SNAPSHOT_CHECKSUM_MISMATCH', 'RESTORE_TOKEN_CONFLICT']);
+  });
+
+  it('RESTORE_INCOMPLETE names the objects of the manifest the restored API does not have', async () => {
+    const { ctx, backup, founder } = await setup();
+    backup.manifest.objects = ['ConfigMap/app/a', 'ConfigMap/app/b', 'Widget/app/w', 'Namespace//app'];
+    const listing = 'ConfigMap app a\nNamespace  app\n';
+    const remote = { host: founder.name, exec: async () => ({ command: '', stdout: listing, stderr: '', code: 0, durationMs: 1 }), close: async () => undefined };
+    const ended = new AbortController();
+    ended.abort();
+    const gate = restoreComplete(backup);
+    const err = await gate.run(founder, { ...ctx, remote: () => remote }, ended.signal).catch((e) => e);
+    expect(err.causeId).toBe('RESTORE_INCOMPLETE');
+    expect(err.message).toBe("2 of the backup's 4 objects are missing after the restore");
+    expect(err.evidence.excerpt).toBe('ConfigMap/app/b\nWidget/app/w');
+    // Everything there: the gate passes at the first look.
+    await expect(gate.run(founder, { ...ctx, remote: () => ({ ...remote, exec: async () => ({ command: '', stdout: listing + 'ConfigMap app b\nWidget app w\n', stderr: '', code: 0, durationMs: 1 }) }) }, ended.signal)).resolves.toBeUndefined();
   });
 });
