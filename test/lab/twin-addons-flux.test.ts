@@ -186,5 +186,8 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     await kubectl('-n kube-system rollout status ds/cilium --timeout=180s');
     const envs = await kubectl(`get pods -n kube-system -l k8s-app=cilium -o jsonpath='{range .items[*]}{.spec.containers[0].env[?(@.name=="LAB_ROLL")].value}{"\\n"}{end}'`);
     expect(envs.trim().split('\n')).toEqual(['1', '1', '1']);
+    // Deleting a Kustomization with prune deletes what it applied (upstream's finalizer).
+    await kubectl('delete kustomization -n flux-system prune');
+    await until('keep garbage collected', async () => ((await kubectl('get configmap -n default keep --ignore-not-found -o name')) === '' ? true : undefined), 30_000);
   }, 300_000);
 });

@@ -3,6 +3,7 @@
 // when an object is due for a reconcile.
 import { describe, expect, it } from 'vitest';
 import { REQUESTED_AT, due, durationMs, withConditions } from '../../lab/twin/addons/flux/common.ts';
+import { deletesObjects } from '../../lab/twin/addons/flux/garbage.ts';
 import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from '../../lab/twin/addons/flux/envsubst.ts';
 import { cloneFailedMessage, goGitError, sshAddress } from '../../lab/twin/addons/flux/git-errors.ts';
 import { kstatus } from '../../lab/twin/addons/flux/health.ts';
@@ -114,5 +115,14 @@ describe('kstatus and scheduling', () => {
     expect(next.map((c) => [c.type, c.lastTransitionTime])).toEqual([['Ready', 't0'], ['ArtifactInStorage', 't0']]);
     const failed = withConditions(old, [{ type: 'Ready', status: 'False', reason: 'GitOperationFailed', message: 'x' }]);
     expect(failed[0].lastTransitionTime).not.toBe('t0');
+  });
+});
+
+describe('deleting a Kustomization', () => {
+  it('deletes its objects with prune (MirrorPrune) or deletionPolicy Delete, keeps them with Orphan', () => {
+    expect(deletesObjects({ prune: true, entries: [] })).toBe(true);
+    expect(deletesObjects({ prune: false, entries: [] })).toBe(false);
+    expect(deletesObjects({ prune: false, deletionPolicy: 'Delete', entries: [] })).toBe(true);
+    expect(deletesObjects({ prune: true, deletionPolicy: 'Orphan', entries: [] })).toBe(false);
   });
 });

@@ -17,6 +17,7 @@ import { decodeRelease, releaseSecret, type ReleaseInput } from '../helm/release
 import { tgzFiles } from '../helm/tgz.ts';
 import { coalesce } from '../helm/values.ts';
 import { type Condition, builtin, due, findKind, handled, withConditions, writeStatus } from './common.ts';
+import { collectHelmReleases, recordHelmRelease } from './garbage.ts';
 
 export const HR_API = 'helm.toolkit.fluxcd.io/v2';
 const SECRETS = builtin('secrets');
@@ -114,6 +115,7 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
     for (const s of history.filter((x) => x.metadata.labels?.status === 'deployed')) {
       await ctx.store.update(SECRETS, storageNs, s.metadata.name, { ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, status: 'superseded' } } }).catch(() => undefined);
     }
+    await recordHelmRelease(ctx, hrNs, hr.metadata.name, { release, storageNamespace: storageNs });
     log.info(`helm-controller (Flux): ${action} of ${targetNs}/${release} v${version} for HelmRelease ${hrNs}/${hr.metadata.name}`);
   } catch (e) {
     return fail(failedReason, `Helm ${action} failed for release ${targetNs}/${release} with chart ${chartSpec.chart}@${chartVersion}: ${(e as Error).message}`, true);
@@ -141,6 +143,7 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
 export async function helmRound(ctx: AddonContext, lastRun: Map<string, number>): Promise<void> {
   const info = await findKind(ctx, HR_API, 'HelmRelease');
   if (!info) return;
+  await collectHelmReleases(ctx, info);
   for (const hr of (await ctx.store.list(info)).items) {
     if (hr.spec?.suspend) continue;
     const key = `${hr.metadata.namespace}/${hr.metadata.name}`;

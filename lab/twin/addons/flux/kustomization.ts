@@ -13,6 +13,7 @@ import { log } from '../../log.ts';
 import type { AddonContext } from '../context.ts';
 import { type Condition, builtin, due, durationMs, findKind, handled, isReady, withConditions, writeStatus } from './common.ts';
 import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from './envsubst.ts';
+import { collectKustomizations, recordKustomization } from './garbage.ts';
 import { healthOf } from './health.ts';
 import { readArtifact } from './source.ts';
 
@@ -190,6 +191,8 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
   const gen = ks.metadata.generation ?? 1;
   const waits = Boolean(ks.spec?.wait) || (ks.spec?.healthChecks ?? []).length > 0;
   let revision: string | undefined = ks.status?.lastAttemptedRevision;
+  // Upstream records the inventory right after the apply, before the health checks.
+  let applied: { id: string; v: string }[] | undefined;
   try {
     const ref = ks.spec?.sourceRef ?? {};
     const srcNs = ref.namespace ?? ks.metadata.namespace;
@@ -204,7 +207,9 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
     const objects = docs.map((d) => labelled(d, ks));
     await applyAll(ctx, objects);
     const entries = objects.map(inventoryEntry);
+    applied = entries;
     if (ks.spec?.prune) await prune(ctx, ks.status?.inventory?.entries ?? [], entries);
+    await recordKustomization(ctx, ks.metadata.namespace, ks.metadata.name, { prune: Boolean(ks.spec?.prune), deletionPolicy: ks.spec?.deletionPolicy, entries });
     const conds: Condition[] = [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: appliedRevision(revision), observedGeneration: gen }];
     if (waits) {
       const took = await waitHealthy(ctx, ks, healthTargets(ks, objects));
@@ -216,7 +221,7 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
     if (!(e instanceof Stop)) throw e;
     const conds: Condition[] = [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message, observedGeneration: gen }];
     if (e.reason === 'HealthCheckFailed') conds.push({ type: 'Healthy', status: 'False', reason: 'HealthCheckFailed', message: e.message, observedGeneration: gen });
-    const status = { ...(ks.status ?? {}), ...handled(ks), conditions: withConditions(ks.status?.conditions, conds, ['Reconciling']), ...(revision ? { lastAttemptedRevision: revision } : {}) };
+    const status = { ...(ks.status ?? {}), ...handled(ks), conditions: withConditions(ks.status?.conditions, conds, ['Reconciling']), ...(revision ? { lastAttemptedRevision: revision } : {}), ...(applied ? { inventory: { entries: applied } } : {}) };
     await writeStatus(ctx, info, ks, status);
   }
 }
@@ -225,6 +230,7 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
 export async function kustomizeRound(ctx: AddonContext, lastRun: Map<string, number>): Promise<void> {
   const info = await findKind(ctx, KS_API, 'Kustomization');
   if (!info) return;
+  await collectKustomizations(ctx, info, fromInventoryEntry);
   for (const ks of (await ctx.store.list(info)).items) {
     if (ks.spec?.suspend) continue;
     const key = `${ks.metadata.namespace}/${ks.metadata.name}`;
