@@ -32,7 +32,7 @@ function snapshotStep(id: string): Step {
     plan: ({ host, probe, ctx }) => {
       const version = versionFromOutput(probe.version.stdout);
       if (probe.ready.code !== 0 || probe.ready.stdout.trim() !== 'ok' || !version) {
-        return { changes: [], stops: [failed(host, 'k3s kubectl get --raw=/readyz', probe.ready, `the API on ${host.name} is not ready: no snapshot of a server that is not serving`)] };
+        return { changes: [], stops: [failed(host, 'k3s kubectl get --raw=/readyz', probe.ready, `the API on ${host.name} is not ready: take the snapshot on a server that serves (--server NAME)`)] };
       }
       return {
         changes: [
@@ -94,13 +94,16 @@ async function takeBackup(id: string, host: HostRef, ctx: RunContext): Promise<v
   writeBackup(ctx.stateDir, manifest, bytes, { secret: secretOf(full), full });
 }
 
-/** The backup as a one-phase session. `id` names the folder (the time it was started). */
-export function backupPhase(id: string): Phase {
+/**
+ * The backup as a one-phase session. `id` names the folder (the time it was started). It runs on the
+ * founder, or on `server`: only that host must answer, so a backup can be taken with the founder down.
+ */
+export function backupPhase(id: string, server?: string): Phase {
   return {
     id: 'backup',
     title: 'back up the cluster (etcd snapshot, token, object inventory)',
     needs: [],
-    hosts: (c) => founderRef(c.inventory),
+    hosts: (c) => (server ? serverRefs(c.inventory).filter((h) => h.name === server) : founderRef(c.inventory)),
     concurrency: 'serial',
     steps: [snapshotStep(id)],
   };

@@ -35,7 +35,7 @@ export const backupCauses = defineCauses({
   BACKUP_FAILED: {
     title: 'The backup could not be taken or copied',
     meaning: '`k3s etcd-snapshot save`, reading the snapshot back or listing the API objects failed on the server. No backup folder was written.',
-    remedy: 'Read the evidence; check the server is healthy (bootstrap verify <env>) and has disk space under /var/lib/rancher/k3s/server/db/snapshots, then try again.',
+    remedy: 'Read the evidence; take the backup on a server that serves (bootstrap backup <env> --server NAME), or make this one healthy (bootstrap verify <env>; disk space under /var/lib/rancher/k3s/server/db/snapshots), then try again.',
   },
   RESTORE_INCOMPLETE: {
     title: "Objects of the backup's inventory are missing after the restore",

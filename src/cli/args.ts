@@ -9,7 +9,7 @@ export const USAGE = `usage:
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
-  bootstrap backup <env> [--inventory FILE] [--list] [--json]
+  bootstrap backup <env> [--inventory FILE] [--server NAME] [--list] [--json]
   bootstrap causes [--json]
 
 phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
@@ -19,7 +19,7 @@ export type Command =
   | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean; replace?: string; restore?: string }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
-  | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean }
+  | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean; server?: string }
   | { kind: 'verify'; env?: string; inventory?: string; drill: boolean; json: boolean }
   | { kind: 'help' };
 
@@ -43,6 +43,7 @@ export function parseCommand(argv: string[]): Command {
         drill: { type: 'boolean', default: false },
         restore: { type: 'string' },
         list: { type: 'boolean', default: false },
+        server: { type: 'string' },
         replace: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -59,13 +60,14 @@ export function parseCommand(argv: string[]): Command {
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
+    if (v.server !== undefined && first !== 'backup') throw new UsageError(`--server belongs to bootstrap backup, not to ${first}`);
     if (first === 'causes') {
       if (rest.length || v.inventory) throw new UsageError('causes takes no environment');
       return { kind: 'causes', json: v.json! };
     }
     const env = rest[0];
     if (!env && !v.inventory) throw new UsageError(`${first} needs an environment or --inventory FILE`);
-    if (first === 'backup') return { kind: 'backup', env, inventory: v.inventory, list: v.list!, json: v.json! };
+    if (first === 'backup') return { kind: 'backup', env, inventory: v.inventory, list: v.list!, json: v.json!, ...(v.server !== undefined && { server: v.server }) };
     if (first === 'verify') return { kind: 'verify', env, inventory: v.inventory, drill: v.drill!, json: v.json! };
     return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
   }
@@ -73,6 +75,7 @@ export function parseCommand(argv: string[]): Command {
   if (rest.length) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
   if (v.drill) throw new UsageError('--drill belongs to bootstrap verify <env>, not to a run');
   if (v.list) throw new UsageError('--list belongs to bootstrap backup <env>, not to a run');
+  if (v.server !== undefined) throw new UsageError('--server belongs to bootstrap backup <env>, not to a run');
   // A restore rebuilds every server's datastore in the k3s phases: a selection that starts later would skip that.
   if (v.restore !== undefined && (v.from || v.only || v.resume)) throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');
   // A replace deletes, wipes and rejoins within the k3s phases: a selection that starts later would skip that.

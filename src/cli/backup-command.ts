@@ -1,5 +1,5 @@
 // `bootstrap backup <env>`: a session of its own (connect, lock, one phase) that takes an etcd snapshot on
-// the founder and copies it, the token and the manifest into the environment's backup folder.
+// the founder (or the server named by --server: the other hosts may then be down) and copies it, the token and the manifest into the environment's backup folder.
 // `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
 import { causesOf, UsageError } from '../errors.ts';
 import { listBackups, backupId, backupsDir } from '../backup/store.ts';
@@ -18,6 +18,8 @@ export interface BackupArgs {
   env?: string;
   list: boolean;
   json: boolean;
+  /** The server to take the snapshot on (default: the founder), e.g. when the founder is down. */
+  server?: string;
 }
 
 export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = defaultRunDeps()): Promise<number> {
@@ -26,6 +28,8 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
   if (args.env && args.env !== env) throw new UsageError(`${args.file} describes environment ${env}, not ${args.env}`);
   const stateDir = ensureStateDir(stateDirFor(env, io.env));
   if (args.list) return listCommand(stateDir, args.json, io);
+  const servers = loaded.derived.servers.map((s) => s.name);
+  if (args.server !== undefined && !servers.includes(args.server)) throw new UsageError(`--server ${args.server}: not a server of ${env} (servers: ${servers.join(', ')})`);
 
   const id = backupId(new Date(deps.clock.now()));
   const emit = args.json ? jsonRenderer(io.out) : plainRenderer(io.out);
@@ -37,7 +41,7 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
       {
         env,
         inventory: loaded,
-        phases: [backupPhase(id)],
+        phases: [backupPhase(id, args.server)],
         hosts: allHostRefs(loaded),
         target: (h) => deps.target(loaded, h),
         check: false,

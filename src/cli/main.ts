@@ -50,7 +50,7 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
     case 'verify':
       return verifyCommand({ env: cmd.env, file: inventoryPath(cmd), drill: cmd.drill, json: cmd.json }, io);
     case 'backup':
-      return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json }, io);
+      return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json, server: cmd.server }, io);
     case 'run':
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
   }

@@ -14,6 +14,8 @@ describe('bootstrap backup / --restore arguments', () => {
     expect(parseCommand(['backup', 'prod', '--list', '--json'])).toMatchObject({ kind: 'backup', list: true, json: true });
     expect(parseCommand(['prod', '--restore', '2026-11-30T05-40-12Z', '--check'])).toMatchObject({ kind: 'run', env: 'prod', restore: '2026-11-30T05-40-12Z', check: true });
     expect(parseCommand(['prod'])).not.toHaveProperty('restore');
+    expect(parseCommand(['backup', 'prod', '--server', 'srv-2'])).toMatchObject({ kind: 'backup', server: 'srv-2' });
+    expect(() => parseCommand(['prod', '--server', 'srv-2'])).toThrow(/--server belongs to bootstrap backup/);
   });
 
   it('refuses what cannot go together', () => {
@@ -41,6 +43,12 @@ describe('bootstrap backup <env> --list', () => {
     const json = await cli(['backup', 'prod', '--list', '--json'], { BOOTSTRAP_STATE_DIR: state });
     expect(JSON.parse(json.stdout)[0]).toMatchObject({ id: manifest.id, objects: 1 });
     expect(r.stdout + json.stdout).not.toContain('never-shown-secret');
+  });
+
+  it('--server must name a server of the inventory', async () => {
+    const r = await cli(['backup', 'prod', '--server', 'nope'], { BOOTSTRAP_STATE_DIR: mkdtempSync(join(tmpdir(), 'backup-srv-')) });
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(/--server nope: not a server of prod/);
   });
 
   it('a restore from a backup that does not exist stops with BACKUP_NOT_FOUND', async () => {
