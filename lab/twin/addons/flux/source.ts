@@ -153,6 +153,7 @@ export async function sourceRound(ctx: AddonContext, lastRun: Map<string, number
     const info = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', kind);
     if (!info) continue;
     for (const obj of (await ctx.store.list(info)).items) {
+      if (obj.spec?.suspend) continue;
       const key = `${kind}/${obj.metadata.namespace}/${obj.metadata.name}`;
       if (!due(obj, lastRun.get(key))) continue;
       lastRun.set(key, Date.now());
