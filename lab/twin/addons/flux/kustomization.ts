@@ -46,12 +46,19 @@ export const dependencyNotReady = (ns: string, name: string) => `dependency '${n
 export const appliedRevision = (rev: string) => `Applied revision: ${rev}`;
 export const dryRunNoMatch = (o: any) => `${fmtObject(o)} dry-run failed: no matches for kind "${o.kind}" in version "${o.apiVersion}"`;
 
-async function checkDependencies(ctx: AddonContext, info: ResourceInfo, ks: any): Promise<void> {
+const sameSource = (a: any, b: any) => {
+  const ref = (k: any) => `${k.spec?.sourceRef?.kind}/${k.spec?.sourceRef?.namespace ?? k.metadata.namespace}/${k.spec?.sourceRef?.name}`;
+  return ref(a) === ref(b);
+};
+
+/** A dependency on the same source must have applied this revision first, so tiers apply in order. */
+async function checkDependencies(ctx: AddonContext, info: ResourceInfo, ks: any, revision: string): Promise<void> {
   for (const dep of ks.spec?.dependsOn ?? []) {
     const ns = dep.namespace ?? ks.metadata.namespace;
     const other = await ctx.store.tryGet(info, ns, dep.name);
     if (!other) throw new Stop('DependencyNotReady', `unable to get '${ns}/${dep.name}' dependency: kustomizations.kustomize.toolkit.fluxcd.io "${dep.name}" not found`);
     if (!isReady(other)) throw new Stop('DependencyNotReady', dependencyNotReady(ns, dep.name));
+    if (sameSource(ks, other) && other.status?.lastAppliedRevision !== revision) throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' revision is not up to date`);
   }
 }
 
@@ -202,7 +209,7 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
     const stored = await readArtifact(ctx, ref.kind ?? 'GitRepository', srcNs, ref.name);
     if (!stored || !src.status?.artifact) throw new Stop('ArtifactFailed', 'Source artifact not found, retrying in 30s');
     revision = stored.artifact.revision;
-    await checkDependencies(ctx, info, ks);
+    await checkDependencies(ctx, info, ks, revision);
     const docs = postBuild(await build(stored.files, ks.spec?.path ?? './'), await variables(ctx, ks));
     const objects = docs.map((d) => labelled(d, ks));
     await applyAll(ctx, objects);
