@@ -8,7 +8,7 @@ import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from '
 import { cloneFailedMessage, goGitError, sshAddress } from '../../lab/twin/addons/flux/git-errors.ts';
 import { kstatus } from '../../lab/twin/addons/flux/health.ts';
 import { configDigest, releaseMessage, releaseNameOf } from '../../lab/twin/addons/flux/helmrelease.ts';
-import { appliedRevision, dependencyNotReady, dryRunNoMatch, fromInventoryEntry, inventoryEntry } from '../../lab/twin/addons/flux/kustomization.ts';
+import { appliedRevision, dependencyNotReady, dryRunNoMatch, fromInventoryEntry, inventoryEntry, postBuildFailed } from '../../lab/twin/addons/flux/kustomization.ts';
 
 describe('postBuild substitution (strict, Flux 2.9)', () => {
   const vars = { HOST: '10.77.0.9', EMPTY: '' };
@@ -21,7 +21,7 @@ describe('postBuild substitution (strict, Flux 2.9)', () => {
   });
 
   it('a variable that is not set fails with upstream\'s message; without strict mode it becomes empty', () => {
-    expect(() => substitute('k8sServiceHost: ${K3S_API_HOST}', vars)).toThrow(new SubstitutionError('variable not set (strict mode): "K3S_API_HOST"'));
+    expect(() => substitute('k8sServiceHost: ${K3S_API_HOST}', vars)).toThrow(new SubstitutionError('variable substitution failed: variable not set (strict mode): "K3S_API_HOST"'));
     expect(substitute('k8sServiceHost: "${K3S_API_HOST}"', vars, false)).toBe('k8sServiceHost: ""');
   });
 
@@ -61,6 +61,8 @@ describe('kustomize-controller status words', () => {
     expect(dryRunNoMatch({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'cilium', namespace: 'kube-system' } }))
       .toBe('HelmRelease/kube-system/cilium dry-run failed: no matches for kind "HelmRelease" in version "helm.toolkit.fluxcd.io/v2"');
     expect(dryRunNoMatch({ apiVersion: 'example.com/v1', kind: 'Cluster', metadata: { name: 'c' } })).toBe('Cluster/c dry-run failed: no matches for kind "Cluster" in version "example.com/v1"');
+    expect(postBuildFailed({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'backup-target' } }, 'envsubst error: x')).toBe("post build failed for 'ConfigMap.v1.[noGrp]/backup-target': envsubst error: x");
+    expect(postBuildFailed({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'nfs-csi' } }, 'y')).toBe("post build failed for 'StorageClass.v1.storage.k8s.io/nfs-csi': y");
   });
 
   it('inventory entries are namespace_name_group_kind with the version, and read back', () => {

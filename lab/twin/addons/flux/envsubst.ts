@@ -43,7 +43,7 @@ function expression(text: string, start: number, vars: Record<string, string>, s
   const set = Object.hasOwn(vars, name);
   const val = set ? vars[name] : undefined;
   if (text[j] === '}') {
-    if (!set && strict) throw new SubstitutionError(`variable not set (strict mode): "${name}"`);
+    if (!set && strict) throw new SubstitutionError(`variable substitution failed: variable not set (strict mode): "${name}"`);
     return { value: val ?? '', end: j + 1 };
   }
   const op = /^(:=|:-|=|-)/.exec(text.slice(j))?.[0];

@@ -89,7 +89,7 @@ async function variables(ctx: AddonContext, ks: any): Promise<Record<string, str
     const obj = await ctx.store.tryGet(builtin(isSecret ? 'secrets' : 'configmaps'), ks.metadata.namespace, ref.name);
     if (!obj) {
       if (ref.optional) continue;
-      throw new Stop('BuildFailed', `substitute from '${ref.kind}/${ref.name}' failed: ${isSecret ? 'secrets' : 'configmaps'} "${ref.name}" not found`);
+      throw new SubstitutionError(`substitute from '${ref.kind}/${ref.name}' error: ${isSecret ? 'secrets' : 'configmaps'} "${ref.name}" not found`);
     }
     const data: Record<string, string> = isSecret
       ? Object.fromEntries(Object.entries(obj.data ?? {}).map(([k, v]) => [k, Buffer.from(String(v), 'base64').toString('utf8')]))
@@ -99,7 +99,24 @@ async function variables(ctx: AddonContext, ks: any): Promise<Record<string, str
   return mergeVars(sources, ks.spec?.postBuild?.substitute);
 }
 
-function postBuild(docs: any[], vars: Record<string, string>): any[] {
+/** kustomize's Gvk.String() and the name, as kustomize-controller names a resource whose post build failed. */
+export function resourceRef(d: any): string {
+  const [group, version] = String(d.apiVersion ?? '').includes('/') ? String(d.apiVersion).split('/') : ['', String(d.apiVersion ?? '')];
+  return `${d.kind || '[noKind]'}.${version || '[noVer]'}.${group || '[noGrp]'}/${d.metadata?.name}`;
+}
+
+export const postBuildFailed = (d: any, why: string) => `post build failed for '${resourceRef(d)}': ${why}`;
+
+/** Upstream substitutes resource by resource (reading substituteFrom for each): the first resource names a failure. */
+async function postBuild(ctx: AddonContext, ks: any, docs: any[]): Promise<any[]> {
+  if (!ks.spec?.postBuild) return docs;
+  let vars: Record<string, string>;
+  try {
+    vars = await variables(ctx, ks);
+  } catch (e) {
+    if (e instanceof SubstitutionError && docs.length) throw new Stop('BuildFailed', postBuildFailed(docs[0], e.message));
+    throw e;
+  }
   // With no variable at all Flux substitutes nothing: `${VAR}` stays as written.
   if (Object.keys(vars).length === 0) return docs;
   return docs.map((d) => {
@@ -107,7 +124,7 @@ function postBuild(docs: any[], vars: Record<string, string>): any[] {
     try {
       return parseAllDocuments(substitute(stringify(d, { lineWidth: 0 }), vars, true))[0].toJS();
     } catch (e) {
-      if (e instanceof SubstitutionError) throw new Stop('BuildFailed', `post build failed for '${d.metadata?.name}': ${e.message}`);
+      if (e instanceof SubstitutionError) throw new Stop('BuildFailed', postBuildFailed(d, `envsubst error: ${e.message}`));
       throw e;
     }
   });
@@ -210,7 +227,7 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
     if (!stored || !src.status?.artifact) throw new Stop('ArtifactFailed', 'Source artifact not found, retrying in 30s');
     revision = stored.artifact.revision;
     await checkDependencies(ctx, info, ks, revision);
-    const docs = postBuild(await build(stored.files, ks.spec?.path ?? './'), await variables(ctx, ks));
+    const docs = await postBuild(ctx, ks, await build(stored.files, ks.spec?.path ?? './'));
     const objects = docs.map((d) => labelled(d, ks));
     await applyAll(ctx, objects);
     const entries = objects.map(inventoryEntry);
