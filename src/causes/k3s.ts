@@ -5,7 +5,7 @@ export const k3sCauses = defineCauses({
   EXISTING_CLUSTER_FOUND: {
     title: 'A server already holds a k3s datastore, but the founder does not',
     meaning: 'Running cluster-init on the founder now would create a second, separate cluster (split brain).',
-    remedy: 'Either make the server that holds the datastore the founder in the inventory, restore with --restore, or (if that data is disposable) wipe it deliberately first.',
+    remedy: 'If the founder was reinstalled while the others kept the cluster, bring it back as a joiner with --replace <founder> (runbooks/replace-server.md); otherwise make the server that holds the datastore the founder in the inventory, restore with --restore, or (if that data is disposable) wipe it deliberately first.',
   },
   FOUNDER_API_NOT_READY: {
     title: "The founder's Kubernetes API did not become ready within its budget",

@@ -71,7 +71,8 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   // A restore is the same DAG with the k3s phases in restore mode.
   const restore = args.restore === undefined ? undefined : resolveBackup(args.restore, stateDirFor(env, io.env));
   const ordered = validatedOrder(restore ? restorePhases(deps.phases, restore) : deps.phases);
-  const until = args.until ?? (restore ? lastBuiltPhase(ordered) : undefined);
+  // A recovery (restore, replace) converges what is built: it does not wait for phases still to come.
+  const until = args.until ?? (restore || replace ? lastBuiltPhase(ordered) : undefined);
   const selected = selectPhases(ordered, { from: args.from, only: args.only, until });
   // A replace may move the founder role to a surviving server for the k3s phases of this run.
   const phases = replace ? replace.phases(selected) : selected;
@@ -89,7 +90,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
 
   const view = chooseView(args.json, io);
   for (const w of loaded.warnings) view.emit({ type: 'warning', message: `${w.path}: ${w.message}` });
-  if (restore && !args.until && until !== ordered.at(-1)!.id) view.emit({ type: 'warning', message: `the restore ends at ${until}: ${ordered.filter((p) => p.pending).map((p) => p.id).join(', ')} not built yet` });
+  if ((restore || replace) && !args.until && until !== ordered.at(-1)!.id) view.emit({ type: 'warning', message: `the ${restore ? 'restore' : 'replace'} ends at ${until}: ${ordered.filter((p) => p.pending).map((p) => p.id).join(', ')} not built yet` });
 
   const abort = new AbortController();
   let interrupts = 0;

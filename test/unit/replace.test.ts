@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseCommand } from '../../src/cli/args.ts';
-import { UsageError } from '../../src/errors.ts';
+import { CauseError, UsageError } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
 import { serverRefs } from '../../phases/hosts.ts';
 import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
 import { serverConfig } from '../../phases/k3s/render.ts';
-import { quorumVerdict } from '../../phases/k3s/replace-quorum.ts';
+import { QUORUM_SETTLE_MS, REPLACE_FACTS, checkQuorum, quorumVerdict } from '../../phases/k3s/replace-quorum.ts';
 import { replacePlan, withoutFounder } from '../../phases/k3s/replace-run.ts';
 import { allPhases } from '../../phases/index.ts';
 import type { Phase } from '../../src/engine/phase.ts';
+import { Facts, type RunContext } from '../../src/engine/context.ts';
+import { deleteOldNode, wipeOldState } from '../../phases/k3s/replace-steps.ts';
 
 const inv = fromText(
   [
@@ -122,5 +124,95 @@ describe('--replace on the command line', () => {
     expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--from', 'kube-vip'])).toThrow(UsageError);
     expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--only', 'verify'])).toThrow('--replace runs from the first phase: it cannot be combined with --only');
     expect(() => parseCommand(['verify', 'prod', '--replace', 'k3s-prod-2'])).toThrow('--replace belongs to a run');
+  });
+});
+
+describe('the replaced server in k3s-join (plans, pure)', () => {
+  const [, joiner, third] = serverRefs(inv);
+  const ctxWith = (replace: string | undefined, facts?: object) => {
+    const f = new Facts();
+    if (facts) f.set(REPLACE_FACTS, { replace: facts });
+    return { inventory: inv, replace, facts: f } as unknown as RunContext;
+  };
+  const facts = { via: 'k3s-prod-1', nodePresent: true, orphanMembers: [], memberCount: 3 };
+
+  it('deletes the Node through a survivor, never forced, and says where the server joins', () => {
+    const plan = deleteOldNode.plan({ host: joiner, probe: {}, local: undefined, ctx: ctxWith('k3s-prod-2', facts) });
+    expect(plan.changes).toHaveLength(1);
+    const change = plan.changes[0] as { description: string; command: string };
+    expect(change.description).toContain('delete Node k3s-prod-2 through k3s-prod-1 (never forced');
+    expect(change.description).toContain('k3s-prod-2 then joins https://192.168.2.10:6443 as a new member');
+    expect(change.command).not.toMatch(/--force|--grace-period/);
+  });
+
+  it('plans nothing on the other servers, nor when the Node is already gone', () => {
+    expect(deleteOldNode.plan({ host: third, probe: {}, local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toEqual([]);
+    expect(deleteOldNode.plan({ host: joiner, probe: {}, local: undefined, ctx: ctxWith(undefined) }).changes).toEqual([]);
+    expect(deleteOldNode.plan({ host: joiner, probe: {}, local: undefined, ctx: ctxWith('k3s-prod-2', { ...facts, nodePresent: false }) }).changes).toEqual([]);
+  });
+
+  it('stops with ETCD_MEMBER_NOT_REMOVED when a member of the server is left without its Node', () => {
+    const orphan = { ...facts, nodePresent: false, orphanMembers: [member('k3s-prod-2-bbbbbbbb', '192.168.2.11', 'b2')] };
+    const plan = deleteOldNode.plan({ host: joiner, probe: {}, local: undefined, ctx: ctxWith('k3s-prod-2', orphan) });
+    expect(plan.stops?.map((s) => s.causeId)).toEqual(['ETCD_MEMBER_NOT_REMOVED']);
+  });
+
+  it('wipes what the host still holds of its old membership, after stopping k3s', () => {
+    const probe = (present: string, active: string) => ({ present: { stdout: present, stderr: '', code: 0 }, active: { stdout: active, stderr: '', code: 0 } });
+    const plan = wipeOldState.plan({ host: joiner, probe: probe('/var/lib/rancher/k3s\n', 'inactive\n'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) });
+    expect(plan.changes.map((c) => (c as { description: string }).description)).toEqual(['stop k3s and wipe the old state: /var/lib/rancher/k3s']);
+    expect((plan.changes[0] as { command: string }).command).toBe('systemctl stop k3s.service; systemctl kill --signal=KILL k3s.service 2>/dev/null; rm -rf /var/lib/rancher/k3s /etc/rancher/node');
+    expect(wipeOldState.plan({ host: joiner, probe: probe('', 'inactive\n'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toEqual([]);
+  });
+});
+
+describe('the quorum check against the servers (fake connections)', () => {
+  const replaced = serverRefs(inv)[1];
+  /** Answers per host: `ready` says what /readyz answers on the n-th read. */
+  const fakeCtx = (answers: Record<string, 'unreachable' | string[]>) => {
+    const reads: Record<string, number> = {};
+    let t = 0;
+    const sleeps: number[] = [];
+    const ctx = {
+      inventory: inv,
+      facts: new Facts(),
+      signal: new AbortController().signal,
+      clock: { now: () => t, sleep: async (ms: number) => void (sleeps.push(ms), (t += ms)) },
+      remote: (h: { name: string }) => {
+        const a = answers[h.name];
+        if (a === 'unreachable') throw new CauseError('SSH_UNREACHABLE', { host: h.name });
+        return {
+          exec: async (cmd: string) => {
+            if (cmd.includes('/readyz')) {
+              const n = (reads[h.name] = (reads[h.name] ?? 0) + 1);
+              const ready = a[Math.min(n, a.length) - 1];
+              return ready === 'ok' ? { code: 0, stdout: 'ok', stderr: '' } : { code: 1, stdout: '', stderr: ready };
+            }
+            if (cmd.includes('get node')) return { code: 0, stdout: `node/${replaced.name}`, stderr: '' };
+            return { code: 0, stdout: JSON.stringify({ members: three.map((m) => ({ ...m, ID: 1 })) }), stderr: '' };
+          },
+        };
+      },
+    } as unknown as RunContext;
+    return { ctx, sleeps };
+  };
+
+  it('reads again while etcd settles (a leader election after a server died), then goes on', async () => {
+    const { ctx, sleeps } = fakeCtx({ 'k3s-prod-1': ['etcd failed', 'ok'], 'k3s-prod-3': ['ok'] });
+    await checkQuorum(ctx, replaced);
+    expect(sleeps).toEqual([3_000]);
+    expect(ctx.facts.get(REPLACE_FACTS, 'replace')).toMatchObject({ via: 'k3s-prod-1', nodePresent: true, memberCount: 3 });
+  });
+
+  it('stops at once when too few servers are even reachable: waiting cannot bring them back', async () => {
+    const { ctx, sleeps } = fakeCtx({ 'k3s-prod-1': 'unreachable', 'k3s-prod-3': 'unreachable' });
+    await expect(checkQuorum(ctx, replaced)).rejects.toMatchObject({ causeId: 'QUORUM_AT_RISK' });
+    expect(sleeps).toEqual([]);
+  });
+
+  it('stops within its budget when the reachable servers never become ready', async () => {
+    const { ctx, sleeps } = fakeCtx({ 'k3s-prod-1': ['etcd failed'], 'k3s-prod-3': ['etcd failed'] });
+    await expect(checkQuorum(ctx, replaced)).rejects.toMatchObject({ causeId: 'QUORUM_AT_RISK' });
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(QUORUM_SETTLE_MS);
   });
 });

@@ -1,0 +1,123 @@
+// bootstrap <env> --replace <server> in the lab, through the commands of runbooks/replace-server.md as an
+// operator types them: a server stopped, reinstalled (fresh disk, new host key) and replaced comes back as
+// an etcd voter with nothing lost — also when it was the founder (it joins a survivor, never cluster-init,
+// and a later plain run changes nothing on it). With two of three servers down the replace is refused
+// with QUORUM_AT_RISK before anything changes. One cluster for the whole file.
+import { readFileSync } from 'node:fs';
+import { beforeAll, expect, it } from 'vitest';
+import { fault, hostExec, wipe } from '../../lab/api.ts';
+import { OPS_USER, paths } from '../../lab/config.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab, hosts } from '../support/lab.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from '../support/cluster.ts';
+import { labInventory } from '../support/lab-inventory.ts';
+import { labBlock, runBlock } from '../support/runbook-blocks.ts';
+import { repoRoot } from '../support/cli.ts';
+
+const RUNBOOK = readFileSync(`${repoRoot}/runbooks/replace-server.md`, 'utf8');
+const ALL_VOTERS = { 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' };
+const LONG = 1_200_000;
+
+describeAsRoot('bootstrap <env> --replace <server>', () => {
+  const stateDir = freshStateDir();
+  let inventory: string;
+  const address = (name: string) => hosts().find((h) => h.name === name)!.address;
+  const block = (name: string, server: string, survivor: string) =>
+    runBlock(labBlock(RUNBOOK, name), {
+      env: 'lab',
+      inventory,
+      stateDir,
+      values: { server, survivor: address(survivor), user: OPS_USER },
+      ssh: { identityFile: paths.key, knownHostsFile: paths.knownHosts },
+    });
+  const knownHostLine = (name: string) => readFileSync(paths.knownHosts, 'utf8').split('\n').find((l) => l.startsWith(`${address(name)} `));
+  /** An object in the datastore, to prove a replace loses nothing. */
+  const marker = (on: string) => hostExec(on, 'k3s kubectl get configmap replace-marker -o jsonpath={.data.v}').then((r) => r.stdout.trim());
+  /** Stop the host and reinstall it: fresh disk, new host key (written to the lab known_hosts). */
+  const reinstall = async (name: string) => {
+    const before = knownHostLine(name);
+    await fault(name, 'stop');
+    await wipe(name);
+    expect(knownHostLine(name)).not.toBe(before);
+    const k3s = await hostExec(name, 'test -e /var/lib/rancher/k3s && echo old-state || echo fresh');
+    expect(k3s.stdout.trim()).toBe('fresh');
+  };
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+    inventory = labInventory();
+    const cold = await bootstrap(['--until', 'verify'], { stateDir, inventory });
+    expect(cold.code, cold.stdout + cold.stderr).toBe(0);
+    await hostExec('k3s-lab-1', 'k3s kubectl create configmap replace-marker --from-literal=v=kept-across-replaces');
+  }, LONG);
+
+  it(
+    'a reinstalled k3s-lab-2: the plan names the Node to delete and the join target; the replace brings back 3 voters, nothing lost',
+    async () => {
+      await reinstall('k3s-lab-2');
+      const check = await block('check', 'k3s-lab-2', 'k3s-lab-1');
+      expect(check.code, check.stdout + check.stderr).toBe(2);
+      expect(check.stdout).toContain(`delete Node k3s-lab-2 through k3s-lab-1 (never forced`);
+      expect(check.stdout).toContain(`k3s-lab-2 then joins https://${address('k3s-lab-1')}:6443 as a new member`);
+
+      const replace = await block('replace', 'k3s-lab-2', 'k3s-lab-1');
+      expect(replace.code, replace.stdout + replace.stderr).toBe(0);
+      expect(await voters()).toEqual(ALL_VOTERS);
+      expect(await marker('k3s-lab-2')).toBe('kept-across-replaces');
+      const journal = await hostExec('k3s-lab-1', 'journalctl -u k3s --no-pager -o cat | grep -c "Removing name=k3s-lab-2-"');
+      expect(Number(journal.stdout.trim())).toBeGreaterThan(0);
+
+      const confirm = await block('confirm', 'k3s-lab-2', 'k3s-lab-1');
+      expect(confirm.code, confirm.stdout + confirm.stderr).toBe(0);
+      expect(confirm.stdout).toMatch(/^k3s-lab-2\s+True\s+True$/m);
+    },
+    LONG,
+  );
+
+  it(
+    'the founder reinstalled: it joins a surviving server (never cluster-init), and a plain rerun changes nothing',
+    async () => {
+      await reinstall('k3s-lab-1');
+      const check = await block('check', 'k3s-lab-1', 'k3s-lab-2');
+      expect(check.code, check.stdout + check.stderr).toBe(2);
+      expect(check.stdout).toContain(`k3s-lab-1 then joins https://${address('k3s-lab-2')}:6443 as a new member`);
+
+      const replace = await block('replace', 'k3s-lab-1', 'k3s-lab-2');
+      expect(replace.code, replace.stdout + replace.stderr).toBe(0);
+      expect(await voters('k3s-lab-2')).toEqual(ALL_VOTERS);
+      expect(await marker('k3s-lab-1')).toBe('kept-across-replaces');
+      const config = await hostExec('k3s-lab-1', "grep -E '^(cluster-init|server):' /etc/rancher/k3s/config.yaml");
+      expect(config.stdout.trim()).toBe(`server: https://${address('k3s-lab-2')}:6443`);
+
+      const again = await bootstrap(['--until', 'verify'], { stateDir, inventory });
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    },
+    LONG,
+  );
+
+  it(
+    'two of three servers down: QUORUM_AT_RISK before anything changes, check mode too',
+    async () => {
+      await fault('k3s-lab-2', 'stop');
+      await fault('k3s-lab-3', 'stop');
+      try {
+        const before = await hostFingerprint('k3s-lab-1');
+        for (const args of [['--check'], []]) {
+          const r = await bootstrap(['--replace', 'k3s-lab-2', '--until', 'verify', ...args], { stateDir, inventory });
+          expect(r.code, r.stdout + r.stderr).toBe(1);
+          expect(r.stderr + r.stdout).toContain('QUORUM_AT_RISK');
+          expect(r.stdout).not.toMatch(/▸ node-baseline/);
+        }
+        expect(await hostFingerprint('k3s-lab-1')).toBe(before);
+      } finally {
+        // Heal for the next file: both boot, k3s starts at boot, etcd has its quorum again.
+        await fault('k3s-lab-2', 'start');
+        await fault('k3s-lab-3', 'start');
+      }
+      await expect.poll(() => voters().catch(() => ({})), { timeout: 180_000, interval: 3_000 }).toEqual(ALL_VOTERS);
+    },
+    LONG,
+  );
+});
