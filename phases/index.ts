@@ -1,7 +1,6 @@
 // The DAG of a cold build. Each phase lives in its own file; this list is the only place that names them all.
-// Phases marked `pending` are declared (their place and edges are part of the design) but not built yet.
+// A phase may be marked `pending` (declared in the DAG, not built yet: a run that selects it refuses to start).
 import type { Phase } from '../src/engine/phase.ts';
-import { founderRef } from './hosts.ts';
 import { nodeBaseline } from './node-baseline/index.ts';
 import { k3sFounder } from './k3s-founder.ts';
 import { k3sJoin } from './k3s-join.ts';
@@ -9,16 +8,7 @@ import { kubeVip } from './kube-vip.ts';
 import { agents } from './agents.ts';
 import { cilium } from './cilium.ts';
 import { verifyPhase } from './verify.ts';
-
-const declared = (id: string, title: string, needs: string[], hosts: Phase['hosts'], concurrency: Phase['concurrency']): Phase => ({
-  id,
-  title,
-  needs,
-  hosts,
-  concurrency,
-  steps: [],
-  pending: 'not implemented yet',
-});
+import { flux } from './flux.ts';
 
 export function allPhases(): Phase[] {
   return [
@@ -29,6 +19,6 @@ export function allPhases(): Phase[] {
     agents,
     cilium,
     verifyPhase(),
-    declared('flux', 'hand the cluster over to Flux', ['verify'], (c) => founderRef(c.inventory), 'serial'),
+    flux,
   ];
 }

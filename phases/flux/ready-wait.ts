@@ -8,7 +8,8 @@ import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
 import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, type FluxObject, type FluxVerdict } from './root-cause.ts';
 
-const POLL_MS = 3_000;
+// Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
+const pollMs = (n: number) => (n < 10 ? 1_000 : 3_000);
 const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
 
 export interface NamedObject {
@@ -58,6 +59,7 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
   await requestReconcile(ctx, host);
   let last: FluxVerdict[] = [];
   let previous = new Set<string>();
+  let n = 0;
   do {
     const seen = await listFlux(ctx, host);
     if (seen) {
@@ -68,7 +70,7 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
       if (finals.length && finals.every((v) => previous.has(finalKey(v)))) throw verdictsError(finals);
       previous = new Set(finals.map(finalKey));
     }
-  } while (await pause(ctx, POLL_MS, signal));
+  } while (await pause(ctx, pollMs(n++), signal));
   ctx.signal.throwIfAborted();
   if (last.length) throw verdictsError(last);
   const seen = 'no GitRepository or Kustomization of Flux was seen Ready within the budget (the Flux controllers may not run)';
@@ -81,6 +83,7 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   const what = describeObject('HelmRelease', { metadata: hr });
   let seen = `${what} does not exist: the Kustomizations of gitops.path did not apply it`;
   let previous = '';
+  let n = 0;
   do {
     const res = await kubectl(ctx, host, command).catch(() => undefined);
     if (res?.code === 0) {
@@ -97,7 +100,7 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
       if (failed && previous === seen) break;
       previous = failed ? seen : '';
     }
-  } while (await pause(ctx, POLL_MS, signal));
+  } while (await pause(ctx, pollMs(n++), signal));
   ctx.signal.throwIfAborted();
   throw new CauseError('FLUX_HELMRELEASE_NOT_READY', { message: seen, evidence: { command: `kubectl ${command}`, seen } });
 }

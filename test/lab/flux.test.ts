@@ -1,0 +1,156 @@
+// The last phase in the lab: a cold build of every phase ends with Flux Ready on the lab's git server and
+// Cilium handed from the bootstrap's HelmChart to Flux's HelmRelease without a roll. Then, on the same
+// cluster, each Flux failure the lab can produce is published to the git server and named by its ROOT
+// cause with `--only flux`; the last case publishes the fixture again, so the file leaves Flux Ready.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { unauthorisedDeployKey } from '../../lab/gitops-inventory.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab, hostExec } from '../support/lab.ts';
+import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { editFile, labInventory } from '../support/lab-inventory.ts';
+
+const FOUNDER = 'k3s-lab-1';
+const stopsOf = (r: { events: any[] }) => r.events.filter((e) => e.type === 'stopped').map((e) => e.error);
+const kubectl = (args: string) => hostExec(FOUNDER, `k3s kubectl ${args}`, { allowFail: true });
+const generation = async () => (await kubectl('get daemonset -n kube-system cilium -o jsonpath={.metadata.generation}')).stdout.trim();
+
+/** Adds `files` to the checkout and lists them in `dir`'s kustomization.yaml. */
+function addResources(checkout: string, dir: string, files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(checkout, dir, name), text);
+  editFile(join(checkout, dir, 'kustomization.yaml'), /resources:\n/, `resources:\n${Object.keys(files).map((f) => `  - ${f}\n`).join('')}`);
+}
+
+const tierKustomization = (name: string, path: string, dependsOn?: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: ${name}
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ${path}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+${dependsOn ? `  dependsOn:\n    - name: ${dependsOn}\n` : ''}`;
+
+describeAsRoot('flux: the cluster handed over to GitOps', () => {
+  const stateDir = freshStateDir();
+  let inventory: string;
+
+  beforeAll(async () => {
+    await ensureLab();
+    await resetCluster();
+    inventory = labInventory();
+  });
+
+  afterAll(async () => {
+    // Leave Flux reconciling the fixture as it is in the repository (the next file may build on it).
+    await bootstrap(['--only', 'flux'], { stateDir, inventory: labInventory() });
+  });
+
+  it('builds every phase from cold: verify passes, Flux is Ready, Cilium changes hands without a roll', async () => {
+    let before: Promise<string> | undefined;
+    const r = await bootstrap(['--json'], { stateDir, inventory, onEvent: (e) => e.type === 'phase-start' && e.phase === 'flux' && (before = generation()) });
+    expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
+    expect(r.code).toBe(0);
+    const gates = r.events.filter((e) => e.type === 'gate-end').map((e) => `${e.phase}/${e.gate}=${e.status}`);
+    expect(gates).toContain('flux/flux-ready=ok');
+    expect(gates.filter((g) => g.startsWith('verify/')).every((g) => g.endsWith('=ok'))).toBe(true);
+    const handover = r.events.find((e) => e.type === 'step-end' && e.step === 'cilium-handover');
+    expect(handover.status).toBe('changed');
+    expect(handover.changes.map((c: any) => c.summary)).toEqual([
+      'remove /var/lib/rancher/k3s/server/manifests/cilium.yaml: Flux owns Cilium from now on',
+      'annotate HelmChart kube-system/cilium helmcharts.helm.cattle.io/unmanaged (the release stays)',
+      'delete HelmChart kube-system/cilium: HelmRelease kube-system/cilium owns Cilium',
+    ]);
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).code).not.toBe(0);
+    expect((await hostExec(FOUNDER, 'test -f /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
+    const hr = await kubectl(`get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`);
+    expect(hr.stdout).toBe('True');
+    // Flux's adoption did not roll the agents: the DaemonSet's spec is the one the bootstrap installed.
+    expect(await generation()).toBe(await before);
+    // The deploy key is in the cluster and never in the run log or the output.
+    const key = readFileSync(parse(readFileSync(inventory, 'utf8')).flux.deployKeyFile, 'utf8');
+    const body = key.split('\n')[2];
+    const logs = readdirSync(join(stateDir, 'lab', 'runs')).map((f) => readFileSync(join(stateDir, 'lab', 'runs', f), 'utf8'));
+    expect(logs.some((l) => l.includes(body) || l.includes(Buffer.from(key).toString('base64').slice(0, 60)))).toBe(false);
+    expect(r.stdout).not.toContain(body);
+  });
+
+  it('a second run changes nothing, --check would change nothing, and the HelmChart stays gone', async () => {
+    const again = await bootstrap([], { stateDir, inventory });
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    const check = await bootstrap(['--check'], { stateDir, inventory });
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toMatch(/^\d+ ok, 0 would change/m);
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).code).not.toBe(0);
+  });
+
+  it('a deploy key the git server refuses → FLUX_SOURCE_NOT_READY with the source-controller message', async () => {
+    const wrongKey = labInventory({ inventory: (inv) => (inv.flux.deployKeyFile = unauthorisedDeployKey()) });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: wrongKey });
+    const [stop, ...more] = stopsOf(r);
+    expect(more).toEqual([]);
+    expect(stop).toMatchObject({ cause: 'FLUX_SOURCE_NOT_READY' });
+    expect(stop.message).toMatch(/^GitRepository flux-system\/flux-system: (GitOperationFailed|AuthenticationFailed): .*ssh: handshake failed: ssh: unable to authenticate/);
+    expect(r.code).toBe(1);
+  });
+
+  it('a custom resource before its CRD → FLUX_CRD_NOT_INSTALLED naming the Kustomization and the kind', async () => {
+    const cdi = labInventory({
+      gitops: (c) => addResources(c, 'platform', { 'cdi.yaml': 'apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n' }),
+    });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: cdi });
+    const stops = stopsOf(r);
+    expect(stops.map((s) => s.cause)).toEqual(['FLUX_CRD_NOT_INSTALLED']);
+    expect(stops[0].message).toMatch(/^Kustomization flux-system\/platform: ReconciliationFailed: .*no matches for kind "CDI" in version "cdi.kubevirt.io\/v1beta1"/);
+  });
+
+  it('a variable no cluster-vars defines → FLUX_SUBSTITUTION_FAILED (strict mode) naming the variable', async () => {
+    const unset = labInventory({
+      gitops: (c) => addResources(c, 'platform', { 'backup.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backup-target\n  namespace: kube-system\ndata:\n  bucket: "${BACKUP_BUCKET}"\n' }),
+    });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: unset });
+    const stops = stopsOf(r);
+    expect(stops.map((s) => s.cause)).toEqual(['FLUX_SUBSTITUTION_FAILED']);
+    expect(stops[0].message).toMatch(/^Kustomization flux-system\/platform: BuildFailed: .*variable not set \(strict mode\): "BACKUP_BUCKET"/);
+  });
+
+  it('a dependsOn chain whose root fails → FLUX_DEPENDENCY_NOT_READY naming the root, not the link before it', async () => {
+    const chain = labInventory({
+      gitops: (c) => {
+        // tier-a's path is not in the repository: it fails for its own reason; b waits on a, c on b.
+        mkdirSync(join(c, 'tiers', 'ok'), { recursive: true });
+        writeFileSync(join(c, 'tiers', 'ok', 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+        addResources(c, 'clusters/base', {
+          'tier-a.yaml': tierKustomization('tier-a', './tiers/missing'),
+          'tier-b.yaml': tierKustomization('tier-b', './tiers/ok', 'tier-a'),
+          'tier-c.yaml': tierKustomization('tier-c', './tiers/ok', 'tier-b'),
+        });
+      },
+    });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: chain });
+    const stops = stopsOf(r);
+    const dep = stops.find((s) => s.cause === 'FLUX_DEPENDENCY_NOT_READY');
+    expect(dep, JSON.stringify(stops)).toBeDefined();
+    expect(dep.message).toMatch(/^Kustomization flux-system\/tier-a: /);
+    expect(dep.evidence.seen).toContain('Kustomization flux-system/tier-b, Kustomization flux-system/tier-c wait on Kustomization flux-system/tier-a, the root');
+    // The root's own failure is named with it.
+    expect(stops.filter((s) => s !== dep).map((s) => [s.cause, s.message.split(':')[0]])).toEqual([['FLUX_BUILD_FAILED', 'Kustomization flux-system/tier-a']]);
+  });
+
+  it("a HelmRelease value changed in git but not in the operator's checkout → CILIUM_PARITY_DRIFT with the key", async () => {
+    // The fixture as the operator has it (`inventory`), and a changed HelmRelease on the git server.
+    labInventory({ gitops: (c) => editFile(join(c, 'platform', 'cilium', 'helmrelease.yaml'), /ui:\n(\s+)enabled: true/, 'ui:\n$1enabled: false') });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory });
+    const stops = stopsOf(r);
+    expect(stops.map((s) => s.cause)).toEqual(['CILIUM_PARITY_DRIFT']);
+    expect(stops[0].message).toBe('HelmRelease kube-system/cilium spec.values differ from the values the bootstrap renders from gitops.checkout at hubble.ui.enabled');
+    expect(stops[0].evidence.excerpt).toBe('hubble.ui.enabled: bootstrap true, Flux false');
+  });
+});
