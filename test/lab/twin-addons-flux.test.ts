@@ -122,8 +122,22 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(await ready('gitrepository', 'wrong-key', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `${prefix}ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain` });
     expect(await ready('gitrepository', 'unknown-host', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `${prefix}ssh: handshake failed: knownhosts: key is unknown` });
     expect(await ready('gitrepository', 'other-host-key', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `${prefix}ssh: handshake failed: knownhosts: key mismatch` });
-    expect(await ready('gitrepository', 'no-branch', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `${prefix}couldn't find remote ref "refs/heads/nope"` });
+    expect(await ready('gitrepository', 'no-branch', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `failed to checkout and determine revision: unable to clone: couldn't find remote ref "refs/heads/nope": git repository: '${gitopsUrl()}'` });
     await kubectl('delete gitrepository -n flux-system wrong-key unknown-host other-host-key no-branch');
+  });
+
+  it('a source that has a revision and then gets a key the server refuses: the remote listing fails, the artifact stays', async () => {
+    await apply(secret('rotated', gitServerPaths().deployKey, readFileSync(gitServerPaths().knownHosts, 'utf8')));
+    await apply(gitRepository('rotated', 'rotated'));
+    expect(await ready('gitrepository', 'rotated', 'True')).toMatchObject({ reason: 'Succeeded' });
+    await apply(secret('rotated', unauthorisedDeployKey(), readFileSync(gitServerPaths().knownHosts, 'utf8')));
+    await kubectl(`annotate --overwrite gitrepository -n flux-system rotated reconcile.fluxcd.io/requestedAt=${Date.now()}`);
+    expect(await ready('gitrepository', 'rotated', 'False')).toMatchObject({
+      reason: 'GitOperationFailed',
+      message: `failed to checkout and determine revision: unable to list remote for '${gitopsUrl()}': ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain`,
+    });
+    expect(await kubectl('get gitrepository -n flux-system rotated -o jsonpath={.status.artifact.revision}')).toBe(revision());
+    await kubectl('delete gitrepository -n flux-system rotated');
   });
 
   it('the Kustomization applies the overlay; the platform Kustomization substitutes cluster-vars; the HelmRelease adopts Cilium without a roll', async () => {

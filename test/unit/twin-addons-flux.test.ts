@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { REQUESTED_AT, due, durationMs, withConditions } from '../../lab/twin/addons/flux/common.ts';
 import { deletesObjects } from '../../lab/twin/addons/flux/garbage.ts';
 import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from '../../lab/twin/addons/flux/envsubst.ts';
-import { cloneFailedMessage, goGitError, sshAddress } from '../../lab/twin/addons/flux/git-errors.ts';
+import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from '../../lab/twin/addons/flux/git-errors.ts';
 import { kstatus } from '../../lab/twin/addons/flux/health.ts';
 import { configDigest, releaseMessage, releaseNameOf } from '../../lab/twin/addons/flux/helmrelease.ts';
 import { appliedRevision, dependencyNotReady, dryRunNoMatch, fromInventoryEntry, inventoryEntry, postBuildFailed } from '../../lab/twin/addons/flux/kustomization.ts';
@@ -41,14 +41,16 @@ describe('a failed clone in go-git\'s words', () => {
     ['git@10.77.0.2: Permission denied (publickey).\nfatal: Could not read from remote repository.', 'ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain'],
     ['No ED25519 host key is known for 10.77.0.2 and you have requested strict checking.\nHost key verification failed.', 'ssh: handshake failed: knownhosts: key is unknown'],
     ['@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nHost key verification failed.', 'ssh: handshake failed: knownhosts: key mismatch'],
-    ['warning: Could not find remote branch nope to clone.\nfatal: Remote branch nope not found in upstream origin', 'couldn\'t find remote ref "refs/heads/nope"'],
     ['ssh: connect to host 10.77.0.2 port 22: Connection refused', 'dial tcp 10.77.0.2:22: connect: connection refused'],
   ])('%s', (stderr, cause) => {
-    expect(goGitError(stderr, 'nope', '10.77.0.2:22')).toBe(cause);
+    expect(goGitError(stderr, '10.77.0.2:22')).toBe(cause);
   });
 
-  it('the Ready message names the URL', () => {
-    expect(cloneFailedMessage('ssh://git@10.77.0.2/lab-gitops.git', 'x')).toBe("failed to checkout and determine revision: unable to clone 'ssh://git@10.77.0.2/lab-gitops.git': x");
+  it('the Ready message names the URL: clone without a revision, list with one, a missing branch as go-git\'s repository-not-found', () => {
+    const url = 'ssh://git@10.77.0.2/lab-gitops.git';
+    expect(fetchFailedMessage('clone', url, 'x')).toBe(`failed to checkout and determine revision: unable to clone '${url}': x`);
+    expect(fetchFailedMessage('list', url, 'x')).toBe(`failed to checkout and determine revision: unable to list remote for '${url}': x`);
+    expect(branchNotFoundMessage(url, 'nope')).toBe(`failed to checkout and determine revision: unable to clone: couldn't find remote ref "refs/heads/nope": git repository: '${url}'`);
     expect(sshAddress('ssh://git@10.77.0.2/lab-gitops.git')).toBe('10.77.0.2:22');
     expect(sshAddress('ssh://git@host:2222/r.git')).toBe('host:2222');
   });

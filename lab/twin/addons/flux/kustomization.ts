@@ -56,7 +56,7 @@ async function checkDependencies(ctx: AddonContext, info: ResourceInfo, ks: any,
   for (const dep of ks.spec?.dependsOn ?? []) {
     const ns = dep.namespace ?? ks.metadata.namespace;
     const other = await ctx.store.tryGet(info, ns, dep.name);
-    if (!other) throw new Stop('DependencyNotReady', `unable to get '${ns}/${dep.name}' dependency: kustomizations.kustomize.toolkit.fluxcd.io "${dep.name}" not found`);
+    if (!other) throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' not found: kustomizations.kustomize.toolkit.fluxcd.io "${dep.name}" not found`);
     if (!isReady(other)) throw new Stop('DependencyNotReady', dependencyNotReady(ns, dep.name));
     if (sameSource(ks, other) && other.status?.lastAppliedRevision !== revision) throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' revision is not up to date`);
   }
@@ -160,7 +160,8 @@ async function applyAll(ctx: AddonContext, docs: any[]): Promise<void> {
     const info = await findKind(ctx, o.apiVersion, o.kind);
     if (!info) throw new Stop('ReconciliationFailed', dryRunNoMatch(o));
     const ns = o.metadata?.namespace ?? 'default';
-    if (info.namespaced && !(await ctx.store.tryGet(builtin('namespaces'), undefined, ns))) throw new Stop('ReconciliationFailed', `${fmtObject(o)} dry-run failed: namespaces "${ns}" not found`);
+    // ssa's DryRunErr for a NotFound: "<obj> not found: <api error>".
+    if (info.namespaced && !(await ctx.store.tryGet(builtin('namespaces'), undefined, ns))) throw new Stop('ReconciliationFailed', `${fmtObject(o)} not found: namespaces "${ns}" not found`);
     infos.push(info);
   }
   for (let i = 0; i < rest.length; i++) {
@@ -168,7 +169,7 @@ async function applyAll(ctx: AddonContext, docs: any[]): Promise<void> {
       await applyOne(ctx, infos[i], rest[i]);
     } catch (e) {
       // What the API refuses (an invalid object) upstream's dry run would have named.
-      if (e instanceof ApiError) throw new Stop('ReconciliationFailed', `${fmtObject(rest[i])} dry-run failed: ${e.message}`);
+      if (e instanceof ApiError) throw new Stop('ReconciliationFailed', `${fmtObject(rest[i])} dry-run failed${e.reason ? ` (${e.reason})` : ''}: ${e.message}`);
       throw e;
     }
   }
@@ -193,6 +194,13 @@ function healthTargets(ks: any, applied: any[]): { apiVersion: string; kind: str
   return (ks.spec?.healthChecks ?? []).map((h: any) => ({ apiVersion: h.apiVersion ?? 'v1', kind: h.kind, namespace: h.namespace, name: h.name }));
 }
 
+/** Ready carries the wrapped error ("health check failed after …: …"), Healthy the wait's own. */
+class HealthFailed extends Stop {
+  constructor(readonly healthy: string, ready: string) {
+    super('HealthCheckFailed', ready);
+  }
+}
+
 /** The twin waits at most this long in one reconcile, whatever spec.timeout says (it keeps one loop). */
 const TWIN_HEALTH_CAP_MS = 20_000;
 
@@ -206,7 +214,7 @@ async function waitHealthy(ctx: AddonContext, ks: any, targets: ReturnType<typeo
       if (s !== 'Current') pending.push(`${fmtObject({ kind: t.kind, metadata: { namespace: t.namespace, name: t.name } })} status: '${s}'`);
     }
     if (pending.length === 0) return Date.now() - t0;
-    if (Date.now() - t0 >= timeout) throw new Stop('HealthCheckFailed', `health check failed after ${((Date.now() - t0) / 1000).toFixed(1)}s: timeout waiting for: [${pending.join(', ')}]`);
+    if (Date.now() - t0 >= timeout) throw new HealthFailed(`timeout waiting for: [${pending.join(', ')}]`, `health check failed after ${(Date.now() - t0) / 1000}s: timeout waiting for: [${pending.join(', ')}]`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -237,14 +245,14 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
     const conds: Condition[] = [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: appliedRevision(revision), observedGeneration: gen }];
     if (waits) {
       const took = await waitHealthy(ctx, ks, healthTargets(ks, objects));
-      conds.push({ type: 'Healthy', status: 'True', reason: 'Succeeded', message: `Health check passed in ${(took / 1000).toFixed(1)}s`, observedGeneration: gen });
+      conds.push({ type: 'Healthy', status: 'True', reason: 'Succeeded', message: `Health check passed in ${took / 1000}s`, observedGeneration: gen });
     }
     const status = { ...handled(ks), conditions: withConditions(ks.status?.conditions, conds, ['Reconciling', 'Stalled']), inventory: { entries }, lastAppliedRevision: revision, lastAttemptedRevision: revision };
     await writeStatus(ctx, info, ks, status);
   } catch (e) {
     if (!(e instanceof Stop)) throw e;
     const conds: Condition[] = [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message, observedGeneration: gen }];
-    if (e.reason === 'HealthCheckFailed') conds.push({ type: 'Healthy', status: 'False', reason: 'HealthCheckFailed', message: e.message, observedGeneration: gen });
+    if (e instanceof HealthFailed) conds.push({ type: 'Healthy', status: 'False', reason: 'HealthCheckFailed', message: e.healthy, observedGeneration: gen });
     const status = { ...(ks.status ?? {}), ...handled(ks), conditions: withConditions(ks.status?.conditions, conds, ['Reconciling']), ...(revision ? { lastAttemptedRevision: revision } : {}), ...(applied ? { inventory: { entries: applied } } : {}) };
     await writeStatus(ctx, info, ks, status);
   }

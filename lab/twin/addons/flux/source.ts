@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { log } from '../../log.ts';
 import { type AddonContext, nowIso } from '../context.ts';
 import { type Condition, builtin, due, findKind, handled, withConditions, writeStatus } from './common.ts';
-import { cloneFailedMessage, goGitError, sshAddress } from './git-errors.ts';
+import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from './git-errors.ts';
 
 export interface Artifact {
   revision: string;
@@ -78,14 +78,15 @@ async function fetchBranch(url: string, branch: string, secret: any, known: stri
     writeFileSync(join(dir, 'known_hosts'), knownHosts, { mode: 0o600 });
     const ssh = `ssh -i ${dir}/identity -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${dir}/known_hosts -o GlobalKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10`;
     const env = { ...process.env, GIT_SSH_COMMAND: ssh, GIT_TERMINAL_PROMPT: '0', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' };
-    const fail = (stderr: string): Fetch => ({ ok: false, reason: 'GitOperationFailed', message: cloneFailedMessage(url, goGitError(stderr, branch, sshAddress(url))) });
+    const fail = (stage: 'list' | 'clone', stderr: string): Fetch => ({ ok: false, reason: 'GitOperationFailed', message: fetchFailedMessage(stage, url, goGitError(stderr, sshAddress(url))) });
+    // go-git lists the remote first only when the source already has a revision; else it clones at once.
     const ls = await run('git', ['ls-remote', '--heads', url, `refs/heads/${branch}`], env);
-    if (ls.code !== 0) return fail(ls.stderr);
+    if (ls.code !== 0) return fail(known ? 'list' : 'clone', ls.stderr);
     const sha = ls.stdout.split(/\s+/)[0];
-    if (!sha) return fail(`Remote branch ${branch} not found in upstream origin`);
+    if (!sha) return { ok: false, reason: 'GitOperationFailed', message: branchNotFoundMessage(url, branch) };
     if (sha === known) return { ok: true, sha };
     const clone = await run('git', ['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', branch, url, join(dir, 'tree')], env);
-    if (clone.code !== 0) return fail(clone.stderr);
+    if (clone.code !== 0) return fail('clone', clone.stderr);
     const head = (await run('git', ['-C', join(dir, 'tree'), 'rev-parse', 'HEAD'], env)).stdout.trim();
     return { ok: true, sha: head, files: treeOf(join(dir, 'tree')) };
   } finally {
