@@ -23,7 +23,7 @@ function addResources(checkout: string, dir: string, files: Record<string, strin
   editFile(join(checkout, dir, 'kustomization.yaml'), /resources:\n/, `resources:\n${Object.keys(files).map((f) => `  - ${f}\n`).join('')}`);
 }
 
-const tierKustomization = (name: string, path: string, dependsOn?: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+const tierKustomization = (name: string, path: string, dependsOn?: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
   name: ${name}
@@ -35,7 +35,7 @@ spec:
   sourceRef:
     kind: GitRepository
     name: flux-system
-${dependsOn ? `  dependsOn:\n    - name: ${dependsOn}\n` : ''}`;
+${dependsOn ? `  dependsOn:\n    - name: ${dependsOn}\n` : ''}${extra}`;
 
 describeAsRoot('flux: the cluster handed over to GitOps', () => {
   const stateDir = freshStateDir();
@@ -142,6 +142,24 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect(dep.evidence.seen).toContain('Kustomization flux-system/tier-b, Kustomization flux-system/tier-c wait on Kustomization flux-system/tier-a, the root');
     // The root's own failure is named with it.
     expect(stops.filter((s) => s !== dep).map((s) => [s.cause, s.message.split(':')[0]])).toEqual([['FLUX_BUILD_FAILED', 'Kustomization flux-system/tier-a']]);
+  });
+
+  it('a workload that never becomes ready under wait: true → FLUX_HEALTHCHECK_FAILED naming the Kustomization', async () => {
+    const unhealthy = labInventory({
+      gitops: (c) => {
+        // Nothing in the lab runs this Deployment's pods: it never becomes available.
+        mkdirSync(join(c, 'tiers', 'web'), { recursive: true });
+        writeFileSync(
+          join(c, 'tiers', 'web', 'deployment.yaml'),
+          'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 1\n  selector:\n    matchLabels: { app: web }\n  template:\n    metadata:\n      labels: { app: web }\n    spec:\n      containers:\n        - { name: web, image: nginx }\n',
+        );
+        addResources(c, 'clusters/base', { 'web.yaml': tierKustomization('web', './tiers/web', undefined, '  wait: true\n  timeout: 5s\n') });
+      },
+    });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: unhealthy });
+    const stops = stopsOf(r);
+    expect(stops.map((s) => s.cause)).toEqual(['FLUX_HEALTHCHECK_FAILED']);
+    expect(stops[0].message).toMatch(/^Kustomization flux-system\/web: HealthCheckFailed: .*Deployment\/default\/web/);
   });
 
   it("a HelmRelease value changed in git but not in the operator's checkout → CILIUM_PARITY_DRIFT with the key", async () => {
