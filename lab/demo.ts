@@ -82,6 +82,11 @@ export async function main(): Promise<number> {
   say(`   control-plane VIP ${NET.vip} announced by: ${lease.stdout.trim() || '(no holder)'}`);
   const agents = await hostExec(founder, `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o custom-columns='CILIUM AGENT:.metadata.name,NODE:.spec.nodeName,KUBERNETES_SERVICE_HOST:.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value'; true`);
   for (const line of agents.stdout.trim().split('\n')) say(`   ${line}`);
+  // Once the build hands the cluster to Flux: what Flux applies from the GitOps repository, at which revision.
+  if ('flux' in build.durations) {
+    const flux = await hostExec(founder, `k3s kubectl get kustomizations.kustomize.toolkit.fluxcd.io -A -o custom-columns='FLUX KUSTOMIZATION:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,REVISION:.status.lastAppliedRevision'; true`);
+    for (const line of flux.stdout.trim().split('\n')) say(`   ${line}`);
+  }
   say('\n   phase durations:');
   for (const [phase, ms] of Object.entries(build.durations)) say(`   ${phase.padEnd(15)} ${formatDuration(ms)}`);
   say(`   ${'total'.padEnd(15)} ${formatDuration(Date.now() - t0)} (lab, build and drill)`);
@@ -93,7 +98,10 @@ export async function main(): Promise<number> {
   say(`   ${labCmd} ssh k3s-lab-1 sudo k3s kubectl get nodes`);
   // The fetched admin kubeconfig dials the VIP, which this machine reaches on the lab's bridge.
   if (existsSync(kubeconfig)) {
-    if (hasKubectl()) say(`   kubectl --kubeconfig ${kubeconfig} get nodes`);
+    if (hasKubectl()) {
+      say(`   kubectl --kubeconfig ${kubeconfig} get nodes`);
+      if ('flux' in build.durations) say(`   kubectl --kubeconfig ${kubeconfig} get kustomizations,helmreleases -A`);
+    }
     else say(`   admin kubeconfig (0600, dials the VIP ${NET.vip}): ${kubeconfig}  (no kubectl on this machine)`);
   }
   say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${inventory} --until ${last}   # a second run: 0 changed`);

@@ -26,6 +26,9 @@ describeAsRoot('npm run demo', () => {
     expect(summary).toMatch(new RegExp(`control-plane VIP ${vip} announced by: k3s-lab-\\d`));
     expect(summary.match(new RegExp(`^ {3}cilium-\\w+ +k3s-lab-\\d +${vip}$`, 'gm'))).toHaveLength(3);
     expect(summary).toMatch(/^ {3}verify +\d/m);
+    // The last phase hands the cluster to Flux: its Kustomizations are Ready at the repository's revision.
+    expect(summary).toMatch(/^ {3}flux +\d/m);
+    expect(summary).toMatch(/^ {3}flux-system +True +main@sha1:[0-9a-f]{40}$/m);
     const seconds = Number(/failover drill: VIP moved from k3s-lab-\d to k3s-lab-\d in (\d+\.\d) s/.exec(summary)?.[1]);
     expect(seconds).toBeGreaterThan(0);
     expect(seconds).toBeLessThan(35);
