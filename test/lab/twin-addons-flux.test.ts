@@ -164,7 +164,7 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(inv.map((e: any) => e.id).sort()).toEqual(['flux-system_cluster-vars__ConfigMap', 'flux-system_platform_kustomize.toolkit.fluxcd.io_Kustomization']);
   });
 
-  it('a kind without its CRD, a variable not set, dependsOn on a failing Kustomization, a Deployment that never becomes available: upstream reasons and messages', async () => {
+  it('a kind without its CRD, a variable not set, dependsOn on a failing Kustomization, a Deployment that never becomes available, a HelmRelease without its source: upstream reasons and messages', async () => {
     await apply([
       kustomization('no-crd', './tests/no-crd'),
       kustomization('strict', './tests/strict', { postBuild: { substitute: { SET_ONE: '1' } } }),
@@ -177,6 +177,12 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(await ready('kustomization', 'health', 'False')).toMatchObject({ reason: 'HealthCheckFailed', message: expect.stringMatching(/^health check failed after [\d.]+s: timeout waiting for: \[Deployment\/default\/never-available status: 'InProgress'\]$/) });
     expect(await kubectl('get configmap -n default strict --ignore-not-found')).toBe('');
     await kubectl('delete kustomization -n flux-system no-crd strict after-no-crd health');
+    await apply(JSON.stringify({
+      apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'no-source', namespace: 'default' },
+      spec: { interval: '10m', chart: { spec: { chart: 'cilium', version: '1.19.5', sourceRef: { kind: 'HelmRepository', name: 'missing' } } }, values: {} },
+    }));
+    expect(await ready('helmrelease', 'no-source', 'False', 'default')).toMatchObject({ reason: 'SourceNotReady', message: `HelmChart 'default/default-no-source' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "missing" not found` });
+    await kubectl('delete helmrelease -n default no-source');
   });
 
   it('a new revision: the dependency chain applies, a file removed is pruned, a changed Cilium value rolls the agents', async () => {

@@ -82,7 +82,9 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
   const helmChartName = `${srcNs}/${hrNs}-${hr.metadata.name}`;
   const srcInfo = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', ref.kind ?? 'HelmRepository');
   if (!srcInfo || !(await ctx.store.tryGet(srcInfo, srcNs, ref.name))) {
-    return fail('ArtifactFailed', `HelmChart '${helmChartName}' is not ready: failed to get source: ${ref.kind ?? 'HelmRepository'}.source.toolkit.fluxcd.io "${ref.name}" not found`);
+    // helm-controller's isSourceReady on the HelmChart it made, whose own Ready says why (source-controller
+    // helmchart_controller.go: "failed to get source: …").
+    return fail('SourceNotReady', `HelmChart '${helmChartName}' is not ready: failed to get source: ${String(ref.kind ?? 'HelmRepository').toLowerCase().replace(/y$/, 'ie')}s.source.toolkit.fluxcd.io "${ref.name}" not found`);
   }
   const history = (await ctx.store.list(SECRETS, storageNs)).items.filter((s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === release);
   const latestSecret = history.reduce<any>((m, s) => (!m || Number(s.metadata.labels.version) > Number(m.metadata.labels.version) ? s : m), undefined);
@@ -99,7 +101,7 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
   const action: 'install' | 'upgrade' = latest ? 'upgrade' : 'install';
   const failedReason = action === 'install' ? 'InstallFailed' : 'UpgradeFailed';
   const chart = await knownChart(ctx, chartSpec.chart, latest);
-  if (!chart) return fail('ArtifactFailed', `HelmChart '${helmChartName}' is not ready: chart "${chartSpec.chart}" is not one the lab carries (no network in the lab)`);
+  if (!chart) return fail('SourceNotReady', `HelmChart '${helmChartName}' is not ready: chart "${chartSpec.chart}" is not one the lab carries (no network in the lab)`);
   const version = lastVersion + 1;
   const chartVersion = String(chartSpec.version ?? chart.meta.version);
   try {
