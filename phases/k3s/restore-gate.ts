@@ -16,19 +16,22 @@ export function restoreComplete(backup: Backup): Gate {
     async run(host, ctx, signal) {
       let missing: string[] = backup.manifest.objects;
       let failure = '';
+      let listed = false;
       // The API may still be registering its types after /readyz: look again until the budget ends.
       do {
-        const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal: ctx.signal }).catch(() => undefined);
+        // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
+        const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal }).catch(() => undefined);
         if (res?.code === 0) {
+          listed = true;
           missing = missingObjects(backup.manifest.objects, objectKeys(res.stdout));
           if (!missing.length) return;
         } else {
           failure = res ? (res.stderr || res.stdout).trim().split('\n').slice(-3).join('\n') : 'no answer';
         }
-      } while (await pause(ctx, 3_000, signal));
+      } while (!signal.aborted && (await pause(ctx, 3_000, signal)));
       throw new CauseError('RESTORE_INCOMPLETE', {
         host: host.name,
-        message: `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore`,
+        message: listed ? `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore` : `the API objects could not be listed to compare them with the backup's ${backup.manifest.objects.length}`,
         evidence: {
           command: 'k3s kubectl get <every listable type> -A',
           seen: `${missing.length} missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,

@@ -181,10 +181,14 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     expect(statSync(join(envState, 'cluster-token.json')).mode & 0o777).toBe(0o600);
   }, LONG);
 
-  it('a second restore of the same backup changes nothing; the confirm commands show every server a voter', async () => {
+  it('a second restore of the same backup, and a plain run after it, change nothing; the confirm commands show every server a voter', async () => {
     const again = await bootstrap(['--restore', backupId], { stateDir, inventory, timeoutMs: LONG });
     expect(again.code, again.stdout.slice(-2000)).toBe(0);
     expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    // The restored cluster is a normal cluster for later runs: a plain run changes nothing either.
+    const plain = await bootstrap(['--until', LAST], { stateDir, inventory, timeoutMs: LONG });
+    expect(plain.code, plain.stdout.slice(-2000)).toBe(0);
+    expect(plain.stdout).toMatch(/^\d+ ok, 0 changed/m);
     const r = await block('confirm');
     expect(r.code, r.stderr).toBe(0);
     for (const s of SERVERS) expect(r.stdout).toContain(`${s} voter=True`);
