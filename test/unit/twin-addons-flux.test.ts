@@ -18,6 +18,9 @@ describe('postBuild substitution (strict, Flux 2.9)', () => {
     expect(substitute('a: ${MISSING:=2} b: ${EMPTY:-x} c: ${HOST:=y} d: ${MISSING=${HOST}}', vars)).toBe('a: 2 b: x c: 10.77.0.9 d: 10.77.0.9');
     expect(substitute('plain $HOST, escaped $${HOST}', vars)).toBe('plain $HOST, escaped ${HOST}');
     expect(substitute('empty: "${EMPTY}"', vars)).toBe('empty: ""');
+    expect(substitute('${MISSING:+x}${MISSING?y}', vars)).toBe('xy');
+    // A default's own variables are evaluated even when the variable is set (upstream evaluates arguments first).
+    expect(() => substitute('${HOST:=${NOPE}}', vars)).toThrow(/variable not set \(strict mode\): "NOPE"/);
   });
 
   it('a variable that is not set fails with upstream\'s message; without strict mode it becomes empty', () => {

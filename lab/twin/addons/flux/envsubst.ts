@@ -3,8 +3,8 @@
 // variables are the substituteFrom ConfigMaps/Secrets in order, then spec.postBuild.substitute over them;
 // newlines are removed from every value; with no variables at all nothing is substituted; a resource
 // annotated or labelled kustomize.toolkit.fluxcd.io/substitute: disabled is left alone.
-// Expressions: `${VAR}`, the defaults `${VAR:=d}` `${VAR:-d}` `${VAR=d}` `${VAR-d}` (used when VAR is unset
-// or empty), `$$` as an escaped `$`; `$VAR` without braces stays as it is. In strict mode a variable that
+// Expressions: `${VAR}`, the defaults `${VAR:=d}` `${VAR:-d}` `${VAR=d}` `${VAR-d}` and `?`/`+` forms (all
+// "d when VAR is unset or empty", fluxcd/pkg envsubst funcs.go toDefault), `$$` as an escaped `$`; `$VAR` without braces stays as it is. In strict mode a variable that
 // is not set and has no default fails with `variable not set (strict mode): "VAR"`.
 // NOT imitated: the string functions (`${#VAR}`, `${VAR^^}`, `${VAR/a/b}`, substrings) — they fail as
 // unsupported, naming the expression.
@@ -46,7 +46,8 @@ function expression(text: string, start: number, vars: Record<string, string>, s
     if (!set && strict) throw new SubstitutionError(`variable substitution failed: variable not set (strict mode): "${name}"`);
     return { value: val ?? '', end: j + 1 };
   }
-  const op = /^(:=|:-|=|-)/.exec(text.slice(j))?.[0];
+  // Every default-giving operator is "the default when unset or empty" in fluxcd/pkg/envsubst (toDefault).
+  const op = /^(:=|:-|:\?|:\+|=|-|\?|\+)/.exec(text.slice(j))?.[0];
   if (!op) {
     const close = text.indexOf('}', j);
     throw new SubstitutionError(`variable substitution failed: unsupported expression ${text.slice(start, close < 0 ? undefined : close + 1)}`);
@@ -60,8 +61,9 @@ function expression(text: string, start: number, vars: Record<string, string>, s
     else if (text[k] === '}' && --depth === 0) break;
   }
   if (k >= text.length) throw new SubstitutionError('variable substitution failed: missing closing brace');
-  if (val !== undefined && val !== '') return { value: val, end: k + 1 };
-  return { value: substitute(text.slice(j, k), vars, strict), end: k + 1 };
+  // The default is evaluated first, as upstream evaluates a function's arguments before its variable.
+  const fallback = substitute(text.slice(j, k), vars, strict);
+  return { value: val !== undefined && val !== '' ? val : fallback, end: k + 1 };
 }
 
 const DISABLED = 'kustomize.toolkit.fluxcd.io/substitute';
