@@ -105,7 +105,9 @@ export async function reconcileGitRepository(ctx: AddonContext, info: any, repo:
   let result: Fetch | { ok: true; sha: string; files?: undefined };
   const secretName = repo.spec?.secretRef?.name;
   const secret = secretName ? await ctx.store.tryGet(builtin('secrets'), ns, secretName) : undefined;
+  const otherRef = ['tag', 'semver', 'commit', 'name'].find((k) => repo.spec?.ref?.[k] !== undefined);
   if (!url.startsWith('ssh://')) result = { ok: false, reason: 'URLInvalid', message: `the lab's source-controller twin fetches ssh:// URLs only, not '${url}'` };
+  else if (otherRef) result = { ok: false, reason: 'GitOperationFailed', message: `the lab's source-controller twin fetches branches only, not ref.${otherRef}` };
   else if (secretName && !secret) result = { ok: false, reason: 'AuthenticationFailed', message: `failed to get secret '${ns}/${secretName}': secrets "${secretName}" not found` };
   else result = await fetchBranch(url, branch, secret, knownSha);
 
