@@ -150,8 +150,19 @@ export async function reconcileHelmRepository(ctx: AddonContext, info: any, repo
   await writeStatus(ctx, info, repo, { ...(repo.status ?? {}), ...handled(repo), conditions, artifact });
 }
 
+/** A deleted source's artifact goes with it (upstream's finalizer removes its storage). */
+async function collectArtifacts(ctx: AddonContext, info: any): Promise<void> {
+  const prefix = '/twin/flux/artifacts/GitRepository/';
+  for (const kv of (await ctx.etcd.list(prefix)).kvs) {
+    const [ns, name] = kv.key.slice(prefix.length).split('/');
+    if (!(await ctx.store.tryGet(info, ns, name))) await ctx.etcd.delete(kv.key);
+  }
+}
+
 /** One round of the source-controller: every GitRepository and HelmRepository that is due. */
 export async function sourceRound(ctx: AddonContext, lastRun: Map<string, number>): Promise<void> {
+  const git = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', 'GitRepository');
+  if (git) await collectArtifacts(ctx, git);
   for (const [kind, f] of [['GitRepository', reconcileGitRepository], ['HelmRepository', reconcileHelmRepository]] as const) {
     const info = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', kind);
     if (!info) continue;
