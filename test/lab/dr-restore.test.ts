@@ -114,6 +114,18 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     expect(r.stdout + r.stderr).not.toContain(token.secret);
   }, LONG);
 
+  it('on the running cluster, the restore plan names the servers whose datastore would be WIPED, and wipes nothing', async () => {
+    const fingerprints = await Promise.all(SERVERS.map(hostFingerprint));
+    const r = await bootstrap(['--restore', backupId, '--check'], { stateDir, inventory });
+    expect(r.code, r.stderr).toBe(2);
+    for (const s of ['k3s-lab-2', 'k3s-lab-3']) {
+      expect(r.stdout).toMatch(new RegExp(`  ${s}  stop k3s and wipe [^\\n]*: would change\\n    would stop k3s\\n[^\\n]*\\n    would WIPE this server's datastore`));
+    }
+    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(fingerprints);
+    for (const s of SERVERS) expect((await hostExec(s, 'test -d /var/lib/rancher/k3s/server/db/etcd && echo kept')).stdout.trim()).toBe('kept');
+    expect(await drillContent()).toEqual(before);
+  }, LONG);
+
   it('the lab is destroyed: lab down, lab up — new hosts at the same addresses with new host keys', async () => {
     const keysBefore = readFileSync(paths.knownHosts, 'utf8');
     await down();
