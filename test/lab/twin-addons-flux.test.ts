@@ -153,6 +153,10 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(after.spec.template).toEqual(before.spec.template);
     expect(after.metadata.generation).toBe(before.metadata.generation);
     expect(after.metadata.labels).toMatchObject({ 'helm.toolkit.fluxcd.io/name': 'cilium' });
+    // A reconcile request to a HelmRelease in sync is answered without a new release.
+    await kubectl('annotate --overwrite helmrelease -n kube-system cilium reconcile.fluxcd.io/requestedAt=lab-1');
+    await until('the request handled', async () => ((await kubectl('get helmrelease -n kube-system cilium -o jsonpath={.status.lastHandledReconcileAt}')) === 'lab-1' ? true : undefined), 30_000);
+    expect(await ready('helmrelease', 'cilium', 'True', 'kube-system')).toMatchObject({ message: expect.stringContaining('cilium.v2 ') });
     // The hand-over: k3s's helm-controller leaves an unmanaged HelmChart alone, and deleting it keeps the release.
     await kubectl('annotate --overwrite -n kube-system helmchart.helm.cattle.io/cilium helmcharts.helm.cattle.io/unmanaged=true');
     await kubectl('delete -n kube-system helmchart.helm.cattle.io/cilium');

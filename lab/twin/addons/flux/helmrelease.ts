@@ -93,9 +93,10 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
   const mine = hr.status?.history?.[0];
   // In sync: this HelmRelease made the latest release, with these values and this chart.
   if (mine && latest && mine.version === lastVersion && mine.configDigest === digest && mine.chartVersion === (chartSpec.version ?? mine.chartVersion) && latest.info?.status === 'deployed') {
+    // Nothing to do, but a reconcile request is answered (status.lastHandledReconcileAt) as upstream does.
     const r = (hr.status?.conditions ?? []).find((c: Condition) => c.type === 'Ready');
-    if (r?.status === 'True' && hr.status?.observedGeneration === gen) return;
-    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), conditions: withConditions(hr.status?.conditions, [{ type: 'Ready', status: 'True', reason: r?.reason ?? 'UpgradeSucceeded', message: r?.message ?? '', observedGeneration: gen }]) });
+    const conditions = r?.status === 'True' ? hr.status.conditions : withConditions(hr.status?.conditions, [{ type: 'Ready', status: 'True', reason: r?.reason ?? 'UpgradeSucceeded', message: r?.message ?? '', observedGeneration: gen }]);
+    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), conditions });
     return;
   }
   const action: 'install' | 'upgrade' = latest ? 'upgrade' : 'install';
