@@ -1,7 +1,7 @@
 // `bootstrap <env> --restore <backup>`: the cold-build DAG with its k3s phases in restore mode (no
 // separate engine). k3s-founder checks the backup before any host is touched (prepare), restores it on the
 // founder and proves every object came back; k3s-join wipes each other server and rejoins it, one at a
-// time; kube-vip, Cilium and verify then converge as in a cold build.
+// time; kube-vip, Cilium, verify and Flux then converge as in a cold build.
 import type { Backup } from '../../src/backup/store.ts';
 import { readBackupToken } from '../../src/backup/store.ts';
 import type { Phase } from '../../src/engine/phase.ts';
