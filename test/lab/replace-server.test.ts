@@ -1,8 +1,9 @@
 // bootstrap <env> --replace <server> in the lab, through the commands of runbooks/replace-server.md as an
-// operator types them: a server stopped, reinstalled (fresh disk, new host key) and replaced comes back as
-// an etcd voter with nothing lost — also when it was the founder (it joins a survivor, never cluster-init,
-// and a later plain run changes nothing on it). With two of three servers down the replace is refused
-// with QUORUM_AT_RISK before anything changes. One cluster for the whole file.
+// operator types them: a running server replaced in place has its old state wiped and joins as a new member;
+// a server stopped, reinstalled (fresh disk, new host key) and replaced comes back as an etcd voter with
+// nothing lost — also when it was the founder (it joins a survivor, never cluster-init, and a later plain
+// run changes nothing on it). With two of three servers down the replace is refused with QUORUM_AT_RISK
+// before anything changes. One cluster for the whole file.
 import { readFileSync } from 'node:fs';
 import { beforeAll, expect, it } from 'vitest';
 import { fault, hostExec, wipe } from '../../lab/api.ts';
@@ -56,6 +57,24 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
     expect(cold.code, cold.stdout + cold.stderr).toBe(0);
     await hostExec('k3s-lab-1', 'k3s kubectl create configmap replace-marker --from-literal=v=kept-across-replaces');
   }, LONG);
+
+  it(
+    'a running server replaced in place: its Node deleted, k3s stopped and its old state wiped, it joins again as a new member',
+    async () => {
+      const memberOf = (name: string) => hostExec('k3s-lab-1', `k3s kubectl get node ${name} -o jsonpath='{.metadata.annotations.etcd\\.k3s\\.cattle\\.io/node-name}'`).then((r) => r.stdout.trim());
+      const before = await memberOf('k3s-lab-3');
+      expect(before).toMatch(/^k3s-lab-3-[0-9a-f]{8}$/);
+      const replace = await block('replace', 'k3s-lab-3', 'k3s-lab-1');
+      expect(replace.code, replace.stdout + replace.stderr).toBe(0);
+      expect(replace.stdout).toContain('stop k3s and wipe the old state: /var/lib/rancher/k3s');
+      expect(await voters()).toEqual(ALL_VOTERS);
+      const after = await memberOf('k3s-lab-3');
+      expect(after).toMatch(/^k3s-lab-3-[0-9a-f]{8}$/);
+      expect(after).not.toBe(before);
+      expect(await marker('k3s-lab-3')).toBe('kept-across-replaces');
+    },
+    LONG,
+  );
 
   it(
     'a reinstalled k3s-lab-2: the plan names the Node to delete and the join target; the replace brings back 3 voters, nothing lost',
