@@ -7,6 +7,8 @@ import type { Backup } from '../../src/backup/store.ts';
 import { pause } from './remote-k3s.ts';
 
 const SHOWN = 30;
+/** The same objects missing in this many listings in a row (3 s apart) is the answer: no need to sit out the budget. */
+const STABLE_LISTINGS = 4;
 
 export function restoreComplete(backup: Backup): Gate {
   return {
@@ -17,14 +19,19 @@ export function restoreComplete(backup: Backup): Gate {
       let missing: string[] = backup.manifest.objects;
       let failure = '';
       let listed = false;
-      // The API may still be registering its types after /readyz: look again until the budget ends.
+      let stable = 0;
+      // The API may still be registering its types after /readyz: look again, until the same objects are
+      // missing in STABLE_LISTINGS listings in a row or the budget ends.
       do {
         // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
         const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal }).catch(() => undefined);
         if (res?.code === 0) {
+          const now = missingObjects(backup.manifest.objects, objectKeys(res.stdout));
+          if (!now.length) return;
+          stable = listed && now.join() === missing.join() ? stable + 1 : 1;
+          missing = now;
           listed = true;
-          missing = missingObjects(backup.manifest.objects, objectKeys(res.stdout));
-          if (!missing.length) return;
+          if (stable >= STABLE_LISTINGS) break;
         } else {
           failure = res ? (res.stderr || res.stdout).trim().split('\n').slice(-3).join('\n') : 'no answer';
         }

@@ -205,4 +205,20 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     expect(r.code, r.stderr).toBe(0);
     for (const s of SERVERS) expect(r.stdout).toContain(`${s} voter=True`);
   }, LONG);
+
+  it('a backup whose manifest names an object the snapshot lacks → RESTORE_INCOMPLETE naming it', async () => {
+    const [backup] = listBackups(envState);
+    const copy = join(mkdtempSync(join(tmpdir(), 'dr-backups-')), 'extra');
+    cpSync(backup.dir, copy, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
+    manifest.objects.push(`ConfigMap/${NS}/never-existed`);
+    writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
+    // The cluster was restored from this backup's id already: no restore again, only the comparison.
+    const r = await bootstrap(['--restore', copy, '--json'], { stateDir, inventory, timeoutMs: LONG });
+    expect(r.code).toBe(1);
+    expect(stopOf(r)).toMatchObject({ cause: 'RESTORE_INCOMPLETE', host: 'k3s-lab-1', message: `1 of the backup's ${manifest.objects.length} objects are missing after the restore` });
+    expect(stopOf(r).evidence.excerpt).toBe(`ConfigMap/${NS}/never-existed`);
+    expect(r.events.filter((e) => e.type === 'step-end' && e.status === 'changed')).toEqual([]);
+    rmSync(copy, { recursive: true, force: true });
+  }, LONG);
 });

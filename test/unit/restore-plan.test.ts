@@ -83,4 +83,16 @@ describe('restore plans', () => {
     // Everything there: the gate passes at the first look.
     await expect(gate.run(founder, { ...ctx, remote: () => ({ ...remote, exec: async () => ({ command: '', stdout: listing + 'ConfigMap app b\nWidget app w\n', stderr: '', code: 0, durationMs: 1 }) }) }, ended.signal)).resolves.toBeUndefined();
   });
+
+  it('RESTORE_INCOMPLETE once the same objects are missing in 4 listings in a row, without sitting out the budget', async () => {
+    const { ctx, backup, founder } = await setup();
+    backup.manifest.objects = ['ConfigMap/app/a', 'ConfigMap/app/gone'];
+    let listings = 0;
+    const remote = { host: founder.name, exec: async () => (listings++, { command: '', stdout: 'ConfigMap app a\n', stderr: '', code: 0, durationMs: 1 }), close: async () => undefined };
+    const clock = { now: () => Date.now(), sleep: async () => undefined };
+    const err = await restoreComplete(backup).run(founder, { ...ctx, clock, remote: () => remote }, new AbortController().signal).catch((e) => e);
+    expect(err.causeId).toBe('RESTORE_INCOMPLETE');
+    expect(err.evidence.excerpt).toBe('ConfigMap/app/gone');
+    expect(listings).toBe(4);
+  });
 });
