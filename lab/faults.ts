@@ -82,10 +82,13 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
       else
         await hostExec(
           host,
-          // The segment libfaketime expects: a POSIX semaphore (32 bytes, value 1) and an 8-byte counter,
-          // readable by every user; then the offset; the preload last, once everything it needs exists.
+          // The segment libfaketime expects: a POSIX semaphore (32 bytes) and an 8-byte counter, readable
+          // by every user; then the offset; the preload last, once everything it needs exists. The
+          // semaphore starts at 2^30, not 1: what it guards (a start time, tick counters) a fixed offset
+          // does not use, and as a mutex one process that dies holding it (SIGPIPE, a timeout's kill)
+          // leaves every later process on the host waiting forever.
           `mkdir -p ${FAKETIME_RUN} && ` +
-            `{ printf '\\001'; head -c 31 /dev/zero; } > /dev/shm/sem.${FAKETIME_SEM.slice(1)} && ` +
+            `{ printf '\\000\\000\\000\\100'; head -c 28 /dev/zero; } > /dev/shm/sem.${FAKETIME_SEM.slice(1)} && ` +
             `head -c 8 /dev/zero > /dev/shm/${FAKETIME_SHM.slice(1)} && ` +
             `chmod 666 /dev/shm/sem.${FAKETIME_SEM.slice(1)} /dev/shm/${FAKETIME_SHM.slice(1)} && ` +
             `printf '%s\\n' '${offset}' > ${FAKETIME_RUN}/faketimerc && ` +

@@ -113,6 +113,7 @@ export async function hostExec(host: HostPlan, cmd: string, opts: RunOptions = {
     'LANG=C.UTF-8',
     // what every process in a host has (see rootfs-customize.ts), so a skewed clock behaves the same here
     'FAKETIME_DONT_FAKE_MONOTONIC=1',
+    'NO_FAKE_STAT=1',
     `FAKETIME_SHARED=${FAKETIME_SHARED}`,
     `LAB_EXEC=${cmd}`,
   ];

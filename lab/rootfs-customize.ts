@@ -55,7 +55,7 @@ usermod -p '*' ${OPS_USER}
 install -d -m 700 -o ${OPS_USER} -g ${OPS_USER} /home/${OPS_USER}/.ssh
 cat > /etc/sudoers.d/${OPS_USER} <<'X'
 ${OPS_USER} ALL=(ALL) NOPASSWD:ALL
-Defaults env_keep += "FAKETIME_DONT_FAKE_MONOTONIC FAKETIME_SHARED"
+Defaults env_keep += "FAKETIME_DONT_FAKE_MONOTONIC FAKETIME_SHARED NO_FAKE_STAT"
 X
 chmod 0440 /etc/sudoers.d/${OPS_USER}
 # clock-skew: libfaketime preloaded into every new process while /run/lab-faketime holds its files
@@ -63,11 +63,14 @@ chmod 0440 /etc/sudoers.d/${OPS_USER}
 # two settings from every door (SSH sessions via pam_env, services via systemd, commands under sudo):
 # monotonic clocks stay real, and libfaketime attaches to one shared-memory segment the fault makes
 # instead of creating one per process, whose removal at exit sshd's seccomp sandbox punishes (SIGSYS).
+# File times stay real (NO_FAKE_STAT): libfaketime takes that segment's semaphore around every stat(),
+# and a process that dies inside (SIGPIPE, a kill) leaves every later one on the host waiting forever.
 echo FAKETIME_DONT_FAKE_MONOTONIC=1 >> /etc/environment
+echo NO_FAKE_STAT=1 >> /etc/environment
 echo 'FAKETIME_SHARED="${FAKETIME_SHARED}"' >> /etc/environment
 echo LANG=C.UTF-8 > /etc/default/locale
 mkdir -p /etc/systemd/system.conf.d
-printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1 "FAKETIME_SHARED=${FAKETIME_SHARED}"\\n' > /etc/systemd/system.conf.d/lab.conf
+printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 "FAKETIME_SHARED=${FAKETIME_SHARED}"\\n' > /etc/systemd/system.conf.d/lab.conf
 ln -sfn ${FAKETIME_RUN}/ld.so.preload /etc/ld.so.preload
 ln -sfn ${FAKETIME_RUN}/faketimerc /etc/faketimerc
 systemctl mask ${MASKED_UNITS.join(' ')} >/dev/null 2>&1
