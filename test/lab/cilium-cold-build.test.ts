@@ -6,11 +6,10 @@ import { beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
-import { bootstrap, freshStateDir, hostFingerprint, resetCluster } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf } from '../support/cluster.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
-const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
 const helmRelease = (checkout: string) => join(checkout, 'platform', 'cilium', 'helmrelease.yaml');
 
 describeAsRoot('cold build through Cilium', () => {

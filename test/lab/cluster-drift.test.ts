@@ -5,10 +5,9 @@ import { beforeAll, expect, it } from 'vitest';
 import { hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
-import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
 import { labInventory } from '../support/lab-inventory.ts';
 
-const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
 const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
 
 describeAsRoot('a built cluster that drifted', () => {

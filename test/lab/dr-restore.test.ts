@@ -17,7 +17,7 @@ import { validatedOrder } from '../../src/engine/dag-rules.ts';
 import { listBackups } from '../../src/backup/store.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
-import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, voters } from '../support/cluster.ts';
 import { labBlock, runBlock } from '../support/runbook-blocks.ts';
 import { repoRoot } from '../support/cli.ts';
 
@@ -26,7 +26,6 @@ const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const NS = 'dr-drill';
 const LONG = 1_200_000;
 const LAST = lastBuiltPhase(validatedOrder(allPhases()))!;
-const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
 
 /** 200 objects: the namespace, a CRD, 50 of its CRs, 74 ConfigMaps and 74 Secrets. */
 function drillObjects(): { crd: string; rest: string } {

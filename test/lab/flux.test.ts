@@ -9,11 +9,10 @@ import { parse } from 'yaml';
 import { unauthorisedDeployKey } from '../../lab/gitops-inventory.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hostExec } from '../support/lab.ts';
-import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, resetCluster, stopsOf } from '../support/cluster.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
 
 const FOUNDER = 'k3s-lab-1';
-const stopsOf = (r: { events: any[] }) => r.events.filter((e) => e.type === 'stopped').map((e) => e.error);
 const kubectl = (args: string) => hostExec(FOUNDER, `k3s kubectl ${args}`, { allowFail: true });
 const generation = async () => (await kubectl('get daemonset -n kube-system cilium -o jsonpath={.metadata.generation}')).stdout.trim();
 

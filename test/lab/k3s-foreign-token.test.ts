@@ -3,10 +3,9 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
-import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
 
 const VOTER_BUDGET_MS = 300_000;
-const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
 
 describeAsRoot('k3s-join names a foreign token', () => {
   beforeAll(async () => {

@@ -8,11 +8,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { fault, hostExec, paths, wipe } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
-import { bootstrap, freshStateDir, resetCluster, voters } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, resetCluster, stopOf, voters } from '../support/cluster.ts';
 
 const VOTER_BUDGET_MS = 300_000;
 
-const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
 
 /** Only the joiners back to "never installed", the founder's cluster kept. */
 async function resetJoiners() {

@@ -4,9 +4,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
-import { bootstrap, freshStateDir } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, stopsOf } from '../support/cluster.ts';
 
-const stopsOf = (r: { events: any[] }) => r.events.filter((e) => e.type === 'stopped').map((e) => e.error);
 
 describeAsRoot('node-baseline names what is wrong with a host', () => {
   const stateDir = freshStateDir();

@@ -18,6 +18,12 @@ export interface BootstrapRun {
 }
 
 /** A fresh state folder (token, kubeconfig, journal) for one test file's environment. */
+/** The first cause a run stopped with (its `stopped` event's error), as `--json` reports it. */
+export const stopOf = (r: { events: any[] }) => r.events.find((e) => e.type === 'stopped')?.error;
+
+/** Every cause a run stopped with. */
+export const stopsOf = (r: { events: any[] }) => r.events.filter((e) => e.type === 'stopped').map((e) => e.error);
+
 export function freshStateDir(): string {
   return mkdtempSync(join(tmpdir(), 'bootstrap-state-'));
 }
