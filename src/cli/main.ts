@@ -1,6 +1,5 @@
 // The CLI entry: parse, dispatch, and catch errors ONCE. An expected stop (BootstrapError) prints its
 // cause and exits with its code; anything else is a bug and prints its stack (exit 70).
-import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { allCauses } from '../causes/catalogue.ts';
 import { BootstrapError, InventoryInvalid, causesOf } from '../errors.ts';
@@ -12,6 +11,7 @@ import { planCommand } from './plan-command.ts';
 import { verifyCommand } from './verify-command.ts';
 import { backupCommand } from './backup-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
+import { readInventoryText } from '../inventory/load.ts';
 
 export interface Io {
   out: (line: string) => void;
@@ -76,10 +76,14 @@ function causesCommand(json: boolean, io: Io): number {
 async function validateCommand(file: string, json: boolean, io: Io): Promise<number> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readInventoryText(file);
   } catch (err) {
-    const v = { id: 'INVENTORY_SCHEMA' as const, path: '', message: `${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : String(err)}` };
-    throw new InventoryInvalid(file, [v]);
+    // `validate --json` prints its JSON object for every verdict, an unreadable file included.
+    if (json && err instanceof InventoryInvalid) {
+      io.out(JSON.stringify(toValidateJson({ ok: false, violations: err.violations })));
+      return err.exitCode;
+    }
+    throw err;
   }
   const result = validateInventory(text, stripYamlExtension(basename(file)));
   if (json) {

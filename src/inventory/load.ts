@@ -1,5 +1,6 @@
 // Reading an inventory file: the one place with I/O before a run (besides the artifact check).
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { InventoryInvalid } from '../errors.ts';
@@ -21,18 +22,43 @@ export interface LoadOptions {
   readText?: (file: string) => Promise<string>;
 }
 
+/** Larger than any real inventory by far; refused before parsing, so a huge file cannot exhaust memory. */
+export const MAX_INVENTORY_BYTES = 1024 * 1024;
+
+/**
+ * The inventory's text, or InventoryInvalid naming why it cannot be read. Opened without blocking and
+ * checked to be a regular file before a byte is read: a FIFO or a device would otherwise block the run
+ * forever (and Ctrl-C cannot interrupt a read stuck in the kernel).
+ */
+export async function readInventoryText(file: string): Promise<string> {
+  const refuse = (why: string) => new InventoryInvalid(file, [{ id: 'INVENTORY_SCHEMA', path: '', message: `${file}: ${why}` }]);
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw refuse(code === 'ENOENT' ? 'the file does not exist' : `the file cannot be read (${code ?? String(err)})`);
+  }
+  try {
+    const st = await handle.stat();
+    if (st.isDirectory()) throw refuse('is a folder, not an inventory file');
+    if (!st.isFile()) throw refuse('is not a regular file (a FIFO, socket or device); give the path of the inventory file');
+    if (st.size > MAX_INVENTORY_BYTES) throw refuse(`is ${st.size} bytes; an inventory is at most ${MAX_INVENTORY_BYTES} bytes (1 MiB)`);
+    const text = await handle.readFile('utf8');
+    if (text.includes('\0')) throw refuse('holds a NUL byte; an inventory is YAML text');
+    return text;
+  } catch (err) {
+    if (err instanceof InventoryInvalid) throw err;
+    throw refuse(`the file cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Load, validate and derive. Throws InventoryInvalid (exit 65) with every violation. */
 export async function loadInventory(file: string, opts: LoadOptions = {}): Promise<LoadedInventory> {
   const path = resolve(file);
-  const read = opts.readText ?? ((f: string) => readFile(f, 'utf8'));
-  let text: string;
-  try {
-    text = await read(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'the file does not exist' : `the file cannot be read (${code ?? String(err)})`;
-    throw new InventoryInvalid(file, [{ id: 'INVENTORY_SCHEMA', path: '', message: `${file}: ${why}` }]);
-  }
+  const text = await (opts.readText ?? readInventoryText)(path);
   return fromText(text, path, opts.home ?? homedir());
 }
 

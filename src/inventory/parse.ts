@@ -25,7 +25,17 @@ export function parseYaml(text: string): ParseResult {
       violations: [{ id: 'INVENTORY_SCHEMA', path: '', message: `YAML syntax error at line ${line}: ${what}` }],
     };
   }
-  const data = doc.toJS({ maxAliasCount: 100 });
+  // yaml refuses an alias bomb (over 100 expansions) and an alias to no anchor by throwing; both are
+  // the file's fault, so they are a cause like any syntax error, not a crash.
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    return { ok: false, violations: [schemaError(`YAML alias error: ${(err as Error).message}`)] };
+  }
+  if (isCyclic(data)) {
+    return { ok: false, violations: [schemaError('YAML alias error: an alias refers to the node that contains it')] };
+  }
   if (data === null || data === undefined) {
     return { ok: false, violations: [{ id: 'INVENTORY_SCHEMA', path: '', message: 'the inventory file is empty' }] };
   }
@@ -33,6 +43,20 @@ export function parseYaml(text: string): ParseResult {
     ok: true,
     parsed: { data, positionOf: (segments) => positionOf(doc, lineCounter, segments) },
   };
+}
+
+function schemaError(message: string): Violation {
+  return { id: 'INVENTORY_SCHEMA', path: '', message };
+}
+
+/** A self-referencing alias (`a: &r [*r]`) makes a cyclic value every later walk would recurse into forever. */
+function isCyclic(value: unknown, above = new Set<object>()): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (above.has(value)) return true;
+  above.add(value);
+  const cyclic = Object.values(value).some((v) => isCyclic(v, above));
+  above.delete(value);
+  return cyclic;
 }
 
 function positionOf(

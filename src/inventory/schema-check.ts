@@ -16,6 +16,8 @@ export interface SchemaViolation extends Violation {
   segments: PathSegment[];
   /** For an unknown key: the path of the known key it is probably a typo of. */
   meant?: string;
+  /** For a value of the wrong type: the JSON type the schema wants there. */
+  expected?: string;
 }
 
 export interface SchemaResult {
@@ -65,7 +67,10 @@ function toViolation(err: ErrorObject, data: unknown): SchemaViolation {
       return { id: 'INVENTORY_SCHEMA', segments: full, path: formatPath(full), message: `${formatPath(full)} is required` };
     }
     case 'type':
-      return schemaViolation(segments, `${at || 'the document'} must be ${article(String(p.type))} (found ${describe(err.data)})`);
+      return {
+        ...schemaViolation(segments, `${at || 'the document'} must be ${article(String(p.type))} (found ${describe(err.data)})`),
+        expected: String(p.type),
+      };
     case 'format':
       return schemaViolation(
         segments,

@@ -42,10 +42,13 @@ export function validateInventory(text: string, fileBaseName?: string): Validati
     placeholders.find((p) => path === p.path || path.startsWith(`${p.path}.`) || path.startsWith(`${p.path}[`));
   const schema = checkSchema(data);
   const unexplained = schema.violations.filter((v) => !underPlaceholder(v.path));
-  // An empty value (`vip:` → null) leaves a hole contracts cannot read; a placeholder string they skip.
+  // An empty value (`vip:` → null) leaves a hole contracts cannot read, and so does a placeholder where a
+  // section or list belongs (`agents: TBD`, `servers: [TBD]`, a whole document `TBD`); a placeholder
+  // string where a string belongs they skip.
   const holes = schema.violations.some((v) => {
     const p = underPlaceholder(v.path);
-    return p !== undefined && valueAt(data, parsePath(p.path)) === null;
+    if (p === undefined) return false;
+    return valueAt(data, parsePath(p.path)) === null || v.expected === 'object' || v.expected === 'array';
   });
 
   let violations: Violation[] = [...placeholders, ...unexplained];

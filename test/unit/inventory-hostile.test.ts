@@ -1,0 +1,85 @@
+// Inputs that used to crash (exit 70 with a stack) or hang: each is now a named cause, exit 65, quickly.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InventoryInvalid } from '../../src/errors.ts';
+import { MAX_INVENTORY_BYTES, readInventoryText } from '../../src/inventory/load.ts';
+import { validateInventory } from '../../src/inventory/validate.ts';
+import { cli } from '../support/cli.ts';
+
+const prod = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8');
+const ids = (text: string) => validateInventory(text, 'prod').violations.map((v) => v.id);
+
+describe('hostile inventories are causes, not crashes', () => {
+  it.each([
+    ['agents: TBD', prod.replace(/^agents:.*$/m, 'agents: TBD')],
+    ['controlPlane: TBD', prod.replace(/^controlPlane:\n(?:  .*\n)+/m, 'controlPlane: TBD\n')],
+    ['servers: [TBD]', prod.replace(/^servers:\n(?:  .*\n)+/m, 'servers: [TBD]\n')],
+    ['waivers: TBD', `${prod}\nwaivers: TBD\n`],
+    ['network.lbPool: "${X}"', prod.replace(/^  lbPool:.*$/m, '  lbPool: "${X}"')],
+    ['the whole document TBD', 'TBD\n'],
+    ['the whole document ${X}', '"${X}"\n'],
+  ])('%s → PLACEHOLDER_VALUE', (_name, text) => {
+    expect(text).not.toBe(prod);
+    expect(ids(text)).toContain('PLACEHOLDER_VALUE');
+  });
+
+  it.each([
+    ['an alias bomb', 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n'],
+    ['101 aliases of one scalar', `u: &u x\nl: [${Array(101).fill('*u').join(', ')}]\n`],
+    ['an alias to no anchor', `${prod}\nextra: *nope\n`],
+    ['a self-referencing alias', 'agents: &r [*r]\n'],
+  ])('%s → INVENTORY_SCHEMA naming the alias', (_name, text) => {
+    const v = validateInventory(text, 'prod').violations;
+    expect(v.map((x) => x.id)).toEqual(['INVENTORY_SCHEMA']);
+    expect(v[0].message).toMatch(/alias/i);
+  });
+
+  it('a 320 KB run of "${" is judged in linear time', () => {
+    const text = prod.replace(/^  user: .*$/m, `  user: "${'${'.repeat(160_000)}"`);
+    const t0 = Date.now();
+    validateInventory(text, 'prod');
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+});
+
+describe('readInventoryText refuses what is not an inventory file before reading it', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'inventory-hostile-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const refusal = async (file: string) => {
+    const err = await readInventoryText(file).catch((e) => e);
+    expect(err).toBeInstanceOf(InventoryInvalid);
+    return (err as InventoryInvalid).violations[0].message;
+  };
+
+  it('a FIFO with no writer, at once', async () => {
+    const fifo = join(dir, 'prod.yaml');
+    execFileSync('mkfifo', [fifo]);
+    const t0 = Date.now();
+    expect(await refusal(fifo)).toMatch(/not a regular file/);
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it('a folder, a device, a file over 1 MiB and a NUL byte', async () => {
+    mkdirSync(join(dir, 'folder.yaml'));
+    expect(await refusal(join(dir, 'folder.yaml'))).toMatch(/is a folder/);
+    expect(await refusal('/dev/zero')).toMatch(/not a regular file/);
+    writeFileSync(join(dir, 'big.yaml'), `# ${'x'.repeat(MAX_INVENTORY_BYTES)}\n`);
+    expect(await refusal(join(dir, 'big.yaml'))).toMatch(/at most 1048576 bytes/);
+    writeFileSync(join(dir, 'nul.yaml'), `${prod}\0`);
+    expect(await refusal(join(dir, 'nul.yaml'))).toMatch(/NUL/);
+  });
+
+  it('validate --json prints its JSON object for an unreadable file too', async () => {
+    mkdirSync(join(dir, 'prod.yaml'));
+    const r = await cli(['validate', '--inventory', join(dir, 'prod.yaml'), '--json']);
+    expect(r.code).toBe(65);
+    const json = JSON.parse(r.stdout);
+    expect(json.ok).toBe(false);
+    expect(json.causes[0]).toMatchObject({ id: 'INVENTORY_SCHEMA', path: '' });
+  });
+});
