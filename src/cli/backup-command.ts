@@ -3,6 +3,7 @@
 // `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
 import { causesOf, UsageError } from '../errors.ts';
 import { listBackups, backupId, backupsDir } from '../backup/store.ts';
+import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
 import { runSession } from '../engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
 import { loadInventory } from '../inventory/load.ts';
@@ -34,7 +35,7 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
   const id = backupId(new Date(deps.clock.now()));
   const emit = args.json ? jsonRenderer(io.out) : plainRenderer(io.out);
   const abort = new AbortController();
-  const stopListening = deps.onInterrupt(() => abort.abort(new Error('interrupted')));
+  const stopListening = deps.onInterrupt(onFirstAndSecondInterrupt(io, abort));
   try {
     const result = await runSession(
       { transport: deps.transport, clock: deps.clock, emit, signal: abort.signal, preflight: deps.preflight },
@@ -51,6 +52,7 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
       },
     );
     if (result.error) {
+      if (causesOf(result.error).some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;
       if (causesOf(result.error).length) return 1;
       throw result.error;
     }

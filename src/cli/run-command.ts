@@ -7,6 +7,7 @@ import { selectPhases } from '../engine/dag.ts';
 import { validatedOrder } from '../engine/dag-rules.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import type { HostRef, Phase } from '../engine/phase.ts';
+import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
 import { runSession } from '../engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
 import { checkArtifacts } from '../inventory/artifacts.ts';
@@ -93,16 +94,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   if ((restore || replace) && !args.until && until !== ordered.at(-1)!.id) view.emit({ type: 'warning', message: `the ${restore ? 'restore' : 'replace'} ends at ${until}: ${ordered.filter((p) => p.pending).map((p) => p.id).join(', ')} not built yet` });
 
   const abort = new AbortController();
-  let interrupts = 0;
-  const stopListening = deps.onInterrupt(() => {
-    interrupts++;
-    if (interrupts === 1) {
-      io.err('interrupt: finishing the current command, releasing locks (Ctrl-C again to exit at once)');
-      abort.abort(new Error('interrupted'));
-    } else {
-      process.exit(130);
-    }
-  });
+  const stopListening = deps.onInterrupt(onFirstAndSecondInterrupt(io, abort));
   try {
     const result = await runSession(
       { transport: deps.transport, clock: deps.clock, emit: view.emit, signal: abort.signal, preflight: deps.preflight },
@@ -122,6 +114,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
     await view.finish();
     if (result.error) {
       const causes = causesOf(result.error);
+      if (causes.some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;
       if (causes.length) return 1;
       throw result.error; // a bug: main prints its stack
     }

@@ -1,51 +1,100 @@
-// One run at a time per host: a lock directory in /run on the host (mkdir is atomic; /run is emptied
-// at boot, so a rebooted host holds no lock). A lock older than STALE_AFTER is taken over, so a run that
-// died cannot block the environment for ever.
+// One run at a time per host: a lock directory in /run on the host (/run is emptied at boot, so a
+// rebooted host holds no lock). Every step that decides who holds it is one rename(2) on the host, so two
+// runs racing for it can never both win:
+// - acquire: the lock is built aside (`<dir>.new.<run>`, owner record inside) and renamed into place;
+//   rename onto an existing lock fails, so the lock never exists without its owner record;
+// - staleness is judged on the host's own clock: the holder refreshes its record every HEARTBEAT_S (the
+//   session does), and a record older than STALE_AFTER_S belongs to a run that died;
+// - take-over: the stale lock is renamed aside (only one taker can move a given directory) and its owner
+//   compared with the one judged stale; a taker that moved a fresh lock by mistake puts it back.
 import { CauseError } from '../errors.ts';
 import type { Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 
 export const LOCK_DIR = '/run/bootstrap.lock';
-export const STALE_AFTER_S = 2 * 60 * 60;
+/** How often a holder refreshes its owner record. */
+export const HEARTBEAT_S = 60;
+/** A record not refreshed for this long belongs to a dead run (ten missed heartbeats). */
+export const STALE_AFTER_S = 10 * 60;
 
 export interface LockOwner {
   runId: string;
-  since: number;
   who: string;
 }
 
-export async function acquireLock(remote: Remote, owner: LockOwner, opts: { staleAfterS?: number } = {}): Promise<{ tookOverStale?: LockOwner }> {
+export interface LockOptions {
+  /** The lock directory (tests point it elsewhere). */
+  dir?: string;
+  staleAfterS?: number;
+  signal?: AbortSignal;
+}
+
+const TRIES = 5;
+
+export function acquireScript(owner: LockOwner, opts: LockOptions = {}): string {
   const stale = opts.staleAfterS ?? STALE_AFTER_S;
-  const line = `${owner.runId} ${owner.since} ${owner.who}`;
-  const script = `
-d=${LOCK_DIR}
-if mkdir "$d" 2>/dev/null; then printf '%s\\n' ${shq(line)} > "$d/owner"; echo acquired; exit 0; fi
-read oid ots owho < "$d/owner" 2>/dev/null
-if [ "$oid" = ${shq(owner.runId)} ]; then echo acquired; exit 0; fi
-now=$(date +%s)
-if [ $((now - \${ots:-0})) -gt ${stale} ]; then printf '%s\\n' ${shq(line)} > "$d/owner"; echo "stale $oid $ots $owho"; exit 0; fi
-echo "held $oid $ots $owho"; exit 3`;
-  const res = await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 30_000 });
+  return `
+d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(owner.runId)}; who=${shq(owner.who)}
+t="$d.new.$me"; g="$d.stale.$me"; took=
+rm -rf "$t" "$g"; mkdir -m 700 "$t" || exit 4
+printf '%s %s %s\\n' "$me" "$(date +%s)" "$who" > "$t/owner" || exit 4
+i=0
+while [ $i -lt ${TRIES} ]; do
+  i=$((i + 1))
+  if mv -T "$t" "$d" 2>/dev/null; then
+    if [ -n "$took" ]; then echo "stale $took"; else echo acquired; fi; exit 0
+  fi
+  read oid obeat owho < "$d/owner" 2>/dev/null || continue
+  if [ "$oid" = "$me" ]; then rm -rf "$t"; echo acquired; exit 0; fi
+  if [ $(( $(date +%s) - \${obeat:-0} )) -le ${stale} ]; then rm -rf "$t"; echo "held $oid $obeat $owho"; exit 3; fi
+  mv -T "$d" "$g" 2>/dev/null || continue
+  read gid gbeat gwho < "$g/owner" 2>/dev/null
+  if [ "$gid $gbeat" = "$oid $obeat" ]; then rm -rf "$g"; took="$oid $obeat $owho"; else mv -T "$g" "$d" 2>/dev/null; fi
+done
+rm -rf "$t"; echo contended; exit 5`;
+}
+
+export async function acquireLock(remote: Remote, owner: LockOwner, opts: LockOptions = {}): Promise<{ tookOverStale?: { runId: string; since: number; who: string } }> {
+  const dir = opts.dir ?? LOCK_DIR;
+  const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: 30_000, signal: opts.signal });
   const [state, runId, since, ...who] = res.stdout.trim().split(' ');
   if (res.code === 0 && state === 'acquired') return {};
   if (res.code === 0 && state === 'stale') return { tookOverStale: { runId, since: Number(since), who: who.join(' ') } };
-  if (res.code === 3 && state === 'held') {
+  if ((res.code === 3 && state === 'held') || (res.code === 5 && state === 'contended')) {
+    const seen =
+      state === 'held'
+        ? `run ${runId} by ${who.join(' ')} holds ${dir} (its record was refreshed at ${new Date(Number(since) * 1000).toISOString()}, host clock)`
+        : `another run took ${dir} at the same moment`;
     throw new CauseError('LOCK_HELD', {
       host: remote.host,
-      evidence: {
-        seen: `run ${runId} by ${who.join(' ')} holds ${LOCK_DIR} since ${new Date(Number(since) * 1000).toISOString()}`,
-        command: `sudo rm -rf ${LOCK_DIR}   # only if that run is dead`,
-      },
+      evidence: { seen, command: `sudo cat ${dir}/owner   # the holder; a lock not refreshed for ${STALE_AFTER_S / 60} min is taken over` },
     });
   }
   throw new CauseError('APPLY_FAILED', {
     host: remote.host,
-    evidence: { command: `acquire ${LOCK_DIR}`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-1000) },
+    evidence: { command: `acquire ${dir}`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-1000) },
   });
 }
 
+/** Refreshes this run's owner record (host clock); false when the lock is no longer this run's. */
+export async function refreshLock(remote: Remote, runId: string, opts: LockOptions = {}): Promise<boolean> {
+  const script = `d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(runId)}
+read oid obeat owho < "$d/owner" 2>/dev/null
+[ "$oid" = "$me" ] || { echo lost; exit 3; }
+printf '%s %s %s\\n' "$me" "$(date +%s)" "$owho" > "$d/owner.$me" && mv -f "$d/owner.$me" "$d/owner" && echo refreshed`;
+  const res = await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
+  // A refresh that could not run (a dropped connection) is not a lost lock: the next one tries again.
+  return !(res?.code === 3 && res.stdout.trim() === 'lost');
+}
+
 /** Releases the lock if this run holds it. Never throws: it runs on the way out, also after a stop. */
-export async function releaseLock(remote: Remote, runId: string): Promise<void> {
-  const script = `read oid rest < ${LOCK_DIR}/owner 2>/dev/null; [ "$oid" = ${shq(runId)} ] && rm -rf ${LOCK_DIR}; true`;
+export async function releaseLock(remote: Remote, runId: string, opts: LockOptions = {}): Promise<void> {
+  // Renamed aside before it is removed, and put back when it turns out to be another run's (taken over
+  // between the read and the rename): a release never removes a lock it does not hold.
+  const script = `d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(runId)}; g="$d.release.$me"
+read oid rest < "$d/owner" 2>/dev/null; [ "$oid" = "$me" ] || exit 0
+mv -T "$d" "$g" 2>/dev/null || exit 0
+read gid rest < "$g/owner" 2>/dev/null
+if [ "$gid" = "$me" ]; then rm -rf "$g"; else mv -T "$g" "$d" 2>/dev/null; fi; true`;
   await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
 }

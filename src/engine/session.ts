@@ -11,7 +11,7 @@ import type { Clock } from './clock.ts';
 import { Facts, type LoadedInventory, type RunContext } from './context.ts';
 import type { Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
-import { acquireLock, releaseLock } from './lock.ts';
+import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
 import type { HostRef, Phase } from './phase.ts';
 import { Redactor, RunLog } from './run-log.ts';
 import { emptySummary, runPhases, type Waiver } from './run.ts';
@@ -64,6 +64,10 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const remotes = new Map<string, Remote>();
   const unreachable = new Map<string, unknown>();
   const locked: Remote[] = [];
+  // Only a run that holds the locks writes the journal: one refused with LOCK_HELD must not overwrite the
+  // journal of the run that holds them (its --resume would lose that run's progress).
+  let ownsRun = false;
+  let heartbeat: NodeJS.Timeout | undefined;
   const result: SessionResult = { logFile: log.file, summary: emptySummary(opts.check) };
   const started = deps.clock.now();
   const needed = neededHosts(opts);
@@ -118,11 +122,22 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     if (!opts.check) {
       const who = `${userInfo().username}@${hostname()}`;
       const lockErrors = await eachLimited([...remotes.values()], CONNECT_CONCURRENCY, async (remote) => {
-        const { tookOverStale } = await acquireLock(remote, { runId, since: Math.floor(deps.clock.now() / 1000), who });
+        // Released on the way out even when the acquire did not answer (a timeout or Ctrl-C after its
+        // rename): a release removes only a lock whose owner record is this run's.
         locked.push(remote);
-        if (tookOverStale) deps.emit({ type: 'warning', host: remote.host, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who})` });
+        const { tookOverStale } = await acquireLock(remote, { runId, who }, { signal: deps.signal });
+        if (tookOverStale) deps.emit({ type: 'warning', host: remote.host, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who}): not refreshed since ${new Date(tookOverStale.since * 1000).toISOString()}` });
       });
       throwAll(lockErrors);
+      ownsRun = true;
+      heartbeat = setInterval(() => {
+        for (const remote of locked) {
+          void refreshLock(remote, runId).then((held) => {
+            if (!held) deps.emit({ type: 'warning', host: remote.host, message: `another run took over ${LOCK_DIR} on ${remote.host} while this run held it` });
+          });
+        }
+      }, HEARTBEAT_S * 1000);
+      heartbeat.unref();
     }
     await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary });
     journal?.finish();
@@ -135,8 +150,9 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       log.note(`stopped: ${c.causeId} ${c.host ?? ''} ${JSON.stringify(c.evidence)}`);
       deps.emit({ type: 'stopped', error: JSON.parse(redactor.apply(JSON.stringify(c.toJSON()))) });
     }
-    journal?.save();
+    if (ownsRun) journal?.save();
   } finally {
+    clearInterval(heartbeat);
     await Promise.all(locked.map((r) => releaseLock(r, runId)));
     await Promise.all([...remotes.values()].map((r) => r.close().catch(() => undefined)));
   }

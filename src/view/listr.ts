@@ -41,7 +41,9 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
               await p.done;
             },
           })),
-          { concurrent: false, exitOnError: true, rendererOptions: { collapseErrors: false } },
+          // listr2 would otherwise install its own SIGINT handler that exits at once (127): the run's
+          // handler must cancel, release the host locks and write the journal first.
+          { concurrent: false, exitOnError: true, registerSignalListeners: false, rendererOptions: { collapseErrors: false } },
         );
         view = list.run().catch(() => undefined);
         break;

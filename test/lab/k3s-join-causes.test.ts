@@ -86,7 +86,7 @@ describeAsRoot('k3s-join names its causes', () => {
       },
     });
     expect(stopOf(first)).toMatchObject({ cause: 'INTERRUPTED' });
-    expect(first.code).toBe(1);
+    expect(first.code).toBe(130);
     const resumed = await bootstrap(['--until', 'k3s-join', '--resume', '--json'], { stateDir });
     expect(stopOf(resumed)).toBeUndefined();
     const founderSteps = resumed.events.filter((e) => e.type === 'step-end' && e.phase === 'k3s-founder');

@@ -94,10 +94,17 @@ describeAsRoot('the engine over real SSH', () => {
   it('stops with LOCK_HELD when another run holds the lock', async () => {
     mkdirSync('/run/bootstrap.lock', { recursive: true });
     writeFileSync('/run/bootstrap.lock/owner', `other-run ${Math.floor(Date.now() / 1000)} someone@elsewhere\n`);
+    // The journal of the run that holds the lock, which the refused run must leave as it is.
+    const journal = join(tmp.dir, 'state', 'journal.json');
+    mkdirSync(join(tmp.dir, 'state'), { recursive: true });
+    const holders = JSON.stringify({ runId: 'other-run', startedAt: new Date().toISOString(), finished: false, completed: { files: { 'node-1': {} } } });
+    writeFileSync(journal, holders);
     try {
       const r = await runFileStep(false);
       expect(r.events).toContainEqual(expect.objectContaining({ type: 'stopped', error: expect.objectContaining({ cause: 'LOCK_HELD', host: 'node-1' }) }));
       expect(JSON.stringify(r.events)).toContain('someone@elsewhere');
+      expect(readFileSync(journal, 'utf8')).toBe(holders);
+      expect(readFileSync('/run/bootstrap.lock/owner', 'utf8')).toMatch(/^other-run /);
     } finally {
       const { rmSync } = await import('node:fs');
       rmSync('/run/bootstrap.lock', { recursive: true, force: true });

@@ -1,0 +1,87 @@
+// The host lock, with its real scripts in a real shell on real files (a folder under the temp dir stands
+// in for /run): exclusive under races, stale only by the host's clock, refreshed, released only by its owner.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acquireLock, refreshLock, releaseLock } from '../../src/engine/lock.ts';
+import { LocalRemote } from '../support/local-remote.ts';
+
+let root: string;
+let dir: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'host-lock-'));
+  dir = join(root, 'bootstrap.lock');
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+const host = new LocalRemote('node-1');
+const take = (runId: string, staleAfterS?: number) =>
+  acquireLock(host, { runId, who: `op-${runId}@here` }, { dir, staleAfterS }).then(
+    (r) => ({ runId, held: true, took: r.tookOverStale?.runId }),
+    (e) => ({ runId, held: false, cause: e.causeId as string }),
+  );
+const hostNow = () => Math.floor(Date.now() / 1000);
+const writeOwner = (runId: string, beat: number) => {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'owner'), `${runId} ${beat} someone@elsewhere\n`);
+};
+const owner = () => readFileSync(join(dir, 'owner'), 'utf8').split(' ')[0];
+
+describe('host lock', () => {
+  it('50 pairs of runs racing for a free lock: exactly one holds it each time', async () => {
+    for (let i = 0; i < 50; i++) {
+      rmSync(dir, { recursive: true, force: true });
+      const results = await Promise.all([take(`a${i}`), take(`b${i}`)]);
+      expect(results.filter((r) => r.held)).toHaveLength(1);
+      expect(results.find((r) => !r.held)?.cause).toBe('LOCK_HELD');
+      expect(owner()).toBe(results.find((r) => r.held)!.runId);
+    }
+  });
+
+  it('50 pairs of runs racing to take over one stale lock: exactly one holds it each time', async () => {
+    for (let i = 0; i < 50; i++) {
+      rmSync(dir, { recursive: true, force: true });
+      writeOwner('dead-run', hostNow() - 3600);
+      const results = await Promise.all([take(`a${i}`, 600), take(`b${i}`, 600)]);
+      const holders = results.filter((r) => r.held);
+      expect(holders).toHaveLength(1);
+      // The holder reports the take-over unless the other run moved the stale lock aside first.
+      expect([undefined, 'dead-run']).toContain(holders[0].took);
+      expect(owner()).toBe(holders[0].runId);
+    }
+  });
+
+  it('a lock is stale by the age of its refreshed record on the host clock, whatever the operator clock says', async () => {
+    writeOwner('other', hostNow() - 30);
+    expect(await take('mine', 600)).toMatchObject({ held: false, cause: 'LOCK_HELD' });
+    writeOwner('other', hostNow() - 601);
+    expect(await take('mine', 600)).toMatchObject({ held: true, took: 'other' });
+  });
+
+  it('the holder refreshes its record; a refresh by a run that lost the lock says so', async () => {
+    await take('mine');
+    writeFileSync(join(dir, 'owner'), `mine ${hostNow() - 500} op@here\n`);
+    expect(await refreshLock(host, 'mine', { dir })).toBe(true);
+    const beat = Number(readFileSync(join(dir, 'owner'), 'utf8').split(' ')[1]);
+    expect(hostNow() - beat).toBeLessThan(5);
+    expect(await refreshLock(host, 'someone-else', { dir })).toBe(false);
+  });
+
+  it('release removes only a lock this run holds', async () => {
+    writeOwner('other', hostNow());
+    await releaseLock(host, 'mine', { dir });
+    expect(owner()).toBe('other');
+    rmSync(dir, { recursive: true, force: true });
+    await take('mine');
+    await releaseLock(host, 'mine', { dir });
+    expect(() => readFileSync(join(dir, 'owner'))).toThrow();
+  });
+
+  it('a lock folder left empty (an owner never written) is taken at once', async () => {
+    mkdirSync(dir);
+    utimesSync(dir, new Date(), new Date());
+    expect(await take('mine')).toMatchObject({ held: true });
+    expect(owner()).toBe('mine');
+  });
+});
