@@ -26,14 +26,19 @@ export function managedFile<L>(spec: ManagedFile<L>): Step<L> {
     local: spec.local,
     probe: (host, ctx) => {
       const p = shq(spec.path(host, ctx));
-      // First line: the mode; the rest: the content as it is. Exit 1: no such file.
-      return { file: { command: `if [ -f ${p} ]; then stat -c '%a' ${p} && cat ${p}; else exit 1; fi`, sudo: true } };
+      // First line: the mode; the rest: the content as it is, or for a secret its sha256 only (a secret
+      // read back would sit in the probe's output, and so in the run log and any failure excerpt).
+      // Exit 1: no such file.
+      const body = spec.secret ? `sha256sum < ${p} | cut -d' ' -f1` : `cat ${p}`;
+      return { file: { command: `if [ -f ${p} ]; then stat -c '%a' ${p} && ${body}; else exit 1; fi`, sudo: true } };
     },
     plan: ({ host, probe, local, ctx }) => {
       const seen = probe.file;
       const exists = seen.code === 0;
       const nl = seen.stdout.indexOf('\n');
-      const current = exists ? { content: nl < 0 ? '' : seen.stdout.slice(nl + 1), mode: seen.stdout.slice(0, nl < 0 ? undefined : nl) } : { content: null };
+      const rest = nl < 0 ? '' : seen.stdout.slice(nl + 1);
+      const mode = seen.stdout.slice(0, nl < 0 ? undefined : nl);
+      const current = !exists ? { content: null } : spec.secret ? { content: null, sha256: rest.trim(), mode } : { content: rest, mode };
       const changes = fileChange(spec.path(host, ctx), spec.content(local, host, ctx), current, { mode: spec.mode, owner: spec.owner, secret: spec.secret });
       return { changes, facts: spec.facts?.(changes.length > 0) };
     },

@@ -3,6 +3,7 @@
 // `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
 import { causesOf, UsageError } from '../errors.ts';
 import { listBackups, backupId, backupsDir } from '../backup/store.ts';
+import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
 import { runSession } from '../engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
@@ -48,6 +49,7 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
         check: false,
         resume: false,
         stateDir,
+        secrets: knownSecrets(stateDir, loaded),
         waivers: loaded.derived.waivers,
       },
     );

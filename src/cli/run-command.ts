@@ -7,6 +7,7 @@ import { selectPhases } from '../engine/dag.ts';
 import { validatedOrder } from '../engine/dag-rules.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import type { HostRef, Phase } from '../engine/phase.ts';
+import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
 import { runSession } from '../engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
@@ -96,6 +97,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   const abort = new AbortController();
   const stopListening = deps.onInterrupt(onFirstAndSecondInterrupt(io, abort));
   try {
+    const stateDir = ensureStateDir(stateDirFor(env, io.env));
     const result = await runSession(
       { transport: deps.transport, clock: deps.clock, emit: view.emit, signal: abort.signal, preflight: deps.preflight },
       {
@@ -106,7 +108,8 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
         target: (h) => deps.target(loaded, h),
         check: args.check,
         resume: args.resume,
-        stateDir: ensureStateDir(stateDirFor(env, io.env)),
+        stateDir,
+        secrets: knownSecrets(stateDir, loaded),
         waivers: loaded.derived.waivers,
         ...(replace && { replace: replace.server, precheck: replace.precheck }),
       },

@@ -1,4 +1,5 @@
 // The changes a plan can contain. Pure, serialisable data: check mode prints them, apply performs them.
+import { createHash } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
 
 export interface FileChange {
@@ -44,14 +45,21 @@ export type Change = FileChange | CommandChange | UploadChange;
 export function fileChange(
   path: string,
   content: string,
-  current: { content: string | null; mode?: string | null },
+  current: { content: string | null; mode?: string | null; sha256?: string | null },
   opts: { mode: string; owner?: string; secret?: boolean },
 ): FileChange[] {
-  const sameContent = current.content === content;
+  // A secret file is probed by its sha256, never read back: its content would reach the run log.
+  const sameContent = current.sha256 != null ? current.sha256 === sha256(content) : current.content === content;
   const sameMode = current.mode == null || normaliseMode(current.mode) === normaliseMode(opts.mode);
   if (sameContent && sameMode) return [];
-  return [{ kind: 'file', path, content, current: current.content, mode: opts.mode, owner: opts.owner, secret: opts.secret }];
+  const now = current.sha256 != null ? (sameContent ? content : SECRET_ON_HOST) : current.content;
+  return [{ kind: 'file', path, content, current: now, mode: opts.mode, owner: opts.owner, secret: opts.secret }];
 }
+
+/** What a plan holds as the "current content" of a secret file that differs: it was never read. */
+const SECRET_ON_HOST = '(secret content on the host, compared by sha256)';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function normaliseMode(mode: string): string {
   return mode.replace(/^0+/, '').padStart(3, '0');

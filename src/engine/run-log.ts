@@ -7,14 +7,48 @@ import type { CommandLog } from '../transport/types.ts';
 
 export class Redactor {
   private readonly secrets = new Set<string>();
+  /**
+   * A secret and every form it can take in output: as it is, JSON-escaped (evidence is logged as JSON),
+   * base64-encoded at each of the three byte alignments it can have inside a larger encoded text (probe
+   * frames, `base64` of a file that holds it), and, for a multi-line secret (a PEM key), each long line.
+   */
   add(secret: string): void {
-    if (secret.length >= 4) this.secrets.add(secret);
+    for (const form of secretForms(secret)) if (form.length >= MIN_SECRET) this.secrets.add(form);
   }
   apply(text: string): string {
     let out = text;
-    for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
+    // Longest first, so a form that contains another is replaced whole.
+    for (const s of [...this.secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join('[REDACTED]');
     return out;
   }
+}
+
+/** Shorter fragments would redact ordinary words; every real secret here is far longer. */
+const MIN_SECRET = 8;
+
+export function secretForms(secret: string): string[] {
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
+  const lines = secret.split('\n').map((l) => l.trim()).filter((l) => l.length >= 16);
+  if (lines.length > 1) for (const l of lines) forms.add(l);
+  for (const text of [...forms]) for (const b of base64Forms(Buffer.from(text))) forms.add(b);
+  return [...forms];
+}
+
+/**
+ * The base64 characters that depend on `bytes` alone, for each offset (mod 3) at which they can start
+ * inside an encoded text: whatever surrounds them, an encoding of text holding `bytes` contains one of these.
+ */
+export function base64Forms(bytes: Buffer): string[] {
+  const forms: string[] = [];
+  for (let a = 0; a < 3; a++) {
+    const padded = Buffer.concat([Buffer.alloc(a), bytes, Buffer.alloc(3)]);
+    const enc = padded.toString('base64');
+    // Character i covers bits [6i, 6i+6) of the padded bytes: keep those whose bits are all in `bytes`.
+    const first = Math.ceil((a * 8) / 6);
+    const last = Math.floor(((a + bytes.length) * 8) / 6) - 1;
+    if (last - first + 1 >= MIN_SECRET) forms.push(enc.slice(first, last + 1));
+  }
+  return forms;
 }
 
 export class RunLog implements CommandLog {

@@ -9,6 +9,7 @@ import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { batchScript, parseBatch } from './probe-batch.ts';
+import type { LoggedCommand } from '../transport/types.ts';
 
 const PROBE_BUDGET_MS = 60_000;
 
@@ -223,12 +224,23 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
     ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
       const keys = Object.keys(batch);
       if (!keys.length) return {};
-      const res = await ctx.remote(host).exec(`sh -s`, { sudo, stdin: batchScript(batch), timeoutMs: PROBE_BUDGET_MS, signal: ctx.signal });
+      const res = await ctx.remote(host).exec(`sh -s`, {
+        sudo,
+        stdin: batchScript(batch),
+        timeoutMs: PROBE_BUDGET_MS,
+        signal: ctx.signal,
+        logAs: (r) => batchLogEntries(batch, parseBatch(r.stdout, keys), sudo, r),
+      });
       ctx.signal.throwIfAborted();
       if (res.code !== 0) {
+        // The frames are base64: say in words which probes answered and which did not, and show the
+        // batch's own error output (decoded probe output stays in the run log, redacted).
+        const got = parseBatch(res.stdout, keys);
+        const missing = keys.filter((k) => got[k].code === null);
+        const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${missing.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ')}` : ''}`;
         throw new CauseError('PROBE_FAILED', {
           host: host.name,
-          evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-2000) },
+          evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, seen, excerpt: res.stderr.slice(-2000) },
         });
       }
       return parseBatch(res.stdout, keys);
@@ -236,6 +248,18 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
   );
   const results: ProbeResults = Object.assign({}, ...parts);
   return results;
+}
+
+/** The run log's view of a probe batch: each probe as its own command, output decoded. */
+function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResults, sudo: boolean, whole: { code: number | null; stderr: string }): LoggedCommand[] {
+  const entries: LoggedCommand[] = Object.entries(batch).map(([key, cmd]) => ({
+    command: `${sudo ? 'sudo ' : ''}${cmd.command}   # probe ${key}`,
+    code: results[key].code,
+    stdout: results[key].stdout,
+    stderr: results[key].stderr,
+  }));
+  if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
+  return entries;
 }
 
 function probeFor(all: ProbeResults, index: number | string): ProbeResults {

@@ -38,6 +38,8 @@ export interface SessionOptions {
   resume: boolean;
   stateDir: string;
   waivers: Waiver[];
+  /** Secrets already known before the run (token, keys): redacted from the first remote command on. */
+  secrets?: string[];
   /** `--replace <server>` (RunContext.replace). */
   replace?: string;
   /**
@@ -57,6 +59,7 @@ export interface SessionResult {
 export async function runSession(deps: SessionDeps, opts: SessionOptions): Promise<SessionResult> {
   const runId = `${new Date(deps.clock.now()).toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
   const redactor = new Redactor();
+  for (const s of opts.secrets ?? []) redactor.add(s);
   const log = new RunLog(join(opts.stateDir, 'runs', `${runId}.log`), redactor);
   const journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
   if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });

@@ -241,15 +241,10 @@ export class SshRemote implements Remote {
       });
     }
     const { result } = run;
-    this.log?.record({
-      host: this.host,
-      command: result.command,
-      code: result.code,
-      durationMs: result.durationMs,
-      stdout: result.stdout,
-      stderr: result.stderr,
-      secret: opts.secret,
-    });
+    const entries = opts.logAs && !opts.secret ? opts.logAs(result) : [result];
+    for (const e of entries) {
+      this.log?.record({ host: this.host, command: e.command, code: e.code, durationMs: result.durationMs, stdout: e.stdout, stderr: e.stderr, secret: opts.secret });
+    }
     return result;
   }
 

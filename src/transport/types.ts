@@ -12,6 +12,18 @@ export interface ExecOptions {
   secret?: boolean;
   /** Abort (Ctrl-C): close the channel. */
   signal?: AbortSignal;
+  /**
+   * How the run log records this command, when not as it ran: a probe batch is one remote execution of
+   * many framed commands, and the log shows each of them with its own exit code and decoded output.
+   */
+  logAs?: (result: ExecResult) => LoggedCommand[];
+}
+
+export interface LoggedCommand {
+  command: string;
+  code: number | null;
+  stdout: string;
+  stderr: string;
 }
 
 export interface ExecResult {

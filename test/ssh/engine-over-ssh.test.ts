@@ -87,8 +87,12 @@ describeAsRoot('the engine over real SSH', () => {
     expect(check.result.summary).toMatchObject({ ok: 1, wouldChange: 0 });
     // The lock was taken and released: none is left on the host.
     expect(() => readFileSync('/run/bootstrap.lock/owner')).toThrow();
-    // The run log recorded the remote commands.
-    expect(readFileSync(first.result.logFile, 'utf8')).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sudo -n sh -c/);
+    // The run log recorded the remote commands, and each probe of a batch as text: its command, exit
+    // code and decoded output (the motd's content, not a base64 frame).
+    const log = readFileSync(first.result.logFile, 'utf8');
+    expect(log).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sudo -n sh -c/);
+    expect(readFileSync(second.result.logFile, 'utf8')).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sudo if \[ -f \S+ \]; then stat -c '%a' \S+ && cat \S+; else exit 1; fi {3}# probe 0\.file\n {2}stdout:\n {4}644\n {4}managed by bootstrap\n/);
+    expect(log).not.toContain('__bootstrap_probe__');
   });
 
   it('stops with LOCK_HELD when another run holds the lock', async () => {

@@ -16,7 +16,8 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 const host = new LocalRemote('node-1');
-const take = (runId: string, staleAfterS?: number) =>
+type Outcome = { runId: string; held: boolean; took?: string; cause?: string };
+const take = (runId: string, staleAfterS?: number): Promise<Outcome> =>
   acquireLock(host, { runId, who: `op-${runId}@here` }, { dir, staleAfterS }).then(
     (r) => ({ runId, held: true, took: r.tookOverStale?.runId }),
     (e) => ({ runId, held: false, cause: e.causeId as string }),
