@@ -19,8 +19,13 @@ export const engineCauses = defineCauses({
   },
   LOCK_HELD: {
     title: 'Another bootstrap run holds the lock on this host',
-    meaning: 'A lock left by another run (its id, user and start time are in the evidence) is younger than the stale limit.',
-    remedy: 'Wait for the other run to finish. If it died, remove the lock on the host (the evidence shows the command) or wait until it is stale.',
+    meaning: 'Another run (its id and user are in the evidence) holds the lock and refreshed it within the stale limit (10 minutes, host clock).',
+    remedy: 'Wait for the other run to finish; a lock its dead run stops refreshing is taken over after 10 minutes, with a warning.',
+  },
+  STATE_FILE_CORRUPT: {
+    title: 'A state file on the operator machine cannot be read',
+    meaning: 'A file in the environment state folder (the journal, the cluster token or the kubeconfig) is torn or is not what the tool wrote, so the run cannot rely on it.',
+    remedy: 'Restore the named file from a backup of the state folder (the token: from a backup made with bootstrap backup); a journal may be deleted, and the run then redoes every phase.',
   },
   INTERRUPTED: {
     title: 'The run was interrupted (Ctrl-C)',

@@ -2,8 +2,10 @@
 // after the last completed (phase, host) of an interrupted run. Granularity is a phase on a host: every
 // step is idempotent, so redoing the steps of a half-done host is safe, and skipping whole hosts-phases
 // is what saves time (the founder is not rebuilt). Facts recorded by plans are kept so later phases of a
-// resumed run still see them. Written atomically after every completion.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// resumed run still see them. Written atomically (and flushed to disk) after every completion.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { CauseError } from '../errors.ts';
+import { writeFileAtomic } from '../util/atomic-file.ts';
 import { join } from 'node:path';
 
 export interface JournalData {
@@ -22,18 +24,25 @@ export class Journal {
 
   constructor(stateDir: string, runId: string, opts: { resume: boolean; now: Date }) {
     this.file = join(stateDir, 'journal.json');
-    const previous = Journal.read(this.file);
+    // Only --resume reads the previous run: without it a torn journal is simply replaced.
+    const previous = opts.resume ? Journal.read(this.file) : undefined;
     if (opts.resume && previous && !previous.finished) this.resumeFrom = previous;
     this.data = { runId, startedAt: opts.now.toISOString(), finished: false, completed: structuredClone(this.resumeFrom?.completed ?? {}) };
   }
 
   static read(file: string): JournalData | undefined {
     if (!existsSync(file)) return undefined;
+    let data: unknown;
     try {
-      return JSON.parse(readFileSync(file, 'utf8')) as JournalData;
-    } catch {
-      return undefined; // a corrupt journal only costs a resume: the run redoes idempotent steps
+      data = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      return corrupt(file, (err as Error).message);
     }
+    const d = data as JournalData;
+    if (typeof d?.runId !== 'string' || typeof d.finished !== 'boolean' || typeof d.completed !== 'object' || d.completed === null) {
+      return corrupt(file, 'it is JSON, but not a journal (runId, finished, completed)');
+    }
+    return d;
   }
 
   /** Whether --resume found an unfinished run to continue. */
@@ -59,8 +68,13 @@ export class Journal {
   /** Persist without finishing (a stop or an interrupt: --resume continues from here). */
   save(): void {
     mkdirSync(join(this.file, '..'), { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.data, null, 2), { mode: 0o600 });
-    renameSync(tmp, this.file);
+    writeFileAtomic(this.file, JSON.stringify(this.data, null, 2));
   }
+}
+
+/** A torn or foreign journal stops a --resume with the file named, instead of resuming from nothing. */
+function corrupt(file: string, why: string): never {
+  throw new CauseError('STATE_FILE_CORRUPT', {
+    evidence: { seen: `${file} cannot be read: ${why}`, command: `rm ${file}   # then the run redoes every phase (each step is idempotent)` },
+  });
 }

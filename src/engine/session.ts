@@ -61,8 +61,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const redactor = new Redactor();
   for (const s of opts.secrets ?? []) redactor.add(s);
   const log = new RunLog(join(opts.stateDir, 'runs', `${runId}.log`), redactor);
-  const journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
-  if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
+  let journal: Journal | undefined;
 
   const remotes = new Map<string, Remote>();
   const unreachable = new Map<string, unknown>();
@@ -77,6 +76,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const others = opts.hosts.filter((h) => !needed.some((n) => n.name === h.name));
   try {
     deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
+    journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
+    if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
