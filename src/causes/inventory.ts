@@ -3,6 +3,16 @@ import { defineCauses } from './define.ts';
 // Contracts of the inventory file, checked before any connection (src/inventory/contracts.ts),
 // and the files it names, checked when a run starts (src/inventory/artifacts.ts).
 export const inventoryCauses = defineCauses({
+  ADDRESS_RESERVED: {
+    title: 'An address is the network or broadcast address of the node network',
+    meaning: 'The first and last addresses of network.nodeCidr are not host addresses: a VIP, a Gateway address or a node there is unreachable or answers everyone.',
+    remedy: 'Pick a host address inside network.nodeCidr for the path named (not its first or last address).',
+  },
+  LB_POOL_INVALID: {
+    title: 'The LoadBalancer pool can hand out addresses it must not',
+    meaning: 'network.lbPool is the range Cilium gives LoadBalancer Services and announces on the nodes LAN: it must lie inside network.nodeCidr and hold no node address and neither the network nor the broadcast address.',
+    remedy: 'Move network.lbPool.start and stop to a free range of network.nodeCidr that no node uses.',
+  },
   INVENTORY_SCHEMA: {
     title: 'The inventory does not match the schema',
     meaning: 'A key is unknown, a value has the wrong type, or a required field is missing.',

@@ -3,6 +3,7 @@
 // Values that do not parse (a placeholder where an address belongs) are skipped here: the
 // placeholder scan has already named them, and one wrong value should yield one cause.
 import type { Violation } from '../errors.ts';
+import { checkFields } from './contracts-fields.ts';
 import { cidrContains, cidrsOverlap, formatCidr, parseCidr, parseIPv4, type IPv4Network } from './ipv4.ts';
 import { placeholderReason } from './placeholders.ts';
 import type { Inventory, InventoryWarning } from './types.ts';
@@ -46,6 +47,7 @@ export function checkContracts(inv: Inventory, fileBaseName?: string): ContractR
   checkAddresses(inv, nodes, add);
   checkNetworks(inv, add);
   checkWaivers(inv, add);
+  checkFields(inv, add, nodes);
   if (inv.cilium && !inv.gitops) {
     add('INVENTORY_SCHEMA', 'cilium.helmRelease', 'cilium.helmRelease is a file of the GitOps checkout, but there is no gitops.checkout');
   }

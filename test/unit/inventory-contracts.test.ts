@@ -119,6 +119,8 @@ describe('inventory contracts: several violations at once', () => {
       { id: 'VIP_IS_NODE_ADDRESS', path: 'controlPlane.vip' },
       { id: 'VIP_OUTSIDE_NODE_CIDR', path: 'controlPlane.vip' },
       { id: 'CIDR_OVERLAP', path: 'network.nodeCidr' },
+      { id: 'LB_POOL_INVALID', path: 'network.lbPool.start' },
+      { id: 'LB_POOL_INVALID', path: 'network.lbPool.stop' },
       { id: 'GATEWAY_VIP_OUTSIDE_POOL', path: 'network.gatewayVip' },
       { id: 'VIP_OUTSIDE_NODE_CIDR', path: 'servers[0].address' },
       { id: 'DUPLICATE_NAME', path: 'servers[1].name' },

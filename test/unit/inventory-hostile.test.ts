@@ -83,3 +83,34 @@ describe('readInventoryText refuses what is not an inventory file before reading
     expect(json.causes[0]).toMatchObject({ id: 'INVENTORY_SCHEMA', path: '' });
   });
 });
+
+describe('fields that are legal YAML but dangerous are refused by name', () => {
+  const bad = (find: RegExp, replace: string) => {
+    const text = prod.replace(find, replace);
+    expect(text).not.toBe(prod);
+    return validateInventory(text, 'prod').violations;
+  };
+  it.each([
+    ['ssh.user with a shell metacharacter', /^ {2}user: .*$/m, '  user: "ops;touch x"', 'ssh.user'],
+    ['ssh.user root', /^ {2}user: .*$/m, '  user: root', 'ssh.user'],
+    ['bastion port 0', /^ {2}user: ops$/m, '  user: ops\n  bastion: ops@192.168.2.1:0', 'ssh.bastion'],
+    ['bastion port 99999', /^ {2}user: ops$/m, '  user: ops\n  bastion: 192.168.2.1:99999', 'ssh.bastion'],
+    ['bastion ","', /^ {2}user: ops$/m, '  user: ops\n  bastion: ","', 'ssh.bastion'],
+    ['a newline in a path', /^ {2}identityFile: .*$/m, '  identityFile: "/home/ops/.ssh/id\\nx"', 'ssh.identityFile'],
+    ['an interface that reads as an option', /^ {2}interface: .*$/m, '  interface: --help', 'controlPlane.interface'],
+  ])('%s → INVENTORY_SCHEMA at the path', (_name, find, replace, path) => {
+    const v = bad(find, replace);
+    expect(v.map((x) => [x.id, x.path])).toContainEqual(['INVENTORY_SCHEMA', path]);
+  });
+
+  it('a LoadBalancer pool holding the servers\' addresses is LB_POOL_INVALID', () => {
+    const v = bad(/^ {2}lbPool:.*$/m, '  lbPool: { start: 192.168.2.10, stop: 192.168.2.12 }');
+    expect(v.map((x) => x.id)).toContain('LB_POOL_INVALID');
+    expect(v.find((x) => x.id === 'LB_POOL_INVALID')!.message).toContain('k3s-prod-1');
+  });
+
+  it('a VIP on the broadcast address is ADDRESS_RESERVED', () => {
+    const v = bad(/^ {2}vip: .*$/m, '  vip: 192.168.2.255');
+    expect(v.map((x) => [x.id, x.path])).toContainEqual(['ADDRESS_RESERVED', 'controlPlane.vip']);
+  });
+});
