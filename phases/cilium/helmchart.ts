@@ -17,9 +17,20 @@ export interface HelmChartInput {
   version?: string;
 }
 
-/** The values as YAML with keys sorted at every level. */
+/**
+ * The values as JSON (which is YAML) with keys sorted at every level. Not YAML: klipper-helm hands
+ * valuesContent to Helm, which reads it as YAML 1.1 (sigs.k8s.io/yaml on go-yaml v2), where an unquoted
+ * `on`, `yes` or `off` is a boolean, while a YAML 1.2 writer leaves them unquoted as strings. JSON quotes
+ * every string, so both readings are the same values.
+ */
 export function valuesContent(values: Record<string, unknown>): string {
-  return stringify(values, { sortMapEntries: true, lineWidth: 0 });
+  return `${JSON.stringify(sortKeys(values), null, 2)}\n`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
 }
 
 export function renderHelmChart(i: HelmChartInput): string {

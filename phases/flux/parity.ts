@@ -26,7 +26,8 @@ function isMap(v: unknown): v is Record<string, unknown> {
 
 /** The values a HelmChart installs (its valuesContent is YAML; absent or empty is no values). */
 export function helmChartValues(helmChart: { spec?: { valuesContent?: string } }): Record<string, unknown> {
-  const parsed = parse(helmChart.spec?.valuesContent ?? '') as unknown;
+  // Read as Helm reads it (YAML 1.1: `on`/`yes` are booleans), so parity compares what was installed.
+  const parsed = parse(helmChart.spec?.valuesContent ?? '', { version: '1.1' }) as unknown;
   return isMap(parsed) ? parsed : {};
 }
 

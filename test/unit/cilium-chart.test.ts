@@ -112,7 +112,16 @@ describe('the HelmChart that installs Cilium', () => {
   it('writes the same bytes whatever order the values keys come in', () => {
     const shuffled = { ipam: { mode: 'cluster-pool', operator: values.ipam.operator }, bpf: values.bpf, k8sServiceHost: '192.168.2.9', kubeProxyReplacement: true };
     expect(render(shuffled)).toBe(render());
-    expect(valuesContent(shuffled).split('\n')[0]).toBe('bpf:');
+    expect(valuesContent(shuffled).split('\n')[1]).toBe('  "bpf": {');
     expect(render({ ...values, k8sServiceHost: '192.168.2.8' })).not.toBe(render());
+  });
+
+  it('writes values that YAML 1.1 (Helm, through klipper-helm) and YAML 1.2 read the same', () => {
+    const words = { a: 'on', b: 'yes', c: 'off', d: 'y', e: 'NO', f: '0x10', g: '1e3', h: '~' };
+    const text = valuesContent(words);
+    expect(parse(text, { version: '1.1' })).toEqual(words);
+    expect(parse(text, { version: '1.2' })).toEqual(words);
+    // What a YAML writer would have produced is read differently by Helm: the reason for JSON.
+    expect(parse('a: on\nb: yes\n', { version: '1.1' })).toEqual({ a: true, b: true });
   });
 });
