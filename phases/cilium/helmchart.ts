@@ -18,8 +18,9 @@ export interface HelmChartInput {
 }
 
 /**
- * The values as JSON (which is YAML) with keys sorted at every level. Not YAML: klipper-helm hands
- * valuesContent to Helm, which reads it as YAML 1.1 (sigs.k8s.io/yaml on go-yaml v2), where an unquoted
+ * The values as JSON (which is YAML) with keys sorted at every level. Not YAML: the install Job's Helm
+ * reads valuesContent as YAML 1.1 (helm/helm v3 pkg/chartutil/values.go ReadValues: sigs.k8s.io/yaml on
+ * go-yaml v2), where an unquoted
  * `on`, `yes` or `off` is a boolean, while a YAML 1.2 writer leaves them unquoted as strings. JSON quotes
  * every string, so both readings are the same values.
  */

@@ -36,9 +36,8 @@ export function renderChart(spec: any, release: string, namespace: string): { me
   const top = [...files.keys()][0]?.split('/')[0];
   const meta = YAML.parse(files.get(`${top}/Chart.yaml`)?.toString('utf8') ?? '{}');
   const defaults = YAML.parse(files.get(`${top}/values.yaml`)?.toString('utf8') ?? '{}') ?? {};
-  // klipper-helm hands valuesContent to Helm as a values file, which Helm reads as YAML 1.1
-  // (k3s-io/klipper-helm entry script `--values`; helm/helm pkg/chartutil ReadValues on sigs.k8s.io/yaml,
-  // go-yaml v2): `on`/`yes` unquoted are booleans there.
+  // The install Job's Helm reads valuesContent as a values file, as YAML 1.1 (helm/helm v3
+  // pkg/chartutil/values.go ReadValues: sigs.k8s.io/yaml, on go-yaml v2): `on`/`yes` unquoted are booleans.
   const user = YAML.parse(spec.valuesContent ?? '', { version: '1.1' }) ?? {};
   const values = coalesce(defaults, user);
   if (meta?.name !== 'cilium') throw new Error(`chart ${meta?.name ?? top}: the twin's helm-controller renders only the cilium chart`);
