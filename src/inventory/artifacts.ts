@@ -5,7 +5,8 @@ import { statSync } from 'node:fs';
 import { CauseError } from '../errors.ts';
 import type { Derived } from './types.ts';
 
-export type EntryKind = 'file' | 'dir' | 'missing';
+/** `other`: a FIFO, socket or device: reading one would block the run or never end. */
+export type EntryKind = 'file' | 'dir' | 'other' | 'missing';
 
 /** The one filesystem question this check asks; injectable for tests. */
 export interface ArtifactFs {
@@ -16,7 +17,7 @@ export const nodeArtifactFs: ArtifactFs = {
   kind(path) {
     try {
       const st = statSync(path);
-      return st.isDirectory() ? 'dir' : 'file';
+      return st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
     } catch {
       return 'missing';
     }
@@ -45,6 +46,9 @@ export function checkArtifacts(derived: Pick<Derived, 'paths'>, fs: ArtifactFs =
     ['flux.knownHostsFile', p.fluxKnownHostsFile, 'file'],
   ];
   for (const [key, path, kind] of optional) if (path !== undefined) expected.push({ key, path, kind });
+  // known_hosts may be absent (every host is then HOST_KEY_UNKNOWN, with the fingerprint to check), but
+  // when something is there it must be a file: a FIFO would block the run before any connection.
+  if (fs.kind(p.sshKnownHostsFile) !== 'missing') expected.push({ key: 'ssh.knownHostsFile', path: p.sshKnownHostsFile, kind: 'file' });
 
   const gitopsMissing = p.gitopsCheckout !== undefined && fs.kind(p.gitopsCheckout) !== 'dir';
   const errors: CauseError[] = [];
@@ -54,7 +58,12 @@ export function checkArtifacts(derived: Pick<Derived, 'paths'>, fs: ArtifactFs =
     const found = fs.kind(e.path);
     if (found === e.kind) continue;
     const what = e.kind === 'dir' ? 'folder' : 'file';
-    const seen = found === 'missing' ? `${e.path} does not exist` : `${e.path} is a ${found === 'dir' ? 'folder' : 'file'}, not a ${what}`;
+    const seen =
+      found === 'missing'
+        ? `${e.path} does not exist`
+        : found === 'other'
+          ? `${e.path} is a FIFO, socket or device, not a ${what}`
+          : `${e.path} is a ${found === 'dir' ? 'folder' : 'file'}, not a ${what}`;
     errors.push(
       new CauseError('ARTIFACT_MISSING', {
         message: `${e.key}: ${seen}`,

@@ -114,3 +114,23 @@ describe('fields that are legal YAML but dangerous are refused by name', () => {
     expect(v.map((x) => [x.id, x.path])).toContainEqual(['ADDRESS_RESERVED', 'controlPlane.vip']);
   });
 });
+
+describe('files the inventory names are refused before any connection when reading them would block', () => {
+  it('a FIFO as ssh.knownHostsFile or flux.deployKeyFile is ARTIFACT_MISSING, not a hang', async () => {
+    const { checkArtifacts } = await import('../../src/inventory/artifacts.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'inventory-fifo-'));
+    try {
+      mkdirSync(join(dir, 'k3s'));
+      writeFileSync(join(dir, 'k3s', 'k3s'), '');
+      execFileSync('mkfifo', [join(dir, 'known_hosts'), join(dir, 'deploy-key')]);
+      const paths = { k3sArtifacts: join(dir, 'k3s'), k3sBinary: join(dir, 'k3s', 'k3s'), sshKnownHostsFile: join(dir, 'known_hosts'), fluxDeployKeyFile: join(dir, 'deploy-key') };
+      const errors = checkArtifacts({ paths } as any);
+      expect(errors.map((e) => e.message)).toEqual([
+        `flux.deployKeyFile: ${join(dir, 'deploy-key')} is a FIFO, socket or device, not a file`,
+        `ssh.knownHostsFile: ${join(dir, 'known_hosts')} is a FIFO, socket or device, not a file`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
