@@ -2,7 +2,7 @@
 // the agent dials the ClusterIP, which only Cilium itself could route (cilium #35440).
 import type { LogMatch } from '../kube-vip/log-causes.ts';
 
-const FALLBACK = /dial tcp 10\.43\.0\.1:443: i\/o timeout/;
+export const FALLBACK = /dial tcp 10\.43\.0\.1:443: i\/o timeout/;
 
 export function matchCiliumAgentLog(text: string): LogMatch | undefined {
   for (const line of text.split('\n')) if (FALLBACK.test(line)) return { causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line: line.trim() };

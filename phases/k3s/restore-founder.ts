@@ -14,6 +14,8 @@ import { DATA_DIR, K3S_BIN, SERVER_ROLE } from './render.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 const RESET_BUDGET_MS = 600_000;
+/** k3s's refusal of a token other than the one the restored datastore's bootstrap data was encrypted with. */
+export const DIFFERENT_TOKEN = /encrypted with different token/;
 // A reinstalled server has no k3s unit yet: nothing to stop is not a failure.
 const stopUnlessAbsent = `sh -c ${shq(`systemctl stop ${SERVER_ROLE.unit} || [ "$(systemctl show -p LoadState --value ${SERVER_ROLE.unit})" = not-found ]`)}`;
 export const RESTORE_DIR = `${DATA_DIR}/server/restore`;
@@ -54,7 +56,7 @@ export function restoreStep(backup: Backup): Step {
         } catch (err) {
           if (change.kind !== 'command' || change.command !== resetCommand) throw err;
           const seen = causesOf(err)[0]?.evidence;
-          throw new CauseError(/encrypted with different token/.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
+          throw new CauseError(DIFFERENT_TOKEN.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
             host: host.name,
             evidence: { command: resetCommand, exitCode: seen?.exitCode, seen: tail(seen?.excerpt ?? '', 1), excerpt: seen?.excerpt },
           });

@@ -8,7 +8,7 @@ export interface LogMatch {
   line: string;
 }
 
-const PATTERNS: [RegExp, CauseId][] = [
+export const PATTERNS: [RegExp, CauseId][] = [
   [/leases\.coordination\.k8s\.io "?plndr-cp-lock"? is forbidden/, 'KUBE_VIP_RBAC_MISSING'],
   [/dial tcp 10\.43\.0\.1:443: i\/o timeout/, 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
   [/is not valid interface|Link not found|unable to find interface with default route/i, 'VIP_INTERFACE_INVALID'],
