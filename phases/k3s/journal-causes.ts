@@ -1,5 +1,8 @@
-// Naming a k3s failure from its journal: k3s's own messages (upstream-facts.md, "Failure messages")
-// mapped to causes. Pure; newer and older wordings both match.
+// Naming a k3s failure from its journal: k3s's own messages mapped to causes. Pure; newer and older
+// wordings both match. Each rule's upstream line, under its source (k3s-io/k3s v1.33.5+k3s1
+// pkg/cluster/bootstrap.go, pkg/clientaccess/token.go, pkg/cluster/storage.go, pkg/etcd/etcd.go,
+// pkg/agent/config/config.go; etcd-io/etcd v3.5.26 for etcd's own), is in
+// test/fixtures/upstream-lines/k3s.txt; test/unit/cause-matchers-exercised.test.ts checks each matches.
 import type { CauseId } from '../../src/causes/catalogue.ts';
 
 export interface JournalMatch {
