@@ -10,6 +10,7 @@ import { RULES, START_LINE } from '../../phases/k3s/journal-causes.ts';
 import { DIFFERENT_TOKEN } from '../../phases/k3s/restore-founder.ts';
 import { SNAPSHOT_SAVED } from '../../phases/backup.ts';
 import { VERSION_LINE } from '../../src/backup/version.ts';
+import { NOT_FOUND } from '../../phases/k3s/remote-k3s.ts';
 import { PATTERNS as KUBE_VIP_PATTERNS } from '../../phases/kube-vip/log-causes.ts';
 import { FALLBACK } from '../../phases/cilium/agent-log.ts';
 import { NO_MATCHES, PATH_NOT_FOUND, PENDING_REASONS, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
@@ -108,6 +109,7 @@ const MATCHERS: Matcher[] = [
   { where: 'phases/k3s/restore-founder.ts DIFFERENT_TOKEN', re: DIFFERENT_TOKEN },
   { where: 'phases/backup.ts SNAPSHOT_SAVED', re: SNAPSHOT_SAVED },
   { where: 'src/backup/version.ts VERSION_LINE', re: VERSION_LINE },
+  { where: 'phases/k3s/remote-k3s.ts NOT_FOUND (kubectl stderr)', re: NOT_FOUND },
   ...KUBE_VIP_PATTERNS.map(([re, id]) => ({ where: `phases/kube-vip/log-causes.ts ${id}`, re })),
   { where: 'phases/cilium/agent-log.ts FALLBACK', re: FALLBACK },
   { where: 'phases/flux/root-cause.ts PATH_NOT_FOUND', re: PATH_NOT_FOUND },
