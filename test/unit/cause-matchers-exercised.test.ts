@@ -2,7 +2,9 @@
 // Cilium's logs, Flux's status) must match at least one line that upstream really prints: a line recorded
 // under its source in test/fixtures/upstream-lines/*.txt, or a message the twin exports. A pattern no such
 // line matches names a failure that production never shows (the twin's own invention, or an older or
-// newer release's wording), and the gate it feeds would stay silent on real hosts.
+// newer release's wording), and the gate it feeds would stay silent on real hosts. Flux's lines are Ready
+// conditions as the API returns them (one JSON object a line): a pattern may match the line, its reason or
+// its message.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,14 +26,14 @@ const DIR = join(import.meta.dirname, '../fixtures/upstream-lines');
 /** `# owner/repo <tag or commit> <path> [more paths or words]` */
 const SOURCE_HEADER = /^# [\w.-]+\/[\w.-]+ \S+ \S+/;
 
-export interface CorpusLine {
+interface CorpusLine {
   where: string;
   source: string;
   text: string;
 }
 
 /** The recorded lines of one file, each with its source header; lines without one are problems. */
-export function parseUpstreamLines(name: string, content: string): { lines: CorpusLine[]; problems: string[] } {
+function parseUpstreamLines(name: string, content: string): { lines: CorpusLine[]; problems: string[] } {
   const lines: CorpusLine[] = [];
   const problems: string[] = [];
   let source: string | undefined;
@@ -73,7 +75,7 @@ function views(line: string): string[] {
 }
 
 /** The top-level alternatives of a pattern (`a|b(c|d)` → `a`, `b(c|d)`), each counted on its own. */
-export function alternatives(re: RegExp): RegExp[] {
+function alternatives(re: RegExp): RegExp[] {
   const src = re.source;
   const parts: string[] = [];
   let depth = 0;
@@ -126,7 +128,7 @@ const MATCHERS: Matcher[] = [
  */
 const NOT_UPSTREAM: Record<string, string> = {
   'failed to get server config: \\S+ 401 Unauthorized':
-    "the twin's wording only: k3s pkg/cluster/bootstrap.go compareConfig logs `Skipping cluster configuration validation: …` when /v1-k3s/config fails and goes on; the join then fails on /v1-k3s/server-bootstrap",
+    "the twin's wording only: k3s-io/k3s v1.33.5+k3s1 pkg/cluster/bootstrap.go compareConfig logs `Skipping cluster configuration validation: …` when /v1-k3s/config fails and goes on; the join then fails on /v1-k3s/server-bootstrap",
   '^Reconciling$': 'a condition type in fluxcd/pkg apis/meta, never a Ready reason (harmless in the pending set)',
   '^ProgressingWithRetry$':
     'a reason of the Reconciling condition (fluxcd/kustomize-controller v1.9.0 internal/controller/kustomization_controller.go, fluxcd/helm-controller v1.6.0 internal/reconcile/atomic_release.go), not of Ready, which the engine reads (harmless in the pending set)',
