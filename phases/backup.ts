@@ -15,6 +15,8 @@ import { secretOf } from './k3s/token.ts';
 
 const SNAPSHOTS_DIR = `${DB_DIR}/snapshots`;
 const SNAPSHOT_PREFIX = 'bootstrap-backup';
+/** `k3s etcd-snapshot save`'s line naming the snapshot it wrote. */
+export const SNAPSHOT_SAVED = new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`);
 const SAVE_BUDGET_MS = 300_000;
 
 function failed(host: HostRef, command: string, res: { code: number | null; stderr: string; stdout: string }, seen: string): CauseError {
@@ -55,7 +57,7 @@ async function takeBackup(id: string, host: HostRef, ctx: RunContext): Promise<v
   const run = (command: string, opts: { secret?: boolean; timeoutMs?: number } = {}) => remote.exec(command, { sudo: true, timeoutMs: opts.timeoutMs ?? 60_000, secret: opts.secret, signal: ctx.signal });
 
   const save = await run(`${K3S_BIN} etcd-snapshot save --name ${SNAPSHOT_PREFIX}`, { timeoutMs: SAVE_BUDGET_MS });
-  const name = `${save.stdout}\n${save.stderr}`.match(new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`))?.[1];
+  const name = `${save.stdout}\n${save.stderr}`.match(SNAPSHOT_SAVED)?.[1];
   if (save.code !== 0 || !name) throw failed(host, 'k3s etcd-snapshot save', save, 'the snapshot was not saved');
   const path = `${SNAPSHOTS_DIR}/${name}`;
 

@@ -8,6 +8,9 @@ import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
 import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, type FluxObject, type FluxVerdict } from './root-cause.ts';
 
+/** A HelmRelease's Ready reason that names a failure (`InstallFailed`, `UpgradeFailed`, …). */
+export const FAILED_REASON = /Failed$/;
+
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
 const pollMs = (n: number) => (n < 10 ? 1_000 : 3_000);
 const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
@@ -96,7 +99,7 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
       if (isReady(obj)) return obj;
       const c = readyCondition(obj);
       seen = `${what} is not Ready: ${c?.reason ?? 'NoReadyCondition'}: ${c?.message ?? 'the helm-controller has not reconciled it yet'}`;
-      const failed = c?.status === 'False' && /Failed$/.test(c.reason ?? '') && (obj.status?.observedGeneration ?? 0) >= (obj.metadata?.generation ?? 0);
+      const failed = c?.status === 'False' && FAILED_REASON.test(c.reason ?? '') && (obj.status?.observedGeneration ?? 0) >= (obj.metadata?.generation ?? 0);
       if (failed && previous === seen) break;
       previous = failed ? seen : '';
     }

@@ -43,7 +43,7 @@ export interface FluxVerdict {
 export type FluxState = { ready: true } | { ready: false; verdicts: FluxVerdict[] };
 
 /** Reasons of a Ready=False that mean "still working", not "failed". */
-const PENDING_REASONS = new Set(['Progressing', 'ProgressingWithRetry', 'DependencyNotReady', 'ArtifactFailed', 'Reconciling']);
+export const PENDING_REASONS = new Set(['Progressing', 'ProgressingWithRetry', 'DependencyNotReady', 'ArtifactFailed', 'Reconciling']);
 
 const key = (o: FluxObject) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
 export const describeObject = (kind: string, o: { metadata: { name: string; namespace?: string } }) => `${kind} ${key(o as FluxObject)}`;
@@ -72,7 +72,7 @@ export function isReady(o: FluxObject, sourceRevision?: string): boolean {
 }
 
 /** A Kustomization's path that is not in the source: reported as ArtifactFailed, yet no retry finds it. */
-const PATH_NOT_FOUND = /kustomization path not found/i;
+export const PATH_NOT_FOUND = /kustomization path not found/i;
 
 /** Failed, now, with a reason that is not "still working". */
 function failedForGood(o: FluxObject, sourceRevision?: string): boolean {
@@ -94,8 +94,8 @@ export function sourceVerdict(src: FluxObject): FluxVerdict {
   };
 }
 
-const STRICT_VARIABLE = /variable not set|strict mode/i;
-const NO_MATCHES = /no matches for kind/i;
+export const STRICT_VARIABLE = /variable not set|strict mode/i;
+export const NO_MATCHES = /no matches for kind/i;
 
 /** The cause of a Kustomization that fails for its own reason (not a dependency's). */
 export function classifyKustomization(k: FluxObject, sourceRevision?: string): FluxVerdict {

@@ -1,5 +1,8 @@
-// Naming a k3s failure from its journal: k3s's own messages (upstream-facts.md, "Failure messages")
-// mapped to causes. Pure; newer and older wordings both match.
+// Naming a k3s failure from its journal: k3s's own messages mapped to causes. Pure; newer and older
+// wordings both match. Each rule's upstream line, under its source (k3s-io/k3s v1.33.5+k3s1
+// pkg/cluster/bootstrap.go, pkg/clientaccess/token.go, pkg/cluster/storage.go, pkg/etcd/etcd.go,
+// pkg/agent/config/config.go; etcd-io/etcd v3.5.26 for etcd's own), is in
+// test/fixtures/upstream-lines/k3s.txt; test/unit/cause-matchers-exercised.test.ts checks each matches.
 import type { CauseId } from '../../src/causes/catalogue.ts';
 
 export interface JournalMatch {
@@ -15,7 +18,8 @@ export interface JournalMatch {
   detail?: string;
 }
 
-const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string; transient?: boolean }[] = [
+/** The journal rules, most specific first (exported for the test that each is backed by an upstream line). */
+export const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string; transient?: boolean }[] = [
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration mismatched: ([\w-]+)/, detail: (m) => m[1] },
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration value mismatch|unable to join cluster due to critical configuration value mismatch/ },
   { id: 'TOKEN_CA_MISMATCH', re: /token CA hash does not match/ },
@@ -28,12 +32,15 @@ const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string
   { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: too many learner members in cluster/, transient: true },
 ];
 
+/** k3s's first line at each start: only what follows the last one counts. */
+export const START_LINE = /Starting k3s v/g;
+
 /**
  * The known failure in the journal lines (the most specific rule wins, not the first line). Only the
  * journal since the LAST start of k3s counts: an earlier attempt's failure may since have cleared.
  */
 export function matchJoinFailure(journal: string): JournalMatch | undefined {
-  const starts = [...journal.matchAll(/Starting k3s v/g)];
+  const starts = [...journal.matchAll(START_LINE)];
   const lastStart = starts.length > 1 ? journal.lastIndexOf('\n', starts.at(-1)!.index) : -1;
   const recent = journal.slice(lastStart + 1);
   const lines = recent.split('\n');

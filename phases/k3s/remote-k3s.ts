@@ -6,6 +6,9 @@ import { shq } from '../../src/util/shell.ts';
 import { roleOf } from './render.ts';
 
 // async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
+/** kubectl's refusal of a missing object (`Error from server (NotFound): nodes "x" not found`). */
+export const NOT_FOUND = /NotFound|not found/;
+
 export async function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
   return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal });
 }

@@ -8,7 +8,7 @@ import type { HostRef } from '../../src/engine/phase.ts';
 import { serverRefs } from '../hosts.ts';
 import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
 import { compareMembers, parseMembers, type Member } from '../verify/members.ts';
-import { kubectl } from './remote-k3s.ts';
+import { kubectl, NOT_FOUND } from './remote-k3s.ts';
 
 /** What one surviving server showed. */
 export interface SurvivorSeen {
@@ -98,7 +98,7 @@ async function readSurvivor(ctx: RunContext, s: HostRef, replaced: string): Prom
       members = undefined; // no list this time: the servers' count stands in
     }
     // Only a NotFound says the Node is gone: any other failure leaves it to the delete (which ignores not-found).
-    return { name: s.name, members, nodePresent: !/NotFound|not found/.test(node.stderr) || node.code === 0 };
+    return { name: s.name, members, nodePresent: !NOT_FOUND.test(node.stderr) || node.code === 0 };
   } catch (err) {
     const cause = causesOf(err)[0];
     return { name: s.name, unreachable: true, down: cause ? `not reachable (${cause.causeId})` : `no answer (${(err as Error).message})` };

@@ -10,7 +10,7 @@ import { serverRefs } from '../hosts.ts';
 import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
 import { parseMembers } from '../verify/members.ts';
 import { DATA_DIR, SERVER_ROLE } from './render.ts';
-import { kubectl, pause } from './remote-k3s.ts';
+import { kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
 import { REPLACE_FACTS, membersOf, type ReplaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
@@ -64,7 +64,7 @@ async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, dele
   let seen = '';
   do {
     const node = await kubectl(ctx, via, `get node ${host.name} -o name`, 15_000).catch(() => undefined);
-    const nodeGone = node !== undefined && node.code !== 0 && /NotFound|not found/.test(node.stderr);
+    const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
     const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(() => undefined);
     // Real k3s ships no etcdctl (exit 127): there the Node going is the finalizer's word that the member went.
     const members = list?.code === 0 ? membersOf(parseMembers(list.stdout), host) : list?.code === 127 ? [] : undefined;

@@ -2,7 +2,8 @@
 // talk to the restored one), the snapshot is uploaded and its sha256 checked on the host, then
 // `k3s server --cluster-reset --cluster-reset-restore-path` restores it as a one-member cluster with the
 // backup's token (in config.yaml), and the service step starts k3s normally. Its old datastore is moved
-// aside by k3s itself, never deleted (upstream-facts.md, "Disaster recovery").
+// aside by k3s itself, never deleted (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go `Restore`: the db directory is
+// renamed to `<db>-old-<unix time>` before the snapshot is restored).
 import { CauseError, causesOf } from '../../src/errors.ts';
 import { applyChange, tail } from '../../src/engine/apply.ts';
 import type { Change } from '../../src/engine/changes.ts';
@@ -14,6 +15,8 @@ import { DATA_DIR, K3S_BIN, SERVER_ROLE } from './render.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 const RESET_BUDGET_MS = 600_000;
+/** k3s's refusal of a token other than the one the restored datastore's bootstrap data was encrypted with. */
+export const DIFFERENT_TOKEN = /encrypted with different token/;
 // A reinstalled server has no k3s unit yet: nothing to stop is not a failure.
 const stopUnlessAbsent = `sh -c ${shq(`systemctl stop ${SERVER_ROLE.unit} || [ "$(systemctl show -p LoadState --value ${SERVER_ROLE.unit})" = not-found ]`)}`;
 export const RESTORE_DIR = `${DATA_DIR}/server/restore`;
@@ -54,7 +57,7 @@ export function restoreStep(backup: Backup): Step {
         } catch (err) {
           if (change.kind !== 'command' || change.command !== resetCommand) throw err;
           const seen = causesOf(err)[0]?.evidence;
-          throw new CauseError(/encrypted with different token/.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
+          throw new CauseError(DIFFERENT_TOKEN.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
             host: host.name,
             evidence: { command: resetCommand, exitCode: seen?.exitCode, seen: tail(seen?.excerpt ?? '', 1), excerpt: seen?.excerpt },
           });

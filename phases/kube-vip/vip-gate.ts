@@ -6,7 +6,7 @@ import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
-import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
+import { excerpt, kubectl, NOT_FOUND, pause } from '../k3s/remote-k3s.ts';
 import { DATA_DIR } from '../k3s/render.ts';
 import { matchKubeVipLog } from './log-causes.ts';
 import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from './render.ts';
@@ -55,7 +55,7 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
   if (known) return new CauseError(known.causeId, { host: host.name, evidence: { command: `kubectl logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET}`, seen: known.line, excerpt: excerpt(logText, 15) } });
   if (last.certificate) return new CauseError('VIP_CERT_MISSING_SAN', { host: host.name, evidence: { command: last.command, exitCode: last.exitCode, seen: last.seen } });
   const rbac = await kubectl(ctx, founder, 'get clusterrole system:kube-vip-role -o name').catch(() => undefined);
-  if (rbac && rbac.code !== 0 && /NotFound|not found/.test(rbac.stderr)) {
+  if (rbac && rbac.code !== 0 && NOT_FOUND.test(rbac.stderr)) {
     return new CauseError('KUBE_VIP_RBAC_MISSING', { host: host.name, evidence: { command: 'kubectl get clusterrole system:kube-vip-role', exitCode: rbac.code, seen: rbac.stderr.trim() } });
   }
   const lease = await kubectl(ctx, founder, `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}'`).catch(() => undefined);

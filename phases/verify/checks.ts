@@ -7,6 +7,7 @@ import { allHostRefs, serverRefs } from '../hosts.ts';
 import { checkAgentServiceHost } from '../cilium/agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
 import { apiVerdict, readyzCommand, type Target } from './api-verdict.ts';
+import { NOT_FOUND } from '../k3s/remote-k3s.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { compareMembers, describeMember, mismatchLine, parseMembers } from './members.ts';
 import { parseNodes, readiness } from './nodes.ts';
@@ -199,7 +200,7 @@ export const corednsReady: Gate = {
         if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
         seen = want === 0 ? 'deployment kube-system/coredns is scaled to 0 replicas' : `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
       } else {
-        seen = /NotFound|not found/.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
+        seen = NOT_FOUND.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
       }
       return { rows: [{ host: host.name, ok: false, detail: seen }], stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })] };
     }),

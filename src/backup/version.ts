@@ -14,7 +14,9 @@ export function compareK3sVersions(a: string, b: string): number {
   return 0;
 }
 
+export const VERSION_LINE = /k3s version (v[\w.+-]+)/;
+
 /** The version in `k3s --version`'s first line (`k3s version v1.31.4+k3s1 (abcdef)`). */
 export function versionFromOutput(out: string): string | undefined {
-  return out.match(/k3s version (v[\w.+-]+)/)?.[1];
+  return out.match(VERSION_LINE)?.[1];
 }
