@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { hostExec, hosts, paths } from '../../lab/api.ts';
 import { NET } from '../../lab/config.ts';
 import { repoRoot } from './cli.ts';
+import { secretLeaks } from './secret-scan.ts';
 
 export interface BootstrapRun {
   code: number | null;
@@ -33,7 +34,7 @@ export function bootstrap(
   opts: { stateDir: string; inventory?: string; onEvent?: (e: any, child: ReturnType<typeof spawn>) => void; timeoutMs?: number },
 ): Promise<BootstrapRun> {
   const t0 = Date.now();
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin/bootstrap.js'), 'lab', '--inventory', opts.inventory ?? paths.inventory, ...args], {
       cwd: repoRoot,
       env: { ...process.env, BOOTSTRAP_STATE_DIR: opts.stateDir, CI: 'true' },
@@ -59,7 +60,11 @@ export function bootstrap(
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 900_000);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - t0, events });
+      const run = { code, stdout, stderr, ms: Date.now() - t0, events };
+      // No run may leak a secret, whatever the test checks (the token, the client key, the deploy key).
+      const leaks = secretLeaks(run, opts.stateDir, opts.inventory ?? paths.inventory);
+      if (leaks.length) reject(new Error(`the run leaked secrets:\n${leaks.join('\n')}`));
+      else resolve(run);
     });
   });
 }
