@@ -95,8 +95,10 @@ export function countBytes(total: number, report: (bytes: number, percent: numbe
     transform(chunk: Buffer, _enc, done) {
       bytes += chunk.length;
       if (total >= PROGRESS_MIN_BYTES) {
+        // The tenth's own byte count, not the count at the chunk that crossed it: chunk sizes vary
+        // (SSH packets), the report must not.
         while (tenth <= 10 && bytes * 10 >= total * tenth) {
-          report(Math.min(bytes, total), tenth * 10);
+          report(Math.floor((total * tenth) / 10), tenth * 10);
           tenth++;
         }
       }
