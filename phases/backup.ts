@@ -2,12 +2,13 @@
 // environment's backup folder on the operator's machine with the cluster token (read from the server,
 // where it is authoritative) and a manifest: time, k3s version, servers, sha256 and the object inventory.
 // Not part of the build's DAG: a session of its own (src/cli/backup-command.ts).
-import { createHash } from 'node:crypto';
 import { CauseError } from '../src/errors.ts';
 import type { RunContext } from '../src/engine/context.ts';
 import type { HostRef, Phase, Step } from '../src/engine/phase.ts';
 import { countsByKind, listObjectsCommand, objectKeys } from '../src/backup/objects.ts';
-import { type BackupManifest, backupsDir, writeBackup } from '../src/backup/store.ts';
+import { pullSnapshot } from '../src/backup/pull.ts';
+import { type BackupManifest, backupsDir, PendingBackup } from '../src/backup/store.ts';
+import type { UploadProgress } from '../src/engine/apply.ts';
 import { versionFromOutput } from '../src/backup/version.ts';
 import { founderRef, serverRefs } from './hosts.ts';
 import { DB_DIR, K3S_BIN, TOKEN_FILE } from './k3s/render.ts';
@@ -71,29 +72,31 @@ async function takeBackup(id: string, host: HostRef, ctx: RunContext): Promise<v
   ctx.redact(full);
   ctx.redact(secretOf(full));
 
-  // The snapshot travels as base64 on the command's output (secret: the run log never records it).
-  const copy = await run(`base64 -w0 ${path}`, { secret: true, timeoutMs: SAVE_BUDGET_MS });
-  const remoteSum = await run(`sha256sum ${path}`);
-  if (copy.code !== 0 || remoteSum.code !== 0) throw failed(host, `base64 ${path}`, { ...copy, stdout: '' }, 'the snapshot could not be read back');
-  const bytes = Buffer.from(copy.stdout.trim(), 'base64');
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  if (sha256 !== remoteSum.stdout.trim().split(/\s+/)[0]) throw failed(host, `sha256sum ${path}`, remoteSum, `the copy's sha256 ${sha256} is not the server's`);
-
-  const objects = objectKeys(listing.stdout);
-  const manifest: BackupManifest = {
-    id,
-    env: ctx.env,
-    takenAt: new Date(ctx.clock.now()).toISOString(),
-    k3sVersion: ctx.facts.get<string>(host.name, 'k3sVersion')!,
-    snapshotServer: host.name,
-    servers: serverRefs(ctx.inventory).map((s) => s.name),
-    snapshotName: name,
-    sha256,
-    bytes: bytes.length,
-    objects,
-    counts: countsByKind(objects),
-  };
-  writeBackup(ctx.stateDir, manifest, bytes, { secret: secretOf(full), full });
+  // The snapshot is streamed into the backup folder as it is read (`sudo cat` on one channel; secret:
+  // the run log never records it), hashed on the way and checked against the server's sha256.
+  const pending = new PendingBackup(ctx.stateDir, id);
+  try {
+    const progress = (p: UploadProgress) => ctx.emit({ type: 'transfer', phase: 'backup', step: 'snapshot', host: host.name, ...p });
+    const { sha256, bytes } = await pullSnapshot(remote, path, pending.snapshotSink(), { signal: ctx.signal, onProgress: progress });
+    const objects = objectKeys(listing.stdout);
+    const manifest: BackupManifest = {
+      id,
+      env: ctx.env,
+      takenAt: new Date(ctx.clock.now()).toISOString(),
+      k3sVersion: ctx.facts.get<string>(host.name, 'k3sVersion')!,
+      snapshotServer: host.name,
+      servers: serverRefs(ctx.inventory).map((s) => s.name),
+      snapshotName: name,
+      sha256,
+      bytes,
+      objects,
+      counts: countsByKind(objects),
+    };
+    pending.commit(manifest, { secret: secretOf(full), full });
+  } catch (err) {
+    pending.abandon();
+    throw err;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 // The air-gap install of k3s on a server, as steps: binary, images, config, unit, env file, service.
 // Shared by k3s-founder and k3s-join; only the config differs (cluster-init vs server: <founder>).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Change } from '../../src/engine/changes.ts';
 import type { RunContext } from '../../src/engine/context.ts';
@@ -19,13 +19,13 @@ export async function sha256File(path: string): Promise<string> {
 }
 
 /** Upload a local file when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
-function uploadStep(id: string, title: string, file: (ctx: RunContext) => { local: string; remote: string } | undefined, factKey: string): Step<{ local: string; remote: string; sha: string } | undefined> {
+function uploadStep(id: string, title: string, file: (ctx: RunContext) => { local: string; remote: string } | undefined, factKey: string): Step<{ local: string; remote: string; sha: string; bytes: number } | undefined> {
   return {
     id,
     title,
     local: async (_h, ctx) => {
       const f = file(ctx);
-      return f && { ...f, sha: await sha256File(f.local) };
+      return f && { ...f, sha: await sha256File(f.local), bytes: statSync(f.local).size };
     },
     probe: (_h, ctx): Record<string, ProbeCommand> => {
       const f = file(ctx);
@@ -34,7 +34,7 @@ function uploadStep(id: string, title: string, file: (ctx: RunContext) => { loca
     plan: ({ probe, local }) => {
       if (!local) return { changes: [] };
       const current = probe.sum?.stdout.trim() || null;
-      const changes: Change[] = current === local.sha ? [] : [{ kind: 'upload', localPath: local.local, path: local.remote, mode: '0755', sha256: local.sha, currentSha256: current }];
+      const changes: Change[] = current === local.sha ? [] : [{ kind: 'upload', localPath: local.local, path: local.remote, mode: '0755', sha256: local.sha, currentSha256: current, bytes: local.bytes }];
       return { changes, facts: { [factKey]: changes.length > 0 } };
     },
   };

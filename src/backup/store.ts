@@ -2,7 +2,8 @@
 // etcd snapshot, the cluster token and manifest.json. Backups are secrets (the token, and the snapshot
 // holds every Secret of the cluster): folders 0700, files 0600, the token never printed.
 import { createHash } from 'node:crypto';
-import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, close, closeSync, createReadStream, existsSync, fsync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, write, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CauseError } from '../errors.ts';
 import type { ClusterToken } from '../../phases/k3s/token.ts';
@@ -44,20 +45,123 @@ export function backupId(at: Date): string {
   return at.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 }
 
-/** Writes a complete backup folder, or none: it is assembled beside its place and renamed into it. */
+/**
+ * A backup folder being assembled: `<id>.partial` beside its place (0700), renamed into place by
+ * commit() once every file is written and synced, so a backup folder is complete or absent.
+ */
+export class PendingBackup {
+  readonly dir: string;
+  readonly tmp: string;
+  private readonly root: string;
+
+  constructor(stateDir: string, id: string) {
+    this.root = backupsDir(stateDir);
+    mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    chmodSync(this.root, 0o700);
+    this.dir = join(this.root, id);
+    this.tmp = `${this.dir}.partial`;
+    rmSync(this.tmp, { recursive: true, force: true });
+    mkdirSync(this.tmp, { mode: 0o700 });
+  }
+
+  get snapshotPath(): string {
+    return join(this.tmp, SNAPSHOT_FILE);
+  }
+
+  /** A stream for the snapshot's bytes: written to its file (0600, created new) and hashed as they pass. */
+  snapshotSink(): SnapshotSink {
+    return new SnapshotSink(this.snapshotPath);
+  }
+
+  /** Write the token and the manifest, sync the folder, and rename it into place; returns its path. */
+  commit(manifest: BackupManifest, token: ClusterToken): string {
+    writeSynced(join(this.tmp, TOKEN_FILE), JSON.stringify(token));
+    writeSynced(join(this.tmp, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
+    syncDir(this.tmp);
+    renameSync(this.tmp, this.dir);
+    syncDir(this.root);
+    return this.dir;
+  }
+
+  /** Remove what was written (a copy that failed or did not match the server's sha256). */
+  abandon(): void {
+    rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Writes a snapshot to a new 0600 file as it arrives, hashing it (sha256) and counting its bytes; the
+ * file is fsynced and closed before 'finish'. Memory stays at the stream's buffers whatever the size.
+ */
+export class SnapshotSink extends Writable {
+  private fd: number | undefined;
+  private readonly hash = createHash('sha256');
+  bytes = 0;
+  private digest: string | undefined;
+
+  constructor(readonly path: string) {
+    super({ highWaterMark: 1 << 20 });
+    this.fd = openSync(path, 'wx', 0o600);
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.hash.update(chunk);
+    this.bytes += chunk.length;
+    writeAll(this.fd!, chunk, 0, done);
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    const fd = this.fd!;
+    this.fd = undefined;
+    this.digest = this.hash.digest('hex');
+    fsync(fd, (err) => close(fd, (err2) => done(err ?? err2)));
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd === undefined) done(err);
+    else close(fd, () => done(err));
+  }
+
+  /** The sha256 of every byte written; defined once the stream has finished. */
+  get sha256(): string | undefined {
+    return this.digest;
+  }
+}
+
+function writeAll(fd: number, chunk: Buffer, offset: number, done: (err?: Error | null) => void): void {
+  write(fd, chunk, offset, chunk.length - offset, null, (err, written) => {
+    if (err) done(err);
+    else if (offset + written < chunk.length) writeAll(fd, chunk, offset + written, done);
+    else done();
+  });
+}
+
+function writeSynced(path: string, content: string | Buffer): void {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeFileSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes a complete backup folder, or none, from a snapshot in memory (small snapshots, tests). */
 export function writeBackup(stateDir: string, manifest: BackupManifest, snapshot: Buffer, token: ClusterToken): string {
-  const root = backupsDir(stateDir);
-  mkdirSync(root, { recursive: true, mode: 0o700 });
-  chmodSync(root, 0o700);
-  const dir = join(root, manifest.id);
-  const tmp = `${dir}.partial`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { mode: 0o700 });
-  writeFileSync(join(tmp, SNAPSHOT_FILE), snapshot, { mode: 0o600 });
-  writeFileSync(join(tmp, TOKEN_FILE), JSON.stringify(token), { mode: 0o600 });
-  writeFileSync(join(tmp, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
-  renameSync(tmp, dir);
-  return dir;
+  const pending = new PendingBackup(stateDir, manifest.id);
+  writeSynced(pending.snapshotPath, snapshot);
+  return pending.commit(manifest, token);
 }
 
 /** The environment's backups, oldest first. Folders without a manifest (a partial copy) are left out. */

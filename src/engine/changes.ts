@@ -1,6 +1,7 @@
 // The changes a plan can contain. Pure, serialisable data: check mode prints them, apply performs them.
 import { createHash } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
+import { UPLOAD_BYTES_PER_SECOND, UPLOAD_FLOOR_MS, uploadBudgetMs } from './apply.ts';
 
 export interface FileChange {
   kind: 'file';
@@ -37,6 +38,8 @@ export interface UploadChange {
   sha256: string;
   /** What the host has now (its sha256), or null when absent. */
   currentSha256: string | null;
+  /** The file's size, when the planner knows it: the plan then shows the upload's budget (apply.ts uploadBudgetMs). */
+  bytes?: number;
 }
 
 export type Change = FileChange | CommandChange | UploadChange;
@@ -74,7 +77,8 @@ export function describeChange(change: Change): { summary: string; detail: strin
   }
   if (change.kind === 'upload') {
     const now = change.currentSha256 ? `replacing sha256 ${change.currentSha256.slice(0, 12)}…` : 'absent on the host';
-    return { summary: `upload ${change.localPath} → ${change.path} (mode ${change.mode})`, detail: `sha256 ${change.sha256.slice(0, 12)}…, ${now}` };
+    const size = change.bytes === undefined ? '' : `; ${mib(change.bytes)} MiB, budget ${budgetText(uploadBudgetMs(change.bytes))}`;
+    return { summary: `upload ${change.localPath} → ${change.path} (mode ${change.mode})`, detail: `sha256 ${change.sha256.slice(0, 12)}…, ${now}${size}` };
   }
   const verb = change.current === null ? 'create' : change.current === change.content ? 'chmod' : 'update';
   const summary = `${verb} ${change.path} (mode ${change.mode})`;
@@ -88,4 +92,15 @@ export function describeChange(change: Change): { summary: string; detail: strin
     context: 3,
   });
   return { summary, detail: detail.split('\n').slice(2).join('\n').trimEnd() };
+}
+
+function mib(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(1);
+}
+
+/** "3 min 10 s (1 MiB/s plus 120 s)": how long an upload may take, and why. */
+function budgetText(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const text = s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${text} (${UPLOAD_BYTES_PER_SECOND / 1024 / 1024} MiB/s plus ${UPLOAD_FLOOR_MS / 1000} s)`;
 }

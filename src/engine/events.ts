@@ -18,6 +18,12 @@ export type EngineEvent =
   | { type: 'waived'; phase: string; host: string; cause: string; reason: string }
   /** One row of a read-only check's table (verify): what a check saw on one host. */
   | { type: 'check'; phase: string; check: string; title: string; host: string; ok: boolean; detail: string }
+  /**
+   * A long transfer under way (an upload, or a backup's snapshot, of 16 MiB and more): one event per tenth
+   * of its bytes, no clock in it, so plain and JSON output stay the same from run to run. `path` is the
+   * file on the host; `budgetMs` the transfer's own budget.
+   */
+  | { type: 'transfer'; phase: string; step: string; host: string; direction: 'upload' | 'download'; path: string; bytes: number; totalBytes: number; percent: number; budgetMs: number }
   | { type: 'warning'; message: string; host?: string }
   | { type: 'phase-end'; phase: string; durationMs: number; status: 'done' | 'stopped' }
   | { type: 'stopped'; error: ReturnType<CauseError['toJSON']> }

@@ -2,7 +2,7 @@
 // (probe → plan → apply) and then the gates. Check mode runs every probe and plan, never an apply.
 import { CauseError, CauseErrors, causesOf } from '../errors.ts';
 import { eachLimited } from '../util/limit.ts';
-import { applyChange } from './apply.ts';
+import { applyChange, type UploadProgress } from './apply.ts';
 import { describeChange } from './changes.ts';
 import type { RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
@@ -148,7 +148,10 @@ async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: Ru
       summary.wouldChange++;
     } else if (plan.changes.length) {
       if (step.apply) await step.apply(plan, host, ctx);
-      else for (const change of plan.changes) await applyChange(ctx.remote(host), change, ctx.signal);
+      else {
+        const progress = (p: UploadProgress) => ctx.emit({ type: 'transfer', phase: phase.id, step: step.id, host: host.name, ...p });
+        for (const change of plan.changes) await applyChange(ctx.remote(host), change, ctx.signal, progress);
+      }
       status = 'changed';
       summary.changed++;
       changedBefore = true;

@@ -82,6 +82,10 @@ function toViolation(err: ErrorObject, data: unknown): SchemaViolation {
       const hint = (err.parentSchema as { description?: string })?.description;
       return schemaViolation(segments, `${at} is not valid: "${String(err.data)}"${hint ? ` (${hint})` : ''}`);
     }
+    case 'const': {
+      const hint = (err.parentSchema as { description?: string })?.description;
+      return schemaViolation(segments, `${at} must be ${JSON.stringify(p.allowedValue)} (found ${describe(err.data)})${hint ? `: ${hint}` : ''}`);
+    }
     case 'minItems':
       return schemaViolation(segments, `${at} must have at least ${String(p.limit)} item(s)`);
     default:

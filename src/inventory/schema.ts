@@ -66,7 +66,15 @@ export const inventorySchema = {
       required: ['vip'],
       properties: {
         vip: { ...ipv4, description: 'The control-plane VIP kube-vip announces: what Cilium and agents dial' },
-        port: { type: 'integer', minimum: 1, maximum: 65535, default: 6443 },
+        // 6443 only: k3s listens on 6443 unless https-listen-port is set, which nothing renders, and
+        // kube-vip in ARP mode only puts the VIP on a NIC (no port translation); README "Inventory".
+        port: {
+          type: 'integer',
+          const: 6443,
+          default: 6443,
+          description:
+            'The API port: 6443 only (k3s listens on 6443 and kube-vip in ARP mode does not translate ports; another port would break joins, the VIP and Cilium)',
+        },
         interface: {
           type: 'string',
           pattern: '^[A-Za-z0-9_.:-]{1,15}$',

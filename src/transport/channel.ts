@@ -116,17 +116,43 @@ export function runChannel(link: Link, command: string, opts: ExecOptions, onSto
         ch.close(); // timed out or aborted while the channel was opening
         return;
       }
-      ch.on('data', (d: Buffer) => out.push(d));
+      // stdout: collected, or piped to the caller's stream with backpressure (ssh2 stops granting window
+      // while the stream is full, so a download holds at most a few buffers in memory).
+      const sink = opts.stdoutTo;
+      let sinkDone: Promise<void> = Promise.resolve();
+      if (sink) {
+        sinkDone = new Promise<void>((res) => {
+          sink.once('finish', res);
+          sink.once('close', res);
+          sink.once('error', () => {
+            res();
+            void stop();
+          });
+        });
+        ch.pipe(sink);
+      } else ch.on('data', (d: Buffer) => out.push(d));
       ch.stderr.on('data', (d: Buffer) => err.push(d));
       ch.on('exit', (c: number | null) => {
         code = typeof c === 'number' ? c : null; // killed by a signal: no exit code
       });
+      const closed = (final: () => number | null) => {
+        if (sink && !sink.writableEnded && !sink.destroyed) {
+          ch.unpipe(sink);
+          sink.end();
+        }
+        void sinkDone.then(() => finish(final(), stopping));
+      };
       // While a stop is under way the command's own end is part of the stop: still "did not exit on its own".
-      ch.on('close', () => finish(stopping ? null : code, stopping));
-      ch.on('error', () => finish(null, stopping));
-      // stdin: the given bytes, then end-of-file (a command reading stdin must not wait forever).
-      if (opts.stdin !== undefined) ch.end(opts.stdin);
-      else ch.end();
+      ch.on('close', () => closed(() => (stopping ? null : code)));
+      ch.on('error', () => closed(() => null));
+      // stdin: the given bytes or stream, then end-of-file (a command reading stdin must not wait forever).
+      const input = opts.stdin;
+      if (input === undefined) ch.end();
+      else if (typeof input === 'string' || Buffer.isBuffer(input)) ch.end(input);
+      else {
+        input.once('error', () => void stop());
+        input.pipe(ch);
+      }
     };
     try {
       link.client.exec(command, onOpen);

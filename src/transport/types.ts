@@ -1,11 +1,22 @@
 // The contract between the engine and a host. The SSH module implements it for real hosts;
 // unit tests implement it in memory. Nothing above this file knows how a command reaches a host.
+import type { Readable, Writable } from 'node:stream';
 
 export interface ExecOptions {
   /** Run through `sudo -n` (the inventory user is not root). */
   sudo?: boolean;
-  /** Bytes for the command's standard input (used for file contents and secrets: never on the command line). */
-  stdin?: string | Buffer;
+  /**
+   * The command's standard input (file contents and secrets: never on the command line): bytes, or a
+   * stream piped in with backpressure (a large upload is never held in memory), then end-of-file.
+   */
+  stdin?: string | Buffer | Readable;
+  /**
+   * Send the command's standard output to this stream instead of collecting it (a large download is never
+   * one string): `stdout` of the result is then empty, and exec returns once the stream has finished.
+   * A stream that fails stops the command; the caller learns why from its own stream. A command that is
+   * stopped (budget, Ctrl-C) leaves the stream open: the caller destroys it.
+   */
+  stdoutTo?: Writable;
   /** Hard budget for this one command; on expiry the channel is closed and a TimeoutError-like result returned. */
   timeoutMs?: number;
   /** The command or its output holds a secret: the run log records it redacted. */

@@ -1,4 +1,5 @@
 // Text shared by the renderers: how a stop and a change read to the operator.
+import type { EngineEvent } from '../engine/events.ts';
 import type { CauseError } from '../errors.ts';
 
 type StopJson = ReturnType<CauseError['toJSON']>;
@@ -24,4 +25,9 @@ export function indentBlock(text: string, by: string): string {
     .split('\n')
     .map((l) => by + l)
     .join('\n');
+}
+
+/** "upload /usr/local/bin/k3s: 30 % of 68.2 MiB (budget 3 min 8 s)": a long transfer's progress. */
+export function transferLine(e: Extract<EngineEvent, { type: 'transfer' }>): string {
+  return `${e.direction} ${e.path}: ${e.percent} % of ${(e.totalBytes / 1024 / 1024).toFixed(1)} MiB (budget ${formatDuration(e.budgetMs)})`;
 }

@@ -4,6 +4,7 @@
 // plain form once the live view has finished drawing.
 import { Listr, type ListrTaskWrapper } from 'listr2';
 import type { EngineEvent } from '../engine/events.ts';
+import { transferLine } from './format.ts';
 import { plainRenderer } from './plain.ts';
 
 interface PhaseTask {
@@ -54,6 +55,9 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
       case 'step-end':
         setOutput(e.phase, `${e.host}  ${e.title}: ${e.status}`);
         if (e.changes.length) details.push(e);
+        break;
+      case 'transfer':
+        setOutput(e.phase, `${e.host}  ${transferLine(e)}`);
         break;
       case 'gate-start':
         setOutput(e.phase, `${e.host}  waiting: ${e.title}`);

@@ -1,7 +1,7 @@
 // The plain renderer: one line per event that matters, for CI logs and pipes (no cursor tricks).
 import type { EngineEvent } from '../engine/events.ts';
 import { summaryLine } from '../engine/events.ts';
-import { formatDuration, formatStop, indentBlock } from './format.ts';
+import { formatDuration, formatStop, indentBlock, transferLine } from './format.ts';
 
 export function plainRenderer(write: (line: string) => void): (e: EngineEvent) => void {
   return (e) => {
@@ -31,6 +31,9 @@ export function plainRenderer(write: (line: string) => void): (e: EngineEvent) =
         break;
       case 'check':
         write(`  ${e.host}  ${e.title}: ${e.ok ? 'ok' : 'FAILED'}${e.detail ? ` (${e.detail})` : ''}`);
+        break;
+      case 'transfer':
+        write(`  ${e.host}  ${transferLine(e)}`);
         break;
       case 'waived':
         write(`  ${e.host}  waived ${e.cause}: ${e.reason}`);

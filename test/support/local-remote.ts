@@ -1,6 +1,7 @@
 // A Remote that runs commands on this machine with sh, as the current user (sudo ignored): for unit
 // tests of the engine against a real shell and real files, without SSH. It counts executions.
 import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
 import type { ExecOptions, ExecResult, Remote } from '../../src/transport/types.ts';
 
 export class LocalRemote implements Remote {
@@ -8,20 +9,23 @@ export class LocalRemote implements Remote {
   constructor(readonly host: string) {}
 
   exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    this.execs.push({ command, sudo: opts.sudo, stdin: opts.stdin?.toString() });
+    this.execs.push({ command, sudo: opts.sudo, stdin: opts.stdin instanceof Readable ? '(stream)' : opts.stdin?.toString() });
     const t0 = Date.now();
     return new Promise((resolve) => {
       const child = spawn('sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
+      if (opts.stdoutTo) child.stdout.pipe(opts.stdoutTo);
+      else child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => (stderr += d));
       const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs) : undefined;
       child.on('close', (code, signal) => {
         clearTimeout(timer);
         resolve({ command, stdout, stderr, code: signal ? null : code, durationMs: Date.now() - t0 });
       });
-      child.stdin.end(opts.stdin ?? '');
+      child.stdin.on('error', () => undefined); // a command that exits without reading its stdin (EPIPE)
+      if (opts.stdin instanceof Readable) opts.stdin.pipe(child.stdin);
+      else child.stdin.end(opts.stdin ?? '');
     });
   }
 

@@ -29,13 +29,6 @@ describe('derived endpoints', () => {
     expect(prod().derived.tlsSans).toEqual(['192.168.2.10', '192.168.2.11', '192.168.2.12', '192.168.2.9', '127.0.0.1']);
   });
 
-  it('a control-plane port other than 6443 moves the join target and the endpoint together', () => {
-    const text = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace('  interface: auto\n', '  interface: auto\n  port: 16443\n');
-    const { derived } = fromText(text, '/repo/inventory/prod.yaml', home);
-    expect(derived.joinTarget).toBe('https://192.168.2.10:16443');
-    expect(derived.apiEndpoint).toEqual({ host: '192.168.2.9', port: 16443 });
-  });
-
   it('one server is not highly available; three are', () => {
     expect(prod().derived.highlyAvailable).toBe(true);
     const text = readFileSync(new URL('../fixtures/inventory/single-server.yaml', import.meta.url), 'utf8');

@@ -47,11 +47,20 @@ describe('inventory defaults', () => {
 
   it('keeps values the operator wrote', () => {
     const text = minimal.replace('ssh: { user: ops }', 'ssh: { user: ops, port: 2222, knownHostsFile: ./known_hosts }')
-      .replace('controlPlane: { vip: 10.0.0.9 }', 'controlPlane: { vip: 10.0.0.9, port: 16443, interface: eth1 }');
+      .replace('controlPlane: { vip: 10.0.0.9 }', 'controlPlane: { vip: 10.0.0.9, port: 6443, interface: eth1 }');
     const inv = validateInventory(text, 'lab').inventory!;
     expect(inv.ssh.port).toBe(2222);
     expect(inv.ssh.knownHostsFile).toBe('./known_hosts');
-    expect(inv.controlPlane).toEqual({ vip: '10.0.0.9', port: 16443, interface: 'eth1' });
+    expect(inv.controlPlane).toEqual({ vip: '10.0.0.9', port: 6443, interface: 'eth1' });
+  });
+
+  it('refuses a control-plane port other than 6443, saying why', () => {
+    const text = minimal.replace('controlPlane: { vip: 10.0.0.9 }', 'controlPlane: { vip: 10.0.0.9, port: 16443 }');
+    const result = validateInventory(text, 'lab');
+    expect(result.inventory).toBeUndefined();
+    expect(result.violations).toHaveLength(1);
+    expect(result.violations[0]).toMatchObject({ id: 'INVENTORY_SCHEMA', path: 'controlPlane.port' });
+    expect(result.violations[0].message).toMatch(/^controlPlane\.port must be 6443 \(found number 16443\): The API port: 6443 only \(k3s listens on 6443 and kube-vip in ARP mode does not translate ports/);
   });
 });
 
