@@ -8,7 +8,7 @@ import { checkAgentServiceHost } from '../cilium/agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
 import { apiVerdict, readyzCommand, type Target } from './api-verdict.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
-import { compareMembers, describeMember, mismatchLine, parseMembers } from './members.ts';
+import { compareMembers, describeMember, mismatchLine, readMembers } from './members.ts';
 import { parseNodes, readiness } from './nodes.ts';
 import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
 
@@ -35,12 +35,14 @@ export const nodesReady: Gate = {
     }),
 };
 
-/** What real k3s needs (its etcd is mutual TLS with these keys; k3s does not ship etcdctl), else plain http (the lab's etcd twin). */
-export const MEMBER_LIST_COMMAND = [
-  'd=/var/lib/rancher/k3s/server/tls/etcd;',
-  'if [ -f "$d/client.crt" ]; then etcdctl --endpoints https://127.0.0.1:2379 --cacert "$d/server-ca.crt" --cert "$d/client.crt" --key "$d/client.key" --command-timeout=5s member list -w json;',
-  'else etcdctl --endpoints http://127.0.0.1:2379 --command-timeout=5s member list -w json; fi',
-].join(' ');
+/**
+ * etcd's member list as k3s serves it on every server: the supervisor's `/db/info` (k3s-io/k3s
+ * pkg/etcd/etcd.go handler/infoHandler: `{"members":[…]}`, etcd's MemberListResponse members), which
+ * k3s answers without credentials to a client on 127.0.0.1 (auth.IsLocalOrHasRole, k3s-io/k3s#10001).
+ * `k3s kubectl` dials https://127.0.0.1:6443 from k3s.yaml, so nothing beyond k3s is needed on the host.
+ */
+export const MEMBER_LIST_COMMAND = 'k3s kubectl get --raw /db/info --request-timeout=5s';
+const MEMBER_LIST_SHOWN = 'k3s kubectl get --raw /db/info';
 
 export const etcdVoters: Gate = {
   id: 'etcd-voters',
@@ -55,31 +57,28 @@ export const etcdVoters: Gate = {
       const nodes = parseNodes(read.res.stdout);
       // Each server's own etcd; the first that answers is the list judged (etcd's list is the same everywhere).
       const lists = await Promise.all(servers.map(async (s) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members })));
-      const answered = lists.find((l) => l.r.code === 0);
-      const notFound = lists.every((l) => l.r.code === 127);
-      if (!answered && notFound) {
-        ctx.emit({ type: 'warning', message: 'etcdctl is not installed on the servers: etcd voters are judged by the Node condition EtcdIsVoter only' });
-      } else if (!answered) {
+      const answered = lists.map((l) => ({ ...l, members: readMembers(l.r) })).find((l) => l.members);
+      if (!answered) {
         const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
         return {
           rows: lists.map((l) => ({ host: l.s.name, ok: false, detail: `member list: ${lastLine(l.r)}` })),
-          stops: [new CauseError('ETCD_MEMBERS_MISMATCH', { host: servers[0].name, message: 'No server answered the etcd member list', evidence: { command: MEMBER_LIST_COMMAND, seen } })],
+          stops: [new CauseError('ETCD_MEMBERS_MISMATCH', { host: servers[0].name, message: 'No server answered the etcd member list', evidence: { command: `${MEMBER_LIST_SHOWN} (on each server)`, seen } })],
         };
       }
-      const members = answered ? parseMembers(answered.r.stdout) : servers.map((s) => ({ id: '?', name: `${s.name}-00000000`, peerURLs: [`https://${s.address}:2380`], isLearner: false }));
+      const members = answered.members!;
       const verdict = compareMembers(members, servers, nodes);
       const rows: Row[] = servers.map((s) => {
         const m = verdict.voters[s.name];
         const miss = verdict.missing.find((x) => x.server === s.name);
         return m ? { host: s.name, ok: true, detail: `voter ${m.name}` } : { host: s.name, ok: false, detail: miss?.why ?? 'not a voter' };
       });
-      for (const m of verdict.extra) rows.push({ host: answered!.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
+      for (const m of verdict.extra) rows.push({ host: answered.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
       const line = mismatchLine(verdict);
       const stops = line
         ? [new CauseError('ETCD_MEMBERS_MISMATCH', {
-            host: verdict.missing[0]?.server ?? answered?.s.name,
+            host: verdict.missing[0]?.server ?? answered.s.name,
             message: `etcd's voters are not the servers: ${line}`,
-            evidence: { command: `${answered ? `etcdctl member list (on ${answered.s.name}); ` : ''}kubectl get nodes (EtcdIsVoter)`, seen: line },
+            evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
           })]
         : [];
       return { rows, stops };
