@@ -17,6 +17,8 @@ const unreadable = (seen: string, host?: string): Verdict => ({
   stops: [new CauseError('API_UNREACHABLE_VIA', { host, message: 'The API is not ready through https://127.0.0.1:6443 on any server', evidence: { command: 'k3s kubectl get nodes (on each server)', seen } })],
 });
 
+export const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)';
+
 const founderName = (hosts: HostRef[]) => hosts.find((h) => h.founder)?.name;
 
 export const nodesReady: Gate = {
@@ -121,7 +123,16 @@ export const vipLeaseHeld: Gate = {
     }),
 };
 
-export const CILIUM_STATUS_COMMAND = 'curl -sS --max-time 5 --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/healthz';
+/**
+ * The agent's own status, as on a real node: k3s's embedded crictl finds the running cilium-agent container,
+ * and `cilium-dbg status -o json` inside it prints the agent's StatusResponse (cilium/cilium
+ * cilium-dbg/cmd/status.go; api/v1/models status_response.go). Nothing beyond k3s is needed on the host.
+ */
+export const CILIUM_STATUS_COMMAND = [
+  'id=$(k3s crictl ps --name cilium-agent --state running -q | head -n 1);',
+  `if [ -z "$id" ]; then echo '${NO_AGENT_CONTAINER}' >&2; exit 1; fi;`,
+  'k3s crictl exec "$id" cilium-dbg status -o json',
+].join(' ');
 
 export const ciliumAgentsLive: Gate = {
   id: 'cilium-agents',
@@ -163,7 +174,7 @@ export const ciliumAgentsLive: Gate = {
           const status = (await batch(ctx, h, { status: CILIUM_STATUS_COMMAND })).status;
           const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
           if (!kprOn(mode)) {
-            const seen = mode ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}` : `agent ${pod.name}'s status API did not answer: ${lastLine(status)}`;
+            const seen = mode ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}` : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
             rows.push({ host: h.name, ok: false, detail: seen });
             stops.push(
               mode
