@@ -2,11 +2,14 @@
 // named cause. They read the cluster live, over SSH, from the servers (the vantage the operator's old
 // checks lacked: a server sees what the cluster sees, the operator's laptop does not).
 import { CauseError } from '../../src/errors.ts';
+import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { allHostRefs, serverRefs } from '../hosts.ts';
 import { checkAgentServiceHost } from '../cilium/agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
-import { apiVerdict, readyzCommand, type Target } from './api-verdict.ts';
+import { apiVerdict, operatorVerdict, readyzCommand, type Target } from './api-verdict.ts';
+import { handshakeVia } from '../../src/kube/handshake.ts';
+import { SERVER_CA } from '../kube-vip/vip-gate.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { compareMembers, describeMember, mismatchLine, readMembers } from './members.ts';
 import { parseNodes, readiness } from './nodes.ts';
@@ -89,19 +92,34 @@ export const etcdVoters: Gate = {
 
 export const apiReady: Gate = {
   id: 'api-ready',
-  title: 'API /readyz via the VIP and every server, from here',
+  title: "API /readyz via the VIP and every server, from every server; TLS from the operator's side",
   budgetMs: 40_000,
   readOnly: true,
-  run: (_host, ctx, signal) =>
+  run: (host, ctx, signal) =>
     settle(ctx, signal, apiReady, async () => {
       const servers = serverRefs(ctx.inventory);
       const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
       const targets: Target[] = [{ key: 'vip', label: `VIP ${vip}`, address: vip }, ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name }))];
       const commands = Object.fromEntries(targets.map((t) => [t.key, readyzCommand(t.address, port)]));
-      const seen = await Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) })));
-      return apiVerdict(targets, port, seen);
+      const [seen, operator] = await Promise.all([
+        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) }))),
+        fromOperator(ctx, host, targets, port),
+      ]);
+      const fromServers = apiVerdict(targets, port, seen);
+      return { rows: [...fromServers.rows, ...operator.rows], stops: [...fromServers.stops, ...operator.stops] };
     }),
 };
+
+/** The engine's own vantage, through the SSH connection it holds to `via` (works behind a bastion or NAT). */
+async function fromOperator(ctx: RunContext, via: HostRef, targets: Target[], port: number) {
+  const ca = await ctx.remote(via).exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  if (ca.code !== 0 || !ca.stdout.includes('BEGIN CERTIFICATE')) {
+    const why = `the cluster CA could not be read on ${via.name}: ${lastLine(ca)}`;
+    return operatorVerdict(targets, port, via.name, Object.fromEntries(targets.map((t) => [t.key, { ok: false, seen: why }])));
+  }
+  const seen = await Promise.all(targets.map(async (t) => [t.key, await handshakeVia(ctx.remote(via), t.address, port, ca.stdout)] as const));
+  return operatorVerdict(targets, port, via.name, Object.fromEntries(seen.map(([k, h]) => [k, h.ok ? { ok: true } : { ok: false, seen: h.seen }])));
+}
 
 export const vipLeaseHeld: Gate = {
   id: 'vip-lease',

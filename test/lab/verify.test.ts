@@ -107,10 +107,13 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(stops(r), JSON.stringify(stops(r))).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.events[0]).toMatchObject({ type: 'run-start', check: true, phases: ['verify'] });
-    for (const check of ['nodes-ready', 'etcd-voters', 'api-ready', 'cilium-agents']) {
+    for (const check of ['nodes-ready', 'etcd-voters', 'cilium-agents']) {
       expect(rows(r, check).map((e) => [e.host, e.ok])).toEqual(SERVERS.map((s) => [s, true]));
     }
-    expect(rows(r, 'api-ready')[0].detail).toContain('VIP 10.77.');
+    // From every server, and from the engine through its SSH connection to the founder.
+    expect(rows(r, 'api-ready').map((e) => [e.host, e.ok])).toEqual([...SERVERS, 'operator'].map((s) => [s, true]));
+    expect(rows(r, 'api-ready')[0].detail).toContain(`VIP ${NET.vip}`);
+    expect(rows(r, 'api-ready').at(-1).detail).toBe(`TLS verified against the cluster CA via VIP ${NET.vip}, ${SERVERS.map((s) => `${s} ${host(s).address}`).join(', ')} (through k3s-lab-1)`);
     expect(rows(r, 'cilium-agents')[0].detail).toMatch(/kube-proxy replacement True/);
     expect(rows(r, 'vip-lease')).toEqual([expect.objectContaining({ ok: true })]);
     expect(SERVERS).toContain(rows(r, 'vip-lease')[0].host);
