@@ -31,6 +31,9 @@ describe('the VIP as k3s kubectl answers', () => {
     const san = 'Unable to connect to the server: tls: failed to verify certificate: x509: certificate is valid for 10.43.0.1, 127.0.0.1, 10.0.0.11, not 10.0.0.9';
     expect(livezAnswer({ code: 1, stdout: '', stderr: san })).toEqual({ ok: false, certificate: true, said: san });
     expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: x509: certificate signed by unknown authority' })).toMatchObject({ ok: false, certificate: true });
+    // As the lab's kubectl (Debian's 1.20, Go 1.19) printed them on a lab server.
+    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: x509: certificate is valid for 10.77.12.10, 10.77.12.11, 10.77.12.12, 10.77.12.9, 127.0.0.1, ::1, 10.43.0.1, not 127.0.0.2' })).toMatchObject({ ok: false, certificate: true });
+    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)' })).toMatchObject({ ok: false, certificate: false });
     const refused = 'The connection to the server 10.0.0.9:6443 was refused - did you specify the right host or port?';
     expect(livezAnswer({ code: 1, stdout: '', stderr: refused })).toEqual({ ok: false, certificate: false, said: refused });
     expect(livezAnswer({ code: null, stdout: '', stderr: '' })).toEqual({ ok: false, certificate: false, said: 'no answer' });
