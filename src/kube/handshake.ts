@@ -32,7 +32,8 @@ export async function handshakeVia(remote: Remote, address: string, port: number
     const socket = connect({
       socket: stream,
       ca,
-      // The serving certificate names the address (an IP SAN); no SNI for an IP.
+      // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
+      host: address,
       checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),
     }, () => finish({ ok: true }));
     const timer = setTimeout(() => finish({ ok: false, certificate: false, seen: `${address}:${port} through ${remote.host}: no TLS handshake within ${timeoutMs / 1000} s` }), timeoutMs);
