@@ -2,6 +2,7 @@
 import { basename } from 'node:path';
 import { loadSettings, parseFlags } from './config.ts';
 import { runAgent } from './agent.ts';
+import { runCrictl } from './crictl.ts';
 import { runKubectl } from './kubectl.ts';
 import { log } from './log.ts';
 import { runServer } from './server/run.ts';
@@ -34,12 +35,15 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'kubectl':
       return runKubectl(rest);
+    case 'crictl':
+      process.exitCode = await runCrictl(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), now: () => new Date() });
+      return;
     case 'etcd-snapshot': {
       const { flags, positional } = parseFlags(rest);
       return runSnapshot(loadSettings(flags), positional);
     }
     default:
-      process.stdout.write(`NAME:\n   k3s - Kubernetes, but small and simple (lab twin)\n\nUSAGE:\n   k3s [global options] command [command options]\n\nVERSION:\n   ${K3S_VERSION} (${K3S_COMMIT})\n\nCOMMANDS:\n   server         Run management server\n   agent          Run node agent\n   kubectl        Run kubectl\n   etcd-snapshot  Manage etcd snapshots\n`);
+      process.stdout.write(`NAME:\n   k3s - Kubernetes, but small and simple (lab twin)\n\nUSAGE:\n   k3s [global options] command [command options]\n\nVERSION:\n   ${K3S_VERSION} (${K3S_COMMIT})\n\nCOMMANDS:\n   server         Run management server\n   agent          Run node agent\n   kubectl        Run kubectl\n   crictl         Run crictl\n   etcd-snapshot  Manage etcd snapshots\n`);
       if (cmd && cmd !== 'help' && cmd !== '--help' && cmd !== '-h') {
         process.stderr.write(`Incorrect Usage: command ${cmd} not known to the lab's k3s twin\n`);
         process.exit(1);

@@ -7,7 +7,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { serverRefs } from '../hosts.ts';
 import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
-import { compareMembers, parseMembers, type Member } from '../verify/members.ts';
+import { compareMembers, readMembers, type Member } from '../verify/members.ts';
 import { kubectl, NOT_FOUND } from './remote-k3s.ts';
 
 /** What one surviving server showed. */
@@ -15,7 +15,7 @@ export interface SurvivorSeen {
   name: string;
   /** Why it gave no answer (not reachable, its API not ready), or undefined when its API is ready. */
   down?: string;
-  /** etcd's member list from this server, when etcdctl answered. */
+  /** etcd's member list from this server (k3s's /db/info), when it answered. */
   members?: Member[];
   /** Whether the replaced server's Node is registered, as this server's API says. */
   nodePresent?: boolean;
@@ -29,7 +29,7 @@ export interface ReplaceFacts {
   nodePresent: boolean;
   /** Members of the replaced server while its Node is already gone: a join would be a duplicate. */
   orphanMembers: Member[];
-  /** Size of etcd's member list (the servers' count when etcdctl is not there to say). */
+  /** Size of etcd's member list (the servers' count when no survivor's /db/info answered). */
   memberCount: number;
 }
 
@@ -91,12 +91,8 @@ async function readSurvivor(ctx: RunContext, s: HostRef, replaced: string): Prom
       kubectl(ctx, s, `get node ${replaced} -o name`, 20_000),
       ctx.remote(s).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 20_000, signal: ctx.signal }),
     ]);
-    let members: Member[] | undefined;
-    try {
-      if (list.code === 0) members = parseMembers(list.stdout);
-    } catch {
-      members = undefined; // no list this time: the servers' count stands in
-    }
+    // etcd's own member list (k3s's /db/info); none this time: the servers' count stands in.
+    const members = readMembers(list);
     // Only a NotFound says the Node is gone: any other failure leaves it to the delete (which ignores not-found).
     return { name: s.name, members, nodePresent: !NOT_FOUND.test(node.stderr) || node.code === 0 };
   } catch (err) {

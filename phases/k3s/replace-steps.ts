@@ -8,7 +8,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { serverRefs } from '../hosts.ts';
 import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
-import { parseMembers } from '../verify/members.ts';
+import { readMembers } from '../verify/members.ts';
 import { DATA_DIR, SERVER_ROLE } from './render.ts';
 import { kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
 import { REPLACE_FACTS, membersOf, type ReplaceFacts } from './replace-quorum.ts';
@@ -34,7 +34,7 @@ export const deleteOldNode: Step = {
           new CauseError('ETCD_MEMBER_NOT_REMOVED', {
             host: host.name,
             message: `The Node ${host.name} is gone but etcd still lists a member of it`,
-            evidence: { command: `etcdctl member list (on ${facts.via})`, seen: facts.orphanMembers.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; ') },
+            evidence: { command: `k3s kubectl get --raw /db/info (on ${facts.via})`, seen: facts.orphanMembers.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; ') },
           }),
         ],
       };
@@ -66,8 +66,8 @@ async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, dele
     const node = await kubectl(ctx, via, `get node ${host.name} -o name`, 15_000).catch(() => undefined);
     const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
     const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(() => undefined);
-    // Real k3s ships no etcdctl (exit 127): there the Node going is the finalizer's word that the member went.
-    const members = list?.code === 0 ? membersOf(parseMembers(list.stdout), host) : list?.code === 127 ? [] : undefined;
+    const all = list && readMembers(list);
+    const members = all ? membersOf(all, host) : undefined;
     if (nodeGone && members?.length === 0) return;
     seen = [
       nodeGone ? `Node ${host.name} gone` : `Node ${host.name} still there (${(node?.stdout || node?.stderr || 'no answer').trim()})`,
@@ -78,7 +78,7 @@ async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, dele
   throw new CauseError('ETCD_MEMBER_NOT_REMOVED', {
     host: host.name,
     message: `${host.name}'s Node or etcd member did not go within ${MEMBER_GONE_BUDGET_MS / 1000} s of its deletion`,
-    evidence: { command: `k3s kubectl delete node ${host.name} (on ${via.name}); etcdctl member list`, seen, excerpt: deleteOutput },
+    evidence: { command: `k3s kubectl delete node ${host.name} (on ${via.name}); k3s kubectl get --raw /db/info`, seen, excerpt: deleteOutput },
   });
 }
 

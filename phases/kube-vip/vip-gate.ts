@@ -1,10 +1,12 @@
-// The VIP gate: the control-plane VIP answers on its port with a TLS handshake that verifies against the
-// cluster CA — from every server, and from the operator's side. When it does not, the cause is named from
-// what is seen (kube-vip's log, the lease, RBAC, the certificate), never a generic timeout.
-import { connect } from 'node:tls';
+// The VIP gate: the control-plane VIP answers on its port with a certificate that verifies against the
+// cluster CA — from every server (`k3s kubectl --server https://VIP:port`, whose k3s.yaml carries the cluster
+// CA), and from the operator's side (a TLS handshake from the engine, carried over the SSH connection to the
+// founder, so a bastion or NAT in between does not matter). When it does not, the cause is named from what is
+// seen (kube-vip's log, the lease, RBAC, the certificate), never a generic timeout.
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
+import { handshakeVia } from '../../src/kube/handshake.ts';
 import { founderRef } from '../hosts.ts';
 import { excerpt, kubectl, NOT_FOUND, pause } from '../k3s/remote-k3s.ts';
 import { DATA_DIR } from '../k3s/render.ts';
@@ -16,34 +18,37 @@ const POLL_MS = 2_000;
 
 type Answer = { ok: true } | { ok: false; certificate: boolean; seen: string; command: string; exitCode?: number | null };
 
-/** From a server: curl verifying the cluster CA. Any HTTP status is an answer (401 without credentials). */
-async function answerFromServer(ctx: RunContext, host: HostRef): Promise<Answer> {
-  const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-  const command = `curl -sS -o /dev/null -w '%{http_code}' --connect-timeout 3 --max-time 5 --cacert ${SERVER_CA} https://${vip}:${port}/livez`;
-  const res = await ctx.remote(host).exec(command, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
-  if (res.code === 0 && /^\d{3}$/.test(res.stdout.trim()) && res.stdout.trim() !== '000') return { ok: true };
-  // curl 60: the certificate did not verify (an address missing from the SANs, or another CA).
-  return { ok: false, certificate: res.code === 60, seen: `from ${host.name}: ${(res.stderr || res.stdout).trim() || `curl exit ${res.code}`}`, command, exitCode: res.code };
+export const livezCommand = (vip: string, port: number) => `k3s kubectl --server https://${vip}:${port} get --raw /livez --request-timeout=5s`;
+
+/**
+ * Pure: what `k3s kubectl get --raw /livez` through the VIP printed. "ok" is an answer; so is any HTTP error
+ * ("Error from server (…)": the certificate verified, then the API refused). kubectl names a certificate that
+ * does not verify with Go's x509 words ("x509: certificate is valid for …, not …", "x509: certificate signed
+ * by unknown authority", since Go 1.20 prefixed "tls: failed to verify certificate: ").
+ */
+export function livezAnswer(res: { code: number | null; stdout: string; stderr: string }): { ok: true } | { ok: false; certificate: boolean; said: string } {
+  if (res.code === 0 && res.stdout.trim() === 'ok') return { ok: true };
+  const said = (res.stderr || res.stdout).trim().split('\n').filter(Boolean).at(-1) ?? '';
+  if (res.code !== 0 && /^Error from server\b/m.test(res.stderr)) return { ok: true };
+  return { ok: false, certificate: /x509: |tls: failed to verify certificate/.test(res.stderr), said: said || (res.code === null ? 'no answer' : `kubectl exit ${res.code}`) };
 }
 
-/** From the operator's machine: a TLS handshake to the VIP verifying against the CA read from a server. */
-async function answerFromOperator(ctx: RunContext, ca: string): Promise<Answer> {
+/** From a server: k3s's kubectl through the VIP, verifying the cluster CA from k3s.yaml. */
+async function answerFromServer(ctx: RunContext, host: HostRef): Promise<Answer> {
+  const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+  const command = livezCommand(vip, port);
+  const res = await ctx.remote(host).exec(command, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const a = livezAnswer(res);
+  if (a.ok) return a;
+  return { ok: false, certificate: a.certificate, seen: `from ${host.name}: ${a.said}`, command, exitCode: res.code };
+}
+
+/** From the operator's side: a TLS handshake to the VIP through the SSH connection to the founder, verifying the CA read from it. */
+async function answerFromOperator(ctx: RunContext, founder: HostRef, ca: string): Promise<Answer> {
   const { host, port } = ctx.inventory.derived.apiEndpoint;
-  const command = `TLS handshake to ${host}:${port} from the operator's machine, verifying the cluster CA`;
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, ca, servername: undefined, timeout: 3_000 }, () => {
-      socket.end();
-      resolve({ ok: true });
-    });
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve({ ok: false, certificate: false, seen: `from the operator: no answer within 3 s`, command });
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => {
-      const certificate = /ERR_TLS_CERT_ALTNAME_INVALID|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(err.code ?? '');
-      resolve({ ok: false, certificate, seen: `from the operator: ${err.message}`, command });
-    });
-  });
+  const command = `TLS handshake from the engine to ${host}:${port} through the SSH connection to ${founder.name}, verifying the cluster CA`;
+  const h = await handshakeVia(ctx.remote(founder), host, port, ca);
+  return h.ok ? h : { ok: false, certificate: h.certificate, seen: `from the operator: ${h.seen}`, command };
 }
 
 /** What kube-vip says and holds, to name the cause. */
@@ -79,7 +84,7 @@ export const vipAnswers: Gate = {
     let last: Answer = { ok: false, certificate: false, seen: 'not tried', command: '' };
     do {
       last = await answerFromServer(ctx, host);
-      if (last.ok && host.founder) last = await answerFromOperator(ctx, ca);
+      if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);
       if (last.ok) return;
       // A known failure in kube-vip's log needs no waiting out.
       const early = await diagnose(ctx, host, last);

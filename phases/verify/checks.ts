@@ -2,14 +2,17 @@
 // named cause. They read the cluster live, over SSH, from the servers (the vantage the operator's old
 // checks lacked: a server sees what the cluster sees, the operator's laptop does not).
 import { CauseError } from '../../src/errors.ts';
+import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { allHostRefs, serverRefs } from '../hosts.ts';
 import { checkAgentServiceHost } from '../cilium/agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
-import { apiVerdict, readyzCommand, type Target } from './api-verdict.ts';
+import { apiVerdict, operatorVerdict, readyzCommand, type Target } from './api-verdict.ts';
 import { NOT_FOUND } from '../k3s/remote-k3s.ts';
+import { handshakeVia } from '../../src/kube/handshake.ts';
+import { SERVER_CA } from '../kube-vip/vip-gate.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
-import { compareMembers, describeMember, mismatchLine, parseMembers } from './members.ts';
+import { compareMembers, describeMember, mismatchLine, readMembers } from './members.ts';
 import { parseNodes, readiness } from './nodes.ts';
 import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
 
@@ -17,6 +20,8 @@ const unreadable = (seen: string, host?: string): Verdict => ({
   rows: [{ host: host ?? '-', ok: false, detail: 'no server answered kubectl' }],
   stops: [new CauseError('API_UNREACHABLE_VIA', { host, message: 'The API is not ready through https://127.0.0.1:6443 on any server', evidence: { command: 'k3s kubectl get nodes (on each server)', seen } })],
 });
+
+export const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)';
 
 const founderName = (hosts: HostRef[]) => hosts.find((h) => h.founder)?.name;
 
@@ -36,12 +41,14 @@ export const nodesReady: Gate = {
     }),
 };
 
-/** What real k3s needs (its etcd is mutual TLS with these keys; k3s does not ship etcdctl), else plain http (the lab's etcd twin). */
-export const MEMBER_LIST_COMMAND = [
-  'd=/var/lib/rancher/k3s/server/tls/etcd;',
-  'if [ -f "$d/client.crt" ]; then etcdctl --endpoints https://127.0.0.1:2379 --cacert "$d/server-ca.crt" --cert "$d/client.crt" --key "$d/client.key" --command-timeout=5s member list -w json;',
-  'else etcdctl --endpoints http://127.0.0.1:2379 --command-timeout=5s member list -w json; fi',
-].join(' ');
+/**
+ * etcd's member list as k3s serves it on every server: the supervisor's `/db/info` (k3s-io/k3s
+ * pkg/etcd/etcd.go handler/infoHandler: `{"members":[…]}`, etcd's MemberListResponse members), which
+ * k3s answers without credentials to a client on 127.0.0.1 (auth.IsLocalOrHasRole, k3s-io/k3s#10001).
+ * `k3s kubectl` dials https://127.0.0.1:6443 from k3s.yaml, so nothing beyond k3s is needed on the host.
+ */
+export const MEMBER_LIST_COMMAND = 'k3s kubectl get --raw /db/info --request-timeout=5s';
+const MEMBER_LIST_SHOWN = 'k3s kubectl get --raw /db/info';
 
 export const etcdVoters: Gate = {
   id: 'etcd-voters',
@@ -56,31 +63,28 @@ export const etcdVoters: Gate = {
       const nodes = parseNodes(read.res.stdout);
       // Each server's own etcd; the first that answers is the list judged (etcd's list is the same everywhere).
       const lists = await Promise.all(servers.map(async (s) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members })));
-      const answered = lists.find((l) => l.r.code === 0);
-      const notFound = lists.every((l) => l.r.code === 127);
-      if (!answered && notFound) {
-        ctx.emit({ type: 'warning', message: 'etcdctl is not installed on the servers: etcd voters are judged by the Node condition EtcdIsVoter only' });
-      } else if (!answered) {
+      const answered = lists.map((l) => ({ ...l, members: readMembers(l.r) })).find((l) => l.members);
+      if (!answered) {
         const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
         return {
           rows: lists.map((l) => ({ host: l.s.name, ok: false, detail: `member list: ${lastLine(l.r)}` })),
-          stops: [new CauseError('ETCD_MEMBERS_MISMATCH', { host: servers[0].name, message: 'No server answered the etcd member list', evidence: { command: MEMBER_LIST_COMMAND, seen } })],
+          stops: [new CauseError('ETCD_MEMBERS_MISMATCH', { host: servers[0].name, message: 'No server answered the etcd member list', evidence: { command: `${MEMBER_LIST_SHOWN} (on each server)`, seen } })],
         };
       }
-      const members = answered ? parseMembers(answered.r.stdout) : servers.map((s) => ({ id: '?', name: `${s.name}-00000000`, peerURLs: [`https://${s.address}:2380`], isLearner: false }));
+      const members = answered.members!;
       const verdict = compareMembers(members, servers, nodes);
       const rows: Row[] = servers.map((s) => {
         const m = verdict.voters[s.name];
         const miss = verdict.missing.find((x) => x.server === s.name);
         return m ? { host: s.name, ok: true, detail: `voter ${m.name}` } : { host: s.name, ok: false, detail: miss?.why ?? 'not a voter' };
       });
-      for (const m of verdict.extra) rows.push({ host: answered!.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
+      for (const m of verdict.extra) rows.push({ host: answered.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
       const line = mismatchLine(verdict);
       const stops = line
         ? [new CauseError('ETCD_MEMBERS_MISMATCH', {
-            host: verdict.missing[0]?.server ?? answered?.s.name,
+            host: verdict.missing[0]?.server ?? answered.s.name,
             message: `etcd's voters are not the servers: ${line}`,
-            evidence: { command: `${answered ? `etcdctl member list (on ${answered.s.name}); ` : ''}kubectl get nodes (EtcdIsVoter)`, seen: line },
+            evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
           })]
         : [];
       return { rows, stops };
@@ -89,19 +93,34 @@ export const etcdVoters: Gate = {
 
 export const apiReady: Gate = {
   id: 'api-ready',
-  title: 'API /readyz via the VIP and every server, from here',
+  title: "API /readyz via the VIP and every server, from every server; TLS from the operator's side",
   budgetMs: 40_000,
   readOnly: true,
-  run: (_host, ctx, signal) =>
+  run: (host, ctx, signal) =>
     settle(ctx, signal, apiReady, async () => {
       const servers = serverRefs(ctx.inventory);
       const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
       const targets: Target[] = [{ key: 'vip', label: `VIP ${vip}`, address: vip }, ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name }))];
       const commands = Object.fromEntries(targets.map((t) => [t.key, readyzCommand(t.address, port)]));
-      const seen = await Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) })));
-      return apiVerdict(targets, port, seen);
+      const [seen, operator] = await Promise.all([
+        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) }))),
+        fromOperator(ctx, host, targets, port),
+      ]);
+      const fromServers = apiVerdict(targets, port, seen);
+      return { rows: [...fromServers.rows, ...operator.rows], stops: [...fromServers.stops, ...operator.stops] };
     }),
 };
+
+/** The engine's own vantage, through the SSH connection it holds to `via` (works behind a bastion or NAT). */
+async function fromOperator(ctx: RunContext, via: HostRef, targets: Target[], port: number) {
+  const ca = await ctx.remote(via).exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  if (ca.code !== 0 || !ca.stdout.includes('BEGIN CERTIFICATE')) {
+    const why = `the cluster CA could not be read on ${via.name}: ${lastLine(ca)}`;
+    return operatorVerdict(targets, port, via.name, Object.fromEntries(targets.map((t) => [t.key, { ok: false, seen: why }])));
+  }
+  const seen = await Promise.all(targets.map(async (t) => [t.key, await handshakeVia(ctx.remote(via), t.address, port, ca.stdout)] as const));
+  return operatorVerdict(targets, port, via.name, Object.fromEntries(seen.map(([k, h]) => [k, h.ok ? { ok: true } : { ok: false, seen: h.seen }])));
+}
 
 export const vipLeaseHeld: Gate = {
   id: 'vip-lease',
@@ -123,7 +142,16 @@ export const vipLeaseHeld: Gate = {
     }),
 };
 
-export const CILIUM_STATUS_COMMAND = 'curl -sS --max-time 5 --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/healthz';
+/**
+ * The agent's own status, as on a real node: k3s's embedded crictl finds the running cilium-agent container,
+ * and `cilium-dbg status -o json` inside it prints the agent's StatusResponse (cilium/cilium
+ * cilium-dbg/cmd/status.go; api/v1/models status_response.go). Nothing beyond k3s is needed on the host.
+ */
+export const CILIUM_STATUS_COMMAND = [
+  'id=$(k3s crictl ps --name cilium-agent --state running -q | head -n 1);',
+  `if [ -z "$id" ]; then echo '${NO_AGENT_CONTAINER}' >&2; exit 1; fi;`,
+  'k3s crictl exec "$id" cilium-dbg status -o json',
+].join(' ');
 
 export const ciliumAgentsLive: Gate = {
   id: 'cilium-agents',
@@ -165,7 +193,7 @@ export const ciliumAgentsLive: Gate = {
           const status = (await batch(ctx, h, { status: CILIUM_STATUS_COMMAND })).status;
           const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
           if (!kprOn(mode)) {
-            const seen = mode ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}` : `agent ${pod.name}'s status API did not answer: ${lastLine(status)}`;
+            const seen = mode ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}` : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
             rows.push({ host: h.name, ok: false, detail: seen });
             stops.push(
               mode

@@ -1,5 +1,5 @@
-// Pure: a Cilium agent's live status (its API's /v1/healthz StatusResponse, read on the node through the
-// agent's unix socket) reduced to kube-proxy replacement on or not.
+// Pure: a Cilium agent's live status (`cilium-dbg status -o json` in the agent container: its API's
+// /v1/healthz StatusResponse, cilium/cilium api/v1/models) reduced to kube-proxy replacement on or not.
 export function kprMode(statusJson: string): string | undefined {
   try {
     const doc = JSON.parse(statusJson);

@@ -10,7 +10,7 @@ import { pause } from '../k3s/remote-k3s.ts';
 import { roleOf } from '../k3s/render.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../kube-vip/render.ts';
 import { MEMBER_LIST_COMMAND } from './checks.ts';
-import { compareMembers, parseMembers } from './members.ts';
+import { compareMembers, readMembers } from './members.ts';
 import { parseNodes } from './nodes.ts';
 import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
@@ -43,8 +43,8 @@ async function backAsVoter(ctx: RunContext, drilled: HostRef, other: HostRef): P
   if (!(r.api.code === 0 && r.api.stdout.trim() === 'ok')) return { ok: false, seen: `${drilled.address}:${port}/readyz from ${other.name}: ${lastLine(r.api)}` };
   if (r.nodes.code !== 0) return { ok: false, seen: `kubectl get nodes on ${other.name}: ${lastLine(r.nodes)}` };
   const nodes = parseNodes(r.nodes.stdout);
-  // Without etcdctl (real k3s ships none) the Node condition EtcdIsVoter alone decides.
-  const members = r.members.code === 0 ? parseMembers(r.members.stdout) : serverRefs(ctx.inventory).map((s) => ({ id: '?', name: `${s.name}-00000000`, peerURLs: [`https://${s.address}:2380`], isLearner: false }));
+  const members = readMembers(r.members);
+  if (!members) return { ok: false, seen: `the etcd member list (/db/info) on ${other.name}: ${lastLine(r.members)}` };
   const verdict = compareMembers(members, [drilled], nodes);
   if (verdict.voters[drilled.name]) return { ok: true, seen: '' };
   return { ok: false, seen: `${drilled.name}: ${verdict.missing[0]?.why ?? 'not a voter'}` };
@@ -103,7 +103,7 @@ export const failoverDrill: Gate = {
       throw new CauseError('FAILOVER_FAILED', {
         host: drilled.name,
         message: `${drilled.name} did not come back as an etcd voter within ${REJOIN_LIMIT_MS / 1000} s after k3s was started again`,
-        evidence: { command: `systemctl start ${unit}; etcdctl member list and kubectl get nodes on ${others[0].name}`, seen: back.seen },
+        evidence: { command: `systemctl start ${unit}; k3s kubectl get --raw /db/info and kubectl get nodes on ${others[0].name}`, seen: back.seen },
       });
     }
     const detail = `VIP moved from ${drilled.name} to ${newHolder} in ${(failoverMs / 1000).toFixed(1)} s (limit ${FAILOVER_LIMIT_MS / 1000} s); ${drilled.name} back as a voter after ${((ctx.clock.now() - t1) / 1000).toFixed(1)} s`;

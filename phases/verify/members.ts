@@ -1,4 +1,6 @@
-// Pure: etcd's member list (`etcdctl member list -w json`) against the inventory's servers.
+// Pure: etcd's member list (k3s's `/db/info`, whose members are etcd's MemberListResponse members as Go's
+// encoding/json writes them: ID a JSON number, name/peerURLs/clientURLs/isLearner omitted when empty) against
+// the inventory's servers.
 import type { NodeSeen } from './nodes.ts';
 
 export interface Member {
@@ -19,6 +21,18 @@ export function parseMembers(json: string): Member[] {
     peerURLs: m.peerURLs ?? [],
     isLearner: m.isLearner === true,
   }));
+}
+
+/** The members of one answer, or undefined when the command failed or printed no member list. */
+export function readMembers(r: { code: number | null; stdout: string }): Member[] | undefined {
+  if (r.code !== 0) return undefined;
+  try {
+    const doc = JSON.parse(r.stdout);
+    if (!Array.isArray(doc?.members)) return undefined;
+    return parseMembers(r.stdout);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface Server {

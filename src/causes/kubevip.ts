@@ -25,8 +25,8 @@ export const kubeVipCauses = defineCauses({
   },
   VIP_NOT_ANSWERING: {
     title: 'The VIP lease is held, but the VIP does not answer on the API port',
-    meaning: 'A server holds plndr-cp-lock, yet a TLS handshake to the VIP fails from the operator or a server: ARP does not reach, a firewall drops, or the VIP is on the wrong NIC.',
-    remedy: 'On the holder: `ip -4 addr` shows the VIP on the right NIC; from the failing side `arping <vip>` and `curl -vk https://<vip>:6443/`; check firewalls.',
+    meaning: "A server holds plndr-cp-lock, yet the VIP does not answer with the cluster certificate from a server (k3s kubectl get --raw /livez through it) or from the operator's side (a TLS handshake over the SSH connection to the founder): ARP does not reach, a firewall drops, or the VIP is on the wrong NIC.",
+    remedy: 'On the holder: `ip -4 addr` shows the VIP on the right NIC; from the failing server `sudo k3s kubectl --server https://<vip>:6443 get --raw /livez` and `ip neigh show <vip>`; check firewalls.',
   },
   VIP_CERT_MISSING_SAN: {
     title: "The API server's certificate does not name the VIP",

@@ -5,11 +5,11 @@ export const verifyCauses = defineCauses({
   ETCD_MEMBERS_MISMATCH: {
     title: "etcd's voting members are not exactly the inventory's servers",
     meaning: 'A server is not a voting member (absent, a learner, never started, or its EtcdIsVoter condition is False), or etcd lists a member that is no server of the inventory. Quorum is not what the inventory promises. The extra and missing members are named.',
-    remedy: 'A missing server: restart k3s on it and read its journal. An extra member (a removed or rebuilt host): remove it with etcdctl member remove <id> once you are sure it is gone.',
+    remedy: 'Read the list on a server: sudo k3s kubectl get --raw /db/info. A missing server: restart k3s on it and read its journal. An extra member with a Node: k3s kubectl delete node <name>; of no Node, once you are sure its host is gone: etcdctl member remove <id> (Debian etcd-client, with the client certificates under server/tls/etcd).',
   },
   API_UNREACHABLE_VIA: {
-    title: 'The API is not ready through one of its addresses, seen from a server',
-    meaning: "GET /readyz with the admin credentials failed through the named address (the VIP or a server's own address) from the named server: that API server is down or unhealthy, or the path to it is blocked.",
+    title: 'The API is not ready through one of its addresses, seen from a server or the operator',
+    meaning: "GET /readyz with the admin credentials failed through the named address (the VIP or a server's own address) from the named server, or the engine's TLS handshake to it (over its SSH connection to the founder) did not verify: that API server is down or unhealthy, or the path to it is blocked.",
     remedy: 'On the server owning the address: systemctl status k3s, journalctl -u k3s; from the vantage: k3s kubectl --server https://<address>:6443 get --raw /readyz.',
   },
   COREDNS_NOT_READY: {

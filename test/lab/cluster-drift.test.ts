@@ -2,13 +2,15 @@
 // RBAC, or repoints the Cilium agents at a node (the 2026-09-06 finding: every agent dialled k3s-prod-1).
 // A re-run must name them from what it sees live, not from the templates.
 import { beforeAll, expect, it } from 'vitest';
-import { hostExec } from '../../lab/api.ts';
+import { host, hostExec } from '../../lab/api.ts';
+import { NET } from '../../lab/config.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
 import { labInventory } from '../support/lab-inventory.ts';
 
 const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
+const re = (s: string) => s.replaceAll('.', '\\.');
 
 describeAsRoot('a built cluster that drifted', () => {
   const stateDir = freshStateDir();
@@ -23,15 +25,15 @@ describeAsRoot('a built cluster that drifted', () => {
   });
 
   it('agents repointed at a node address → AGENT_SERVICE_HOST_DRIFT, read from the running agents', async () => {
-    await kubectl('-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=10.77.0.10');
+    await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${host('k3s-lab-1').address}`);
     const t0 = Date.now();
     const r = await bootstrap(['--only', 'cilium', '--json'], { stateDir, inventory });
     const stop = stopOf(r);
     expect(stop).toMatchObject({ cause: 'AGENT_SERVICE_HOST_DRIFT' });
     expect(['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3']).toContain(stop.host);
-    expect(stop.evidence.seen).toMatch(/dials 10\.77\.0\.10, not the VIP 10\.77\.0\.9/);
+    expect(stop.evidence.seen).toMatch(new RegExp(`dials ${re(host('k3s-lab-1').address)}, not the VIP ${re(NET.vip)}`));
     expect(Date.now() - t0).toBeLessThan(300_000);
-    await kubectl('-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=10.77.0.9');
+    await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${NET.vip}`);
   });
 
   it("kube-vip's RBAC deleted → the VIP goes, and a re-run names KUBE_VIP_RBAC_MISSING", async () => {
@@ -40,8 +42,8 @@ describeAsRoot('a built cluster that drifted', () => {
     const t0 = Date.now();
     let gone = false;
     while (!gone && Date.now() - t0 < 60_000) {
-      const r = await hostExec('k3s-lab-2', 'curl -sk -o /dev/null -w "%{http_code}" --max-time 2 https://10.77.0.9:6443/livez; true');
-      gone = r.stdout.trim() === '000';
+      const r = await hostExec('k3s-lab-2', `k3s kubectl --server https://${NET.vip}:6443 get --raw /livez --request-timeout=2s; true`);
+      gone = r.stdout.trim() !== 'ok';
       if (!gone) await new Promise((res) => setTimeout(res, 1000));
     }
     expect(gone).toBe(true);

@@ -100,7 +100,7 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     await waitUntil('three Ready nodes', async () => (await nodeReady()).every((s) => s === 'True'), 30_000, 2000);
     for (const h of SERVERS) {
       expect((await hostExec(h, 'cat /etc/cni/net.d/05-cilium.conflist')).stdout).toContain('"cilium-cni"');
-      const status = JSON.parse((await hostExec(h, 'curl -s --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/healthz')).stdout);
+      const status = JSON.parse((await hostExec(h, 'k3s crictl exec "$(k3s crictl ps --name cilium-agent --state running -q)" cilium-dbg status -o json')).stdout);
       expect(status['kube-proxy-replacement'].mode).toBe('True');
       expect(status.kubernetes.state).toBe('Ok');
     }

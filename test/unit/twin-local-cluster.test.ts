@@ -105,6 +105,17 @@ describe('k3s twin on this machine', () => {
     expect(r).toEqual({ status: 200, body: 'ok' });
   });
 
+  it('/db/info answers a client on 127.0.0.1 without credentials, as k3s does, and no one else without the token', async () => {
+    const local = await get(`https://${IP(1)}:6443/db/info`, { localAddress: '127.0.0.1' });
+    expect(local.status).toBe(200);
+    // Go's encoding of etcd's members: the uint64 ID a bare number.
+    expect(local.body).toMatch(/^\{"members":\[\{"ID":\d+,"name":"[^"]+-[0-9a-f]{8}","peerURLs":\["http:\/\/127\.31\.0\.1:2380"\]/);
+    expect((await get(`https://${IP(1)}:6443/db/info`, { localAddress: IP(9) })).status).not.toBe(200);
+    const token = servers[0].token();
+    const auth = `Basic ${Buffer.from(`server:${token.split(':').pop()}`).toString('base64')}`;
+    expect((await get(`https://${IP(1)}:6443/db/info`, { localAddress: IP(9), headers: { authorization: auth } })).status).toBe(200);
+  });
+
   it('TLS verifies through a tls-san name and fails for a name outside tls-san', async () => {
     const { ca } = adminTLS(servers[0]);
     const ok = await get(`https://${IP(1)}:6443/cacerts`, { ca, rejectUnauthorized: true, servername: '127.31.0.200' });

@@ -6,7 +6,7 @@ import type { EngineEvent } from '../../src/engine/events.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
 import { apiVerdict } from '../../phases/verify/api-verdict.ts';
 import { kprMode, kprOn } from '../../phases/verify/cilium-health.ts';
-import { compareMembers, mismatchLine, parseMembers } from '../../phases/verify/members.ts';
+import { compareMembers, mismatchLine, parseMembers, readMembers } from '../../phases/verify/members.ts';
 import { parseNodes, readiness } from '../../phases/verify/nodes.ts';
 
 const node = (name: string, ready: string, voter?: string, message = '') => ({
@@ -19,8 +19,8 @@ const SERVERS = [
   { name: 's2', address: '10.0.0.12' },
   { name: 's3', address: '10.0.0.13' },
 ];
-// etcdctl prints IDs as uint64 numbers larger than 2^53.
-const memberList = (extra = '') => `{"header":{"cluster_id":17237436991929493444,"member_id":9372538179322589801,"raft_term":2},"members":[
+// k3s's /db/info, as Go's encoding/json writes etcd's members: IDs are uint64 numbers larger than 2^53.
+const memberList = (extra = '') => `{"members":[
 {"ID":9372538179322589801,"name":"s1-1a2b3c4d","peerURLs":["http://10.0.0.11:2380"],"clientURLs":["http://10.0.0.11:2379"]},
 {"ID":10501334649042878790,"name":"s2-5e6f7a8b","peerURLs":["http://10.0.0.12:2380"],"clientURLs":["http://10.0.0.12:2379"]},
 {"ID":18249187646912138824,"name":"s3-9c0d1e2f","peerURLs":["http://10.0.0.13:2380"],"clientURLs":["http://10.0.0.13:2379"]}${extra}]}`;
@@ -40,6 +40,13 @@ describe('nodes', () => {
 describe('etcd members', () => {
   it('keeps uint64 ids exact (hex, as etcdctl member remove takes them)', () => {
     expect(parseMembers(memberList()).map((m) => m.id)).toEqual(['8211f1d0f64f3269', '91bc3c398fb3c146', 'fd422379fda50e48']);
+  });
+
+  it('reads a member list only from an answer that is one (no invented voters)', () => {
+    expect(readMembers({ code: 0, stdout: memberList() })?.map((m) => m.name)).toEqual(['s1-1a2b3c4d', 's2-5e6f7a8b', 's3-9c0d1e2f']);
+    expect(readMembers({ code: 1, stdout: '' })).toBeUndefined();
+    expect(readMembers({ code: 0, stdout: 'ok' })).toBeUndefined();
+    expect(readMembers({ code: 0, stdout: '{"kind":"Status"}' })).toBeUndefined();
   });
 
   it('three started voters on the servers match', () => {

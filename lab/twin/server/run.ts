@@ -116,7 +116,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     agentSecret,
     criticalArgs: () => criticalArgs(s),
     bootstrap: () => readCAs(tls),
-    dbInfo: async () => ({ members: await etcd.members() }),
+    dbInfo: () => etcd.members(),
     registerNode: async (b: any) => {
       await verifyNodePassword(store, String(b.name), String(b.password ?? ''));
       await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });

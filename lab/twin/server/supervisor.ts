@@ -1,6 +1,8 @@
 // Supervisor paths served next to the API on :6443 (k3s pkg/server/router.go): /cacerts and /ping are
 // anonymous; /v1-k3s/config (critical args), /v1-k3s/server-bootstrap (the cluster CAs, which k3s moves
-// encrypted with the token) and /db/info (etcd members, pkg/etcd/etcd.go infoHandler) need the server token;
+// encrypted with the token) need the server token; /db/info (etcd members, pkg/etcd/etcd.go handler and
+// infoHandler) is served without credentials to a client on 127.0.0.1 or ::1 and needs the server token from
+// anywhere else (pkg/server/auth/auth.go IsLocalOrHasRole; k3s-io/k3s#10001);
 // /v1-k3s/node (the twin's stand-in for the kubelet's registration) accepts the server or agent token.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenFromBasicAuth } from './https.ts';
@@ -11,7 +13,8 @@ export interface SupervisorDeps {
   agentSecret(): string;
   criticalArgs(): Record<string, string>;
   bootstrap(): unknown;
-  dbInfo(): Promise<unknown>;
+  /** etcd's members as k3s encodes etcdserverpb.Member (see dbInfoJson). */
+  dbInfo(): Promise<DbMember[]>;
   registerNode(body: any): Promise<unknown>;
 }
 
@@ -20,6 +23,39 @@ function json(res: ServerResponse, code: number, body: unknown): void {
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
+
+export interface DbMember {
+  /** Decimal uint64, as etcd's gateway gives it. */
+  id: string;
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+/**
+ * `{"members":[…]}` as Go's encoding/json writes k3s's Members struct: ID a bare uint64 number (written as
+ * text, since a JS number would round it), every field omitted when empty (etcdserverpb.Member's omitempty tags).
+ */
+export function dbInfoJson(members: DbMember[]): string {
+  const one = (m: DbMember) => {
+    const parts: string[] = [];
+    if (/^\d+$/.test(m.id) && m.id !== '0') parts.push(`"ID":${m.id}`);
+    if (m.name) parts.push(`"name":${JSON.stringify(m.name)}`);
+    if (m.peerURLs.length) parts.push(`"peerURLs":${JSON.stringify(m.peerURLs)}`);
+    if (m.clientURLs.length) parts.push(`"clientURLs":${JSON.stringify(m.clientURLs)}`);
+    if (m.isLearner) parts.push('"isLearner":true');
+    return `{${parts.join(',')}}`;
+  };
+  return `{"members":[${members.map(one).join(',')}]}\n`;
+}
+
+/** k3s's util.SendError for a 500: a metav1.Status (apierrors.NewInternalError), which kubectl prints as "Error from server (InternalError): …". */
+function internalError(res: ServerResponse, err: string): void {
+  json(res, 500, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `Internal error occurred: ${err}`, reason: 'InternalError', details: { causes: [{ message: err }] }, code: 500 });
+}
+
+const isLocal = (req: IncomingMessage) => ['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(req.socket.remoteAddress ?? '');
 
 /** Returns true when the request was a supervisor path and has been answered. */
 export async function handleSupervisor(req: IncomingMessage, res: ServerResponse, body: Buffer, d: SupervisorDeps): Promise<boolean> {
@@ -32,6 +68,20 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
   if (path === '/ping') {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('pong');
+    return true;
+  }
+  if (path === '/db/info' && (isLocal(req) || tokenFromBasicAuth(req)?.password === d.serverSecret())) {
+    if (req.method !== 'GET') {
+      json(res, 405, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'method not allowed', reason: 'MethodNotAllowed', code: 405 });
+      return true;
+    }
+    try {
+      const text = dbInfoJson(await d.dbInfo());
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    } catch (e) {
+      internalError(res, `failed to get etcd MemberList: ${(e as Error).message}`);
+    }
     return true;
   }
   const needsServer = path === '/v1-k3s/config' || path === '/v1-k3s/server-bootstrap' || path === '/db/info';
@@ -48,7 +98,6 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
   try {
     if (path === '/v1-k3s/config') json(res, 200, { criticalArgs: d.criticalArgs() });
     else if (path === '/v1-k3s/server-bootstrap') json(res, 200, d.bootstrap());
-    else if (path === '/db/info') json(res, 200, await d.dbInfo());
     else json(res, 200, await d.registerNode(JSON.parse(body.toString('utf8') || '{}')));
   } catch (e) {
     const status = (e as { status?: number }).status ?? 503;

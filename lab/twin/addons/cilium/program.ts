@@ -11,7 +11,7 @@ import { BUILTIN } from '../../api/resources.ts';
 import type { DaemonProgram, Running, StartArgs } from '../daemonsets.ts';
 import { slogLine } from '../logfmt.ts';
 import { reachApi } from '../reach.ts';
-import { serveStatus } from './status-api.ts';
+import { agentContainer, serveStatus } from './status-api.ts';
 
 const CONFIGMAPS = BUILTIN.find((x) => x.resource === 'configmaps')!;
 const DIAL_TIMEOUT_MS = 10_000;
@@ -106,7 +106,8 @@ class Agent {
     const cm = await ctx.store.tryGet(CONFIGMAPS, this.a.pod.metadata.namespace, 'cilium-config').catch(() => undefined);
     const kpr = cm?.data?.['kube-proxy-replacement'] === 'true' ? 'True' : 'False';
     const root = ctx.root ?? '/';
-    this.api = serveStatus(join(root, CILIUM_SOCKET), () => ({ kubeProxyReplacement: kpr, apiServer: url, device: { name: 'eth0', ip: ctx.ip }, ready: true }));
+    const image = ciliumAgentContainer({ spec: { template: { spec: this.a.pod.spec } } })?.image ?? '';
+    this.api = serveStatus(join(root, CILIUM_SOCKET), () => ({ kubeProxyReplacement: kpr, apiServer: url, device: { name: 'eth0', ip: ctx.ip }, ready: true }), agentContainer(this.a.pod, image));
     mkdirSync(ctx.cniDir, { recursive: true });
     writeFileSync(join(ctx.cniDir, CNI_CONFLIST), CONFLIST);
     this.log('INFO', 'Wrote CNI configuration file', { module: 'agent.infra.cni-config', path: join('/etc/cni/net.d', CNI_CONFLIST) });
