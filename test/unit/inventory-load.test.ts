@@ -35,7 +35,7 @@ describe('loadInventory', () => {
     const invalid = err as InventoryInvalid;
     expect(invalid.exitCode).toBe(65);
     expect(invalid.file).toBe(file);
-    expect(invalid.violations).toHaveLength(10);
+    expect(invalid.violations).toHaveLength(12);
   });
 
   it('compares environment with the file it was read from', async () => {
