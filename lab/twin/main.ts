@@ -8,12 +8,15 @@ import { log } from './log.ts';
 import { runServer } from './server/run.ts';
 import { startAddons, type Addons } from './addons/index.ts';
 import { runSnapshot } from './snapshot.ts';
+import { runShim } from './runtime/shim.ts';
+import { SHIM_NAME } from './runtime/tasks.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
 
 const VERSION_TEXT = `k3s version ${K3S_VERSION} (${K3S_COMMIT})\ngo version go1.23.8\n`;
 
 async function main(argv: string[]): Promise<void> {
   if (basename(process.argv[1] ?? '') === 'kubectl') runKubectl(argv);
+  if (basename(process.argv[1] ?? '') === SHIM_NAME) return runShim(argv);
   const [cmd, ...rest] = argv;
   if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
     process.stdout.write(VERSION_TEXT);

@@ -1,11 +1,14 @@
 // bootstrap <env> --replace <server> in the lab, through the commands of runbooks/replace-server.md as an
-// operator types them: a running server replaced in place has its old state wiped and joins as a new member;
+// operator types them: a running server replaced in place has everything k3s started stopped (its pods'
+// containers outlive `systemctl stop k3s`, as real ones do), its old state wiped, its images tarball put back,
+// and joins as a new member;
 // a server stopped, reinstalled (fresh disk, new host key) and replaced comes back as an etcd voter with
 // nothing lost — also when it was the founder (it joins a survivor, never cluster-init, and a later plain
 // run changes nothing on it). With two of three servers down the replace is refused with QUORUM_AT_RISK
 // before anything changes. One cluster for the whole file.
-import { readFileSync } from 'node:fs';
-import { beforeAll, expect, it } from 'vitest';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fault, hostExec, wipe } from '../../lab/api.ts';
 import { OPS_USER, paths } from '../../lab/config.ts';
 import { describeAsRoot } from '../support/env.ts';
@@ -23,6 +26,21 @@ const ALL_VOTERS = { 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'Tru
 const LONG = 1_200_000;
 /** Every built phase, as the replace itself runs them (a phase still to come is refused by a plain run). */
 const BUILT = ['--until', lastBuiltPhase(validatedOrder(allPhases()))!];
+/** An air-gap images tarball in the artifacts folder (the twin loads no images: its bytes only must come back). */
+const IMAGES = 'k3s-airgap-images-amd64.tar';
+const IMAGES_ON_HOST = `/var/lib/rancher/k3s/agent/images/${IMAGES}`;
+
+/** The host's container processes (the pods' containerd-shims, found as k3s-killall.sh finds them): pid → cgroup. */
+async function containers(host: string): Promise<Record<string, string>> {
+  const r = await hostExec(host, "for p in $(ps -e -o pid= -o args= | awk '/\\/var\\/lib\\/rancher\\/k3s\\/data\\/[^\\/]*\\/bin\\/containerd-shim/ { print $1 }'); do echo \"$p $(grep -o 'kubepods.*' /proc/$p/cgroup | head -1)\"; done");
+  return Object.fromEntries(r.stdout.trim().split('\n').filter(Boolean).map((l) => l.split(' ')));
+}
+/** What runs in those containers: the program of each task containerd keeps under /run/k3s. */
+async function programs(host: string): Promise<string[]> {
+  const r = await hostExec(host, "cat /run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json 2>/dev/null | grep -o '\"program\":\"[^\"]*\"' | cut -d'\"' -f4 | sort");
+  return r.stdout.trim().split('\n').filter(Boolean);
+}
+const alive = async (host: string, pids: string[]) => (await hostExec(host, `for p in ${pids.join(' ')}; do [ -d /proc/$p ] && echo $p; done; true`)).stdout.trim().split('\n').filter(Boolean);
 
 describeAsRoot('bootstrap <env> --replace <server>', () => {
   const stateDir = freshStateDir();
@@ -52,11 +70,38 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
   beforeAll(async () => {
     await ensureLab();
     await resetCluster();
+    writeFileSync(join(paths.artifacts, IMAGES), 'not a real image archive\n');
     inventory = labInventory();
     const cold = await bootstrap(BUILT, { stateDir, inventory });
     expect(cold.code, cold.stdout + cold.stderr).toBe(0);
     await hostExec('k3s-lab-1', 'k3s kubectl create configmap replace-marker --from-literal=v=kept-across-replaces');
   }, LONG);
+
+  afterAll(() => rmSync(join(paths.artifacts, IMAGES), { force: true }));
+
+  it(
+    'the pods\' containers run as their own processes in kubepods cgroups and outlive `systemctl stop k3s`; a restarted k3s adopts them',
+    async () => {
+      const before = await containers('k3s-lab-3');
+      expect(Object.keys(before)).toHaveLength(2);
+      for (const cg of Object.values(before)) expect(cg).toMatch(/^kubepods\.slice\/kubepods-besteffort\.slice\/kubepods-besteffort-pod[0-9a-f_]+\.slice\/cri-containerd-[0-9a-f]{64}\.scope$/);
+      expect(await programs('k3s-lab-3')).toEqual(['cilium-agent', 'kube-vip']);
+      await hostExec('k3s-lab-3', 'systemctl stop k3s');
+      try {
+        expect((await hostExec('k3s-lab-3', 'systemctl is-active k3s', { allowFail: true })).stdout.trim()).toBe('inactive');
+        expect(await alive('k3s-lab-3', Object.keys(before))).toEqual(Object.keys(before));
+      } finally {
+        await hostExec('k3s-lab-3', 'systemctl start k3s');
+      }
+      // Back: the same processes, no second copy, the pods Ready again.
+      await expect.poll(async () => {
+        const r = await hostExec('k3s-lab-1', "k3s kubectl get pods -A --field-selector spec.nodeName=k3s-lab-3 -o jsonpath='{range .items[*]}{.status.containerStatuses[0].ready}{\"\\n\"}{end}'", { allowFail: true });
+        return r.stdout.trim().split('\n');
+      }, { timeout: 120_000, interval: 3_000 }).toEqual(['true', 'true']);
+      expect(await containers('k3s-lab-3')).toEqual(before);
+    },
+    LONG,
+  );
 
   it(
     'a running server replaced in place: its Node deleted, k3s stopped and its old state wiped, it joins again as a new member',
@@ -64,10 +109,20 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
       const memberOf = (name: string) => hostExec('k3s-lab-1', `k3s kubectl get node ${name} -o jsonpath='{.metadata.annotations.etcd\\.k3s\\.cattle\\.io/node-name}'`).then((r) => r.stdout.trim());
       const before = await memberOf('k3s-lab-3');
       expect(before).toMatch(/^k3s-lab-3-[0-9a-f]{8}$/);
+      const old = Object.keys(await containers('k3s-lab-3'));
+      expect(old).toHaveLength(2);
+      expect((await hostExec('k3s-lab-3', `sha256sum ${IMAGES_ON_HOST}`)).code).toBe(0);
       const replace = await block('replace', 'k3s-lab-3', 'k3s-lab-1');
       expect(replace.code, replace.stdout + replace.stderr).toBe(0);
-      expect(replace.stdout).toContain('stop k3s and wipe the old state: /var/lib/rancher/k3s');
+      expect(replace.stdout).toContain('stop k3s and everything it started as k3s-killall.sh does (2 container shims and their processes');
+      expect(replace.stdout).toContain('wipe the old state: /var/lib/rancher/k3s');
+      // No process of the old containers is left; the new ones are others, in kubepods cgroups again.
+      expect(await alive('k3s-lab-3', old)).toEqual([]);
       expect(await voters()).toEqual(ALL_VOTERS);
+      await expect.poll(async () => Object.keys(await containers('k3s-lab-3')).length, { timeout: 120_000, interval: 3_000 }).toBe(2);
+      expect(await programs('k3s-lab-3')).toEqual(['cilium-agent', 'kube-vip']);
+      // The images tarball the wipe deleted is back from the artifacts.
+      expect((await hostExec('k3s-lab-3', `cat ${IMAGES_ON_HOST}`)).stdout).toBe('not a real image archive\n');
       const after = await memberOf('k3s-lab-3');
       expect(after).toMatch(/^k3s-lab-3-[0-9a-f]{8}$/);
       expect(after).not.toBe(before);

@@ -157,12 +157,21 @@ describe('the replaced server in k3s-join (plans, pure)', () => {
     expect(plan.stops?.map((s) => s.causeId)).toEqual(['ETCD_MEMBER_NOT_REMOVED']);
   });
 
-  it('wipes what the host still holds of its old membership, after stopping k3s', () => {
-    const probe = (present: string, active: string) => ({ present: { stdout: present, stderr: '', code: 0 }, active: { stdout: active, stderr: '', code: 0 } });
-    const plan = wipeOldState.plan({ host: joiner, probe: probe('/var/lib/rancher/k3s\n', 'inactive\n'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) });
-    expect(plan.changes.map((c) => (c as { description: string }).description)).toEqual(['stop k3s and wipe the old state: /var/lib/rancher/k3s']);
-    expect((plan.changes[0] as { command: string }).command).toBe('systemctl stop k3s.service; systemctl kill --signal=KILL k3s.service 2>/dev/null; rm -rf /var/lib/rancher/k3s /etc/rancher/node');
+  it('stops everything k3s started as k3s-killall.sh does, then wipes what the host still holds of its old membership', () => {
+    const probe = (present: string, active: string, shims = '0') => ({ present: { stdout: present, stderr: '', code: 0 }, active: { stdout: active, stderr: '', code: 0 }, shims: { stdout: `${shims}\n`, stderr: '', code: 0 } });
+    const plan = wipeOldState.plan({ host: joiner, probe: probe('/var/lib/rancher/k3s\n/run/k3s\n', 'inactive\n', '2'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) });
+    const [kill, wipe] = plan.changes as { description: string; command: string }[];
+    expect(kill.description).toBe('stop k3s and everything it started as k3s-killall.sh does (2 container shims and their processes, their mounts, CNI links, the VIP if held)');
+    expect(kill.command).toMatch(/^systemctl stop k3s\.service; systemctl kill --signal=KILL k3s\.service 2>\/dev\/null; /);
+    // The shims by the path k3s runs them from, each with its process tree; the VIP a killed kube-vip left.
+    expect(kill.command).toContain(String.raw`awk '/\/var\/lib\/rancher\/k3s\/data\/[^\/]*\/bin\/containerd-shim/ { print $1 }'`);
+    expect(kill.command).toContain('/run/k3s|/var/lib/kubelet/pods|/var/lib/kubelet/plugins|/run/netns/cni-');
+    expect(kill.command).toContain(`ip addr del ${inv.inventory.controlPlane.vip}/32 dev {}`);
+    expect(wipe.description).toBe('wipe the old state: /var/lib/rancher/k3s, /run/k3s (the images tarball is uploaded again by the install)');
+    expect(wipe.command).toBe('rm -rf /var/lib/rancher/k3s /etc/rancher/node /var/lib/kubelet /run/k3s /var/lib/cni');
     expect(wipeOldState.plan({ host: joiner, probe: probe('', 'inactive\n'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toEqual([]);
+    // A host with nothing on disk but containers still running (its disk wiped under them) is cleaned too.
+    expect(wipeOldState.plan({ host: joiner, probe: probe('', 'inactive\n', '1'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toHaveLength(2);
   });
 });
 

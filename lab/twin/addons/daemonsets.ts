@@ -1,6 +1,8 @@
 // The DaemonSet controller and kubelet, for this node only and only for the DaemonSets an add-on twin
 // knows how to run (kube-vip, the Cilium agent): a pod per fitting node (Pod object with status, as
-// `kubectl get pods -o wide` shows), its "container" run inside the twin, a rolling update that replaces at
+// `kubectl get pods -o wide` shows), its container run by a container runtime (on a lab host each container
+// is its own process in the pod's cgroup, ../runtime/process-runtime.ts; tests on one machine run it inside
+// the twin), a rolling update that replaces at
 // most maxUnavailable pods at a time across the cluster, and the DaemonSet's status for `rollout status`.
 // Every server runs one of these; the cluster-wide parts (status, rollout slots) are compare-and-swap writes.
 import { BUILTIN } from '../api/resources.ts';
@@ -8,6 +10,7 @@ import { ApiError } from '../api/status.ts';
 import { log } from '../log.ts';
 import { type AddonContext, nowIso } from './context.ts';
 import type { PodLogs } from './pod-logs.ts';
+import { containerId } from '../runtime/tasks.ts';
 import { containerEnv, maxUnavailable, nodeView, podFitsNode, podFromTemplate, templateHash } from './scheduling.ts';
 
 const info = (r: string) => BUILTIN.find((x) => x.resource === r)!;
@@ -22,10 +25,14 @@ export interface ContainerState {
   /** Set while the container is not running: CrashLoopBackOff, ContainerCreating… */
   waiting?: { reason: string; message?: string };
   restartCount?: number;
+  /** When the container's process started, if the runtime knows better than the kubelet (an adopted one). */
+  startedAt?: string;
 }
 
 export interface Running {
   stop(): Promise<void> | void;
+  /** The kubelet goes away but the container goes on running (a runtime whose containers outlive k3s). */
+  detach?(): void;
 }
 
 export interface StartArgs {
@@ -35,6 +42,8 @@ export interface StartArgs {
   env: Record<string, string>;
   log(line: string): void;
   state(s: ContainerState): void;
+  /** The pod's restart count when the kubelet started this container (-1: never ran); restartCount counts from it. */
+  restartBase?: number;
 }
 
 /** An add-on twin: which DaemonSets it runs and how it starts their main container. */
@@ -44,6 +53,15 @@ export interface DaemonProgram {
   container(ds: any): any | undefined;
   start(a: StartArgs): Running;
 }
+
+/** Who runs a pod's container: inside the twin (tests on one machine) or as its own process. */
+export interface ContainerRuntime {
+  start(program: DaemonProgram, a: StartArgs): Running;
+  /** After a full reconcile: stop what runs for no pod of this kubelet. */
+  prune?(): Promise<void>;
+}
+
+export const inProcessRuntime: ContainerRuntime = { start: (program, a) => program.start(a) };
 
 const isReady = (pod: any) => (pod?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
 const ownedBy = (pod: any, ds: any) => (pod.metadata?.ownerReferences ?? []).some((o: any) => o.uid === ds.metadata.uid);
@@ -64,7 +82,7 @@ export class DaemonSetKubelet {
   private timer?: NodeJS.Timeout;
   private stopped = false;
 
-  constructor(private ctx: AddonContext, private logs: PodLogs, private programs: DaemonProgram[]) {}
+  constructor(private ctx: AddonContext, private logs: PodLogs, private programs: DaemonProgram[], private runtime: ContainerRuntime = inProcessRuntime) {}
 
   start(intervalMs = 2000): void {
     const tick = async () => {
@@ -81,7 +99,10 @@ export class DaemonSetKubelet {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    for (const s of this.slots.values()) await s.running.stop();
+    for (const s of this.slots.values()) {
+      if (s.running.detach) s.running.detach();
+      else await s.running.stop();
+    }
     this.slots.clear();
   }
 
@@ -132,6 +153,7 @@ export class DaemonSetKubelet {
       this.slots.delete(name);
       await s.running.stop();
     }
+    await this.runtime.prune?.();
   }
 
   private async createPod(ds: any, hash: string): Promise<any | undefined> {
@@ -187,27 +209,32 @@ export class DaemonSetKubelet {
     this.slots.set(pod.metadata.name, slot);
     const startedAt = nowIso();
     const restartBase = pod.status?.containerStatuses?.[0]?.restartCount ?? -1;
-    // A pod found running after the twin restarted counts as a container restart.
+    // A pod found with a status counts as a container restart, unless the runtime says otherwise (it adopted
+    // the running container).
     let restarts = restartBase + 1;
+    let reported = false;
     const write = (s: ContainerState) => {
       if (this.slots.get(pod.metadata.name) !== slot) return;
+      reported = true;
       if (s.restartCount !== undefined) restarts = restartBase + 1 + s.restartCount;
-      const status = this.podStatus(pod, container.name, container.image, startedAt, s, restarts);
+      const status = this.podStatus(pod, container.name, container.image, s.startedAt ?? startedAt, s, restarts);
       const sig = JSON.stringify({ ...status, conditions: status.conditions.map((c: any) => c.status) });
       if (sig === slot.last) return;
       slot.last = sig;
       slot.next = status;
       void this.flushStatus(slot, pod);
     };
-    write({ ready: false, waiting: { reason: 'ContainerCreating' } });
-    slot.running = program.start({
+    slot.running = this.runtime.start(program, {
       ctx: this.ctx,
       pod: podWithIp,
       container,
       env,
       log: this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, container.name),
       state: write,
+      restartBase,
     });
+    // Until the container reports (an adopted one reports at once).
+    if (!reported) write({ ready: false, waiting: { reason: 'ContainerCreating' } });
   }
 
   /** Writes the slot's newest status; a failed write is retried until it lands or the pod is gone. */
@@ -243,7 +270,7 @@ export class DaemonSetKubelet {
       qosClass: 'BestEffort',
       conditions: [cond('PodReadyToStartContainers', true), cond('Initialized', true), cond('Ready', s.ready), cond('ContainersReady', s.ready), cond('PodScheduled', true)],
       containerStatuses: [{
-        name, image, imageID: '', containerID: `containerd://${pod.metadata.uid.replace(/-/g, '')}`,
+        name, image, imageID: '', containerID: `containerd://${containerId(pod.metadata.uid, name)}`,
         ready: s.ready, started: !s.waiting, restartCount,
         state: s.waiting ? { waiting: s.waiting } : { running: { startedAt } },
       }],

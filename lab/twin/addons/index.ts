@@ -4,12 +4,11 @@
 // the pods/log endpoint of the API.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddonContext } from './context.ts';
-import { DaemonSetKubelet } from './daemonsets.ts';
+import { DaemonSetKubelet, inProcessRuntime } from './daemonsets.ts';
 import { HelmController } from './helm/controller.ts';
-import { kubeVipProgram } from './kube-vip/program.ts';
-import { fileNet, hostNet } from './kube-vip/net.ts';
 import { join } from 'node:path';
-import { ciliumAgentProgram } from './cilium/program.ts';
+import { ProcessRuntime } from '../runtime/process-runtime.ts';
+import { daemonPrograms } from '../runtime/programs.ts';
 import { updateOperatorStatus } from './cilium/operator.ts';
 import { updateCoreDns } from './coredns.ts';
 import { PodLogs } from './pod-logs.ts';
@@ -28,9 +27,11 @@ export function startAddons(given: AddonContext): Addons {
   // there, instead of the host's /etc/cni, /var/run, /var/log and NIC.
   const root = process.env.K3S_TWIN_ADDON_ROOT;
   const ctx: AddonContext = root ? { ...given, root, cniDir: join(root, 'etc/cni/net.d') } : given;
-  const net = root ? fileNet(join(root, 'vip-addresses')) : hostNet;
   const logs = new PodLogs(ctx.etcd, ctx.root ? `${ctx.root}/var/log/pods` : undefined);
-  const kubelet = new DaemonSetKubelet(ctx, logs, [kubeVipProgram(net), ciliumAgentProgram()]);
+  // On a lab host each container is its own process that outlives k3s, as real pods do; tests on one
+  // machine run the containers inside the twin (they end with it).
+  const runtime = root ? inProcessRuntime : new ProcessRuntime(ctx);
+  const kubelet = new DaemonSetKubelet(ctx, logs, daemonPrograms(root), runtime);
   const helm = new HelmController(ctx);
   const flux = new FluxControllers(ctx);
   kubelet.start();

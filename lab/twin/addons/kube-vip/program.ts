@@ -189,6 +189,9 @@ class KubeVip {
       else if (r instanceof Error) this.a.log(klogLine('E', 'leaderelection.go:436', `error retrieving resource lock ${lock}: ${r.message}`));
       if (r === false || Date.now() - lastRenew > c.renewDeadlineS * 1000) {
         this.a.log(klogLine('I', 'leaderelection.go:297', `failed to renew lease ${lock}: context deadline exceeded`));
+        // OnStoppedLeading (kube-vip v0.9.2 pkg/cluster/clusterLeaderElection.go): the VIP goes, then a panic
+        // ends the process (the kubelet restarts it).
+        await this.releaseVip();
         this.a.log(slogLine('ERROR', 'lost leadership, restarting kube-vip'));
         return;
       }
@@ -220,7 +223,8 @@ class KubeVip {
   private async releaseVip(): Promise<void> {
     if (!this.holdingVip) return;
     this.holdingVip = false;
-    this.info(`[VIP] Releasing the Virtual IP [${this.cfg.address}]`);
+    this.info('This node is becoming a follower within the cluster');
     await this.net.deleteAddress(this.vipCidr, this.cfg.interfaceName);
+    this.info('deleted address', { IP: this.cfg.address, interface: this.cfg.interfaceName });
   }
 }
