@@ -2,7 +2,7 @@
 // talk to the restored one), the snapshot is uploaded and its sha256 checked on the host, then
 // `k3s server --cluster-reset --cluster-reset-restore-path` restores it as a one-member cluster with the
 // backup's token (in config.yaml), and the service step starts k3s normally. Its old datastore is moved
-// aside by k3s itself, never deleted (upstream-facts.md, "Disaster recovery").
+// aside by k3s itself (to server/db/etcd-old-<time>), never deleted (k3s-io/k3s pkg/etcd/etcd.go Restore).
 import { CauseError, causesOf } from '../../src/errors.ts';
 import { applyChange, tail } from '../../src/engine/apply.ts';
 import type { Change } from '../../src/engine/changes.ts';
