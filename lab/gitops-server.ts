@@ -159,12 +159,17 @@ async function plugServer(): Promise<void> {
 function serverScript(p: GitServerPaths): string {
   return [
     'set -e',
-    `mount --bind ${p.passwd} /etc/passwd`,
-    `mount --bind ${p.group} /etc/group`,
-    `mount --bind ${p.served} ${SERVED}`,
     // sshd's privilege separation needs /run/sshd; a private /run leaves the machine's alone.
     'mount -t tmpfs -o mode=0755 lab-gitops-run /run',
     'mkdir -m 0755 /run/sshd',
+    // The private accounts as an overlay on /etc, not a bind mount on /etc/passwd: the machine's useradd
+    // replaces /etc/passwd by a rename, which detaches a file bind mount in every other mount namespace
+    // (sshd then says "Invalid user git"); a directory mount point is never renamed.
+    'mkdir -p /run/lab-etc/upper /run/lab-etc/work',
+    `cp ${p.passwd} /run/lab-etc/upper/passwd`,
+    `cp ${p.group} /run/lab-etc/upper/group`,
+    'mount -t overlay lab-gitops-etc -o lowerdir=/etc,upperdir=/run/lab-etc/upper,workdir=/run/lab-etc/work /etc',
+    `mount --bind ${p.served} ${SERVED}`,
     `exec /usr/sbin/sshd -D -e -f ${p.config}`,
   ].join('\n');
 }

@@ -1,10 +1,8 @@
 // `k3s agent`: validates the server's CA against the token like a joining server does, then keeps its
 // Node registered and its status current through the server's supervisor port. The kubelet, containerd
 // and the CNI datapath are not imitated; the Ready condition follows the same CNI config hook as servers.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { PASSWORD_REJECTED } from './server/node-password.ts';
+import { join } from 'node:path';
+import { NODE_PASSWORD_FILE, nodePassword, passwordRejected } from './server/node-password.ts';
 import { type Settings, list, str } from './config.ts';
 import { log } from './log.ts';
 import { notifyReady } from './notify.ts';
@@ -13,15 +11,6 @@ import { nodeIP, nodeName } from './server/netinfo.ts';
 import { cniReady } from './server/node.ts';
 import { hashCA, parseToken } from './token.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
-
-/** The node's password, made once (k3s pkg/agent/config: /etc/rancher/node/password). */
-function nodePassword(file: string): string {
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const p = randomBytes(16).toString('hex');
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, p, { mode: 0o600 });
-  return p;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,7 +39,7 @@ export async function runAgent(s: Settings): Promise<void> {
   }
   const name = nodeName(s);
   const ip = nodeIP(s);
-  const password = nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? '/etc/rancher/node/password');
+  const password = nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? NODE_PASSWORD_FILE);
   const labels = Object.fromEntries(list(s, 'node-label').map((l) => l.split('=') as [string, string]));
   let ready = false;
   for (;;) {
@@ -63,7 +52,8 @@ export async function runAgent(s: Settings): Promise<void> {
       }
     } catch (e) {
       const msg = (e as Error).message;
-      if (msg.includes('Node password rejected')) log.info(`Waiting to retrieve agent configuration; server is not ready: ${PASSWORD_REJECTED}`);
+      // A 403 from the supervisor (pkg/agent/config/config.go getNodeNamedCrt, wrapped with the cert's path in get()).
+      if (/\/v1-k3s\/node: 403 /.test(msg)) log.info(`Waiting to retrieve agent configuration; server is not ready: ${join(dataDir, 'agent', 'serving-kubelet.crt')}: ${passwordRejected()}`);
       else log.error(`Failed to update node ${name}: ${msg}`);
     }
     await sleep(Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));

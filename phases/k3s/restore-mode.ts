@@ -1,7 +1,8 @@
 // `bootstrap <env> --restore <backup>`: the cold-build DAG with its k3s phases in restore mode (no
 // separate engine). k3s-founder checks the backup before any host is touched (prepare), restores it on the
 // founder and proves every object came back; k3s-join wipes each other server and rejoins it, one at a
-// time; kube-vip, Cilium, verify and Flux then converge as in a cold build.
+// time; kube-vip, Cilium, verify and Flux then converge as in a cold build. The node-password Secrets the
+// snapshot holds are deleted on the founder before any other node rejoins (restore-passwords.ts).
 import type { Backup } from '../../src/backup/store.ts';
 import { readBackupToken } from '../../src/backup/store.ts';
 import type { Phase } from '../../src/engine/phase.ts';
@@ -9,6 +10,7 @@ import { installSteps } from './install-steps.ts';
 import { restoreStep } from './restore-founder.ts';
 import { restoreComplete } from './restore-gate.ts';
 import { wipeForRejoinStep } from './restore-join.ts';
+import { forgetNodePasswordsStep } from './restore-passwords.ts';
 import { restorePrepare } from './restore-prepare.ts';
 import { readToken, writeToken } from './token.ts';
 
@@ -32,7 +34,8 @@ function restoreFounder(p: Phase, backup: Backup): Phase {
     // No EXISTING_CLUSTER_FOUND here: no cluster-init of a new cluster happens, and every other server's
     // datastore is wiped on purpose (the plan names them).
     preflight: undefined,
-    steps: [...install.slice(0, -1), restoreStep(backup), install.at(-1)!],
+    // Once the restored founder serves, before any other node rejoins: the snapshot's node passwords go.
+    steps: [...install.slice(0, -1), restoreStep(backup), install.at(-1)!, forgetNodePasswordsStep(backup)],
     gates: [...(p.gates ?? []), restoreComplete(backup)],
   };
 }

@@ -14,6 +14,7 @@ import { restoreStep } from '../../phases/k3s/restore-founder.ts';
 import { restoreComplete } from '../../phases/k3s/restore-gate.ts';
 import { wipeForRejoinStep } from '../../phases/k3s/restore-join.ts';
 import { restorePhases } from '../../phases/k3s/restore-mode.ts';
+import { forgetNodePasswordsStep } from '../../phases/k3s/restore-passwords.ts';
 import { allPhases } from '../../phases/index.ts';
 import { serverRefs } from '../../phases/hosts.ts';
 
@@ -59,6 +60,33 @@ describe('restore plans', () => {
     expect(step.plan({ host, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, active: 'active', db: 'present' }) }).changes).toEqual([]);
   });
 
+  it("the founder, once restored: the snapshot's node-password Secrets of every node go (agents too), only those older than the restore", async () => {
+    const { ctx, backup, founder } = await setup();
+    (ctx.inventory.derived.agents as { name: string; address: string }[]).push({ name: 'k3s-prod-agent-1', address: '192.168.2.20' } as never);
+    const step = forgetNodePasswordsStep(backup);
+    const nodes = ['k3s-prod-1', 'k3s-prod-2', 'k3s-prod-3', 'k3s-prod-agent-1'];
+    // Check mode before the restore (no marker yet): every node's Secret is planned to go, through the founder.
+    const before = step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: '', restoredAt: '', secrets: ['connection refused', 1] }) });
+    expect(before.changes).toHaveLength(1);
+    const del = before.changes[0] as CommandChange;
+    expect(del.description).toBe(`delete the node-password Secrets of ${nodes.join(', ')} (from the backup; each node records its current password when it registers again)`);
+    expect(del.command).toContain(`/usr/local/bin/k3s kubectl delete secret -n kube-system --ignore-not-found ${nodes.map((n) => `${n}.node-password.k3s`).join(' ')}`);
+    expect(del.command).not.toMatch(/delete node/);
+    // Restored at t=1000 s: the Secrets made before it are the old hosts'; those made after are the nodes' own.
+    const at = (s: number) => new Date(s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const listing = [`k3s-prod-1.node-password.k3s ${at(400)}`, `k3s-prod-2.node-password.k3s ${at(1200)}`, `k3s-prod-3.node-password.k3s ${at(1300)}`, `k3s-prod-agent-1.node-password.k3s ${at(500)}`, `other ${at(1)}`].join('\n');
+    const after = step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: listing }) });
+    expect((after.changes[0] as CommandChange).command).toContain('--ignore-not-found k3s-prod-1.node-password.k3s k3s-prod-agent-1.node-password.k3s');
+    // A rerun after every node registered again (or whose Secret is gone): nothing.
+    const rerun = [`k3s-prod-2.node-password.k3s ${at(1200)}`, `k3s-prod-3.node-password.k3s ${at(1300)}`, `k3s-prod-agent-1.node-password.k3s ${at(1400)}`].join('\n');
+    expect(step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: rerun }) }).changes).toEqual([]);
+    // Restored in an earlier run but the API does not answer: nothing here (the restore-complete gate names it).
+    expect(step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: ['refused', 1] }) }).changes).toEqual([]);
+    // Restored in THIS run (the restore step's fact), the API not answering yet: every node's Secret goes.
+    ctx.facts.set(founder.name, { restoredNow: true });
+    expect((step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: ['refused', 1] }) }).changes[0] as CommandChange).description).toBe(del.description);
+  });
+
   it("prepare stops a corrupted snapshot and another token in the state folder, before any host", async () => {
     const { ctx, backup } = await setup('bb'.repeat(32));
     writeFileSync(join(ctx.stateDir, 'cluster-token.json'), JSON.stringify({ secret: 'another' }));
@@ -70,7 +98,8 @@ describe('restore plans', () => {
 
   it('RESTORE_INCOMPLETE names the objects of the manifest the restored API does not have', async () => {
     const { ctx, backup, founder } = await setup();
-    backup.manifest.objects = ['ConfigMap/app/a', 'ConfigMap/app/b', 'Widget/app/w', 'Namespace//app'];
+    // The node-password Secrets the restore deletes on purpose are not expected back.
+    backup.manifest.objects = ['ConfigMap/app/a', 'ConfigMap/app/b', 'Widget/app/w', 'Namespace//app', 'Secret/kube-system/k3s-prod-2.node-password.k3s'];
     const listing = 'ConfigMap app a\nNamespace  app\n';
     const remote = { host: founder.name, exec: async () => ({ command: '', stdout: listing, stderr: '', code: 0, durationMs: 1 }), close: async () => undefined };
     const ended = new AbortController();
@@ -78,7 +107,7 @@ describe('restore plans', () => {
     const gate = restoreComplete(backup);
     const err = await gate.run(founder, { ...ctx, remote: () => remote }, ended.signal).catch((e) => e);
     expect(err.causeId).toBe('RESTORE_INCOMPLETE');
-    expect(err.message).toBe("2 of the backup's 4 objects are missing after the restore");
+    expect(err.message).toBe("2 of the backup's 5 objects are missing after the restore");
     expect(err.evidence.excerpt).toBe('ConfigMap/app/b\nWidget/app/w');
     // Everything there: the gate passes at the first look.
     await expect(gate.run(founder, { ...ctx, remote: () => ({ ...remote, exec: async () => ({ command: '', stdout: listing + 'ConfigMap app b\nWidget app w\n', stderr: '', code: 0, durationMs: 1 }) }) }, ended.signal)).resolves.toBeUndefined();

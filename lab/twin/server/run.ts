@@ -1,6 +1,7 @@
 // `k3s server`: bootstrap the datastore, serve :6443, then keep the cluster's bookkeeping going
 // (base objects, kubeconfig, this Node, learner promotion, auto-deploy manifests) and report READY.
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Settings, bool, list, str } from '../config.ts';
 import { log } from '../log.ts';
@@ -21,7 +22,7 @@ import { nodeIP, nodeName } from './netinfo.ts';
 import { cniReady, desiredNode, type NodeFacts } from './node.ts';
 import { serverPaths } from './paths.ts';
 import { handleSupervisor } from './supervisor.ts';
-import { deleteNodePassword, verifyNodePassword } from './node-password.ts';
+import { NODE_PASSWORD_FILE, NodePasswordRejected, deleteNodePassword, nodePassword, verifyLocalPassword, verifyNodePassword } from './node-password.ts';
 import { baseObjects } from './base-objects.ts';
 import { clusterReset } from './reset.ts';
 import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
@@ -118,7 +119,13 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     bootstrap: () => readCAs(tls),
     dbInfo: () => etcd.members(),
     registerNode: async (b: any) => {
-      await verifyNodePassword(store, String(b.name), String(b.password ?? ''));
+      try {
+        await verifyNodePassword(store, String(b.name), String(b.password ?? ''));
+      } catch (e) {
+        // k3s pkg/util SendError (the twin knows the node's address, not its source port).
+        if (e instanceof NodePasswordRejected) log.error(`Sending HTTP 403 response to ${String(b.ip)}: ${e.message}`);
+        throw e;
+      }
       await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });
       return { ok: true };
     },
@@ -139,6 +146,9 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     if (!(await store.tryGet(info, o.metadata.namespace, o.metadata.name))) await store.create(info, o.metadata.namespace, o).catch(() => undefined);
   }
   registry.invalidate();
+  // This server's own agent asked its own supervisor before the apiserver was up: verified locally, the
+  // Secret ensured now, a mismatch only an Event (k3s pkg/nodepassword/validate.go verifyLocalPassword).
+  await verifyLocalPassword(store, c.node, serverNodePassword(p.dataDir)).catch((e) => log.error(`Deferred node password secret validation failed: ${(e as Error).message}`));
   log.info('Kube API server is now running');
   writeKubeconfig(p.kubeconfig, `https://127.0.0.1:${port}`, tls, str(s, 'write-kubeconfig-mode'));
   log.info(`Wrote kubeconfig ${p.kubeconfig}`);
@@ -174,6 +184,18 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   notifyReady();
   log.info('k3s is up and running');
   await opts.onStarted?.({ node: c.node, ip: c.ip, store, registry, etcd, dataDir: p.dataDir, serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'), cniDir: p.cniDirs[0] });
+}
+
+/**
+ * The server's node password file: /etc/rancher/node/password as on a real server; under the data dir
+ * when the data dir is not the default one (a twin run by a test as a user, as k3s does for rootless).
+ */
+function serverNodePassword(dataDir: string): string {
+  try {
+    return nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? (dataDir === '/var/lib/rancher/k3s' ? NODE_PASSWORD_FILE : join(dataDir, 'agent', 'etc', 'rancher', 'node', 'password')));
+  } catch (e) {
+    return log.fatal(`unable to read node password file: ${(e as Error).message}`);
+  }
 }
 
 function labelsFrom(items: string[]): Record<string, string> {
