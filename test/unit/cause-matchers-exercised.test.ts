@@ -17,7 +17,7 @@ import { PATTERNS as KUBE_VIP_PATTERNS } from '../../phases/kube-vip/log-causes.
 import { FALLBACK } from '../../phases/cilium/agent-log.ts';
 import { NO_MATCHES, PATH_NOT_FOUND, PENDING_REASONS, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
 import { FAILED_REASON } from '../../phases/flux/ready-wait.ts';
-import { PASSWORD_REJECTED } from '../../lab/twin/server/node-password.ts';
+import { passwordRejected } from '../../lab/twin/server/node-password.ts';
 import { RESET_DONE } from '../../lab/twin/server/reset.ts';
 import { NOT_READY_MESSAGE } from '../../lab/twin/server/node.ts';
 
@@ -58,7 +58,7 @@ function readCorpus(): { lines: CorpusLine[]; problems: string[] } {
 }
 
 /** The twin's exported messages (it imitates upstream's words; lab/TWIN.md cites the source of each). */
-const TWIN_LINES: CorpusLine[] = Object.entries({ PASSWORD_REJECTED, RESET_DONE, NOT_READY_MESSAGE }).map(([name, text]) => ({ where: `twin ${name}`, source: 'the twin', text }));
+const TWIN_LINES: CorpusLine[] = Object.entries({ PASSWORD_REJECTED: passwordRejected(), RESET_DONE, NOT_READY_MESSAGE }).map(([name, text]) => ({ where: `twin ${name}`, source: 'the twin', text }));
 
 /**
  * What a matcher sees of a line: the line, and for a Kubernetes condition recorded as JSON (Flux status:
