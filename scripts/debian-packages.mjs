@@ -15,11 +15,15 @@ export const PACKAGES = [
   'etcd-server', 'etcd-client', 'kubernetes-client', 'openssl', 'faketime', 'procps', 'psmisc', 'util-linux',
 ];
 
+// A package whose program the machine already has from elsewhere counts as present: a kubectl from
+// another source (Google's `kubectl` package) serves the twins as well, and both own /usr/bin/kubectl.
+const PROVIDED_BY_FILE = { 'kubernetes-client': '/usr/bin/kubectl' };
+
 function missing() {
   if (!existsSync('/usr/bin/dpkg-query')) return null;
   const res = spawnSync('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Abbrev}\n', ...PACKAGES], { encoding: 'utf8' });
   const installed = new Set(res.stdout.split('\n').filter((l) => /^\S+ ii/.test(l)).map((l) => l.split(' ')[0]));
-  return PACKAGES.filter((p) => !installed.has(p));
+  return PACKAGES.filter((p) => !installed.has(p) && !(PROVIDED_BY_FILE[p] && existsSync(PROVIDED_BY_FILE[p])));
 }
 
 const absent = missing();

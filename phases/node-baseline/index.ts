@@ -7,6 +7,7 @@ import { archOfFile } from '../../src/util/elf-arch.ts';
 import { shq } from '../../src/util/shell.ts';
 import { allHostRefs } from '../hosts.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
+import { versionStops } from './k3s-version.ts';
 import { baselineProbes, identityProbes } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];
@@ -21,7 +22,7 @@ export const SYSCTLS: Record<string, string> = {
 
 const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   id: 'checks',
-  title: 'host checks (arch, kernel, cgroup2, bpf, modules, clock, route, NIC, ports, disk)',
+  title: 'host checks (tools, arch, kernel, cgroup2, bpf, modules, clock, route, NIC, ports, disk)',
   probe: () => baselineProbes,
   local: async (_h, ctx) => ({ binaryArch: await archOfFile(ctx.inventory.derived.paths.k3sBinary), operatorNow: ctx.clock.now() / 1000 }),
   plan: ({ host, probe, local, ctx }): Plan => ({
@@ -85,6 +86,8 @@ export const nodeBaseline: Phase = {
   id: 'node-baseline',
   title: 'prepare every host (checks, hostname, modules, sysctls)',
   needs: [],
+  // The binary every k3s phase uploads is the release the inventory names, before any host changes.
+  prepare: async (ctx) => ({ stops: await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version) }),
   hosts: (c) => allHostRefs(c.inventory),
   concurrency: 8,
   preflight: { probe: () => identityProbes, check: (seen) => duplicateIdentities(seen) },
