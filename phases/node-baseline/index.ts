@@ -32,12 +32,38 @@ const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   }),
 };
 
+const HOSTS_FILE = '/etc/hosts';
+
+/**
+ * /etc/hosts that resolves the host's own name, as Debian's installer writes it (`127.0.1.1 <name>`):
+ * sudo warns "unable to resolve host" on every command otherwise. Unchanged when a line already names
+ * the host; else the 127.0.1.1 line (the old name's) is replaced, or one is added after localhost.
+ */
+export function hostsWithOwnName(current: string | null, name: string): string {
+  const lines = (current ?? '127.0.0.1\tlocalhost\n').replace(/\n$/, '').split('\n');
+  const names = (l: string) => l.replace(/#.*/, '').trim().split(/\s+/).slice(1);
+  if (current !== null && lines.some((l) => names(l).includes(name))) return current;
+  const own = `127.0.1.1\t${name}`;
+  const at = lines.findIndex((l) => l.replace(/#.*/, '').trim().split(/\s+/)[0] === '127.0.1.1');
+  if (at >= 0) lines[at] = own;
+  else {
+    const localhost = lines.findIndex((l) => l.replace(/#.*/, '').trim().split(/\s+/)[0] === '127.0.0.1');
+    lines.splice(localhost + 1, 0, own);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 const hostname: Step = {
   id: 'hostname',
-  title: 'hostname = inventory name',
-  probe: () => ({ hostname: baselineProbes.hostname, etcHostname: { command: 'cat /etc/hostname' } }),
+  title: 'hostname = inventory name, resolvable in /etc/hosts',
+  probe: () => ({ hostname: baselineProbes.hostname, etcHostname: { command: 'cat /etc/hostname' }, etcHosts: { command: `cat ${HOSTS_FILE}` } }),
   plan: ({ host, probe }) => {
-    const changes: Change[] = [...fileChange('/etc/hostname', `${host.name}\n`, { content: probe.etcHostname.code === 0 ? probe.etcHostname.stdout : null }, { mode: '0644' })];
+    const hosts = probe.etcHosts.code === 0 ? probe.etcHosts.stdout : null;
+    const changes: Change[] = [
+      ...fileChange('/etc/hostname', `${host.name}\n`, { content: probe.etcHostname.code === 0 ? probe.etcHostname.stdout : null }, { mode: '0644' }),
+      // before the running name changes, so the new name resolves from the first command on
+      ...fileChange(HOSTS_FILE, hostsWithOwnName(hosts, host.name), { content: hosts }, { mode: '0644' }),
+    ];
     if (probe.hostname.stdout.trim() !== host.name) changes.push({ kind: 'command', description: `set the running hostname to ${host.name}`, command: `hostname ${shq(host.name)}`, sudo: true });
     return { changes };
   },

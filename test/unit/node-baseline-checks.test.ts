@@ -3,6 +3,7 @@ import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { baselineStops, compareVersions, duplicateIdentities, nicOfAddress } from '../../phases/node-baseline/checks.ts';
 import { archOfHeader } from '../../src/util/elf-arch.ts';
 import { HOST_TOOLS, toolsProbe } from '../../phases/node-baseline/tools.ts';
+import { hostsWithOwnName } from '../../phases/node-baseline/index.ts';
 
 const host: HostRef = { name: 'k3s-prod-1', address: '192.168.2.10', role: 'server', founder: true };
 const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });
@@ -136,5 +137,23 @@ describe('helpers', () => {
     const found = duplicateIdentities(seen);
     expect(found.map((c) => [c.causeId, c.host])).toEqual([['DUPLICATE_HOST_IDENTITY', 'k3s-prod-1, k3s-prod-2']]);
     expect(found[0].evidence.seen).toContain('/etc/machine-id aaa');
+  });
+});
+
+describe('/etc/hosts keeps the host\'s own name resolvable', () => {
+  const debian = '127.0.0.1\tlocalhost\n127.0.1.1\tdebian.example.org\tdebian\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n';
+
+  it("replaces the installer's 127.0.1.1 line of the old name, and changes nothing on a rerun", () => {
+    const once = hostsWithOwnName(debian, 'k3s-prod-1');
+    expect(once).toBe('127.0.0.1\tlocalhost\n127.0.1.1\tk3s-prod-1\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n');
+    expect(hostsWithOwnName(once, 'k3s-prod-1')).toBe(once);
+  });
+
+  it('leaves a file that already names the host, and adds the line after localhost when there is none', () => {
+    const listed = '127.0.0.1\tlocalhost\n10.0.0.5\tk3s-prod-1\n';
+    expect(hostsWithOwnName(listed, 'k3s-prod-1')).toBe(listed);
+    // a name in a comment does not resolve
+    expect(hostsWithOwnName('127.0.0.1 localhost\n# k3s-prod-1\n', 'k3s-prod-1')).toBe('127.0.0.1 localhost\n127.0.1.1\tk3s-prod-1\n# k3s-prod-1\n');
+    expect(hostsWithOwnName(null, 'k3s-prod-1')).toBe('127.0.0.1\tlocalhost\n127.0.1.1\tk3s-prod-1\n');
   });
 });
