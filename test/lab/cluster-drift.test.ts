@@ -7,6 +7,8 @@ import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
 import { labInventory } from '../support/lab-inventory.ts';
+import { hostHttp } from '../support/host-http.ts';
+import { NET } from '../../lab/config.ts';
 
 const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
 
@@ -40,7 +42,7 @@ describeAsRoot('a built cluster that drifted', () => {
     const t0 = Date.now();
     let gone = false;
     while (!gone && Date.now() - t0 < 60_000) {
-      const r = await hostExec('k3s-lab-2', 'curl -sk -o /dev/null -w "%{http_code}" --max-time 2 https://10.77.0.9:6443/livez; true');
+      const r = await hostExec('k3s-lab-2', `${hostHttp(`https://${NET.vip}:6443/livez`, { insecure: true })}; true`);
       gone = r.stdout.trim() === '000';
       if (!gone) await new Promise((res) => setTimeout(res, 1000));
     }

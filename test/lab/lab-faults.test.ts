@@ -7,6 +7,7 @@ import { tcpOpen } from '../../lab/operator.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, holdLab, paths, ssh } from '../support/lab.ts';
 import { readFileSync } from 'node:fs';
+import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
 
 const PEER = 'k3s-lab-1';
 const A = { name: 'k3s-lab-2', address: '10.77.0.11' };
@@ -14,7 +15,7 @@ const B = { name: 'k3s-lab-3', address: '10.77.0.12' };
 
 /** From the peer: does `address` answer ARP? */
 async function answersArp(address: string): Promise<boolean> {
-  return (await ssh(PEER, `arping -c 2 -w 3 ${address} >/dev/null`, { allowFail: true })).code === 0;
+  return (await ssh(PEER, `${LAB_TOOLS_DIR}/arping -c 2 -w 3 ${address} >/dev/null`, { allowFail: true })).code === 0;
 }
 
 /** From the peer: does `address` answer a ping within `seconds` (one echo a second until the first reply)? */

@@ -14,6 +14,7 @@ import { cleanAddonTraces, kubectl, kubectlJson, VIP, waitUntil, writeManifest }
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { hostHttp } from '../support/host-http.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const S1 = SERVERS[0];
@@ -100,7 +101,7 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     await waitUntil('three Ready nodes', async () => (await nodeReady()).every((s) => s === 'True'), 30_000, 2000);
     for (const h of SERVERS) {
       expect((await hostExec(h, 'cat /etc/cni/net.d/05-cilium.conflist')).stdout).toContain('"cilium-cni"');
-      const status = JSON.parse((await hostExec(h, 'curl -s --unix-socket /var/run/cilium/cilium.sock http://localhost/v1/healthz')).stdout);
+      const status = JSON.parse((await hostExec(h, hostHttp('http://localhost/v1/healthz', { socketPath: '/var/run/cilium/cilium.sock', body: true }))).stdout);
       expect(status['kube-proxy-replacement'].mode).toBe('True');
       expect(status.kubernetes.state).toBe('Ok');
     }

@@ -11,6 +11,7 @@ import { repoRoot } from '../support/cli.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { labInventory } from '../support/lab-inventory.ts';
 import { ensureLab } from '../support/lab.ts';
+import { hostHttp } from '../support/host-http.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const ETCDCTL = 'etcdctl --endpoints http://127.0.0.1:2379';
@@ -218,7 +219,7 @@ describeAsRoot('bootstrap verify lab', () => {
       // A new kube-vip takes the lease over once the retired holder's record stayed unchanged for 15 s.
       await until('kube-vip holds the lease and answers on the VIP again', async () => {
         const now = (await kubectl(HOLDER)).stdout.trim();
-        const vip = await hostExec('k3s-lab-2', `curl -sk -o /dev/null -w '%{http_code}' --max-time 2 https://${NET.vip}:6443/livez; true`);
+        const vip = await hostExec('k3s-lab-2', `${hostHttp(`https://${NET.vip}:6443/livez`, { insecure: true })}; true`);
         return SERVERS.includes(now) && vip.stdout.trim() !== '000';
       });
     });
