@@ -53,9 +53,9 @@ function opsIds(rootfs: string): { uid: number; gid: number } {
 /**
  * The machine's programs the twins run on a host, mounted read-only into the twins' own folder (off every
  * PATH, lab/twin/tools.ts): Node.js (the k3s twin is a Node program; the same `node` the machine runs),
- * Debian's etcd and etcdctl (the k3s twin's embedded datastore and its snapshots), Debian's kubectl (`k3s
- * kubectl`), and git with its helpers and templates (the Flux source-controller twin clones over ssh).
- * arping and openssl come from the root filesystem instead (rootfs-customize.ts moves them there).
+ * Debian's etcd and etcdctl (the k3s twin's embedded datastore and its snapshots), and git with its
+ * helpers and templates (the Flux source-controller twin clones over ssh). arping, openssl and kubectl
+ * come from the root filesystem instead (rootfs-customize.ts moves them there).
  */
 export function privateMounts(execPath = process.execPath, exists: (p: string) => boolean = existsSync): PrivateMount[] {
   const tool = (name: string) => join(LAB_TOOLS_DIR, name);
@@ -63,7 +63,6 @@ export function privateMounts(execPath = process.execPath, exists: (p: string) =
     { source: execPath, target: tool('node'), pkg: 'nodejs' },
     { source: '/usr/bin/etcd', target: tool('etcd'), pkg: 'etcd-server' },
     { source: '/usr/bin/etcdctl', target: tool('etcdctl'), pkg: 'etcd-client' },
-    { source: '/usr/bin/kubectl', target: tool('kubectl'), pkg: 'kubernetes-client' },
     { source: '/usr/bin/git', target: tool('git'), pkg: 'git' },
     ...GIT_DIRS.map((d) => ({ source: d, target: d, pkg: 'git' })),
   ];

@@ -5,10 +5,11 @@ import { LAB_TOOLS, LAB_TOOLS_DIR } from './twin/tools.ts';
 
 /**
  * Binaries of packages the root filesystem installs for the twins (iputils-arping for the kube-vip twin's
- * gratuitous ARP, openssl for the k3s twin's certificates) that a stock Debian 12 server does not have:
- * moved off the PATH into the twins' folder. c_rehash (openssl's Perl helper) is removed.
+ * gratuitous ARP, openssl for the k3s twin's certificates, kubernetes-client for `k3s kubectl`) that a stock
+ * Debian 12 server does not have: moved off the PATH into the twins' folder. c_rehash (openssl's Perl
+ * helper) is removed.
  */
-export const MOVED_OFF_PATH = ['/usr/bin/arping', '/usr/bin/openssl'];
+export const MOVED_OFF_PATH = ['/usr/bin/arping', '/usr/bin/openssl', '/usr/bin/kubectl'];
 /** git's helpers and templates, mounted from the machine beside its git (host.ts privateMounts). */
 export const GIT_DIRS = ['/usr/lib/git-core', '/usr/share/git-core'];
 

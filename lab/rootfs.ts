@@ -28,11 +28,13 @@ export const ROOTFS_PACKAGES = [
   'libpam-systemd',
   'dbus',
   'sudo',
-  // For the twins and faults only, nothing on the PATH: libfaketime is a library (clock-skew); arping and
-  // openssl are moved off the PATH into the twins' folder (rootfs-customize.ts MOVED_OFF_PATH).
+  // For the twins and faults only, nothing on the PATH: libfaketime is a library (clock-skew); arping,
+  // openssl and kubectl are moved off the PATH into the twins' folder (rootfs-customize.ts MOVED_OFF_PATH).
+  // kubectl is Debian's 1.20, whatever kubectl the machine has: the k3s twin's API is shaped for it.
   'libfaketime',
   'iputils-arping',
   'openssl',
+  'kubernetes-client',
 ];
 
 export function rootfsHash(): string {

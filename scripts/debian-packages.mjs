@@ -7,23 +7,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 // Real OpenSSH servers (test/ssh); debootstrap and e2fsprogs for the lab hosts' root filesystem;
-// iproute2/nftables/iputils-ping for namespaces and faults; etcd (server and etcdctl), kubectl and git for the
-// twins (mounted into the hosts off their PATH) and git and sshd for the lab's GitOps server; openssl,
-// faketime, procps, psmisc, util-linux for the tests and the lab's processes.
+// iproute2/nftables/iputils-ping for namespaces and faults; etcd (server, etcdctl) and git for the twins,
+// mounted into the hosts off their PATH; git and sshd for the lab's GitOps server; openssl, faketime,
+// procps, psmisc, util-linux for the twins and the lab's processes.
 export const PACKAGES = [
   'openssh-server', 'openssh-client', 'git', 'sudo', 'debootstrap', 'e2fsprogs', 'iproute2', 'nftables', 'iputils-ping',
-  'etcd-server', 'etcd-client', 'kubernetes-client', 'openssl', 'faketime', 'procps', 'psmisc', 'util-linux',
+  'etcd-server', 'etcd-client', 'openssl', 'faketime', 'procps', 'psmisc', 'util-linux',
 ];
-
-// A package whose program the machine already has from elsewhere counts as present: a kubectl from
-// another source (Google's `kubectl` package) serves the twins as well, and both own /usr/bin/kubectl.
-const PROVIDED_BY_FILE = { 'kubernetes-client': '/usr/bin/kubectl' };
 
 function missing() {
   if (!existsSync('/usr/bin/dpkg-query')) return null;
   const res = spawnSync('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Abbrev}\n', ...PACKAGES], { encoding: 'utf8' });
   const installed = new Set(res.stdout.split('\n').filter((l) => /^\S+ ii/.test(l)).map((l) => l.split(' ')[0]));
-  return PACKAGES.filter((p) => !installed.has(p) && !(PROVIDED_BY_FILE[p] && existsSync(PROVIDED_BY_FILE[p])));
+  return PACKAGES.filter((p) => !installed.has(p));
 }
 
 const absent = missing();

@@ -1,6 +1,6 @@
 // `k3s kubectl …` runs the real kubectl with the k3s kubeconfig unless KUBECONFIG is set (k3s pkg/kubectl).
-// On a lab host that is the machine's Debian kubectl, mounted off the PATH (tools.ts): a stock host has
-// no kubectl of its own, and real k3s carries its kubectl inside the one binary.
+// On a lab host that is Debian's kubectl, moved off the PATH (tools.ts): a stock host has no kubectl of
+// its own, and real k3s carries its kubectl inside the one binary.
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';

@@ -1,8 +1,8 @@
 // Where the twins find the programs they run that a stock Debian 12 server does not have on its PATH.
 // A lab host is as bare as a real one (Debian's required and important packages, openssh-server, sudo),
 // so what the twins need privately lives in one folder off every PATH (lab/README.md, "What the twins
-// bring"): the machine's Node.js, etcd, etcdctl, kubectl and git bind-mounted read-only, and the rootfs's
-// own arping and openssl moved there. Off a lab host (the twin run as plain processes on the machine, in
+// bring"): the machine's Node.js, etcd, etcdctl and git bind-mounted read-only, and the root filesystem's
+// own arping, openssl and kubectl moved there. Off a lab host (the twin run as plain processes on the machine, in
 // tests) the folder does not exist and the program is looked up on the PATH as usual.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

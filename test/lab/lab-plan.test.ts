@@ -51,14 +51,14 @@ describe('lab plan', () => {
     expect(boot).toContain("lowerdir='/cache/r'");
     // the twins' programs go off every PATH, into their own folder
     expect(boot).toContain(`mount --bind -o ro '/usr/bin/node' "$R"'/opt/bootstrap-lab/bin/node'`);
-    expect(boot).toContain(`mount --bind -o ro '/usr/bin/kubectl' "$R"'/opt/bootstrap-lab/bin/kubectl'`);
+    expect(boot).toContain(`mount --bind -o ro '/usr/bin/etcdctl' "$R"'/opt/bootstrap-lab/bin/etcdctl'`);
     expect(boot).not.toMatch(/"\$R"'\/usr\/(local\/)?s?bin/);
     expect(boot).toMatch(/exec chroot "\$R" .*\/lib\/systemd\/systemd --system systemd\.unified_cgroup_hierarchy=0\n$/);
   });
 
   it('names the Debian packages of the twins\' programs the machine lacks', () => {
-    expect(() => privateMounts('/usr/bin/node', (p) => !p.includes('etcd') && !p.includes('kubectl'))).toThrow(
-      'the lab hosts\' twins need /usr/bin/etcd, /usr/bin/etcdctl, /usr/bin/kubectl from this machine (apt-get install etcd-server etcd-client kubernetes-client)',
+    expect(() => privateMounts('/usr/bin/node', (p) => !p.includes('etcd'))).toThrow(
+      'the lab hosts\' twins need /usr/bin/etcd, /usr/bin/etcdctl from this machine (apt-get install etcd-server etcd-client)',
     );
   });
 
