@@ -8,6 +8,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts, paths, ssh } from '../support/lab.ts';
 import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
+import { NET } from '../../lab/config.ts';
 
 function sshWith(knownHosts: string, address: string, cmd: string) {
   return spawnSync(
@@ -54,7 +55,7 @@ describeAsRoot('lab hosts over SSH', () => {
       expect(machineId).toMatch(/^[0-9a-f]{32}$/);
       seen.add(machineId!);
       expect(out).toContain(`inet ${h.address}/24`);
-      expect(out).toContain('default via 10.77.0.1 dev eth0');
+      expect(out).toContain(`default via ${NET.operator} dev eth0`);
     }
     expect(seen.size).toBe(hosts().length);
   });
