@@ -11,8 +11,14 @@ export interface BootFiles {
   layout: CgroupLayout;
   opsUid: number;
   opsGid: number;
-  /** The machine's Node.js: a binary to mount at /usr/local/bin/node, or a prefix folder for /opt/node. */
-  node: { binary: string } | { prefix: string };
+  /** What the twins need from the machine, bind-mounted read-only off the host's PATH (host.ts privateMounts). */
+  mounts: PrivateMount[];
+}
+
+/** A file or folder of the machine mounted read-only at `target` in every host (the target exists in the root filesystem). */
+export interface PrivateMount {
+  source: string;
+  target: string;
 }
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -37,10 +43,7 @@ function systemdArgs(layout: CgroupLayout): string {
 
 /** Runs as PID 1 of the new PID namespace: mount the host's disk and kernel filesystems, exec systemd. */
 export function bootScript(host: HostPlan, f: BootFiles): string {
-  const nodeMount =
-    'binary' in f.node
-      ? `mount --bind -o ro ${q(f.node.binary)} "$R/usr/local/bin/node"`
-      : `mount --bind -o ro ${q(f.node.prefix)} "$R/opt/node"; ln -sf /opt/node/bin/node "$R/usr/local/bin/node.link" && mv -f "$R/usr/local/bin/node.link" "$R/usr/local/bin/node"`;
+  const privateMounts = f.mounts.map((m) => `mount --bind -o ro ${q(m.source)} "$R"${q(m.target)}`).join('\n');
   return `#!/bin/sh
 # ${host.name}: PID 1 until systemd takes over.
 set -e
@@ -61,7 +64,8 @@ if [ ! -e "$H/seeded" ]; then
 fi
 # /var/lib/rancher is its own small filesystem so fill-disk fills it and nothing else.
 mount -o loop "$H/rancher.img" "$R/var/lib/rancher"
-${nodeMount}
+# What the twins need and a stock host lacks, off every PATH (lab/twin/tools.ts).
+${privateMounts}
 mount -t proc proc "$R/proc"
 mount -t sysfs -o ro sysfs "$R/sys"
 mount -t tmpfs -o mode=755,size=8m,nosuid dev "$R/dev"

@@ -3,14 +3,15 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { bootScript, outerScript, type BootFiles } from './boot-script.ts';
+import { join } from 'node:path';
+import { bootScript, outerScript, type BootFiles, type PrivateMount } from './boot-script.ts';
 import { cgroupLayout, prepareHostCgroups, removeHostCgroups } from './cgroups.ts';
 import { OPS_USER, RANCHER_DISK_MB, paths, type HostPlan } from './config.ts';
-import { LabUsage } from './errors.ts';
+import { LabUnavailable, LabUsage } from './errors.ts';
 import { hostNic, nicDown, nicUp } from './network.ts';
 import { hostInitPid, killNetns } from './processes.ts';
-import { FAKETIME_SHARED } from './rootfs-customize.ts';
+import { FAKETIME_SHARED, GIT_DIRS } from './rootfs-customize.ts';
+import { LAB_TOOLS_DIR } from './twin/tools.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
 
 export const hostDir = (host: HostPlan) => join(paths.hostsDir, host.name);
@@ -49,10 +50,28 @@ function opsIds(rootfs: string): { uid: number; gid: number } {
   return { uid: Number(uid ?? 1000), gid: Number(gid ?? 1000) };
 }
 
-/** Where the machine's Node.js lives, so hosts can run the same `node` (the k3s twin is a Node program). */
-export function nodeMountSource(execPath = process.execPath): BootFiles['node'] {
-  const prefix = dirname(dirname(execPath));
-  return prefix === '/usr' || prefix === '/' ? { binary: execPath } : { prefix };
+/**
+ * The machine's programs the twins run on a host, mounted read-only into the twins' own folder (off every
+ * PATH, lab/twin/tools.ts): Node.js (the k3s twin is a Node program; the same `node` the machine runs),
+ * Debian's etcd and etcdctl (the k3s twin's embedded datastore and its snapshots), and git with its
+ * helpers and templates (the Flux source-controller twin clones over ssh). arping, openssl and kubectl
+ * come from the root filesystem instead (rootfs-customize.ts moves them there).
+ */
+export function privateMounts(execPath = process.execPath, exists: (p: string) => boolean = existsSync): PrivateMount[] {
+  const tool = (name: string) => join(LAB_TOOLS_DIR, name);
+  const wanted: (PrivateMount & { pkg: string })[] = [
+    { source: execPath, target: tool('node'), pkg: 'nodejs' },
+    { source: '/usr/bin/etcd', target: tool('etcd'), pkg: 'etcd-server' },
+    { source: '/usr/bin/etcdctl', target: tool('etcdctl'), pkg: 'etcd-client' },
+    { source: '/usr/bin/git', target: tool('git'), pkg: 'git' },
+    ...GIT_DIRS.map((d) => ({ source: d, target: d, pkg: 'git' })),
+  ];
+  const missing = wanted.filter((m) => !exists(m.source));
+  if (missing.length) {
+    const pkgs = [...new Set(missing.map((m) => m.pkg))];
+    throw new LabUnavailable(`the lab hosts' twins need ${missing.map((m) => m.source).join(', ')} from this machine (apt-get install ${pkgs.join(' ')})`);
+  }
+  return wanted.map(({ source, target }) => ({ source, target }));
 }
 
 export function isRunning(host: HostPlan): boolean {
@@ -71,7 +90,7 @@ export async function powerOn(host: HostPlan, rootfs: string): Promise<void> {
     layout: cgroupLayout(),
     opsUid: ids.uid,
     opsGid: ids.gid,
-    node: nodeMountSource(),
+    mounts: privateMounts(),
   };
   writeFileSync(join(dir, 'outer.sh'), outerScript(host, files), { mode: 0o700 });
   writeFileSync(join(dir, 'boot.sh'), bootScript(host, files), { mode: 0o700 });

@@ -1,6 +1,17 @@
 // What the cached root filesystem gets on top of debootstrap, as one shell script run in a chroot.
 // Everything per host (hostname, machine-id, host keys, authorized_keys) is added at boot instead.
 import { OPS_USER } from './config.ts';
+import { LAB_TOOLS, LAB_TOOLS_DIR } from './twin/tools.ts';
+
+/**
+ * Binaries of packages the root filesystem installs for the twins (iputils-arping for the kube-vip twin's
+ * gratuitous ARP, openssl for the k3s twin's certificates, kubernetes-client for `k3s kubectl`) that a stock
+ * Debian 12 server does not have: moved off the PATH into the twins' folder. c_rehash (openssl's Perl
+ * helper) is removed.
+ */
+export const MOVED_OFF_PATH = ['/usr/bin/arping', '/usr/bin/openssl', '/usr/bin/kubectl'];
+/** git's helpers and templates, mounted from the machine beside its git (host.ts privateMounts). */
+export const GIT_DIRS = ['/usr/lib/git-core', '/usr/share/git-core'];
 
 /** Where clock-skew puts libfaketime's preload and offset (tmpfs: a reboot heals the skew). */
 export const FAKETIME_RUN = '/run/lab-faketime';
@@ -11,8 +22,7 @@ export const FAKETIME_SHARED = `${FAKETIME_SEM} ${FAKETIME_SHM}`;
 
 /**
  * Units that cannot work in a network/PID namespace without devices of their own; masked so the host
- * does not report them as failed. etcd is installed (the k3s twin uses its binaries) but not started:
- * the engine decides what runs.
+ * does not report them as failed.
  */
 export const MASKED_UNITS = [
   'systemd-udevd.service',
@@ -74,13 +84,17 @@ printf '[Manager]\\nDefaultEnvironment=FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_ST
 ln -sfn ${FAKETIME_RUN}/ld.so.preload /etc/ld.so.preload
 ln -sfn ${FAKETIME_RUN}/faketimerc /etc/faketimerc
 systemctl mask ${MASKED_UNITS.join(' ')} >/dev/null 2>&1
-systemctl disable etcd.service >/dev/null 2>&1 || true
 # No DNS in the lab: names come from /etc/hosts (written per host).
 printf '# the lab has no DNS; lab hosts are in /etc/hosts\\n' > /etc/resolv.conf
 rm -f /etc/machine-id /var/lib/dbus/machine-id /etc/hostname
 : > /etc/machine-id
-mkdir -p /var/lib/rancher /opt/node
-touch /usr/local/bin/node
+mkdir -p /var/lib/rancher ${GIT_DIRS.join(' ')}
+# The twins' own programs, off every PATH (lab/twin/tools.ts): moved here from their packages, or mount
+# points for the machine's copies (host.ts).
+install -d -m 755 ${LAB_TOOLS_DIR}
+${MOVED_OFF_PATH.map((p) => `mv ${p} ${LAB_TOOLS_DIR}/`).join('\n')}
+rm -f /usr/bin/c_rehash
+for t in ${LAB_TOOLS.join(' ')}; do [ -e ${LAB_TOOLS_DIR}/$t ] || touch ${LAB_TOOLS_DIR}/$t; done
 apt-get clean
 rm -rf /var/lib/apt/lists/*
 `;

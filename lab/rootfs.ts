@@ -14,32 +14,27 @@ import { run } from './run.ts';
 
 export const SUITE = 'bookworm';
 /** Bump when the way the root is made changes in a way the script text does not show. */
-export const ROOTFS_VERSION = '1';
+export const ROOTFS_VERSION = '2';
 
+/**
+ * Added to debootstrap's default variant, which is Debian's required and important packages (what a stock
+ * Debian 12 server has, with systemd, iproute2, nftables, procps, kmod, iputils-ping; apt brings libstdc++6,
+ * which the machine's Node.js links).
+ */
 export const ROOTFS_PACKAGES = [
-  'systemd',
-  'systemd-sysv',
-  'dbus',
-  'libpam-systemd',
+  // A server reached over SSH, as the installer's "SSH server" task makes it; libpam-systemd (and the dbus
+  // it depends on) is openssh-server's Recommends, which the installer and apt install.
   'openssh-server',
+  'libpam-systemd',
+  'dbus',
   'sudo',
-  'iproute2',
+  // For the twins and faults only, nothing on the PATH: libfaketime is a library (clock-skew); arping,
+  // openssl and kubectl are moved off the PATH into the twins' folder (rootfs-customize.ts MOVED_OFF_PATH).
+  // kubectl is Debian's 1.20, whatever kubectl the machine has: the k3s twin's API is shaped for it.
+  'libfaketime',
   'iputils-arping',
-  'iputils-ping',
-  'nftables',
-  'etcd-server',
-  'etcd-client',
-  'kubernetes-client',
-  'ca-certificates',
-  'curl',
-  'faketime',
-  'procps',
   'openssl',
-  // The machine's Node.js is bind-mounted into every host (for the k3s twin); it links libstdc++.
-  'libstdc++6',
-  // The Flux source-controller twin (in the k3s twin on a server) clones the lab's GitOps repository with
-  // real git over real ssh.
-  'git',
+  'kubernetes-client',
 ];
 
 export function rootfsHash(): string {
@@ -62,7 +57,7 @@ export async function ensureRootfs(log: (line: string) => void, cacheDir = CACHE
   if (!existsSync('/usr/sbin/debootstrap')) throw new LabUnavailable('debootstrap is not installed (apt-get install debootstrap)');
   const tmp = `${dir}.build-${process.pid}`;
   log(`building the ${SUITE} root filesystem (once; cached in ${dir})`);
-  await run('debootstrap', ['--variant=minbase', `--include=${ROOTFS_PACKAGES.join(',')}`, SUITE, tmp, mirror]);
+  await run('debootstrap', [`--include=${ROOTFS_PACKAGES.join(',')}`, SUITE, tmp, mirror]);
   await run('chroot', [tmp, '/bin/sh', '-c', customizeScript()]);
   writeFileSync(join(tmp, '.complete'), `${new Date().toISOString()}\n`);
   rmSync(dir, { recursive: true, force: true });

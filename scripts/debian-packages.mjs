@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 // Real OpenSSH servers (test/ssh); debootstrap and e2fsprogs for the lab hosts' root filesystem;
-// iproute2/nftables/iputils-ping for namespaces and faults; etcd for the k3s twin; git and sshd for the
-// lab's GitOps server; openssl, faketime, procps, psmisc, util-linux for the twins and the lab's processes.
+// iproute2/nftables/iputils-ping for namespaces and faults; etcd (server, etcdctl) and git for the twins,
+// mounted into the hosts off their PATH; git and sshd for the lab's GitOps server; openssl, faketime,
+// procps, psmisc, util-linux for the twins and the lab's processes.
 export const PACKAGES = [
   'openssh-server', 'openssh-client', 'git', 'sudo', 'debootstrap', 'e2fsprogs', 'iproute2', 'nftables', 'iputils-ping',
   'etcd-server', 'etcd-client', 'openssl', 'faketime', 'procps', 'psmisc', 'util-linux',

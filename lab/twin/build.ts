@@ -1,12 +1,18 @@
-// Bundles the twin into one executable Node script (esbuild), so a lab host needs only node on PATH.
+// Bundles the twin into one executable script (esbuild). A lab host has no node on its PATH (a stock
+// Debian 12 server has none): the script starts as a shell script that execs the lab's private Node.js
+// (lab/twin/tools.ts) and, off a lab host, the `node` on the PATH; Node itself reads the second line as a
+// string and a comment.
 // Built at `lab up`/test time, never committed.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LAB_TOOLS_DIR } from './tools.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+export const TWIN_LOADER = `#!/bin/sh\n":" //; n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
 
 /** Builds the `k3s` executable and returns its path (in `outDir`, or a fresh temporary directory). */
 export async function buildTwin(outDir?: string): Promise<string> {
@@ -20,7 +26,7 @@ export async function buildTwin(outDir?: string): Promise<string> {
     target: 'node20',
     format: 'cjs',
     outfile: out,
-    banner: { js: '#!/usr/bin/env node' },
+    banner: { js: TWIN_LOADER },
     logLevel: 'warning',
   });
   chmodSync(out, 0o755);

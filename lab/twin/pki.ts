@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { labTool } from './tools.ts';
 
 export interface TlsPaths {
   dir: string;
@@ -36,7 +37,7 @@ export function tlsPaths(dataDir: string): TlsPaths {
 }
 
 function openssl(args: string[]): void {
-  execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(labTool('openssl'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 const KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];

@@ -8,6 +8,7 @@ import { clientURL } from './etcd/process.ts';
 import { log } from './log.ts';
 import { nodeIP, nodeName } from './server/netinfo.ts';
 import { serverPaths } from './server/paths.ts';
+import { labTool } from './tools.ts';
 
 export function runSnapshot(s: Settings, args: string[]): void {
   const p = serverPaths(s);
@@ -19,7 +20,7 @@ export function runSnapshot(s: Settings, args: string[]): void {
     const file = join(p.snapshots, `${str(s, 'name', 'on-demand')}-${nodeName(s)}-${Math.floor(Date.now() / 1000)}`);
     log.info(`Saving etcd snapshot to ${file}`);
     try {
-      execFileSync('etcdctl', [`--endpoints=${endpoint}`, 'snapshot', 'save', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(labTool('etcdctl'), [`--endpoints=${endpoint}`, 'snapshot', 'save', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (e) {
       log.fatal(`Error: etcd-snapshot error: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`);
     }

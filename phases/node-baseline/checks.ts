@@ -1,6 +1,8 @@
 // Pure verdicts from what node-baseline's probes saw. Each returns the causes it finds (none = ok).
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
+import { roleOf } from '../k3s/render.ts';
+import { toolStops } from './tools.ts';
 
 export const MIN_KERNEL = '5.10';
 export const MAX_CLOCK_SKEW_S = 2;
@@ -19,6 +21,9 @@ export interface BaselineInputs {
 }
 
 export function baselineStops(i: BaselineInputs): CauseError[] {
+  // A missing tool first, and alone: what the other probes printed without it (no `ip`, no route) is no verdict.
+  const tools = toolStops(i.host, i.probe.tools);
+  if (tools.length) return tools;
   return [archStop, kernelStop, cgroupStop, bpfStop, moduleStops, clockStop, routeStop, nicStop, portStops, diskStop].flatMap((f) => f(i));
 }
 
@@ -104,21 +109,24 @@ function nicStop(i: BaselineInputs): CauseError[] {
   if (!nicOfAddress(out(i, 'addrs'), i.host.address)) {
     stops.push(stop('NIC_NOT_FOUND', i, 'ip -o -4 addr show', `no interface holds ${i.host.address}`, out(i, 'addrs')));
   }
-  if (i.vipInterface !== 'auto' && !linkNames(out(i, 'links')).includes(i.vipInterface)) {
+  // kube-vip runs on servers only: an agent's NIC may have any name.
+  if (i.host.role === 'server' && i.vipInterface !== 'auto' && !linkNames(out(i, 'links')).includes(i.vipInterface)) {
     stops.push(stop('NIC_NOT_FOUND', i, 'ip -o link show', `controlPlane.interface ${i.vipInterface} does not exist (interfaces: ${linkNames(out(i, 'links')).join(', ')})`));
   }
   return stops;
 }
 
+/** A listener is ours when it runs in this host's own k3s unit: k3s.service on a server, k3s-agent.service on an agent (whose kubelet holds 10250). */
 function portStops(i: BaselineInputs): CauseError[] {
+  const unit = roleOf(i.host).unit;
   return out(i, 'ports')
     .split('\n')
     .filter(Boolean)
-    .filter((line) => !line.endsWith(' k3s.service'))
+    .filter((line) => !line.endsWith(` ${unit}`))
     .map((line) => {
       const [local] = line.split(' ');
       const prog = line.match(/\(\("([^"]+)"/)?.[1] ?? 'an unknown program';
-      return stop('PORT_IN_USE', i, 'ss -ltnp', `${local} is held by ${prog}, not by k3s`, line);
+      return stop('PORT_IN_USE', i, 'ss -ltnp', `${local} is held by ${prog}, not by this host's ${unit}`, line);
     });
 }
 

@@ -7,6 +7,7 @@ import { archOfFile } from '../../src/util/elf-arch.ts';
 import { shq } from '../../src/util/shell.ts';
 import { allHostRefs } from '../hosts.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
+import { versionStops } from './k3s-version.ts';
 import { baselineProbes, identityProbes } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];
@@ -21,7 +22,7 @@ export const SYSCTLS: Record<string, string> = {
 
 const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   id: 'checks',
-  title: 'host checks (arch, kernel, cgroup2, bpf, modules, clock, route, NIC, ports, disk)',
+  title: 'host checks (tools, arch, kernel, cgroup2, bpf, modules, clock, route, NIC, ports, disk)',
   probe: () => baselineProbes,
   local: async (_h, ctx) => ({ binaryArch: await archOfFile(ctx.inventory.derived.paths.k3sBinary), operatorNow: ctx.clock.now() / 1000 }),
   plan: ({ host, probe, local, ctx }): Plan => ({
@@ -31,12 +32,38 @@ const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   }),
 };
 
+const HOSTS_FILE = '/etc/hosts';
+
+/**
+ * /etc/hosts that resolves the host's own name, as Debian's installer writes it (`127.0.1.1 <name>`):
+ * sudo warns "unable to resolve host" on every command otherwise. Unchanged when a line already names
+ * the host; else the 127.0.1.1 line (the old name's) is replaced, or one is added after localhost.
+ */
+export function hostsWithOwnName(current: string | null, name: string): string {
+  const lines = (current ?? '127.0.0.1\tlocalhost\n').replace(/\n$/, '').split('\n');
+  const names = (l: string) => l.replace(/#.*/, '').trim().split(/\s+/).slice(1);
+  if (current !== null && lines.some((l) => names(l).includes(name))) return current;
+  const own = `127.0.1.1\t${name}`;
+  const at = lines.findIndex((l) => l.replace(/#.*/, '').trim().split(/\s+/)[0] === '127.0.1.1');
+  if (at >= 0) lines[at] = own;
+  else {
+    const localhost = lines.findIndex((l) => l.replace(/#.*/, '').trim().split(/\s+/)[0] === '127.0.0.1');
+    lines.splice(localhost + 1, 0, own);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 const hostname: Step = {
   id: 'hostname',
-  title: 'hostname = inventory name',
-  probe: () => ({ hostname: baselineProbes.hostname, etcHostname: { command: 'cat /etc/hostname' } }),
+  title: 'hostname = inventory name, resolvable in /etc/hosts',
+  probe: () => ({ hostname: baselineProbes.hostname, etcHostname: { command: 'cat /etc/hostname' }, etcHosts: { command: `cat ${HOSTS_FILE}` } }),
   plan: ({ host, probe }) => {
-    const changes: Change[] = [...fileChange('/etc/hostname', `${host.name}\n`, { content: probe.etcHostname.code === 0 ? probe.etcHostname.stdout : null }, { mode: '0644' })];
+    const hosts = probe.etcHosts.code === 0 ? probe.etcHosts.stdout : null;
+    const changes: Change[] = [
+      ...fileChange('/etc/hostname', `${host.name}\n`, { content: probe.etcHostname.code === 0 ? probe.etcHostname.stdout : null }, { mode: '0644' }),
+      // before the running name changes, so the new name resolves from the first command on
+      ...fileChange(HOSTS_FILE, hostsWithOwnName(hosts, host.name), { content: hosts }, { mode: '0644' }),
+    ];
     if (probe.hostname.stdout.trim() !== host.name) changes.push({ kind: 'command', description: `set the running hostname to ${host.name}`, command: `hostname ${shq(host.name)}`, sudo: true });
     return { changes };
   },
@@ -85,6 +112,8 @@ export const nodeBaseline: Phase = {
   id: 'node-baseline',
   title: 'prepare every host (checks, hostname, modules, sysctls)',
   needs: [],
+  // The binary every k3s phase uploads is the release the inventory names, before any host changes.
+  prepare: async (ctx) => ({ stops: await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version) }),
   hosts: (c) => allHostRefs(c.inventory),
   concurrency: 8,
   preflight: { probe: () => identityProbes, check: (seen) => duplicateIdentities(seen) },

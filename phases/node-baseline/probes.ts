@@ -1,9 +1,12 @@
 // The read-only commands node-baseline runs on every host (batched into one execution per host).
 import type { ProbeCommand } from '../../src/engine/phase.ts';
+import { toolsProbe } from './tools.ts';
 
 export const K3S_PORTS = [6443, 2379, 2380, 10250] as const;
 
 export const baselineProbes: Record<string, ProbeCommand> = {
+  // every program the engine runs on a host (tools.ts), so a missing one is named before it is needed
+  tools: toolsProbe,
   arch: { command: 'uname -m' },
   kernel: { command: 'uname -r' },
   cgroupfs: { command: 'stat -fc %T /sys/fs/cgroup' },
@@ -15,7 +18,7 @@ export const baselineProbes: Record<string, ProbeCommand> = {
   route: { command: 'ip -4 route show default' },
   addrs: { command: 'ip -o -4 addr show' },
   links: { command: 'ip -o link show' },
-  // Listeners on k3s's ports, each with the systemd unit of the owning process (ours: k3s.service).
+  // Listeners on k3s's ports, each with the systemd unit of the owning process (ours: k3s.service or k3s-agent.service).
   ports: {
     command: `ss -Hltnp '( ${K3S_PORTS.map((p) => `sport = :${p}`).join(' or ')} )' | while read -r _ _ _ local _ users; do pid=$(printf '%s' "$users" | sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' | head -n1); unit=$(grep -o '[^/]*\\.service' /proc/$pid/cgroup 2>/dev/null | head -n1); echo "$local $users \${unit:-none}"; done`,
     sudo: true,

@@ -8,6 +8,8 @@ import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf } from '../support/cluster.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
+import { hostHttp } from '../support/host-http.ts';
+import { NET } from '../../lab/config.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const helmRelease = (checkout: string) => join(checkout, 'platform', 'cilium', 'helmrelease.yaml');
@@ -90,7 +92,7 @@ describeAsRoot('cold build through Cilium', () => {
       const t0 = Date.now();
       let answered = false;
       while (Date.now() - t0 < 45_000 && !answered) {
-        const r = await hostExec(other, 'curl -sk -o /dev/null -w "%{http_code}" --max-time 2 https://10.77.0.9:6443/livez; true');
+        const r = await hostExec(other, `${hostHttp(`https://${NET.vip}:6443/livez`, { insecure: true })}; true`);
         answered = /^\d{3}$/.test(r.stdout.trim()) && r.stdout.trim() !== '000';
         if (!answered) await new Promise((res) => setTimeout(res, 1000));
       }

@@ -7,14 +7,17 @@ import { tcpOpen } from '../../lab/operator.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, holdLab, paths, ssh } from '../support/lab.ts';
 import { readFileSync } from 'node:fs';
+import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
+import { NET } from '../../lab/config.ts';
 
 const PEER = 'k3s-lab-1';
-const A = { name: 'k3s-lab-2', address: '10.77.0.11' };
-const B = { name: 'k3s-lab-3', address: '10.77.0.12' };
+// this lab instance's addresses (lab/config.ts), never another lab's
+const A = { name: 'k3s-lab-2', address: `${NET.base}${NET.firstHost + 1}` };
+const B = { name: 'k3s-lab-3', address: `${NET.base}${NET.firstHost + 2}` };
 
 /** From the peer: does `address` answer ARP? */
 async function answersArp(address: string): Promise<boolean> {
-  return (await ssh(PEER, `arping -c 2 -w 3 ${address} >/dev/null`, { allowFail: true })).code === 0;
+  return (await ssh(PEER, `${LAB_TOOLS_DIR}/arping -c 2 -w 3 ${address} >/dev/null`, { allowFail: true })).code === 0;
 }
 
 /** From the peer: does `address` answer a ping within `seconds` (one echo a second until the first reply)? */
@@ -127,7 +130,7 @@ describeAsRoot('lab faults', () => {
     const out = (await ssh(A.name, 'ls /sys/class/net; ip route show default')).stdout;
     expect(out).toContain('ens5');
     expect(out).not.toMatch(/^eth0$/m);
-    expect(out).toContain('default via 10.77.0.1 dev ens5');
+    expect(out).toContain(`default via ${NET.operator} dev ens5`);
     expect(await pingFromPeer(A.address)).toBe(true);
 
     await fault(A.name, 'rename-nic', 'eth0');

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { bootScript, outerScript } from '../../lab/boot-script.ts';
 import { isValidNicName, planHosts, paths } from '../../lab/config.ts';
 import { faketimeOffset } from '../../lab/faults.ts';
+import { privateMounts } from '../../lab/host.ts';
 import { renderInventory } from '../../lab/inventory.ts';
 import { findMirror } from '../../lab/mirror.ts';
 import { mountsUnder } from '../../lab/mounts.ts';
@@ -44,12 +45,21 @@ describe('lab plan', () => {
 
   it('boots a host in its own network, PID, mount, UTS, IPC and cgroup namespaces with systemd as PID 1', () => {
     const [h] = planHosts({ servers: 1, agents: 0 });
-    const files = { hostDir: '/lab/h', rootfs: '/cache/r', cgroupProcs: ['/sys/fs/cgroup/pids/bootstrap-lab/k3s-lab-1/cgroup.procs'], layout: 'hybrid' as const, opsUid: 1000, opsGid: 1000, node: { binary: '/usr/bin/node' } };
+    const files = { hostDir: '/lab/h', rootfs: '/cache/r', cgroupProcs: ['/sys/fs/cgroup/pids/bootstrap-lab/k3s-lab-1/cgroup.procs'], layout: 'hybrid' as const, opsUid: 1000, opsGid: 1000, mounts: privateMounts('/usr/bin/node', () => true) };
     expect(outerScript(h!, files)).toContain("exec ip netns exec 'blab-s1' unshare --pid --fork --mount --uts --ipc --cgroup --kill-child");
     const boot = bootScript(h!, files);
     expect(boot).toContain("lowerdir='/cache/r'");
-    expect(boot).toContain("mount --bind -o ro '/usr/bin/node'");
+    // the twins' programs go off every PATH, into their own folder
+    expect(boot).toContain(`mount --bind -o ro '/usr/bin/node' "$R"'/opt/bootstrap-lab/bin/node'`);
+    expect(boot).toContain(`mount --bind -o ro '/usr/bin/etcdctl' "$R"'/opt/bootstrap-lab/bin/etcdctl'`);
+    expect(boot).not.toMatch(/"\$R"'\/usr\/(local\/)?s?bin/);
     expect(boot).toMatch(/exec chroot "\$R" .*\/lib\/systemd\/systemd --system systemd\.unified_cgroup_hierarchy=0\n$/);
+  });
+
+  it('names the Debian packages of the twins\' programs the machine lacks', () => {
+    expect(() => privateMounts('/usr/bin/node', (p) => !p.includes('etcd'))).toThrow(
+      'the lab hosts\' twins need /usr/bin/etcd, /usr/bin/etcdctl from this machine (apt-get install etcd-server etcd-client)',
+    );
   });
 
   it('writes one known_hosts line per host address with its own key', () => {

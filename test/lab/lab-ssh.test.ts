@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts, paths, ssh } from '../support/lab.ts';
+import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
+import { NET } from '../../lab/config.ts';
 
 function sshWith(knownHosts: string, address: string, cmd: string) {
   return spawnSync(
@@ -53,13 +55,13 @@ describeAsRoot('lab hosts over SSH', () => {
       expect(machineId).toMatch(/^[0-9a-f]{32}$/);
       seen.add(machineId!);
       expect(out).toContain(`inet ${h.address}/24`);
-      expect(out).toContain('default via 10.77.0.1 dev eth0');
+      expect(out).toContain(`default via ${NET.operator} dev eth0`);
     }
     expect(seen.size).toBe(hosts().length);
   });
 
   it('runs sshd, journald and logind as systemd units, node from the machine, and reports its cgroups as they are', async () => {
-    const out = (await ssh('k3s-lab-1', 'systemctl is-active ssh systemd-journald systemd-logind dbus; node -e "console.log(process.version)"; stat -fc %T /sys/fs/cgroup; sudo -n journalctl -u ssh -n 1 --no-pager -q | wc -l')).stdout.split('\n');
+    const out = (await ssh('k3s-lab-1', `systemctl is-active ssh systemd-journald systemd-logind dbus; ${LAB_TOOLS_DIR}/node -e "console.log(process.version)"; stat -fc %T /sys/fs/cgroup; sudo -n journalctl -u ssh -n 1 --no-pager -q | wc -l`)).stdout.split('\n');
     expect(out.slice(0, 4)).toEqual(['active', 'active', 'active', 'active']);
     expect(out[4]).toBe(process.version);
     const machineFs = spawnSync('stat', ['-fc', '%T', '/sys/fs/cgroup'], { encoding: 'utf8' }).stdout.trim();
@@ -69,7 +71,7 @@ describeAsRoot('lab hosts over SSH', () => {
 
   it('reaches every peer on the segment (one L2 network, real ARP)', async () => {
     const peers = hosts().slice(1).map((h) => h.address);
-    const out = await ssh('k3s-lab-1', peers.map((a) => `arping -c 1 -w 3 ${a} >/dev/null && echo ${a} ok`).join('; '));
+    const out = await ssh('k3s-lab-1', peers.map((a) => `${LAB_TOOLS_DIR}/arping -c 1 -w 3 ${a} >/dev/null && echo ${a} ok`).join('; '));
     expect(out.stdout.trim().split('\n')).toEqual(peers.map((a) => `${a} ok`));
   });
 });

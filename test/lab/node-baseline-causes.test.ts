@@ -5,6 +5,7 @@ import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, stopsOf } from '../support/cluster.ts';
+import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
 
 
 describeAsRoot('node-baseline names what is wrong with a host', () => {
@@ -32,17 +33,37 @@ describeAsRoot('node-baseline names what is wrong with a host', () => {
   });
 
   it('a port k3s needs held by another program → PORT_IN_USE naming it', async () => {
-    // Another program on the kubelet's port (the host's node binary, the only server tool the lab hosts have).
-    await hostExec('k3s-lab-2', `systemd-run --unit=squatter /usr/local/bin/node -e "require('net').createServer().listen(10250)"`);
+    // Another program on the kubelet's port (the twins' private node: a stock host has no server tool to hand).
+    await hostExec('k3s-lab-2', `systemd-run --unit=squatter ${LAB_TOOLS_DIR}/node -e "require('net').createServer().listen(10250)"`);
     try {
       await new Promise((res) => setTimeout(res, 1500));
       const r = await check();
       const stop = stopsOf(r).find((s) => s.cause === 'PORT_IN_USE');
       expect(stop).toMatchObject({ host: 'k3s-lab-2' });
-      expect(stop.evidence.seen).toMatch(/:10250 is held by node, not by k3s/);
+      expect(stop.evidence.seen).toMatch(/:10250 is held by node, not by this host's k3s\.service/);
     } finally {
       await hostExec('k3s-lab-2', 'systemctl stop squatter; true');
     }
+  });
+
+  it('a program the engine runs missing on a host → TOOL_MISSING naming it and its package, nothing else; healed, the host passes', async () => {
+    // `ss` hidden as if iproute2 had never been installed (renamed in the host's own disk)
+    const ss = (await hostExec('k3s-lab-3', 'command -v ss')).stdout.trim();
+    expect(ss).toMatch(/\/ss$/);
+    await hostExec('k3s-lab-3', `mv ${ss} ${ss}.hidden`);
+    try {
+      const r = await check();
+      expect(r.code).toBe(1);
+      // the host's other checks are not judged without it (no "port" verdict from an ss that never ran)
+      expect(stopsOf(r).filter((s) => s.host === 'k3s-lab-3')).toEqual([
+        expect.objectContaining({ cause: 'TOOL_MISSING', host: 'k3s-lab-3', evidence: expect.objectContaining({ command: 'command -v ss', seen: 'ss is not installed (Debian package iproute2: apt-get install iproute2)' }) }),
+      ]);
+      expect(r.stdout).toContain('apt-get install iproute2');
+    } finally {
+      await hostExec('k3s-lab-3', `mv ${ss}.hidden ${ss}`);
+    }
+    const healed = await check();
+    expect(stopsOf(healed).filter((s) => s.host === 'k3s-lab-3')).toEqual([]);
   });
 
   it('no default route → NO_DEFAULT_ROUTE', async () => {

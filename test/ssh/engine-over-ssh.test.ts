@@ -34,7 +34,8 @@ describeAsRoot('the engine over real SSH', () => {
     knownHosts = join(tmp.dir, 'known_hosts');
     writeFileSync(knownHosts, sshd.knownHostsLines());
     mkdirSync(join(tmp.dir, 'artifacts'));
-    writeFileSync(join(tmp.dir, 'artifacts', 'k3s'), '#!/bin/sh\n', { mode: 0o755 });
+    // a stand-in that answers --version as k3s does, so node-baseline's K3S_VERSION_MISMATCH passes
+    writeFileSync(join(tmp.dir, 'artifacts', 'k3s'), "#!/bin/sh\necho 'k3s version v1.33.5+k3s1 (00000000)'\n", { mode: 0o755 });
     const inventory = {
       environment: 'sshtest',
       ssh: { user: OPS_USER, port: sshd.port, identityFile: key.privateKeyPath, knownHostsFile: knownHosts },

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { baselineStops, compareVersions, duplicateIdentities, nicOfAddress } from '../../phases/node-baseline/checks.ts';
 import { archOfHeader } from '../../src/util/elf-arch.ts';
+import { HOST_TOOLS, toolsProbe } from '../../phases/node-baseline/tools.ts';
+import { hostsWithOwnName } from '../../phases/node-baseline/index.ts';
 
 const host: HostRef = { name: 'k3s-prod-1', address: '192.168.2.10', role: 'server', founder: true };
 const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });
@@ -9,6 +11,7 @@ const now = 1_800_000_000;
 
 function healthy(): ProbeResults {
   return {
+    tools: ok('checked\n'),
     arch: ok('x86_64\n'),
     kernel: ok('6.1.0-18-amd64\n'),
     cgroupfs: ok('cgroup2fs\n'),
@@ -42,7 +45,10 @@ describe('node-baseline gates', () => {
     ['CLOCK_SKEW', { clock: ok(`${now - 5}\n`) }, /behind the operator's by 5\.0 s/],
     ['NO_DEFAULT_ROUTE', { route: ok('') }, /no IPv4 default route/],
     ['NIC_NOT_FOUND', { addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n') }, /no interface holds 192\.168\.2\.10/],
-    ['PORT_IN_USE', { ports: ok('0.0.0.0:2379 users:(("etcd",pid=99,fd=3)) etcd.service\n') }, /0\.0\.0\.0:2379 is held by etcd, not by k3s/],
+    ['PORT_IN_USE', { ports: ok('0.0.0.0:2379 users:(("etcd",pid=99,fd=3)) etcd.service\n') }, /0\.0\.0\.0:2379 is held by etcd, not by this host's k3s\.service/],
+    // a server's ports belong to k3s.service: an agent unit on a server is not ours
+    ['PORT_IN_USE', { ports: ok('*:10250 users:(("k3s-agent",pid=9,fd=3)) k3s-agent.service\n') }, /\*:10250 is held by k3s-agent, not by this host's k3s\.service/],
+    ['TOOL_MISSING', { tools: ok('missing ss\nchecked\n') }, /^ss is not installed \(Debian package iproute2: apt-get install iproute2\)$/],
     ['DISK_LOW', { disk: ok('/dev/loop0 104857600 104857600 0 100% /var/lib/rancher\n') }, /0 MiB free on \/var\/lib\/rancher/],
   ] as const)('names %s from what the probe saw', (id, patch, seen) => {
     const found = stops({ ...healthy(), ...patch });
@@ -55,6 +61,39 @@ describe('node-baseline gates', () => {
   it('names a controlPlane.interface that does not exist', () => {
     expect(stops(healthy(), { vipInterface: 'enp3s0' })).toEqual([['NIC_NOT_FOUND', 'k3s-prod-1', expect.stringMatching(/enp3s0 does not exist \(interfaces: lo, eth0\)/)]]);
     expect(stops(healthy(), { vipInterface: 'eth0' })).toEqual([]);
+  });
+
+  it('judges an agent by its own unit and never by controlPlane.interface', () => {
+    const agent: HostRef = { name: 'k3s-prod-4', address: '192.168.2.10', role: 'agent', founder: false };
+    const kubelet = { ports: ok('*:10250 users:(("k3s-agent",pid=812,fd=9)) k3s-agent.service\n') };
+    const onAgent = (probe: ProbeResults, vipInterface = 'auto') =>
+      baselineStops({ host: agent, probe, binaryArch: 'x86_64', operatorNow: now, vipInterface }).map((c) => [c.causeId, c.evidence.seen]);
+    // a rerun on a built agent: its kubelet holds 10250 under k3s-agent.service
+    expect(onAgent({ ...healthy(), ...kubelet })).toEqual([]);
+    // a server's unit on an agent is someone else's
+    expect(onAgent(healthy())).toEqual([['PORT_IN_USE', "0.0.0.0:6443 is held by k3s-server, not by this host's k3s-agent.service"]]);
+    // kube-vip runs on servers only: an agent's NIC may be named otherwise
+    expect(onAgent({ ...healthy(), ...kubelet }, 'enp3s0')).toEqual([]);
+    expect(stops({ ...healthy(), ...kubelet }).map((s) => s[0])).toEqual(['PORT_IN_USE']);
+  });
+
+  it('names every missing tool with its package, and judges nothing else until they are there', () => {
+    // no `ip`: the route probe printed nothing, which must not read as NO_DEFAULT_ROUTE
+    const found = stops({ ...healthy(), route: ok(''), tools: ok('missing ip\nmissing modprobe\nchecked\n') });
+    expect(found).toEqual([
+      ['TOOL_MISSING', 'k3s-prod-1', 'ip is not installed (Debian package iproute2: apt-get install iproute2)'],
+      ['TOOL_MISSING', 'k3s-prod-1', 'modprobe is not installed (Debian package kmod: apt-get install kmod)'],
+    ]);
+    // a batch that could not frame its output (no base64) is no "nothing missing"
+    expect(stops({ ...healthy(), tools: ok('') })).toEqual([['TOOL_MISSING', 'k3s-prod-1', expect.stringMatching(/did not run .*mktemp or base64/)]]);
+  });
+
+  it('checks every tool in one probe that changes nothing', () => {
+    expect(toolsProbe.sudo).toBeFalsy();
+    expect(toolsProbe.command).toMatch(/^for t in sh sudo cat .* systemctl journalctl; do command -v "\$t" >\/dev\/null 2>&1 \|\| echo "missing \$t"; done; echo checked$/);
+    for (const t of ['ss', 'stat', 'ip', 'modprobe', 'sysctl', 'systemctl', 'journalctl', 'sha256sum', 'base64', 'mktemp']) expect(HOST_TOOLS[t], t).toBeTruthy();
+    // what a stock Debian 12 server lacks is never demanded (k3s brings kubectl; the engine calls neither curl nor etcdctl)
+    for (const t of ['curl', 'wget', 'etcdctl', 'kubectl']) expect(HOST_TOOLS[t], t).toBeUndefined();
   });
 
   it('reports every failing gate of a host at once', () => {
@@ -98,5 +137,23 @@ describe('helpers', () => {
     const found = duplicateIdentities(seen);
     expect(found.map((c) => [c.causeId, c.host])).toEqual([['DUPLICATE_HOST_IDENTITY', 'k3s-prod-1, k3s-prod-2']]);
     expect(found[0].evidence.seen).toContain('/etc/machine-id aaa');
+  });
+});
+
+describe('/etc/hosts keeps the host\'s own name resolvable', () => {
+  const debian = '127.0.0.1\tlocalhost\n127.0.1.1\tdebian.example.org\tdebian\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n';
+
+  it("replaces the installer's 127.0.1.1 line of the old name, and changes nothing on a rerun", () => {
+    const once = hostsWithOwnName(debian, 'k3s-prod-1');
+    expect(once).toBe('127.0.0.1\tlocalhost\n127.0.1.1\tk3s-prod-1\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n');
+    expect(hostsWithOwnName(once, 'k3s-prod-1')).toBe(once);
+  });
+
+  it('leaves a file that already names the host, and adds the line after localhost when there is none', () => {
+    const listed = '127.0.0.1\tlocalhost\n10.0.0.5\tk3s-prod-1\n';
+    expect(hostsWithOwnName(listed, 'k3s-prod-1')).toBe(listed);
+    // a name in a comment does not resolve
+    expect(hostsWithOwnName('127.0.0.1 localhost\n# k3s-prod-1\n', 'k3s-prod-1')).toBe('127.0.0.1 localhost\n127.0.1.1\tk3s-prod-1\n# k3s-prod-1\n');
+    expect(hostsWithOwnName(null, 'k3s-prod-1')).toBe('127.0.0.1\tlocalhost\n127.0.1.1\tk3s-prod-1\n');
   });
 });

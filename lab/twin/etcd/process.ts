@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { labTool } from '../tools.ts';
 
 export interface EtcdOptions {
   name: string;
@@ -77,7 +78,7 @@ export function startEtcd(o: EtcdOptions, onLine: (line: string) => void): EtcdC
   if (o.forceNewCluster) args.push('--force-new-cluster');
   // etcd would answer systemd's NOTIFY_SOCKET itself (READY=1 as soon as it serves); only k3s may do that.
   const { NOTIFY_SOCKET: _n, ...env } = process.env;
-  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(labTool('etcd'), args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   writeFileSync(pidFile(o.dataDir), String(child.pid));
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', onLine);

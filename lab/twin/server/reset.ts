@@ -10,6 +10,7 @@ import { readCAs, tlsPaths } from '../pki.ts';
 import { localEtcd, secretFromConfigOrFile, writeToken, type Ctx } from './bootstrap.ts';
 import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
 import { memberName, runMember } from './etcd-member.ts';
+import { labTool } from '../tools.ts';
 
 export const RESET_DONE = 'Managed etcd cluster membership has been reset, restart without --cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes';
 
@@ -26,7 +27,7 @@ export async function clusterReset(c: Ctx): Promise<void> {
     rmSync(tmp, { recursive: true, force: true });
     name = `${c.node}-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}`;
     log.info(`Pre-restore etcd database moved to ${c.p.etcd}-old-${ts}`);
-    execFileSync('etcdctl', ['snapshot', 'restore', restore, `--name=${name}`, `--initial-cluster=${name}=${peerURL(c.ip)}`,
+    execFileSync(labTool('etcdctl'), ['snapshot', 'restore', restore, `--name=${name}`, `--initial-cluster=${name}=${peerURL(c.ip)}`,
       `--initial-advertise-peer-urls=${peerURL(c.ip)}`, `--data-dir=${tmp}`], { stdio: ['ignore', 'ignore', 'pipe'] });
     if (existsSync(c.p.etcd)) renameSync(c.p.etcd, `${c.p.etcd}-old-${ts}`);
     mkdirSync(c.p.db, { recursive: true });

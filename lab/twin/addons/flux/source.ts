@@ -13,6 +13,7 @@ import { log } from '../../log.ts';
 import { type AddonContext, nowIso } from '../context.ts';
 import { type Condition, builtin, due, findKind, handled, withConditions, writeStatus } from './common.ts';
 import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from './git-errors.ts';
+import { labTool } from '../../tools.ts';
 
 export interface Artifact {
   revision: string;
@@ -80,14 +81,14 @@ async function fetchBranch(url: string, branch: string, secret: any, known: stri
     const env = { ...process.env, GIT_SSH_COMMAND: ssh, GIT_TERMINAL_PROMPT: '0', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' };
     const fail = (stage: 'list' | 'clone', stderr: string): Fetch => ({ ok: false, reason: 'GitOperationFailed', message: fetchFailedMessage(stage, url, goGitError(stderr, sshAddress(url))) });
     // go-git lists the remote first only when the source already has a revision; else it clones at once.
-    const ls = await run('git', ['ls-remote', '--heads', url, `refs/heads/${branch}`], env);
+    const ls = await run(labTool('git'), ['ls-remote', '--heads', url, `refs/heads/${branch}`], env);
     if (ls.code !== 0) return fail(known ? 'list' : 'clone', ls.stderr);
     const sha = ls.stdout.split(/\s+/)[0];
     if (!sha) return { ok: false, reason: 'GitOperationFailed', message: branchNotFoundMessage(url, branch) };
     if (sha === known) return { ok: true, sha };
-    const clone = await run('git', ['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', branch, url, join(dir, 'tree')], env);
+    const clone = await run(labTool('git'), ['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', branch, url, join(dir, 'tree')], env);
     if (clone.code !== 0) return fail('clone', clone.stderr);
-    const head = (await run('git', ['-C', join(dir, 'tree'), 'rev-parse', 'HEAD'], env)).stdout.trim();
+    const head = (await run(labTool('git'), ['-C', join(dir, 'tree'), 'rev-parse', 'HEAD'], env)).stdout.trim();
     return { ok: true, sha: head, files: treeOf(join(dir, 'tree')) };
   } finally {
     rmSync(dir, { recursive: true, force: true });

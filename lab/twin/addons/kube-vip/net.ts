@@ -2,6 +2,7 @@
 // uses netlink for the same), iputils-arping for the gratuitous ARP (kube-vip sends it from its ARP manager).
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { labTool } from '../../tools.ts';
 
 export interface NetOps {
   linkExists(ifName: string): Promise<boolean>;
@@ -36,7 +37,7 @@ export const hostNet: NetOps = {
     }
   },
   gratuitousArp: async (ifName, ip, count) => {
-    await run('arping', ['-U', '-c', String(count), '-w', String(count + 1), '-I', ifName, ip]);
+    await run(labTool('arping'), ['-U', '-c', String(count), '-w', String(count + 1), '-I', ifName, ip]);
   },
 };
 
