@@ -90,7 +90,7 @@ describe('node-baseline gates', () => {
 
   it('checks every tool in one probe that changes nothing', () => {
     expect(toolsProbe.sudo).toBeFalsy();
-    expect(toolsProbe.command).toMatch(/^for t in sh sudo cat .* systemctl journalctl; do command -v "\$t" >\/dev\/null 2>&1 \|\| echo "missing \$t"; done; echo checked$/);
+    expect(toolsProbe.command).toMatch(/^for t in sh sudo cat .* systemctl journalctl awk sort wc xargs kill umount; do command -v "\$t" >\/dev\/null 2>&1 \|\| echo "missing \$t"; done; echo checked$/);
     for (const t of ['ss', 'stat', 'ip', 'modprobe', 'sysctl', 'systemctl', 'journalctl', 'sha256sum', 'base64', 'mktemp']) expect(HOST_TOOLS[t], t).toBeTruthy();
     // what a stock Debian 12 server lacks is never demanded (k3s brings kubectl; the engine calls neither curl nor etcdctl)
     for (const t of ['curl', 'wget', 'etcdctl', 'kubectl']) expect(HOST_TOOLS[t], t).toBeUndefined();
