@@ -123,6 +123,12 @@ async function join(c: Ctx): Promise<Booted> {
   } catch (e) {
     return tokenFail(`failed to get CA certs: ${(e as Error).message}`);
   }
+  // getCACerts asks again, verifying the server's certificate with the bundle it just received.
+  try {
+    await fetchText(`${server}/cacerts`, { ca: cacerts });
+  } catch (e) {
+    return tokenFail(`CA cert validation failed: ${(e as Error).message}`);
+  }
   if (!t.caHash) log.warn('Cluster CA certificate is not trusted by the host CA bundle, but the token does not include a CA hash. Use the full token from the server\'s node-token file to enable Cluster CA validation.');
   if (t.caHash && t.caHash !== hashCA(cacerts)) return tokenFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
   log.info('Managed etcd cluster not yet initialized');
