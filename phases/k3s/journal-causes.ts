@@ -5,7 +5,8 @@ import type { CauseId } from '../../src/causes/catalogue.ts';
 export interface JournalMatch {
   id: CauseId;
   /**
-   * k3s retries these itself (it restarts every 5 s) and they often clear: etcd refuses a member while a
+   * k3s retries these itself (in-process every second: "Waiting for other members to finish joining etcd
+   * cluster: …"; before 2023 by exiting and restarting) and they often clear: etcd refuses a member while a
    * newly promoted one is not yet counted healthy. Named only when they persist.
    */
   transient?: boolean;
@@ -59,8 +60,11 @@ export function matchJoinFailure(journal: string): JournalMatch | undefined {
   const lastStart = starts.length > 1 ? journal.lastIndexOf('\n', starts.at(-1)!.index) : -1;
   const recent = journal.slice(lastStart + 1);
   const lines = recent.split('\n');
+  // k3s retries etcd's refusals in-process: once it started its etcd member after them, they cleared.
+  let progress = -1;
+  lines.forEach((l, i) => /Starting etcd to join cluster with members/.test(l) && (progress = i));
   for (const rule of RULES) {
-    for (const line of lines) {
+    for (const line of rule.transient ? lines.slice(progress + 1) : lines) {
       const m = line.match(rule.re);
       if (m) {
         // A later, more specific line may name the flag ("mismatched: cluster-cidr"): prefer it.

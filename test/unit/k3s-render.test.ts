@@ -88,6 +88,12 @@ describe("naming a join failure from k3s's journal", () => {
     }
   });
 
+  it("forgets etcd's refusals once k3s, retrying in-process, started its member", () => {
+    const waiting = 'level=info msg="Waiting for other members to finish joining etcd cluster: etcdserver: too many learner members in cluster"';
+    expect(matchJoinFailure(`level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}`)).toMatchObject({ id: 'ETCD_CLUSTER_UNHEALTHY', transient: true });
+    expect(matchJoinFailure(`level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}\nlevel=info msg="Starting etcd to join cluster with members [a-1=https://10.0.0.11:2380 b-2=https://10.0.0.12:2380]"`)).toBeUndefined();
+  });
+
   it('names nothing in a healthy journal', () => {
     expect(matchJoinFailure('Starting k3s\nk3s is up and running\n')).toBeUndefined();
   });

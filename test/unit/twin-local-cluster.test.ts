@@ -95,7 +95,8 @@ describe('k3s twin on this machine', () => {
     const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
     expect(ready?.status).toBe('False');
     expect(ready?.message).toContain('cni plugin not initialized');
-    expect(node.status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status).toBe('True');
+    // EtcdIsVoter comes from the etcd leader's learner-management tick, after the Node registered.
+    await waitFor('s1 EtcdIsVoter', async () => (await api.readNode({ name: 's1' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True', 20_000);
   }, 90_000);
 
   it('/readyz is 401 without credentials and ok with the admin client certificate', async () => {

@@ -170,17 +170,42 @@ async function join(c: Ctx): Promise<Booted> {
   writeToken(c.p, cacerts, t.password);
 
   const name = memberName(c.p.etcdName, c.node);
-  const info = await fetchJSON(`${server}/db/info`, { ca: cacerts, auth });
-  const endpoints: string[] = info.members.flatMap((m: any) => m.clientURLs ?? []);
-  if (!endpoints.length) return log.fatal('ETCD join failed: no client URLs in the cluster member list');
+  // k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go Start: the join is retried in-process every second while
+  // etcd refuses it for another learner or an unhealthy cluster, or the member list cannot be fetched;
+  // any other error is fatal.
+  let cluster: string[];
+  for (;;) {
+    try {
+      cluster = await etcdJoin(c, server, cacerts, auth, name);
+      break;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (e instanceof MemberListError) log.info(`Waiting to retrieve etcd cluster member list: ${msg}`);
+      else if (/etcdserver: (too many learner members in cluster|unhealthy cluster)/.test(msg)) log.info(`Waiting for other members to finish joining etcd cluster: ${msg}`);
+      else return log.fatal(`etcd cluster join failed: ${msg}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  log.info(`Starting etcd to join cluster with members [${cluster.join(' ')}]`);
+  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: cluster.join(','), state: 'existing' });
+  return { secret: t.password, member, memberName: name, joining: true };
+}
+
+class MemberListError extends Error {}
+
+/** pkg/etcd/etcd.go join: the member list from the server joined, a duplicate-name check, the learner added. */
+async function etcdJoin(c: Ctx, server: string, cacerts: string, auth: { user: string; password: string }, name: string): Promise<string[]> {
+  let info: any;
+  try {
+    info = await fetchJSON(`${server}/db/info`, { ca: cacerts, auth });
+  } catch (e) {
+    throw new MemberListError(`failed to get MemberList from server: ${(e as Error).message}`);
+  }
+  const endpoints: string[] = info.members.filter((m: any) => !m.isLearner).flatMap((m: any) => m.clientURLs ?? []);
+  if (!endpoints.length) throw new Error('no client URLs in the cluster member list');
   const etcd = new EtcdClient(endpoints[0]);
   const myPeer = peerURL(c.ip);
-  let members;
-  try {
-    members = await etcd.members();
-  } catch (e) {
-    return log.fatal(`etcd cluster join failed: ${(e as Error).message}`);
-  }
+  const members = await etcd.members();
   let add = true;
   const cluster: string[] = [];
   for (const m of members) {
@@ -193,21 +218,15 @@ async function join(c: Ctx): Promise<Booted> {
     const memberNode = last > 1 ? mName.slice(0, last) : mName;
     if (mName !== name && memberNode === c.node) {
       unlinkSync(c.p.etcdName);
-      return log.fatal('etcd cluster join failed: duplicate node name found, please use a unique name for this node');
+      throw new Error('duplicate node name found, please use a unique name for this node');
     }
   }
   if (add) {
     log.info(`Adding member ${name}=${myPeer} to etcd cluster [${cluster.join(' ')}]`);
-    try {
-      await etcd.addLearner(myPeer);
-    } catch (e) {
-      return log.fatal(`etcd cluster join failed: ${(e as Error).message}`);
-    }
+    await etcd.addLearner(myPeer);
     cluster.push(`${name}=${myPeer}`);
   }
-  log.info(`Starting etcd for cluster [${cluster.join(' ')}]`);
-  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: cluster.join(','), state: 'existing' });
-  return { secret: t.password, member, memberName: name, joining: true };
+  return cluster;
 }
 
 export function localEtcd(c: Ctx): EtcdClient {
