@@ -110,7 +110,7 @@ describeAsRoot('k3s-join names its causes', () => {
 
 /** The state folder's token with another secret but the same CA hash: what a mixed-up state folder holds. */
 function swapSecret(stateDir: string): () => void {
-  const file = join(stateDir, 'cluster-token.json');
+  const file = join(stateDir, 'lab', 'cluster-token.json');
   const original = readFileSync(file, 'utf8');
   const token = JSON.parse(original) as { secret: string; full: string };
   const wrong = 'f'.repeat(token.secret.length);
