@@ -4,7 +4,7 @@ import type { Phase } from '../src/engine/phase.ts';
 import { agentRefs } from './hosts.ts';
 import { agentRegistered } from './k3s/agent-gate.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { readToken } from './k3s/token.ts';
+import { prepareToken, readToken } from './k3s/token.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 
 export const agents: Phase = {
@@ -18,5 +18,7 @@ export const agents: Phase = {
     for (const t of [token?.secret, token?.full]) if (t) ctx.redact(t);
     return token?.full ?? token?.secret ?? TOKEN_NOT_YET;
   }),
+  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED).
+  prepare: prepareToken,
   gates: [agentRegistered],
 };

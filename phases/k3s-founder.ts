@@ -6,7 +6,7 @@ import { founderRef, serverRefs } from './hosts.ts';
 import { founderApiReady } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { DB_DIR } from './k3s/render.ts';
-import { ensureToken } from './k3s/token.ts';
+import { ensureToken, prepareToken } from './k3s/token.ts';
 
 /** What a config shows before the first run created the token (check mode never creates one). */
 export const TOKEN_NOT_YET = '<generated at the first run>';
@@ -39,5 +39,7 @@ export const k3sFounder: Phase = {
     if (token) ctx.redact(token.secret);
     return token?.secret ?? TOKEN_NOT_YET;
   }),
+  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED).
+  prepare: prepareToken,
   gates: [founderApiReady],
 };

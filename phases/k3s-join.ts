@@ -5,7 +5,7 @@ import type { Phase } from '../src/engine/phase.ts';
 import { joinerRefs } from './hosts.ts';
 import { joinerIsVoter } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { readToken } from './k3s/token.ts';
+import { prepareToken, readToken } from './k3s/token.ts';
 import { replaceSteps } from './k3s/replace-steps.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 
@@ -24,5 +24,7 @@ export const k3sJoin: Phase = {
       return token?.full ?? token?.secret ?? TOKEN_NOT_YET;
     }),
   ],
+  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED).
+  prepare: prepareToken,
   gates: [joinerIsVoter],
 };

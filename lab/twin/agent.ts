@@ -20,7 +20,16 @@ export async function runAgent(s: Settings): Promise<void> {
   const token = str(s, 'token');
   if (!server) log.fatal('Error: --server is required');
   if (!token) log.fatal('Error: --token is required');
-  const t = parseToken(token);
+  let t: ReturnType<typeof parseToken>;
+  try {
+    t = parseToken(token);
+  } catch (e) {
+    // k3s-io/k3s v1.33.5+k3s1 pkg/agent/config/config.go Get: a malformed token fails every retry alike.
+    for (;;) {
+      log.info(`Waiting to retrieve agent configuration; server is not ready: ${(e as Error).message}`);
+      await sleep(5000);
+    }
+  }
   const dataDir = str(s, 'data-dir', '/var/lib/rancher/k3s');
   const cniDirs = ['/etc/cni/net.d', join(dataDir, 'agent', 'etc', 'cni', 'net.d')];
   let ca: string;
@@ -35,6 +44,17 @@ export async function runAgent(s: Settings): Promise<void> {
       const msg = (e as Error).message;
       log.error(`Failed to validate connection to cluster at ${server}: ${msg.startsWith('token') ? msg : `failed to get CA certs: ${msg}`}`);
       await sleep(2000);
+    }
+  }
+  // k3s-io/k3s v1.33.5+k3s1 pkg/agent/config/config.go Get/get: the control config, with the token's
+  // credentials, retried every 5 s (jittered up to 10 s) at info level; a wrong password never clears.
+  for (;;) {
+    try {
+      await fetchJSON(`${server}/v1-k3s/config`, { ca, auth: { user: t.username || 'node', password: t.password } });
+      break;
+    } catch (e) {
+      log.info(`Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: ${(e as Error).message}`);
+      await sleep(5000 + Math.floor(Math.random() * 5000));
     }
   }
   const name = nodeName(s);

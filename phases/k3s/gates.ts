@@ -60,6 +60,8 @@ export const joinerIsVoter: Gate = {
     const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
+    // The Node exists before the etcd leader's 15 s tick gives it an EtcdIsVoter condition.
+    let registered = false;
     // A transient refusal (etcd not yet counting a fresh member healthy) is named only if it persists.
     let transientSince: number | undefined;
     let transient: ReturnType<typeof matchJoinFailure>;
@@ -67,6 +69,7 @@ export const joinerIsVoter: Gate = {
       // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
       const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
       voter = res?.code === 0 ? res.stdout.trim() : '';
+      registered ||= res?.code === 0;
       if (voter.startsWith('True')) return;
       const journal = await journalSince(ctx, host, cursor);
       const known = matchJoinFailure(journal);
@@ -89,12 +92,11 @@ export const joinerIsVoter: Gate = {
     if (transient && transientSince !== undefined) {
       throw new CauseError(transient.id, { host: host.name, evidence: { command: 'journalctl -u k3s.service', seen: transient.line, excerpt: excerpt(journal, 15) } });
     }
-    const registered = voter !== '';
     throw new CauseError(registered ? 'LEARNER_NOT_PROMOTED' : 'JOIN_STALLED', {
       host: host.name,
       evidence: {
         command: `k3s kubectl ${query}`,
-        seen: registered ? `EtcdIsVoter is ${voter}` : `${host.name} is not registered as a node`,
+        seen: registered ? `EtcdIsVoter is ${voter || 'not yet set'}` : `${host.name} is not registered as a node`,
         excerpt: excerpt(journal),
       },
     });

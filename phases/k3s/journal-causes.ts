@@ -8,7 +8,8 @@ import type { CauseId } from '../../src/causes/catalogue.ts';
 export interface JournalMatch {
   id: CauseId;
   /**
-   * k3s retries these itself (it restarts every 5 s) and they often clear: etcd refuses a member while a
+   * k3s retries these itself (in-process every second: "Waiting for other members to finish joining etcd
+   * cluster: …"; before 2023 by exiting and restarting) and they often clear: etcd refuses a member while a
    * newly promoted one is not yet counted healthy. Named only when they persist.
    */
   transient?: boolean;
@@ -18,12 +19,34 @@ export interface JournalMatch {
   detail?: string;
 }
 
+/**
+ * The flag an operator sets for what k3s names in "critical configuration mismatched: <name>" (k3s-io/k3s
+ * v1.33.5+k3s1 pkg/cluster/bootstrap.go compareConfig): the `cli` tag of a CriticalControlArgs field
+ * (pkg/daemons/config/types.go), or, for a diff inside a slice or a *net.IPNet, the Go field path
+ * (`ClusterIPRanges.slice[0].IP`, `ServiceIPRange.Mask.slice[2]`, `ClusterDNSs.slice[0]`).
+ */
+export function criticalFlag(name: string): string {
+  const field = name.split('.')[0];
+  const byField: Record<string, string> = {
+    ClusterIPRange: 'cluster-cidr', ClusterIPRanges: 'cluster-cidr',
+    ServiceIPRange: 'service-cidr', ServiceIPRanges: 'service-cidr',
+    ClusterDNS: 'cluster-dns', ClusterDNSs: 'cluster-dns',
+  };
+  if (byField[field]) return byField[field];
+  // servicelb is switched off through `disable: [servicelb]`, which k3s holds as DisableServiceLB.
+  if (name === 'disable-service-lb') return 'disable: [servicelb]';
+  return name;
+}
+
 /** The journal rules, most specific first (exported for the test that each is backed by an upstream line). */
 export const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string; transient?: boolean }[] = [
-  { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration mismatched: ([\w-]+)/, detail: (m) => m[1] },
+  { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration mismatched: ([\w.[\]-]+)/, detail: (m) => criticalFlag(m[1]) },
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration value mismatch|unable to join cluster due to critical configuration value mismatch/ },
+  { id: 'TOKEN_MALFORMED', re: /invalid token format|invalid token CA hash length|failed to normalize server token/ },
   { id: 'TOKEN_CA_MISMATCH', re: /token CA hash does not match/ },
-  { id: 'TOKEN_REJECTED', re: /failed to get server config: \S+ 401 Unauthorized|bootstrap data already found and encrypted with different token/ },
+  // A wrong password with the right CA hash: a joining server's bootstrap request is refused (its config
+  // request was refused first, which k3s only warns about); an agent's config request is refused, retried.
+  { id: 'TOKEN_REJECTED', re: /\/v1-k3s\/server-bootstrap: 401 Unauthorized|failed to retrieve configuration from server: \S+\/v1-k3s\/config: 401 Unauthorized|bootstrap data already found and encrypted with different token/ },
   { id: 'JOIN_FOUNDER_UNREACHABLE', re: /failed to get CA certs/ },
   { id: 'DUPLICATE_NODE_NAME', re: /duplicate node name found/ },
   { id: 'NODE_PASSWORD_REJECTED', re: /Node password rejected/ },
@@ -44,8 +67,11 @@ export function matchJoinFailure(journal: string): JournalMatch | undefined {
   const lastStart = starts.length > 1 ? journal.lastIndexOf('\n', starts.at(-1)!.index) : -1;
   const recent = journal.slice(lastStart + 1);
   const lines = recent.split('\n');
+  // k3s retries etcd's refusals in-process: once it started its etcd member after them, they cleared.
+  let progress = -1;
+  lines.forEach((l, i) => /Starting etcd to join cluster with members/.test(l) && (progress = i));
   for (const rule of RULES) {
-    for (const line of lines) {
+    for (const line of rule.transient ? lines.slice(progress + 1) : lines) {
       const m = line.match(rule.re);
       if (m) {
         // A later, more specific line may name the flag ("mismatched: cluster-cidr"): prefer it.

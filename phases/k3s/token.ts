@@ -2,9 +2,15 @@
 // environment's state folder, never printed or logged, reused by every later run and by restores.
 // The founder is given the bare secret (its CA does not exist yet); once it is up, the full token
 // (K10<sha256 of the CA>::server:<secret>) is read back so joiners pin the cluster CA.
+//
+// k3s accepts `K10<sha256 hex of the CA>::<user>:<password>`, `K10::<user>:<password>` or a bare password
+// (k3s-io/k3s v1.33.5+k3s1 pkg/clientaccess/token.go parseToken: "invalid token CA hash length",
+// "invalid token format"). A token of another form is refused where it is read (TOKEN_MALFORMED), before
+// any host is dialled: every phase that uses it reads it in its local prepare.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { CauseError } from '../../src/errors.ts';
 
 export interface ClusterToken {
   secret: string;
@@ -14,8 +20,64 @@ export interface ClusterToken {
 
 const file = (stateDir: string) => join(stateDir, 'cluster-token.json');
 
+/**
+ * What is wrong with a token's form, in k3s's words, or undefined when k3s would accept it. The bare
+ * secret the engine generates is hex; a full token must pin a 64-hex CA hash and carry user and password.
+ */
+export function tokenFormProblem(token: ClusterToken): string | undefined {
+  if (typeof token?.secret !== 'string' || !token.secret) return 'token must not be empty';
+  // A bare secret that starts with K10 or holds "::" would be parsed by k3s as a full token.
+  if (token.secret.startsWith('K10') || /\s/.test(token.secret)) return 'invalid token format';
+  if (token.full === undefined) return undefined;
+  if (typeof token.full !== 'string' || !token.full.startsWith('K10')) return 'invalid token format';
+  const rest = token.full.slice(3);
+  const sep = rest.indexOf('::');
+  if (sep < 0) return 'invalid token format';
+  const hash = rest.slice(0, sep);
+  if (hash.length !== 64) return 'invalid token CA hash length';
+  if (!/^[0-9a-f]{64}$/.test(hash)) return 'invalid token CA hash length';
+  const creds = rest.slice(sep + 2);
+  const colon = creds.indexOf(':');
+  if (colon < 1 || colon === creds.length - 1 || /\s/.test(creds)) return 'invalid token format';
+  return undefined;
+}
+
+/** Refuses a token k3s would refuse (TOKEN_MALFORMED); `where` names the file, never the token. */
+export function checkTokenForm(token: ClusterToken, where: string): ClusterToken {
+  const problem = tokenFormProblem(token);
+  if (problem) {
+    throw new CauseError('TOKEN_MALFORMED', {
+      evidence: { command: `read ${where}`, seen: `k3s would refuse this token: ${problem} (expected K10<64 hex>::<user>:<password> or a bare secret)` },
+      retryable: false,
+    });
+  }
+  return token;
+}
+
 export function readToken(stateDir: string): ClusterToken | undefined {
-  return existsSync(file(stateDir)) ? (JSON.parse(readFileSync(file(stateDir), 'utf8')) as ClusterToken) : undefined;
+  if (!existsSync(file(stateDir))) return undefined;
+  let token: ClusterToken;
+  try {
+    token = JSON.parse(readFileSync(file(stateDir), 'utf8')) as ClusterToken;
+  } catch {
+    throw new CauseError('TOKEN_MALFORMED', { evidence: { command: 'read cluster-token.json', seen: 'the state folder\'s cluster-token.json is not JSON' }, retryable: false });
+  }
+  return checkTokenForm(token, 'cluster-token.json');
+}
+
+const prepared = new WeakSet<object>();
+
+/** A phase's local prepare: the state folder's token checked before any host is dialled (once a run). */
+export async function prepareToken(ctx: { stateDir: string }): Promise<{ stops: CauseError[] }> {
+  if (prepared.has(ctx)) return { stops: [] };
+  prepared.add(ctx);
+  try {
+    readToken(ctx.stateDir);
+    return { stops: [] };
+  } catch (e) {
+    if (e instanceof CauseError) return { stops: [e] };
+    throw e;
+  }
 }
 
 export function writeToken(stateDir: string, token: ClusterToken): void {
@@ -35,6 +97,9 @@ export function ensureToken(stateDir: string, opts: { create: boolean }): Cluste
 
 /** The secret part of a full token, to check a founder's token belongs to this environment. */
 export function secretOf(full: string): string {
-  const i = full.indexOf('::server:');
-  return i < 0 ? full : full.slice(i + '::server:'.length);
+  const i = full.indexOf('::');
+  if (i < 0) return full;
+  const creds = full.slice(i + 2);
+  const colon = creds.indexOf(':');
+  return colon < 0 ? creds : creds.slice(colon + 1);
 }

@@ -24,8 +24,13 @@ export const k3sCauses = defineCauses({
   },
   TOKEN_REJECTED: {
     title: "The cluster refused the server's token",
-    meaning: 'The founder answered 401 to the joiner\'s token, or the datastore was encrypted with another token: the token in the state folder is not this cluster\'s.',
+    meaning: 'The token\'s CA hash is right but its secret is not: the founder answered 401 to the joiner\'s bootstrap request (or to an agent\'s config request), or the datastore was encrypted with another token. The token in the state folder is not this cluster\'s.',
     remedy: 'Use the token the cluster was built with (the state folder of the run that built it, or a backup); never generate a new one for an existing cluster.',
+  },
+  TOKEN_MALFORMED: {
+    title: 'The cluster token is not in a form k3s accepts',
+    meaning: 'The token in the state folder (cluster-token.json) or a backup is neither K10<64 hex>::<user>:<password> nor a bare secret; k3s would refuse it ("invalid token CA hash length", "invalid token format"). Nothing was sent to any host.',
+    remedy: 'Restore cluster-token.json from the state folder of the run that built the cluster (or the backup); if only its "full" field is damaged, remove that field: the engine reads the full token back from the founder.',
   },
   CRITICAL_CONFIG_MISMATCH: {
     title: "The joiner's critical configuration differs from the cluster's",

@@ -107,3 +107,61 @@ describeAsRoot('k3s-join names its causes', () => {
     await resetCluster();
   });
 });
+
+/** The state folder's token with another secret but the same CA hash: what a mixed-up state folder holds. */
+function swapSecret(stateDir: string): () => void {
+  const file = join(stateDir, 'lab', 'cluster-token.json');
+  const original = readFileSync(file, 'utf8');
+  const token = JSON.parse(original) as { secret: string; full: string };
+  const wrong = 'f'.repeat(token.secret.length);
+  writeFileSync(file, JSON.stringify({ secret: wrong, full: token.full.replace(/:[^:]+$/, `:${wrong}`) }), { mode: 0o600 });
+  return () => writeFileSync(file, original, { mode: 0o600 });
+}
+
+const gateDuration = (r: Awaited<ReturnType<typeof bootstrap>>, host: string) =>
+  r.events.find((e) => e.type === 'gate-end' && e.host === host && e.status === 'failed')?.durationMs;
+
+describeAsRoot('a wrong secret with the right CA hash is TOKEN_REJECTED, servers and agents', () => {
+  const stateDir = freshStateDir();
+
+  beforeAll(async () => {
+    await ensureLab({ agents: 1 });
+    await resetCluster();
+    const r = await bootstrap(['--until', 'k3s-founder'], { stateDir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
+
+  // k3s only warns when its config request is refused, then fails on the bootstrap request, and
+  // systemd starts it again every 5 s: the gate names it from the first refusal, not at its budget.
+  it('a joiner → TOKEN_REJECTED within 60 s of the first refusal', async () => {
+    const restore = swapSecret(stateDir);
+    try {
+      const r = await bootstrap(['--only', 'k3s-join', '--json'], { stateDir });
+      expect(stopOf(r)).toMatchObject({ cause: 'TOKEN_REJECTED', host: 'k3s-lab-2' });
+      expect(gateDuration(r, 'k3s-lab-2')).toBeLessThan(60_000);
+      const journal = await hostExec('k3s-lab-2', 'journalctl -u k3s.service --no-pager -o cat');
+      expect(journal.stdout).toContain('Skipping cluster configuration validation: ');
+      expect(journal.stdout).toMatch(/\/v1-k3s\/server-bootstrap: 401 Unauthorized/);
+    } finally {
+      restore();
+      await resetJoiners();
+    }
+  });
+
+  // An agent never exits on it: it retries its config request at info level every 5–10 s.
+  it('an agent → TOKEN_REJECTED within 60 s of the first refusal', async () => {
+    const built = await bootstrap(['--until', 'kube-vip'], { stateDir });
+    expect(built.code, built.stdout + built.stderr).toBe(0);
+    const restore = swapSecret(stateDir);
+    try {
+      const r = await bootstrap(['--only', 'agents', '--json'], { stateDir });
+      expect(stopOf(r)).toMatchObject({ cause: 'TOKEN_REJECTED', host: 'k3s-lab-agent-1' });
+      expect(gateDuration(r, 'k3s-lab-agent-1')).toBeLessThan(60_000);
+      const journal = await hostExec('k3s-lab-agent-1', 'journalctl -u k3s-agent.service --no-pager -o cat');
+      expect(journal.stdout).toMatch(/Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: \S+\/v1-k3s\/config: 401 Unauthorized/);
+    } finally {
+      restore();
+      await resetCluster();
+    }
+  });
+});

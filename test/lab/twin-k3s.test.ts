@@ -140,7 +140,11 @@ describeAsRoot('k3s twin in the lab, by hand', () => {
       const nodes = (await kubectl(h, 'get nodes -o name')).stdout.trim().split('\n').sort();
       expect(nodes).toEqual([`node/${S1}`, `node/${S2}`, `node/${S3}`]);
       expect((await kubectl(h, "get --raw='/readyz'")).stdout.trim()).toBe('ok');
-      const voter = (await kubectl(h, `get node ${h} -o jsonpath='{.status.conditions[?(@.type=="EtcdIsVoter")].status}'`)).stdout.trim();
+      // EtcdIsVoter is set by the etcd leader's 15 s tick, from the member list as it was when the tick began.
+      const query = `get node ${h} -o jsonpath='{.status.conditions[?(@.type=="EtcdIsVoter")].status}'`;
+      const end = Date.now() + 45_000;
+      let voter = '';
+      while ((voter = (await kubectl(h, query)).stdout.trim()) !== 'True' && Date.now() < end) await sleep(2000);
       expect(voter).toBe('True');
     }
     const ready = (await kubectl(S1, `get node ${S1} -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}'`)).stdout;

@@ -50,16 +50,23 @@ describe("naming a join failure from k3s's journal", () => {
     ['rafthttp: dial tcp 10.77.0.10:2380: connect: connection refused', 'ETCD_PEER_UNREACHABLE'],
     ['level=fatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"', 'ETCD_CLUSTER_UNHEALTHY'],
     ['etcdserver: too many learner members in cluster', 'ETCD_CLUSTER_UNHEALTHY'],
-    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to get server config: https://10.77.0.10:6443/v1-k3s/config: 401 Unauthorized"', 'TOKEN_REJECTED'],
+    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: https://10.77.0.10:6443/v1-k3s/server-bootstrap: 401 Unauthorized"', 'TOKEN_REJECTED'],
+    ['level=info msg="Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: https://127.0.0.1:6444/v1-k3s/config: 401 Unauthorized"', 'TOKEN_REJECTED'],
+    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to check if bootstrap data has been initialized: failed to validate token: invalid token CA hash length"', 'TOKEN_MALFORMED'],
+    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to check if bootstrap data has been initialized: failed to validate token: invalid token format"', 'TOKEN_MALFORMED'],
     ['etcd cluster join failed: duplicate node name found, please use a unique name for this node', 'DUPLICATE_NODE_NAME'],
     ["Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry", 'NODE_PASSWORD_REJECTED'],
   ])('%s → %s', (line, id) => {
     expect(matchJoinFailure(`starting k3s\n${line}\nk3s exited`)?.id).toBe(id);
   });
 
-  it('names the critical flag, from either wording', () => {
-    const journal = 'msg="critical configuration mismatched: cluster-cidr"\nmsg="failed to validate server configuration: critical configuration value mismatch between servers"';
+  it('names the flag the operator changes, from a cli tag or a Go field path', () => {
+    const journal = 'msg="critical configuration mismatched: ClusterIPRanges.slice[0].IP"\nmsg="critical configuration mismatched: ClusterIPRange.IP"\nmsg="failed to validate server configuration: critical configuration value mismatch between servers"';
     expect(matchJoinFailure(journal)).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH', detail: 'cluster-cidr' });
+    expect(matchJoinFailure('msg="critical configuration mismatched: ServiceIPRange.Mask.slice[2]"')?.detail).toBe('service-cidr');
+    expect(matchJoinFailure('msg="critical configuration mismatched: ClusterDNSs.slice[0]"')?.detail).toBe('cluster-dns');
+    expect(matchJoinFailure('msg="critical configuration mismatched: disable-service-lb"')?.detail).toBe('disable: [servicelb]');
+    expect(matchJoinFailure('msg="critical configuration mismatched: flannel-backend"')?.detail).toBe('flannel-backend');
     expect(matchJoinFailure('unable to join cluster due to critical configuration value mismatch')).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH' });
   });
 
@@ -67,6 +74,24 @@ describe("naming a join failure from k3s's journal", () => {
     expect(matchJoinFailure('etcdserver: unhealthy cluster')).toMatchObject({ id: 'ETCD_CLUSTER_UNHEALTHY', transient: true });
     const cleared = 'level=info msg="Starting k3s v1.33.5+k3s1"\nfatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"\nlevel=info msg="Starting k3s v1.33.5+k3s1"\nWaiting for this server to be promoted';
     expect(matchJoinFailure(cleared)).toBeUndefined();
+  });
+
+  it("does not take a joining server's skipped config validation alone for a rejected token", () => {
+    // compareConfig asks as user "node": with a separate agent token that request can fail while the join succeeds.
+    expect(matchJoinFailure('level=warning msg="Skipping cluster configuration validation: https://10.0.0.11:6443/v1-k3s/config: 401 Unauthorized"')).toBeUndefined();
+  });
+
+  it('matches every recorded upstream k3s failure line', () => {
+    const lines = readFileSync(new URL('../fixtures/upstream-lines/k3s.txt', import.meta.url), 'utf8').split('\n');
+    for (const line of lines.filter((l) => l.trim() && !l.startsWith('#') && !l.includes('Skipping cluster configuration'))) {
+      expect(matchJoinFailure(line), line).toBeDefined();
+    }
+  });
+
+  it("forgets etcd's refusals once k3s, retrying in-process, started its member", () => {
+    const waiting = 'level=info msg="Waiting for other members to finish joining etcd cluster: etcdserver: too many learner members in cluster"';
+    expect(matchJoinFailure(`level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}`)).toMatchObject({ id: 'ETCD_CLUSTER_UNHEALTHY', transient: true });
+    expect(matchJoinFailure(`level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}\nlevel=info msg="Starting etcd to join cluster with members [a-1=https://10.0.0.11:2380 b-2=https://10.0.0.12:2380]"`)).toBeUndefined();
   });
 
   it('names nothing in a healthy journal', () => {

@@ -43,7 +43,11 @@ describe('k3s twin configuration (k3s config file rules)', () => {
   it('names each critical argument that differs between servers', () => {
     const founder = criticalArgs({ 'flannel-backend': 'none', 'disable-network-policy': true, disable: ['servicelb'] });
     const joiner = criticalArgs({ 'flannel-backend': 'none', disable: [] });
-    expect(mismatched(joiner, founder)).toEqual(['disable-network-policy', 'disable-servicelb']);
+    expect(mismatched(joiner, founder)).toEqual(['disable-network-policy', 'disable-service-lb']);
+    // CIDR and DNS differences are named by their go-test/deep field path, in struct order (k3s compareConfig).
+    expect(mismatched(criticalArgs({ 'cluster-cidr': '10.52.0.0/16' }), criticalArgs({}))).toEqual(['ClusterIPRanges.slice[0].IP', 'ClusterIPRange.IP']);
+    expect(mismatched(criticalArgs({ 'service-cidr': '10.43.0.0/17' }), criticalArgs({}))).toEqual(['ServiceIPRange.Mask.slice[2]', 'ServiceIPRanges.slice[0].Mask.slice[2]']);
+    expect(mismatched(criticalArgs({ 'cluster-dns': '10.43.0.11' }), criticalArgs({}))).toEqual(['ClusterDNSs.slice[0]', 'cluster-dns']);
     expect(mismatched(founder, founder)).toEqual([]);
     expect(criticalArgs({})['cluster-cidr']).toBe('10.42.0.0/16');
   });

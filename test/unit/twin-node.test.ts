@@ -2,20 +2,26 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NOT_READY_MESSAGE, cniReady, desiredNode } from '../../lab/twin/server/node.ts';
+import { NOT_READY_MESSAGE, cniReady, desiredNode, etcdStatusCondition } from '../../lab/twin/server/node.ts';
 
 describe('k3s twin Node object', () => {
   const cond = (n: any, type: string) => n.status.conditions.find((c: any) => c.type === type);
 
   it('a server without CNI is NotReady with the runtime message, and carries the three role labels', () => {
-    const n = desiredNode({ name: 's1', ip: '10.0.0.1', server: true, etcdMember: 's1-abc', etcdVoter: true, cniReady: false });
+    const n = desiredNode({ name: 's1', ip: '10.0.0.1', server: true, etcdMember: 's1-abc', cniReady: false });
     expect(cond(n, 'Ready')).toMatchObject({ status: 'False', message: NOT_READY_MESSAGE });
-    expect(cond(n, 'EtcdIsVoter')).toMatchObject({ status: 'True' });
+    // EtcdIsVoter is the etcd leader's to set; the node's own status update keeps what the leader wrote.
+    expect(cond(n, 'EtcdIsVoter')).toBeUndefined();
+    const set = { ...n, status: { ...n.status, conditions: [...n.status.conditions, etcdStatusCondition('voter', '')] } };
+    expect(cond(desiredNode({ name: 's1', ip: '10.0.0.1', server: true, etcdMember: 's1-abc', cniReady: false }, set), 'EtcdIsVoter')).toMatchObject({ status: 'True', reason: 'MemberNotLearner' });
     expect(n.metadata.labels).toMatchObject({ 'node-role.kubernetes.io/etcd': 'true', 'node-role.kubernetes.io/control-plane': 'true', 'node-role.kubernetes.io/master': 'true' });
   });
 
-  it('a learner is not a voter (reason NotAMember); an agent has no etcd condition nor role labels', () => {
-    expect(cond(desiredNode({ name: 's2', ip: 'x', server: true, etcdVoter: false, cniReady: false }), 'EtcdIsVoter')).toMatchObject({ status: 'False', reason: 'NotAMember' });
+  it("EtcdIsVoter in k3s's words (pkg/etcd/etcd.go setEtcdStatusCondition); an agent has no etcd condition nor role labels", () => {
+    expect(etcdStatusCondition('learner', '')).toMatchObject({ status: 'False', reason: 'MemberIsLearner', message: 'Node has not been promoted to voting member of the etcd cluster' });
+    expect(etcdStatusCondition('voter', '')).toMatchObject({ status: 'True', reason: 'MemberNotLearner', message: 'Node is a voting member of the etcd cluster' });
+    expect(etcdStatusCondition('unhealthy', 'failed to check etcd member status: timeout')).toMatchObject({ status: 'False', reason: 'Unhealthy', message: 'failed to check etcd member status: timeout' });
+    expect(etcdStatusCondition('unjoined', '')).toMatchObject({ status: 'False', reason: 'NotAMember', message: 'Node is not a member of the etcd cluster' });
     const agent = desiredNode({ name: 'a1', ip: 'x', server: false, cniReady: true });
     expect(cond(agent, 'EtcdIsVoter')).toBeUndefined();
     expect(cond(agent, 'Ready')).toMatchObject({ status: 'True' });

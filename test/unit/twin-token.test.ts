@@ -11,7 +11,17 @@ describe('k3s twin token format', () => {
     expect(parseToken(t)).toEqual({ caHash: hashCA(pem), username: 'server', password: 's3cret' });
   });
 
-  it('accepts a short token (bare secret) without a CA hash', () => {
-    expect(parseToken('just-a-secret\n')).toEqual({ caHash: '', username: 'server', password: 'just-a-secret' });
+  it('accepts a short token (bare secret) without a CA hash or user', () => {
+    expect(parseToken('just-a-secret\n')).toEqual({ caHash: '', username: '', password: 'just-a-secret' });
+    expect(parseToken('K10::node:pw')).toEqual({ caHash: '', username: 'node', password: 'pw' });
+  });
+
+  it("refuses malformed tokens in k3s's words (pkg/clientaccess/token.go parseToken)", () => {
+    expect(() => parseToken('')).toThrow('token must not be empty');
+    expect(() => parseToken('K10::')).toThrow('invalid token format');
+    expect(() => parseToken('K10::x')).toThrow('invalid token format');
+    expect(() => parseToken('K10::x:')).toThrow('invalid token format');
+    expect(() => parseToken('K10XX::x:y')).toThrow('invalid token CA hash length');
+    expect(() => parseToken('K10deadbeef')).toThrow('invalid token format');
   });
 });

@@ -43,10 +43,19 @@ export function writeToken(p: ServerPaths, caPem: string, secret: string): void 
   }
 }
 
+/** k3s pkg/util/token.go NormalizeToken: the password of a token, or k3s's error for a malformed one. */
+export function normalizeToken(token: string): string {
+  try {
+    return parseToken(token).password;
+  } catch {
+    return log.fatal('failed to normalize server token; must be in format K10<CA-HASH>::<USERNAME>:<PASSWORD> or <PASSWORD>');
+  }
+}
+
 export function secretFromConfigOrFile(c: Ctx): string | undefined {
   const t = str(c.s, 'token');
-  if (t) return parseToken(t).password;
-  if (existsSync(c.p.token)) return parseToken(readFileSync(c.p.token, 'utf8')).password;
+  if (t) return normalizeToken(t);
+  if (existsSync(c.p.token)) return normalizeToken(readFileSync(c.p.token, 'utf8'));
   return undefined;
 }
 
@@ -76,7 +85,12 @@ function found(c: Ctx): Booted {
   const given = str(c.s, 'token');
   let secret = newSecret();
   if (given) {
-    const t = parseToken(given);
+    let t: ReturnType<typeof parseToken>;
+    try {
+      t = parseToken(given);
+    } catch {
+      return log.fatal('failed to normalize server token; must be in format K10<CA-HASH>::<USERNAME>:<PASSWORD> or <PASSWORD>');
+    }
     if (t.caHash && t.caHash !== hashCA(ca)) prepFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(ca)}`);
     secret = t.password;
   }
@@ -90,9 +104,16 @@ function found(c: Ctx): Booted {
 async function join(c: Ctx): Promise<Booted> {
   const server = str(c.s, 'server').replace(/\/+$/, '');
   const given = str(c.s, 'token');
-  if (!given) return log.fatal('Error: --token is required when joining a cluster with --server');
-  const t = parseToken(given);
-  const auth = { user: 'server', password: t.password };
+  // k3s pkg/cluster/bootstrap.go shouldBootstrapLoad: the token is parsed and the server's CA checked
+  // against its hash before anything else; the password is first used by compareConfig.
+  if (!given) return prepFail('failed to check if bootstrap data has been initialized: token is required to join a cluster');
+  const tokenFail = (msg: string): never => prepFail(`failed to check if bootstrap data has been initialized: failed to validate token: ${msg}`);
+  let t: ReturnType<typeof parseToken>;
+  try {
+    t = parseToken(given);
+  } catch (e) {
+    return tokenFail((e as Error).message);
+  }
 
   let cacerts: string;
   try {
@@ -100,39 +121,91 @@ async function join(c: Ctx): Promise<Booted> {
     if (r.status !== 200) throw new Error(`${server}/cacerts: ${r.status} ${r.text.trim()}`);
     cacerts = r.text;
   } catch (e) {
-    return prepFail(`failed to get CA certs: ${(e as Error).message}`);
+    return tokenFail(`failed to get CA certs: ${(e as Error).message}`);
+  }
+  // getCACerts asks again, verifying the server's certificate with the bundle it just received.
+  try {
+    await fetchText(`${server}/cacerts`, { ca: cacerts });
+  } catch (e) {
+    return tokenFail(`CA cert validation failed: ${(e as Error).message}`);
   }
   if (!t.caHash) log.warn('Cluster CA certificate is not trusted by the host CA bundle, but the token does not include a CA hash. Use the full token from the server\'s node-token file to enable Cluster CA validation.');
-  if (t.caHash && t.caHash !== hashCA(cacerts)) return prepFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
+  if (t.caHash && t.caHash !== hashCA(cacerts)) return tokenFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
+  log.info('Managed etcd cluster not yet initialized');
 
-  let theirs: Record<string, string>;
+  // compareConfig: /v1-k3s/config as user "node" with the agent token (or the token); when that request
+  // fails (a wrong password: 401) k3s only warns and goes on to the bootstrap request, which then fails.
+  const agentToken = str(c.s, 'agent-token');
+  let nodePassword = t.password;
   try {
-    theirs = (await fetchJSON(`${server}/v1-k3s/config`, { ca: cacerts, auth })).criticalArgs;
+    if (agentToken) nodePassword = parseToken(agentToken).password;
   } catch (e) {
-    return prepFail(`failed to get server config: ${(e as Error).message}`);
+    return prepFail(`failed to validate server configuration: ${(e as Error).message}`);
   }
-  const diff = mismatched(criticalArgs(c.s), theirs);
-  if (diff.length) {
-    for (const flag of diff) log.warn(`critical configuration mismatched: ${flag}`);
-    return prepFail('failed to validate server configuration: critical configuration value mismatch between servers');
+  let theirs: Record<string, string> | undefined;
+  try {
+    theirs = (await fetchJSON(`${server}/v1-k3s/config`, { ca: cacerts, auth: { user: 'node', password: nodePassword } })).criticalArgs;
+  } catch (e) {
+    log.warn(`Skipping cluster configuration validation: ${(e as Error).message}`);
+  }
+  if (theirs) {
+    const diff = mismatched(criticalArgs(c.s), theirs);
+    if (diff.length) {
+      for (const field of diff) log.warn(`critical configuration mismatched: ${field}`);
+      return prepFail('failed to validate server configuration: critical configuration value mismatch between servers');
+    }
+  }
+
+  // httpBootstrap: /v1-k3s/server-bootstrap as user "server"; its error is k3s's last word.
+  const auth = { user: 'server', password: t.password };
+  let bootstrapData: any;
+  try {
+    bootstrapData = await fetchJSON(`${server}/v1-k3s/server-bootstrap`, { ca: cacerts, auth });
+  } catch (e) {
+    return prepFail((e as Error).message);
   }
 
   const tls = tlsPaths(c.p.dataDir);
-  writeCAs(tls, await fetchJSON(`${server}/v1-k3s/server-bootstrap`, { ca: cacerts, auth }));
+  writeCAs(tls, bootstrapData);
   writeToken(c.p, cacerts, t.password);
 
   const name = memberName(c.p.etcdName, c.node);
-  const info = await fetchJSON(`${server}/db/info`, { ca: cacerts, auth });
-  const endpoints: string[] = info.members.flatMap((m: any) => m.clientURLs ?? []);
-  if (!endpoints.length) return log.fatal('ETCD join failed: no client URLs in the cluster member list');
+  // k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go Start: the join is retried in-process every second while
+  // etcd refuses it for another learner or an unhealthy cluster, or the member list cannot be fetched;
+  // any other error is fatal.
+  let cluster: string[];
+  for (;;) {
+    try {
+      cluster = await etcdJoin(c, server, cacerts, auth, name);
+      break;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (e instanceof MemberListError) log.info(`Waiting to retrieve etcd cluster member list: ${msg}`);
+      else if (/etcdserver: (too many learner members in cluster|unhealthy cluster)/.test(msg)) log.info(`Waiting for other members to finish joining etcd cluster: ${msg}`);
+      else return log.fatal(`etcd cluster join failed: ${msg}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  log.info(`Starting etcd to join cluster with members [${cluster.join(' ')}]`);
+  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: cluster.join(','), state: 'existing' });
+  return { secret: t.password, member, memberName: name, joining: true };
+}
+
+class MemberListError extends Error {}
+
+/** pkg/etcd/etcd.go join: the member list from the server joined, a duplicate-name check, the learner added. */
+async function etcdJoin(c: Ctx, server: string, cacerts: string, auth: { user: string; password: string }, name: string): Promise<string[]> {
+  let info: any;
+  try {
+    info = await fetchJSON(`${server}/db/info`, { ca: cacerts, auth });
+  } catch (e) {
+    throw new MemberListError(`failed to get MemberList from server: ${(e as Error).message}`);
+  }
+  const endpoints: string[] = info.members.filter((m: any) => !m.isLearner).flatMap((m: any) => m.clientURLs ?? []);
+  if (!endpoints.length) throw new Error('no client URLs in the cluster member list');
   const etcd = new EtcdClient(endpoints[0]);
   const myPeer = peerURL(c.ip);
-  let members;
-  try {
-    members = await etcd.members();
-  } catch (e) {
-    return log.fatal(`etcd cluster join failed: ${(e as Error).message}`);
-  }
+  const members = await etcd.members();
   let add = true;
   const cluster: string[] = [];
   for (const m of members) {
@@ -145,21 +218,15 @@ async function join(c: Ctx): Promise<Booted> {
     const memberNode = last > 1 ? mName.slice(0, last) : mName;
     if (mName !== name && memberNode === c.node) {
       unlinkSync(c.p.etcdName);
-      return log.fatal('etcd cluster join failed: duplicate node name found, please use a unique name for this node');
+      throw new Error('duplicate node name found, please use a unique name for this node');
     }
   }
   if (add) {
     log.info(`Adding member ${name}=${myPeer} to etcd cluster [${cluster.join(' ')}]`);
-    try {
-      await etcd.addLearner(myPeer);
-    } catch (e) {
-      return log.fatal(`etcd cluster join failed: ${(e as Error).message}`);
-    }
+    await etcd.addLearner(myPeer);
     cluster.push(`${name}=${myPeer}`);
   }
-  log.info(`Starting etcd for cluster [${cluster.join(' ')}]`);
-  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: cluster.join(','), state: 'existing' });
-  return { secret: t.password, member, memberName: name, joining: true };
+  return cluster;
 }
 
 export function localEtcd(c: Ctx): EtcdClient {

@@ -14,7 +14,6 @@ export interface NodeFacts {
   ip: string;
   server: boolean;
   etcdMember?: string; // member name, for servers
-  etcdVoter?: boolean;
   cniReady: boolean;
   labels?: Record<string, string>;
   taints?: any[];
@@ -61,11 +60,9 @@ export function desiredNode(f: NodeFacts, existing?: any): any {
       ? condition('Ready', true, 'KubeletReady', 'kubelet is posting ready status', prevConds)
       : condition('Ready', false, 'KubeletNotReady', NOT_READY_MESSAGE, prevConds),
   ];
-  if (f.server) {
-    conditions.push(f.etcdVoter
-      ? condition('EtcdIsVoter', true, 'MemberNotLearner', 'Node is a voting member of the etcd cluster', prevConds)
-      : condition('EtcdIsVoter', false, 'NotAMember', 'Node is not a member of the etcd cluster', prevConds));
-  }
+  // EtcdIsVoter is the etcd leader's to set (etcdStatusCondition below), not this node's: it is kept as is.
+  const voter = prevConds?.find((c: any) => c.type === 'EtcdIsVoter');
+  if (f.server && voter) conditions.push(voter);
   const meta = existing?.metadata ?? {};
   const annotations = { ...(meta.annotations ?? {}), 'k3s.io/node-args': '[]', 'flannel.alpha.coreos.com/public-ip': f.ip };
   if (f.server && f.etcdMember) {
@@ -92,4 +89,23 @@ export function desiredNode(f: NodeFacts, existing?: any): any {
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
     },
   };
+}
+
+/**
+ * The EtcdIsVoter condition the etcd leader's member controller sets on each server's Node every 15 s
+ * (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go manageLearners, setEtcdStatusCondition): a learner is
+ * False/MemberIsLearner, a voter True/MemberNotLearner, a member whose status cannot be read
+ * False/Unhealthy with the error as message, a server Node without a member False/NotAMember.
+ */
+export type MemberStatus = 'voter' | 'learner' | 'unhealthy' | 'unjoined';
+
+export function etcdStatusCondition(status: MemberStatus, message: string, existing?: any): any {
+  const [st, reason, msg] = status === 'learner' ? [false, 'MemberIsLearner', 'Node has not been promoted to voting member of the etcd cluster']
+    : status === 'voter' ? [true, 'MemberNotLearner', 'Node is a voting member of the etcd cluster']
+    : status === 'unhealthy' ? [false, 'Unhealthy', 'Node is unhealthy']
+    : [false, 'NotAMember', 'Node is not a member of the etcd cluster'];
+  const c = condition('EtcdIsVoter', st as boolean, reason as string, message || (msg as string), existing?.status?.conditions);
+  const old = existing?.status?.conditions?.find((x: any) => x.type === 'EtcdIsVoter');
+  if (old && (old.reason !== c.reason || old.message !== c.message)) c.lastTransitionTime = c.lastHeartbeatTime;
+  return c;
 }

@@ -19,7 +19,7 @@ import { startHttps, unauthorized } from './https.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { ManifestDeployer } from './manifests.ts';
 import { nodeIP, nodeName } from './netinfo.ts';
-import { cniReady, desiredNode, type NodeFacts } from './node.ts';
+import { cniReady, desiredNode, etcdStatusCondition, type MemberStatus, type NodeFacts } from './node.ts';
 import { serverPaths } from './paths.ts';
 import { handleSupervisor } from './supervisor.ts';
 import { NODE_PASSWORD_FILE, NodePasswordRejected, deleteNodePassword, nodePassword, verifyLocalPassword, verifyNodePassword } from './node-password.ts';
@@ -156,7 +156,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   const facts = async (): Promise<NodeFacts> => {
     const members = await etcd.members().catch(() => []);
     const me = members.find((m) => m.name === booted.memberName);
-    return { name: c.node, ip: c.ip, server: true, etcdMember: booted.memberName, etcdVoter: Boolean(me && !me.isLearner), cniReady: cniReady(p.cniDirs), labels: labelsFrom(list(s, 'node-label')) };
+    return { name: c.node, ip: c.ip, server: true, etcdMember: booted.memberName, cniReady: cniReady(p.cniDirs), labels: labelsFrom(list(s, 'node-label')) };
   };
   let registered = false;
   const heartbeat = async () => {
@@ -170,7 +170,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     setTimeout(heartbeat, Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));
   };
   await heartbeat();
-  manageLearners(etcd);
+  manageLearners(etcd, store);
 
   const deployer = new ManifestDeployer(p.manifests, store, registry, async (file, sum) => {
     const addons = (await registry.findKind('k3s.cattle.io/v1', 'Addon'))!;
@@ -202,28 +202,68 @@ function labelsFrom(items: string[]): Record<string, string> {
   return Object.fromEntries(items.map((l) => { const i = l.indexOf('='); return i < 0 ? [l, ''] : [l.slice(0, i), l.slice(i + 1)]; }));
 }
 
-/** The etcd leader promotes learners that caught up (k3s manageLearners; upstream ticks every 15 s). */
-function manageLearners(etcd: EtcdClient): void {
+/**
+ * k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go manageLearners: every 15 s, on the etcd leader only, each
+ * learner is promoted if etcd lets it (it refuses until the learner caught up: tried again next tick),
+ * and every server Node's EtcdIsVoter is set from the member list as it was at the start of the tick
+ * (so a learner promoted now reads as a voter one tick later). Learner stall tracking and eviction after
+ * 5 minutes are not imitated (lab/TWIN.md).
+ */
+function manageLearners(etcd: EtcdClient, store: ObjectStore): void {
+  const tickMs = Number(process.env.K3S_TWIN_LEARNER_TICK_MS ?? 15_000);
   const tick = async () => {
     try {
       const st = await etcd.status();
       if (st.leader === st.memberId) {
-        for (const m of await etcd.members()) {
-          if (!m.isLearner || !m.name) continue;
-          try {
-            await etcd.promote(m.id);
-            log.info(`Promoted learner ${m.name} to voting member`);
-          } catch {
-            // not caught up yet: etcd refuses, try again next tick
+        const members = await etcd.members();
+        const nodes = ((await store.list(NODES, undefined)).items as any[]).filter((n) => n.metadata?.labels?.['node-role.kubernetes.io/etcd'] === 'true');
+        const isMember = new Set<string>();
+        for (const m of members) {
+          let status: MemberStatus = m.isLearner ? 'learner' : 'voter';
+          if (m.isLearner && m.name) {
+            try {
+              await etcd.promote(m.id);
+              log.info(`Promoted learner ${m.name}`);
+            } catch {
+              // not caught up yet: etcd refuses, try again next tick
+            }
           }
+          const node = nodes.find((n) => n.metadata?.annotations?.['etcd.k3s.cattle.io/node-name'] === m.name);
+          if (!node) continue;
+          isMember.add(node.metadata.name);
+          let message = '';
+          try {
+            if (!m.clientURLs[0]) throw new Error('member has no client URL');
+            await new EtcdClient(m.clientURLs[0]).status();
+          } catch (e) {
+            status = 'unhealthy';
+            message = `failed to check etcd member status: ${(e as Error).message}`;
+          }
+          await setVoterCondition(store, node.metadata.name, status, message);
         }
+        for (const n of nodes) if (!isMember.has(n.metadata.name)) await setVoterCondition(store, n.metadata.name, 'unjoined', '');
       }
     } catch {
       /* no status this time */
     }
-    setTimeout(tick, Number(process.env.K3S_TWIN_LEARNER_TICK_MS ?? 5000));
+    setTimeout(tick, tickMs);
   };
-  void tick();
+  setTimeout(tick, tickMs);
+}
+
+async function setVoterCondition(store: ObjectStore, name: string, status: MemberStatus, message: string): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    const node = await store.tryGet(NODES, undefined, name);
+    if (!node) return;
+    const cond = etcdStatusCondition(status, message, node);
+    const conditions = [...(node.status?.conditions ?? []).filter((c: any) => c.type !== 'EtcdIsVoter'), cond];
+    try {
+      await store.update(NODES, undefined, name, { ...node, status: { ...(node.status ?? {}), conditions } }, { expectedRV: node.metadata.resourceVersion });
+      return;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.reason === 'Conflict')) return;
+    }
+  }
 }
 
 /**

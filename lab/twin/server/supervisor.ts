@@ -1,9 +1,12 @@
 // Supervisor paths served next to the API on :6443 (k3s pkg/server/router.go): /cacerts and /ping are
-// anonymous; /v1-k3s/config (critical args), /v1-k3s/server-bootstrap (the cluster CAs, which k3s moves
-// encrypted with the token) need the server token; /db/info (etcd members, pkg/etcd/etcd.go handler and
-// infoHandler) is served without credentials to a client on 127.0.0.1 or ::1 and needs the server token from
-// anywhere else (pkg/server/auth/auth.go IsLocalOrHasRole; k3s-io/k3s#10001);
-// /v1-k3s/node (the twin's stand-in for the kubelet's registration) accepts the server or agent token.
+// anonymous; /v1-k3s/server-bootstrap (the cluster CAs, which k3s moves encrypted with the token) needs the
+// server token; /v1-k3s/config (the control config agents read, and joining servers read as user "node" in
+// compareConfig) and /v1-k3s/node (the twin's stand-in for the kubelet's registration) accept the server or
+// the agent token; /db/info (etcd members, pkg/etcd/etcd.go handler and infoHandler) is served without
+// credentials to a client on 127.0.0.1 or ::1 and needs the server token from anywhere else
+// (pkg/server/auth/auth.go IsLocalOrHasRole; k3s-io/k3s#10001).
+// A wrong password is answered 401 (a plain body, no metav1.Status), so a Go client's error reads
+// `<url>: 401 Unauthorized` (pkg/clientaccess/token.go).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenFromBasicAuth } from './https.ts';
 
@@ -84,8 +87,8 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
     }
     return true;
   }
-  const needsServer = path === '/v1-k3s/config' || path === '/v1-k3s/server-bootstrap' || path === '/db/info';
-  const isNode = path === '/v1-k3s/node';
+  const needsServer = path === '/v1-k3s/server-bootstrap' || path === '/db/info';
+  const isNode = path === '/v1-k3s/node' || path === '/v1-k3s/config';
   if (!needsServer && !isNode) return false;
   const cred = tokenFromBasicAuth(req);
   const okServer = cred?.password === d.serverSecret();
