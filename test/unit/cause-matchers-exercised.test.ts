@@ -127,8 +127,6 @@ const MATCHERS: Matcher[] = [
  * gone from the matchers (delete it too). Nothing else may be unexercised.
  */
 const NOT_UPSTREAM: Record<string, string> = {
-  'failed to get server config: \\S+ 401 Unauthorized':
-    "the twin's wording only: k3s-io/k3s v1.33.5+k3s1 pkg/cluster/bootstrap.go compareConfig logs `Skipping cluster configuration validation: …` when /v1-k3s/config fails and goes on; the join then fails on /v1-k3s/server-bootstrap",
   '^Reconciling$': 'a condition type in fluxcd/pkg apis/meta, never a Ready reason (harmless in the pending set)',
   '^ProgressingWithRetry$':
     'a reason of the Reconciling condition (fluxcd/kustomize-controller v1.9.0 internal/controller/kustomization_controller.go, fluxcd/helm-controller v1.6.0 internal/reconcile/atomic_release.go), not of Ready, which the engine reads (harmless in the pending set)',
