@@ -74,7 +74,7 @@ export async function resetCluster(): Promise<void> {
           'systemctl stop k3s.service k3s-agent.service 2>/dev/null',
           'systemctl disable k3s.service k3s-agent.service 2>/dev/null',
           'pkill -9 -x etcd 2>/dev/null; pkill -9 -f /usr/local/bin/k3s 2>/dev/null',
-          'rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
+          'rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service /etc/systemd/system/k3s-agent.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
           // kube-vip's address stays on a NIC when its process is killed: a cold build starts without it.
           `for d in $(ls /sys/class/net); do ip addr del ${NET.vip}/32 dev $d 2>/dev/null; done`,
           'rm -f /etc/cni/net.d/05-cilium.conflist',
