@@ -68,8 +68,10 @@ export async function runAgent(s: Settings): Promise<void> {
   const labels = Object.fromEntries(list(s, 'node-label').map((l) => l.split('=') as [string, string]));
   const agentDir = join(dataDir, 'agent');
   const certs = await nodeCertificates(server, t.password, ca, agentDir, name, password, ip);
-  await startKubeletServer(certs.serving, certs.clientCA, Number(process.env.K3S_TWIN_KUBELET_PORT ?? 10250), root ? join(root, 'var/log/pods') : '/var/log/pods')
-    .catch((e) => log.fatal(`listen tcp :10250: bind: ${(e as Error).message}`));
+  // The kubelet listens on every address (its default); K3S_TWIN_KUBELET_ADDRESS (tests on one machine) narrows it.
+  const kubeletAddress = process.env.K3S_TWIN_KUBELET_ADDRESS;
+  await startKubeletServer(certs.serving, certs.clientCA, 10250, root ? join(root, 'var/log/pods') : '/var/log/pods', kubeletAddress)
+    .catch((e) => log.fatal(`listen tcp ${kubeletAddress ?? ''}:10250: bind: ${(e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address already in use' : (e as Error).message}`));
   const ctx: NodeContext = {
     node: name, ip, dataDir, cniDir, root, caFile: join(agentDir, 'server-ca.crt'),
     serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'),

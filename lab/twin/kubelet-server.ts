@@ -8,7 +8,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 
-export function startKubeletServer(serving: { cert: string; key: string }, clientCA: string, port: number, podLogDir: string): Promise<https.Server> {
+export function startKubeletServer(serving: { cert: string; key: string }, clientCA: string, port: number, podLogDir: string, address?: string): Promise<https.Server> {
   const server = https.createServer({ cert: serving.cert, key: serving.key, ca: [clientCA], requestCert: true, rejectUnauthorized: false }, (req, res) => {
     if (!(req.socket as TLSSocket).authorized) {
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' });
@@ -39,6 +39,6 @@ export function startKubeletServer(serving: { cert: string; key: string }, clien
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => resolve(server));
+    server.listen(port, address || undefined, () => resolve(server));
   });
 }
