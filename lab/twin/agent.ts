@@ -118,15 +118,16 @@ async function nodeCertificates(server: string, secret: string, ca: string, dir:
   const headers = { 'k3s-Node-Name': name, 'k3s-Node-Password': password, 'k3s-Node-IP': ip };
   for (;;) {
     try {
-      const get = async (path: string, named: boolean) => {
+      // Errors name the file the answer was for, as k3s does (`…/agent/serving-kubelet.crt: Node password rejected, …`).
+      const get = async (path: string, file: string, named: boolean) => {
         const r = await fetchText(`${server}${path}`, { ca, auth, headers: named ? headers : undefined });
-        if (r.status === 403 && named) throw new Error(PASSWORD_REJECTED);
-        if (r.status !== 200) throw new Error(`${server}${path}: ${r.status} ${r.text.trim()}`);
+        if (r.status === 403 && named) throw new Error(`${join(dir, file)}: ${PASSWORD_REJECTED}`);
+        if (r.status !== 200) throw new Error(`${join(dir, file)}: ${r.status} ${r.text.trim()}`);
         return r.text;
       };
-      const client = splitPem(await get('/v1-k3s/client-kubelet.crt', true));
-      const serving = splitPem(await get('/v1-k3s/serving-kubelet.crt', true));
-      const clientCA = await get('/v1-k3s/client-ca.crt', false);
+      const serving = splitPem(await get('/v1-k3s/serving-kubelet.crt', 'serving-kubelet.crt', true));
+      const client = splitPem(await get('/v1-k3s/client-kubelet.crt', 'client-kubelet.crt', true));
+      const clientCA = await get('/v1-k3s/client-ca.crt', 'client-ca.crt', false);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const files: Record<string, string> = {
         'server-ca.crt': ca, 'client-ca.crt': clientCA,

@@ -85,7 +85,7 @@ export async function resetCluster(): Promise<void> {
   );
 }
 
-/** Each server's EtcdIsVoter status as the founder's API reports it. */
+/** Each server's EtcdIsVoter status as the founder's API reports it (agents have no such condition and are left out). */
 export async function voters(founder = hosts()[0].name): Promise<Record<string, string>> {
   const res = await hostExec(founder, `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="EtcdIsVoter")].status}{"\\n"}{end}'`);
   return Object.fromEntries(
@@ -93,7 +93,8 @@ export async function voters(founder = hosts()[0].name): Promise<Record<string, 
       .trim()
       .split('\n')
       .filter(Boolean)
-      .map((l) => l.split('=')),
+      .map((l) => l.split('='))
+      .filter(([, status]) => status),
   );
 }
 
