@@ -93,9 +93,10 @@ export class DaemonSetKubelet {
 
   async reconcile(): Promise<void> {
     const { store } = this.ctx;
+    // Pods before Nodes: a pod's Node is then always in the list unless it was deleted (orphan GC below).
+    const pods = (await store.list(PODS)).items;
     const nodes = (await store.list(NODES)).items.map(nodeView);
     const dss = (await store.list(DS)).items;
-    const pods = (await store.list(PODS)).items;
     // The controller's nodes: with the datastore (a server), this node and the agents; none on an agent.
     const controlled = this.ctx.etcd ? nodes.filter((n) => n.name === this.ctx.node || isAgentNode(n)) : [];
     const keep = new Set<string>();
