@@ -40,7 +40,7 @@ export function podRow(o: any): unknown[] {
     reason = podReady ? 'Running' : 'NotReady';
   }
   if (o.metadata?.deletionTimestamp) reason = st.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
-  const restartsCell = lastRestart !== undefined ? `${restarts} (${age(new Date(lastRestart).toISOString())} ago)` : restarts;
+  const restartsCell = restarts !== 0 && lastRestart !== undefined ? `${restarts} (${age(new Date(lastRestart).toISOString())} ago)` : String(restarts);
   const gates = o.spec?.readinessGates ?? [];
   const gatesCell = gates.length
     ? `${gates.filter((g: any) => (st.conditions ?? []).some((c: any) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`
