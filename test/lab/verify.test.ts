@@ -259,9 +259,9 @@ describeAsRoot('bootstrap verify lab', () => {
     const r = await verify([], { stateDir, inventory });
     expect(r.code).toBe(1);
     const causes = stops(r);
-    expect(causes.map((c) => [c.cause, c.host])).toEqual(SERVERS.map((s) => ['AGENT_SERVICE_HOST_DRIFT', s]));
+    expect(causes.map((c) => [c.cause, c.host])).toEqual(ALL().map((s) => ['AGENT_SERVICE_HOST_DRIFT', s]));
     for (const c of causes) expect(c.evidence.seen).toMatch(new RegExp(`^agent cilium-\\w+ dials ${server.replaceAll('.', '\\.')}, not the VIP ${NET.vip.replaceAll('.', '\\.')}$`));
-    expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual(SERVERS.map((s) => [s, false]));
+    expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual(ALL().map((s) => [s, false]));
     expectWithinBudget(r);
   }, 600_000);
 
