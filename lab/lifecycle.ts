@@ -6,7 +6,7 @@ import { paths, planHosts, type HostPlan, type LabShape } from './config.ts';
 import { freshDisk, hostExec, hostPublicKey, isRunning, powerOff, powerOn } from './host.ts';
 import { renderInventory } from './inventory.ts';
 import { unmountUnder } from './mounts.ts';
-import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plugHost } from './network.ts';
+import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plannedNic, plugHost } from './network.ts';
 import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
 import { writeFluxInstall } from './flux-install.ts';
 import { removeServedRepo, startGitServer } from './gitops-server.ts';
@@ -87,7 +87,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
 async function healthy(hosts: HostPlan[]): Promise<boolean> {
   for (const h of hosts) {
     if (!isRunning(h) || !(await cableConnected(h))) return false;
-    if ((await hostNic(h).catch(() => '')) !== 'eth0') return false;
+    if ((await hostNic(h).catch(() => '')) !== plannedNic(h)) return false;
   }
   return (await Promise.all(hosts.map((h) => waitForSsh(h, 5000)))).every(Boolean);
 }

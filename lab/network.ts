@@ -1,5 +1,7 @@
 // The lab's wire: one bridge with the operator's address, one network namespace and veth pair per
-// host. The host's end is eth0 inside its namespace; the machine's end is enslaved to the bridge.
+// host. The host's end is its NIC inside its namespace (servers eth0, agents enp1s0: machines of another
+// make, so nothing may assume every node's NIC has the servers' name); the machine's end is enslaved to
+// the bridge.
 import { existsSync, readdirSync } from 'node:fs';
 import { LINK_PREFIX, NET, type HostPlan } from './config.ts';
 import { run } from './run.ts';
@@ -15,13 +17,22 @@ export async function ensureBridge(): Promise<void> {
   await ip('link', 'set', NET.bridge, 'up');
 }
 
-/** Creates the host's namespace and NIC (eth0) with its address and a default route via the operator. */
+export const SERVER_NIC = 'eth0';
+export const AGENT_NIC = 'enp1s0';
+
+/** The NIC name a host is made with (and healed back to after rename-nic). */
+export function plannedNic(host: Pick<HostPlan, 'role'>): string {
+  return host.role === 'agent' ? AGENT_NIC : SERVER_NIC;
+}
+
+/** Creates the host's namespace and NIC (plannedNic) with its address and a default route via the operator. */
 export async function plugHost(host: HostPlan): Promise<void> {
+  const nic = plannedNic(host);
   await ip('netns', 'add', host.netns);
-  await ip('link', 'add', host.veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', host.netns);
+  await ip('link', 'add', host.veth, 'type', 'veth', 'peer', 'name', nic, 'netns', host.netns);
   await ip('link', 'set', host.veth, 'master', NET.bridge, 'up');
   await ip('-n', host.netns, 'link', 'set', 'lo', 'up');
-  await ip('-n', host.netns, 'addr', 'add', `${host.address}/${NET.prefix}`, 'dev', 'eth0');
+  await ip('-n', host.netns, 'addr', 'add', `${host.address}/${NET.prefix}`, 'dev', nic);
   await nicUp(host);
 }
 

@@ -1,6 +1,10 @@
-// `k3s agent`: validates the server's CA against the token like a joining server does, then keeps its
-// Node registered and its status current through the server's supervisor port. The kubelet, containerd
+// `k3s agent`: validates the server's CA against the token like a joining server does, fetches the
+// node's kubelet certificates from the supervisor (client: for the API; serving: for its own :10250),
+// keeps its Node registered and its status current through the server's supervisor port, and runs this
+// node's kubelet: the DaemonSet pods the servers' controller binds to this node (the Cilium agent), read and
+// written through the server's API with the node's client certificate (an agent has no etcd). Containerd
 // and the CNI datapath are not imitated; the Ready condition follows the same CNI config hook as servers.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_PASSWORD_FILE, nodePassword, passwordRejected } from './server/node-password.ts';
 import { type Settings, list, str } from './config.ts';
@@ -11,6 +15,14 @@ import { nodeIP, nodeName } from './server/netinfo.ts';
 import { cniReady } from './server/node.ts';
 import { hashCA, parseToken } from './token.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
+import { ApiStore } from './api/client-store.ts';
+import { DaemonSetKubelet } from './addons/daemonsets.ts';
+import type { NodeContext } from './addons/context.ts';
+import { PodLogs } from './addons/pod-logs.ts';
+import { ciliumAgentProgram } from './addons/cilium/program.ts';
+import { kubeVipProgram } from './addons/kube-vip/program.ts';
+import { hostNet } from './addons/kube-vip/net.ts';
+import { startKubeletServer } from './kubelet-server.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -31,7 +43,10 @@ export async function runAgent(s: Settings): Promise<void> {
     }
   }
   const dataDir = str(s, 'data-dir', '/var/lib/rancher/k3s');
-  const cniDirs = ['/etc/cni/net.d', join(dataDir, 'agent', 'etc', 'cni', 'net.d')];
+  // K3S_TWIN_ADDON_ROOT (tests on one machine): the CNI config and pod logs under that folder.
+  const root = process.env.K3S_TWIN_ADDON_ROOT;
+  const cniDir = root ? join(root, 'etc/cni/net.d') : '/etc/cni/net.d';
+  const cniDirs = [cniDir, join(dataDir, 'agent', 'etc', 'cni', 'net.d')];
   let ca: string;
   for (;;) {
     try {
@@ -61,12 +76,25 @@ export async function runAgent(s: Settings): Promise<void> {
   const ip = nodeIP(s);
   const password = nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? NODE_PASSWORD_FILE);
   const labels = Object.fromEntries(list(s, 'node-label').map((l) => l.split('=') as [string, string]));
+  const agentDir = join(dataDir, 'agent');
+  const certs = await nodeCertificates(server, t.password, ca, agentDir, name, password, ip);
+  // The kubelet listens on every address (its default); K3S_TWIN_KUBELET_ADDRESS (tests on one machine) narrows it.
+  const kubeletAddress = process.env.K3S_TWIN_KUBELET_ADDRESS;
+  await startKubeletServer(certs.serving, certs.clientCA, 10250, root ? join(root, 'var/log/pods') : '/var/log/pods', kubeletAddress)
+    .catch((e) => log.fatal(`listen tcp ${kubeletAddress ?? ''}:10250: bind: ${(e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address already in use' : (e as Error).message}`));
+  const ctx: NodeContext = {
+    node: name, ip, dataDir, cniDir, root, caFile: join(agentDir, 'server-ca.crt'),
+    serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'),
+    store: new ApiStore(server, { ca, ...certs.client }),
+  };
+  const kubelet = new DaemonSetKubelet(ctx, new PodLogs(undefined, root ? join(root, 'var/log/pods') : undefined), [kubeVipProgram(hostNet), ciliumAgentProgram()]);
   let ready = false;
   for (;;) {
     try {
       await fetchJSON(`${server}/v1-k3s/node`, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } });
       if (!ready) {
         ready = true;
+        kubelet.start();
         notifyReady('k3s agent is up and running');
         log.info('k3s agent is up and running');
       }
@@ -77,5 +105,51 @@ export async function runAgent(s: Settings): Promise<void> {
       else log.error(`Failed to update node ${name}: ${msg}`);
     }
     await sleep(Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));
+  }
+}
+
+interface Pair {
+  cert: string;
+  key: string;
+}
+
+function splitPem(text: string): Pair {
+  const blocks = text.match(/-----BEGIN [^-]+-----[\s\S]*?-----END [^-]+-----\n?/g) ?? [];
+  const isKey = (b: string) => /PRIVATE KEY/.test(b);
+  return { cert: blocks.filter((b) => !isKey(b)).join(''), key: blocks.filter(isKey).join('') };
+}
+
+/**
+ * The agent's certificates from the supervisor (k3s pkg/agent/config getNodeNamedCrt): the kubelet's client
+ * and serving certificates (node name, password and IP in k3s-Node-* headers) and the client CA, kept in
+ * <data-dir>/agent as k3s does. A 403 is the node password check; k3s words it as below and retries.
+ */
+async function nodeCertificates(server: string, secret: string, ca: string, dir: string, name: string, password: string, ip: string): Promise<{ client: Pair; serving: Pair; clientCA: string }> {
+  const auth = { user: 'node', password: secret };
+  const headers = { 'k3s-Node-Name': name, 'k3s-Node-Password': password, 'k3s-Node-IP': ip };
+  for (;;) {
+    try {
+      // Errors name the file the answer was for, as k3s does (`…/agent/serving-kubelet.crt: Node password rejected, …`).
+      const get = async (path: string, file: string, named: boolean) => {
+        const r = await fetchText(`${server}${path}`, { ca, auth, headers: named ? headers : undefined });
+        if (r.status === 403 && named) throw new Error(`${join(dir, file)}: ${passwordRejected()}`);
+        if (r.status !== 200) throw new Error(`${join(dir, file)}: ${r.status} ${r.text.trim()}`);
+        return r.text;
+      };
+      const serving = splitPem(await get('/v1-k3s/serving-kubelet.crt', 'serving-kubelet.crt', true));
+      const client = splitPem(await get('/v1-k3s/client-kubelet.crt', 'client-kubelet.crt', true));
+      const clientCA = await get('/v1-k3s/client-ca.crt', 'client-ca.crt', false);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const files: Record<string, string> = {
+        'server-ca.crt': ca, 'client-ca.crt': clientCA,
+        'client-kubelet.crt': client.cert, 'client-kubelet.key': client.key,
+        'serving-kubelet.crt': serving.cert, 'serving-kubelet.key': serving.key,
+      };
+      for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text, { mode: f.endsWith('.key') ? 0o600 : 0o644 });
+      return { client, serving, clientCA };
+    } catch (e) {
+      log.info(`Waiting to retrieve agent configuration; server is not ready: ${(e as Error).message}`);
+      await sleep(5000);
+    }
   }
 }

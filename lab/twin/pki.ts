@@ -121,3 +121,27 @@ export function ensureAdmin(p: TlsPaths): void {
     ext: 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
   });
 }
+
+/**
+ * A kubelet certificate for a node, as k3s's supervisor hands it out (pkg/server/handlers/handlers.go
+ * ClientKubeletCert / ServingKubeletCert): client = CN system:node:<name>, O system:nodes, signed by the
+ * client CA; serving = CN <name>, SANs <name>, localhost, 127.0.0.1 and the node's IPs, signed by the server
+ * CA. The answer is the certificate, the CA and the private key in one PEM text (upstream's answer to a
+ * request without a CSR; the twin makes a fresh key per request instead of upstream's shared one).
+ */
+export function signNodeCert(p: TlsPaths, kind: 'client' | 'serving', node: string, ips: string[]): string {
+  const tmp = mkdtempSync(join(tmpdir(), 'k3s-twin-node-'));
+  try {
+    const cert = join(tmp, 'node.crt');
+    const key = join(tmp, 'node.key');
+    const ca = kind === 'client' ? p.clientCA : p.serverCA;
+    const caKey = kind === 'client' ? p.clientCAKey : p.serverCAKey;
+    const alt = [`DNS:${node}`, 'DNS:localhost', 'IP:127.0.0.1', ...ips.filter(isIP).map((ip) => `IP:${ip}`)].join(',');
+    signLeaf(kind === 'client'
+      ? { ca, caKey, cert, key, subject: `/O=system:nodes/CN=system:node:${node}`, ext: 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' }
+      : { ca, caKey, cert, key, subject: `/CN=${node}`, ext: `subjectAltName=${alt}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n` });
+    return readFileSync(cert, 'utf8') + readFileSync(ca, 'utf8') + readFileSync(key, 'utf8');
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

@@ -5,13 +5,16 @@ import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { ensureLab } from '../support/lab.ts';
+import { ensureLab, hosts } from '../support/lab.ts';
+import { NET } from '../../lab/config.ts';
 import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf } from '../support/cluster.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
 import { hostHttp } from '../support/host-http.ts';
-import { NET } from '../../lab/config.ts';
 
-const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+// The lab's hosts as `lab up` made them (servers, then agents; the shared lab has one agent).
+const all = () => hosts().map((h) => h.name);
+const servers = () => hosts().filter((h) => h.role === 'server').map((h) => h.name);
+const agents = () => hosts().filter((h) => h.role === 'agent').map((h) => h.name);
 const helmRelease = (checkout: string) => join(checkout, 'platform', 'cilium', 'helmrelease.yaml');
 
 describeAsRoot('cold build through Cilium', () => {
@@ -25,13 +28,13 @@ describeAsRoot('cold build through Cilium', () => {
   });
 
   it('an overlay without K3S_API_HOST stops with UNRESOLVED_SUBSTITUTION before any change to a host', async () => {
-    const before = await Promise.all(SERVERS.map(hostFingerprint));
+    const before = await Promise.all(all().map(hostFingerprint));
     const broken = labInventory({ clusterPath: 'broken/undefined' });
     const r = await bootstrap(['--until', 'cilium', '--json'], { stateDir: freshStateDir(), inventory: broken });
     expect(stopOf(r)).toMatchObject({ cause: 'UNRESOLVED_SUBSTITUTION' });
     expect(JSON.stringify(stopOf(r))).toContain('K3S_API_HOST');
     expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
-    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(before);
+    expect(await Promise.all(all().map(hostFingerprint))).toEqual(before);
   });
 
   it('builds from cold: the VIP answers before Cilium installs, agents dial the VIP, nodes Ready', async () => {
@@ -43,9 +46,19 @@ describeAsRoot('cold build through Cilium', () => {
     expect(vipOk).toBeGreaterThan(-1);
     expect(vipOk).toBeLessThan(ciliumStart);
     const env = await hostExec('k3s-lab-1', `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o jsonpath='{range .items[*]}{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}{"\\n"}{end}'`);
-    expect(env.stdout.trim().split('\n')).toEqual(['10.77.0.9', '10.77.0.9', '10.77.0.9']);
-    const ready = await hostExec('k3s-lab-1', `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`);
-    expect(ready.stdout.trim().split('\n')).toEqual(['True', 'True', 'True']);
+    expect(env.stdout.trim().split('\n')).toEqual(all().map(() => NET.vip));
+    const ready = await hostExec('k3s-lab-1', `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`);
+    expect(ready.stdout.trim().split('\n').sort()).toEqual(all().map((n) => `${n}=True`).sort());
+    // The agent runs its own Cilium pod (and no kube-vip: its affinity wants the control plane), and its
+    // kubelet port belongs to k3s-agent, as the engine's port probe sees it.
+    const wide = await hostExec('k3s-lab-1', 'k3s kubectl get pods -n kube-system -o wide');
+    expect(wide.stdout.split('\n')[0]).toMatch(/^NAME +READY +STATUS +RESTARTS +AGE +IP +NODE +NOMINATED NODE +READINESS GATES$/);
+    for (const a of agents()) {
+      expect(wide.stdout).toMatch(new RegExp(`^cilium-\\w{5} +1/1 +Running +\\d+ +\\S+ +[\\d.]+ +${a} `, 'm'));
+      expect(wide.stdout).not.toMatch(new RegExp(`^kube-vip\\S* .* ${a} `, 'm'));
+      const port = await hostExec(a, "ss -Hltnp 'sport = :10250' | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 | xargs -I{} grep -o '[^/]*\\.service' /proc/{}/cgroup | head -n1");
+      expect(port.stdout.trim()).toBe('k3s-agent.service');
+    }
   });
 
   it('a second run changes nothing, and --check after it would change nothing', async () => {
@@ -60,7 +73,7 @@ describeAsRoot('cold build through Cilium', () => {
   it.each([
     ['maxUnavailable 2', 'ROLLOUT_TOO_WIDE', (c: string) => editFile(helmRelease(c), /maxUnavailable: 1/, 'maxUnavailable: 2')],
     ['a pod CIDR that is not the cluster CIDR', 'POD_CIDR_MISMATCH', (c: string) => editFile(helmRelease(c), /clusterPoolIPv4PodCIDRList: \["10\.42\.0\.0\/16"\]/, 'clusterPoolIPv4PodCIDRList: ["10.0.0.0/8"]')],
-    ['k8sServiceHost = a node address', 'SERVICE_HOST_NOT_VIP', (c: string) => editFile(helmRelease(c), /k8sServiceHost: "\$\{K3S_API_HOST\}"/, 'k8sServiceHost: "10.77.0.10"')],
+    ['k8sServiceHost = a node address', 'SERVICE_HOST_NOT_VIP', (c: string) => editFile(helmRelease(c), /k8sServiceHost: "\$\{K3S_API_HOST\}"/, `k8sServiceHost: "${hosts()[0].address}"`)],
     ['kube-proxy replacement off', 'KPR_MISMATCH', (c: string) => editFile(helmRelease(c), /kubeProxyReplacement: true/, 'kubeProxyReplacement: false')],
   ])('%s → %s, before any change', async (_what, cause, edit) => {
     const variant = labInventory({ gitops: edit });
@@ -85,8 +98,8 @@ describeAsRoot('cold build through Cilium', () => {
 
   it('VIP failover: stopping the lease holder moves the VIP to another server within the lease timing', async () => {
     const holder = (await hostExec('k3s-lab-1', "k3s kubectl get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'")).stdout.trim();
-    expect(SERVERS).toContain(holder);
-    const other = SERVERS.find((s) => s !== holder)!;
+    expect(servers()).toContain(holder);
+    const other = servers().find((s) => s !== holder)!;
     await fault(holder, 'stop');
     try {
       const t0 = Date.now();

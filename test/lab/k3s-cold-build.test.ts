@@ -3,10 +3,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fault } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { ensureLab } from '../support/lab.ts';
+import { ensureLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from '../support/cluster.ts';
 
-const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+// Every host of the lab (the shared lab has three servers and an agent): --check touches none of them.
+const all = () => hosts().map((h) => h.name);
 
 describeAsRoot('cold build up to the joins', () => {
   const stateDir = freshStateDir();
@@ -17,7 +18,7 @@ describeAsRoot('cold build up to the joins', () => {
   });
 
   it('--check before any run lists every change and touches nothing', async () => {
-    const before = await Promise.all(SERVERS.map(hostFingerprint));
+    const before = await Promise.all(all().map(hostFingerprint));
     const r = await bootstrap(['--until', 'k3s-join', '--check'], { stateDir });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(2);
@@ -26,7 +27,7 @@ describeAsRoot('cold build up to the joins', () => {
     expect(r.stdout).toMatch(/would wait: founder's API ready/);
     expect(r.stdout).toMatch(/\d+ ok, \d+ would change/);
     expect(r.stdout).not.toMatch(/K10|token: [0-9a-f]{20}/);
-    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(before);
+    expect(await Promise.all(all().map(hostFingerprint))).toEqual(before);
   });
 
   it('builds the founder and joins two servers, one at a time, as etcd voters', async () => {

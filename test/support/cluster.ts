@@ -83,7 +83,7 @@ export async function resetCluster(): Promise<void> {
           // stopping the slice kills them and removes their cgroups; a shim outside it is killed by its path.
           'systemctl stop kubepods.slice 2>/dev/null',
           "pkill -9 -f '/var/lib/rancher/k3s/data/[^/]*/bin/containerd-shim' 2>/dev/null",
-          'rm -rf /var/lib/rancher/k3s /run/k3s /var/lib/kubelet /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
+          'rm -rf /var/lib/rancher/k3s /run/k3s /var/lib/kubelet /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service /etc/systemd/system/k3s-agent.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
           // kube-vip's address stays on a NIC when its process is killed: a cold build starts without it.
           `for d in $(ls /sys/class/net); do ip addr del ${NET.vip}/32 dev $d 2>/dev/null; done`,
           'rm -f /etc/cni/net.d/05-cilium.conflist',
@@ -94,7 +94,7 @@ export async function resetCluster(): Promise<void> {
   );
 }
 
-/** Each server's EtcdIsVoter status as the founder's API reports it. */
+/** Each server's EtcdIsVoter status as the founder's API reports it (agents have no such condition and are left out). */
 export async function voters(founder = hosts()[0].name): Promise<Record<string, string>> {
   const res = await hostExec(founder, `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="EtcdIsVoter")].status}{"\\n"}{end}'`);
   return Object.fromEntries(
@@ -102,7 +102,8 @@ export async function voters(founder = hosts()[0].name): Promise<Record<string, 
       .trim()
       .split('\n')
       .filter(Boolean)
-      .map((l) => l.split('=')),
+      .map((l) => l.split('='))
+      .filter(([, status]) => status),
   );
 }
 

@@ -15,12 +15,14 @@ export interface LabShapeWanted {
 let upOnce: Promise<UpResult> | undefined;
 let upShape = '';
 
-/** The lab of the given shape (default 3 servers, 0 agents), up and answering SSH. */
+/** The lab of the given shape (default 3 servers and 1 agent, so every lab test meets an agent), up and answering SSH. */
 export function ensureLab(shape: LabShapeWanted = {}): Promise<UpResult> {
-  const key = `${shape.servers ?? 3}/${shape.agents ?? 0}`;
+  const servers = shape.servers ?? 3;
+  const agents = shape.agents ?? 1;
+  const key = `${servers}/${agents}`;
   if (!upOnce || upShape !== key) {
     upShape = key;
-    upOnce = up(shape);
+    upOnce = up({ servers, agents });
     upOnce.catch(() => (upOnce = undefined));
   }
   return upOnce;

@@ -1,7 +1,7 @@
 // The add-on twins in a k3s twin server run as a process on this machine (loopback address, no lab):
 // K3S_TWIN_ADDON_ROOT keeps their files (CNI config, status socket, pod logs, the VIP) under a folder.
 // The lab tests (test/lab/twin-addons-*.test.ts) show the same on real hosts with a real NIC and ARP.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -21,6 +21,7 @@ const IP = '127.33.0.1';
 const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
 let root: string;
 let s: LocalServer;
+let bin: string;
 let addonRoot: string;
 let manifests: string;
 
@@ -62,7 +63,7 @@ beforeAll(async () => {
   }
   root = mkdtempSync(join(tmpdir(), 'twin-addons-'));
   addonRoot = join(root, 'host');
-  const bin = await buildTwin(join(root, 'bin'));
+  bin = await buildTwin(join(root, 'bin'));
   const dir = join(root, 's1');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'config.yaml'), 'cluster-init: true\n');
@@ -142,4 +143,49 @@ describe('add-on twins in a local k3s twin', () => {
     expect(status['kube-proxy-replacement'].mode).toBe('True');
     await waitFor('DaemonSet status', async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 1, 10_000);
   }, 90_000);
+  it('an agent joins: the servers bind a Cilium pod to it, its kubelet runs it through the API, its Node turns Ready; :10250 answers 401 without a client certificate', async () => {
+    const AGENT_IP = '127.33.0.2';
+    const dir = mkdtempSync(join(root, 'agent-'));
+    const agentRoot = join(dir, 'host');
+    let out = '';
+    const p = spawn(bin, ['agent', '--server', `https://${IP}:6443`, '--token', s.token(), '--node-name', 'a1', '--node-ip', AGENT_IP, '--data-dir', join(dir, 'data'), '--config', join(dir, 'none.yaml')], {
+      env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000', K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password'), K3S_TWIN_ADDON_ROOT: agentRoot, K3S_TWIN_KUBELET_ADDRESS: AGENT_IP },
+    });
+    p.stderr.on('data', (c) => (out += c));
+    try {
+      await waitFor('a Ready Cilium pod on a1', async () => (await pods('k8s-app=cilium')).some((x) => x.spec.nodeName === 'a1' && ready(x)), 60_000, () => out + s.output());
+      await waitFor('node a1 Ready', async () => (await json('/api/v1/nodes/a1')).status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'), 20_000, () => out);
+      expect(readFileSync(join(agentRoot, 'etc/cni/net.d/05-cilium.conflist'), 'utf8')).toContain('cilium-cni');
+      // kube-vip's affinity wants the control plane: no kube-vip pod on the agent.
+      const vips = await pods('app.kubernetes.io/name=kube-vip-ds');
+      expect(vips.map((x) => x.spec.nodeName)).toEqual(['s1']);
+      await waitFor('DaemonSet status counts the agent', async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 2, 10_000);
+      const anonymous = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        https.get(`https://${AGENT_IP}:10250/pods`, { rejectUnauthorized: false }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        }).on('error', reject);
+      });
+      expect(anonymous).toEqual({ status: 401, body: 'Unauthorized' });
+      expect(readFileSync(join(dir, 'data', 'agent', 'client-kubelet.crt'), 'utf8')).toContain('BEGIN CERTIFICATE');
+    } finally {
+      p.kill('SIGTERM');
+    }
+  }, 90_000);
+
+  it('pods print the columns kube-apiserver prints (-o wide adds IP, NODE, NOMINATED NODE, READINESS GATES)', async () => {
+    const t = await new Promise<any>((resolve, reject) => {
+      const kc = YAML.parse(readFileSync(join(root, 's1', 'k3s.yaml'), 'utf8'));
+      const b = (x: string) => Buffer.from(x, 'base64');
+      https.get(`https://${IP}:6443/api/v1/namespaces/kube-system/pods`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }, ca: b(kc.clusters[0].cluster['certificate-authority-data']), cert: b(kc.users[0].user['client-certificate-data']), key: b(kc.users[0].user['client-key-data']) }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve(JSON.parse(body)));
+      }).on('error', reject);
+    });
+    expect(t.columnDefinitions.map((c: any) => `${c.name}/${c.priority}`)).toEqual(['Name/0', 'Ready/0', 'Status/0', 'Restarts/0', 'Age/0', 'IP/1', 'Node/1', 'Nominated Node/1', 'Readiness Gates/1']);
+    const row = t.rows.find((r: any) => String(r.cells[0]).startsWith('cilium-') && r.cells[6] === 's1');
+    expect(row.cells).toEqual([expect.stringMatching(/^cilium-\w{5}$/), '1/1', 'Running', expect.anything(), expect.any(String), IP, 's1', '<none>', '<none>']);
+  });
 });

@@ -217,7 +217,7 @@ describe('k3s twin on this machine', () => {
       let out = '';
       const p = spawn(bin, ['agent', '--server', `https://${IP(2)}:6443`, '--token', servers[0].token(), '--node-name', 'a1', '--node-ip', IP(50),
         '--data-dir', dir, '--config', join(dir, 'none.yaml')],
-      { env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000', K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password') } });
+      { env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000', K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password'), K3S_TWIN_KUBELET_ADDRESS: IP(50) } });
       p.stderr.on('data', (c) => (out += c));
       return { p, out: () => out };
     };

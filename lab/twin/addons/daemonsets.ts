@@ -1,17 +1,21 @@
-// The DaemonSet controller and kubelet, for this node only and only for the DaemonSets an add-on twin
-// knows how to run (kube-vip, the Cilium agent): a pod per fitting node (Pod object with status, as
-// `kubectl get pods -o wide` shows), its container run by a container runtime (on a lab host each container
-// is its own process in the pod's cgroup, ../runtime/process-runtime.ts; tests on one machine run it inside
-// the twin), a rolling update that replaces at
-// most maxUnavailable pods at a time across the cluster, and the DaemonSet's status for `rollout status`.
-// Every server runs one of these; the cluster-wide parts (status, rollout slots) are compare-and-swap writes.
+// The DaemonSet controller and kubelet, only for the DaemonSets an add-on twin knows how to run (kube-vip,
+// the Cilium agent): a pod per fitting node (Pod object with status, as `kubectl get pods -o wide` shows),
+// its container run by a container runtime (on a lab host each container is its own process in the pod's
+// cgroup, ../runtime/process-runtime.ts; tests on one machine run it inside the twin), a rolling update that
+// replaces at most maxUnavailable pods at a time across the cluster, and the DaemonSet's status for
+// `rollout status`.
+// Which node, which store: every server runs one with the datastore itself and plays the controller for
+// its own node and for the agents (nodes without the control-plane role, which run no controller of their
+// own; kube-controller-manager runs on servers only); every node's kubelet runs the pods bound to it. An
+// agent runs one without etcd, reading and writing through the API of the server it joined: kubelet only.
+// The cluster-wide parts (status, rollout slots) are compare-and-swap writes, so servers may race.
 import { BUILTIN } from '../api/resources.ts';
 import { ApiError } from '../api/status.ts';
 import { log } from '../log.ts';
-import { type AddonContext, nowIso } from './context.ts';
+import { type NodeContext, nowIso } from './context.ts';
 import type { PodLogs } from './pod-logs.ts';
 import { containerId } from '../runtime/tasks.ts';
-import { containerEnv, maxUnavailable, nodeView, podFitsNode, podFromTemplate, templateHash } from './scheduling.ts';
+import { type NodeView, containerEnv, maxUnavailable, nodeView, podFitsNode, podFromTemplate, templateHash } from './scheduling.ts';
 
 const info = (r: string) => BUILTIN.find((x) => x.resource === r)!;
 const DS = info('daemonsets');
@@ -36,7 +40,7 @@ export interface Running {
 }
 
 export interface StartArgs {
-  ctx: AddonContext;
+  ctx: NodeContext;
   pod: any;
   container: any;
   env: Record<string, string>;
@@ -66,6 +70,8 @@ export const inProcessRuntime: ContainerRuntime = { start: (program, a) => progr
 const isReady = (pod: any) => (pod?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
 const ownedBy = (pod: any, ds: any) => (pod.metadata?.ownerReferences ?? []).some((o: any) => o.uid === ds.metadata.uid);
 const rolloutKey = (ds: any) => `/twin/ds-rollout/${ds.metadata.namespace}/${ds.metadata.name}`;
+/** A node whose twin plays no DaemonSet controller: an agent (k3s runs kube-controller-manager on servers). */
+export const isAgentNode = (n: NodeView) => !Object.prototype.hasOwnProperty.call(n.labels, 'node-role.kubernetes.io/control-plane');
 
 interface Slot {
   podName: string;
@@ -82,7 +88,7 @@ export class DaemonSetKubelet {
   private timer?: NodeJS.Timeout;
   private stopped = false;
 
-  constructor(private ctx: AddonContext, private logs: PodLogs, private programs: DaemonProgram[], private runtime: ContainerRuntime = inProcessRuntime) {}
+  constructor(private ctx: NodeContext, private logs: PodLogs, private programs: DaemonProgram[], private runtime: ContainerRuntime = inProcessRuntime) {}
 
   start(intervalMs = 2000): void {
     const tick = async () => {
@@ -108,45 +114,45 @@ export class DaemonSetKubelet {
 
   async reconcile(): Promise<void> {
     const { store } = this.ctx;
-    const me = await store.tryGet(NODES, undefined, this.ctx.node);
+    // Pods before Nodes: a pod's Node is then always in the list unless it was deleted (orphan GC below).
+    const pods = (await store.list(PODS)).items;
     const nodes = (await store.list(NODES)).items.map(nodeView);
     const dss = (await store.list(DS)).items;
-    const pods = (await store.list(PODS)).items;
+    // The controller's nodes: with the datastore (a server), this node and the agents; none on an agent.
+    const controlled = this.ctx.etcd ? nodes.filter((n) => n.name === this.ctx.node || isAgentNode(n)) : [];
     const keep = new Set<string>();
     for (const ds of dss) {
       const program = this.programs.find((p) => p.container(ds));
       if (!program) continue;
       const hash = templateHash(ds.spec?.template);
-      const mine = pods.filter((p) => ownedBy(p, ds) && p.spec?.nodeName === this.ctx.node);
-      const fits = me ? podFitsNode(ds.spec?.template?.spec, nodeView(me)) : false;
-      if (!fits) {
-        for (const p of mine) await this.deletePod(p);
-      } else {
-        const current = mine.find((p) => p.metadata.labels?.['controller-revision-hash'] === hash);
-        const old = mine.filter((p) => p !== current);
-        let run = current;
-        if (!current && old.length === 0) run = await this.createPod(ds, hash);
-        else if (!current) {
-          // An outdated pod that is not available anyway is replaced at once; an available one waits for a
-          // slot (kube-controller-manager daemon/update.go rollingUpdate).
-          if (!old.some(isReady) || (await this.takeRolloutSlot(ds, hash, nodes, pods))) {
-            for (const p of old) await this.deletePod(p);
-            run = await this.createPod(ds, hash);
-          } else run = old[0];
-        } else for (const p of old) await this.deletePod(p);
-        if (run) {
-          keep.add(run.metadata.name);
-          this.ensureRunning(program, ds, run);
-          if (run === current && isReady(current)) await this.releaseRolloutSlot(ds, hash, pods).catch(() => undefined);
-        }
+      let run: any;
+      for (const n of controlled) {
+        const r = await this.controlNode(ds, hash, n, nodes, pods);
+        if (n.name === this.ctx.node) run = r;
       }
-      await this.writeStatus(ds, hash, nodes, pods).catch(() => undefined);
+      // The kubelet's part: the pod of this DaemonSet bound to this node (the current revision first).
+      if (!this.ctx.etcd) {
+        const mine = pods.filter((p) => ownedBy(p, ds) && p.spec?.nodeName === this.ctx.node && !p.metadata?.deletionTimestamp);
+        run = mine.find((p) => p.metadata.labels?.['controller-revision-hash'] === hash) ?? mine[0];
+      }
+      if (run) {
+        keep.add(run.metadata.name);
+        this.ensureRunning(program, ds, run);
+      }
+      if (this.ctx.etcd) await this.writeStatus(ds, hash, nodes, pods).catch(() => undefined);
     }
-    // The garbage collector's part: pods of a DaemonSet that is gone go too.
-    const live = new Set(dss.map((d) => d.metadata.uid));
-    for (const p of pods) {
-      const owner = (p.metadata?.ownerReferences ?? []).find((o: any) => o.kind === 'DaemonSet');
-      if (owner && !live.has(owner.uid) && p.spec?.nodeName === this.ctx.node) await this.deletePod(p);
+    if (this.ctx.etcd) {
+      // The garbage collector's part: pods of a DaemonSet that is gone go too, and pods bound to a Node that
+      // is gone (kube-controller-manager's pod GC of orphaned pods).
+      const live = new Set(dss.map((d) => d.metadata.uid));
+      const names = new Set(nodes.map((n) => n.name));
+      const mineToCollect = new Set(controlled.map((n) => n.name));
+      for (const p of pods) {
+        const owner = (p.metadata?.ownerReferences ?? []).find((o: any) => o.kind === 'DaemonSet');
+        if (!owner) continue;
+        const node = p.spec?.nodeName;
+        if ((!live.has(owner.uid) && mineToCollect.has(node)) || (node && !names.has(node))) await this.deletePod(p);
+      }
     }
     for (const [name, s] of this.slots) {
       if (keep.has(name)) continue;
@@ -156,13 +162,36 @@ export class DaemonSetKubelet {
     await this.runtime.prune?.();
   }
 
-  private async createPod(ds: any, hash: string): Promise<any | undefined> {
-    const pod = podFromTemplate(ds, this.ctx.node, hash);
+  /** The DaemonSet controller for one node: its pod created, replaced (rolling update) or deleted. Returns the pod that node should run. */
+  private async controlNode(ds: any, hash: string, node: NodeView, nodes: NodeView[], pods: any[]): Promise<any | undefined> {
+    const mine = pods.filter((p) => ownedBy(p, ds) && p.spec?.nodeName === node.name);
+    if (!podFitsNode(ds.spec?.template?.spec, node)) {
+      for (const p of mine) await this.deletePod(p);
+      return undefined;
+    }
+    const current = mine.find((p) => p.metadata.labels?.['controller-revision-hash'] === hash);
+    const old = mine.filter((p) => p !== current);
+    let run = current;
+    if (!current && old.length === 0) run = await this.createPod(ds, hash, node.name);
+    else if (!current) {
+      // An outdated pod that is not available anyway is replaced at once; an available one waits for a
+      // slot (kube-controller-manager daemon/update.go rollingUpdate).
+      if (!old.some(isReady) || (await this.takeRolloutSlot(ds, hash, nodes, pods, node.name))) {
+        for (const p of old) await this.deletePod(p);
+        run = await this.createPod(ds, hash, node.name);
+      } else run = old[0];
+    } else for (const p of old) await this.deletePod(p);
+    if (run && run === current && isReady(current)) await this.releaseRolloutSlot(ds, node.name).catch(() => undefined);
+    return run;
+  }
+
+  private async createPod(ds: any, hash: string, node: string): Promise<any | undefined> {
+    const pod = podFromTemplate(ds, node, hash);
     // The ServiceAccount admission plugin refuses a pod whose ServiceAccount does not exist; the DaemonSet
     // controller records that as a FailedCreate event and tries again later.
     const sa = pod.spec.serviceAccountName;
     if (sa && !(await this.ctx.store.tryGet(SERVICE_ACCOUNTS, pod.metadata.namespace, sa))) {
-      await this.failedCreate(ds, `Error creating: pods "${ds.metadata.name}-" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`);
+      await this.failedCreate(ds, node, `Error creating: pods "${ds.metadata.name}-" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`);
       return undefined;
     }
     try {
@@ -173,8 +202,8 @@ export class DaemonSetKubelet {
     }
   }
 
-  private async failedCreate(ds: any, message: string): Promise<void> {
-    const name = `${ds.metadata.name}.failedcreate-${this.ctx.node}`;
+  private async failedCreate(ds: any, node: string, message: string): Promise<void> {
+    const name = `${ds.metadata.name}.failedcreate-${node}`;
     const ns = ds.metadata.namespace;
     const cur = await this.ctx.store.tryGet(EVENTS, ns, name);
     const t = nowIso();
@@ -278,38 +307,39 @@ export class DaemonSetKubelet {
   }
 
   /** May this node replace its outdated pod now? At most maxUnavailable pods of the DaemonSet down at once. */
-  private async takeRolloutSlot(ds: any, hash: string, nodes: ReturnType<typeof nodeView>[], pods: any[]): Promise<boolean> {
+  private async takeRolloutSlot(ds: any, hash: string, nodes: NodeView[], pods: any[], node: string): Promise<boolean> {
+    const etcd = this.ctx.etcd!;
     const fitting = nodes.filter((n) => podFitsNode(ds.spec?.template?.spec, n)).map((n) => n.name);
     const limit = maxUnavailable(ds, fitting.length);
-    const kv = await this.ctx.etcd.get(rolloutKey(ds));
+    const kv = await etcd.get(rolloutKey(ds));
     const slots: Record<string, string> = kv ? JSON.parse(kv.value) : {};
     const owned = pods.filter((p) => ownedBy(p, ds));
     const readyNew = (n: string) => owned.some((p) => p.spec?.nodeName === n && p.metadata.labels?.['controller-revision-hash'] === hash && isReady(p));
     const busy = new Set<string>();
-    for (const n of Object.keys(slots)) if (slots[n] === hash && !readyNew(n) && n !== this.ctx.node) busy.add(n);
+    for (const n of Object.keys(slots)) if (slots[n] === hash && !readyNew(n) && n !== node) busy.add(n);
     for (const n of fitting) {
-      if (n === this.ctx.node) continue;
+      if (n === node) continue;
       const p = owned.find((x) => x.spec?.nodeName === n);
       if (!p || !isReady(p)) busy.add(n);
     }
     if (busy.size >= limit) return false;
     const next = Object.fromEntries(Object.entries(slots).filter(([n, h]) => h === hash && !readyNew(n)));
-    next[this.ctx.node] = hash;
-    const r = await this.ctx.etcd.putIf(rolloutKey(ds), JSON.stringify(next), kv?.modRevision ?? 0);
+    next[node] = hash;
+    const r = await etcd.putIf(rolloutKey(ds), JSON.stringify(next), kv?.modRevision ?? 0);
     return r.ok;
   }
 
-  private async releaseRolloutSlot(ds: any, hash: string, _pods: any[]): Promise<void> {
-    const kv = await this.ctx.etcd.get(rolloutKey(ds));
+  private async releaseRolloutSlot(ds: any, node: string): Promise<void> {
+    const etcd = this.ctx.etcd!;
+    const kv = await etcd.get(rolloutKey(ds));
     if (!kv) return;
     const slots: Record<string, string> = JSON.parse(kv.value);
-    if (!(this.ctx.node in slots)) return;
-    delete slots[this.ctx.node];
-    void hash;
-    await this.ctx.etcd.putIf(rolloutKey(ds), JSON.stringify(slots), kv.modRevision);
+    if (!(node in slots)) return;
+    delete slots[node];
+    await etcd.putIf(rolloutKey(ds), JSON.stringify(slots), kv.modRevision);
   }
 
-  private async writeStatus(ds: any, hash: string, nodes: ReturnType<typeof nodeView>[], pods: any[]): Promise<void> {
+  private async writeStatus(ds: any, hash: string, nodes: NodeView[], pods: any[]): Promise<void> {
     const fitting = new Set(nodes.filter((n) => podFitsNode(ds.spec?.template?.spec, n)).map((n) => n.name));
     const owned = pods.filter((p) => ownedBy(p, ds) && fitting.has(p.spec?.nodeName));
     const ready = owned.filter(isReady).length;

@@ -1,7 +1,8 @@
 // Container logs of the add-on twins' pods, readable as on k3s: through the API
 // (GET /api/v1/namespaces/<ns>/pods/<name>/log — what `kubectl logs` uses, served by any server) and on the
 // node where kubelet keeps them (/var/log/pods/<ns>_<pod>_<uid>/<container>/0.log). The API copy lives in
-// etcd (appended in chunks, the last LOG_KEEP lines served), so every server answers the same.
+// etcd (appended in chunks, the last LOG_KEEP lines served), so every server answers the same. An agent's
+// kubelet has no etcd: its pods' logs stay in the node's files.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ export class PodLogs {
   private seq = 0;
   private timer?: NodeJS.Timeout;
 
-  constructor(private etcd: EtcdClient, private fileRoot = '/var/log/pods') {}
+  constructor(private etcd: EtcdClient | undefined, private fileRoot = '/var/log/pods') {}
 
   /** A logger for one container of one pod: each line goes to the node's file and (batched) to etcd. */
   writer(ns: string, pod: string, uid: string, container: string): (line: string) => void {
@@ -34,6 +35,7 @@ export class PodLogs {
       } catch {
         /* the node's disk is full: the API copy still gets it */
       }
+      if (!this.etcd) return;
       const key = logPrefix(ns, pod);
       this.pending.set(key, [...(this.pending.get(key) ?? []), line]);
       this.timer ??= setTimeout(() => void this.flush(), 500);
@@ -42,12 +44,14 @@ export class PodLogs {
 
   async flush(): Promise<void> {
     this.timer = undefined;
+    const etcd = this.etcd;
+    if (!etcd) return;
     const batch = [...this.pending];
     this.pending.clear();
     for (const [prefix, lines] of batch) {
       try {
         // Keys sort in write order: time, then a counter for writes within one millisecond.
-        await this.etcd.put(`${prefix}${String(Date.now()).padStart(15, '0')}-${String(this.seq++ % 1e6).padStart(6, '0')}`, JSON.stringify(lines));
+        await etcd.put(`${prefix}${String(Date.now()).padStart(15, '0')}-${String(this.seq++ % 1e6).padStart(6, '0')}`, JSON.stringify(lines));
         const n = (this.chunks.get(prefix) ?? 0) + 1;
         this.chunks.set(prefix, n);
         if (n > CHUNKS_KEEP * 1.5) await this.trim(prefix);
@@ -60,20 +64,22 @@ export class PodLogs {
   }
 
   private async trim(prefix: string): Promise<void> {
-    const { kvs } = await this.etcd.list(prefix);
+    const etcd = this.etcd!;
+    const { kvs } = await etcd.list(prefix);
     const old = kvs.map((kv) => kv.key).sort().slice(0, -CHUNKS_KEEP);
-    for (const k of old) await this.etcd.delete(k);
+    for (const k of old) await etcd.delete(k);
     this.chunks.set(prefix, kvs.length - old.length);
   }
 
   async read(ns: string, pod: string): Promise<string[]> {
+    if (!this.etcd) return [];
     const { kvs } = await this.etcd.list(logPrefix(ns, pod));
     return kvs.sort((a, b) => (a.key < b.key ? -1 : 1)).flatMap((kv) => JSON.parse(kv.value) as string[]).slice(-LOG_KEEP);
   }
 
   async clear(ns: string, pod: string): Promise<void> {
     this.chunks.delete(logPrefix(ns, pod));
-    await this.etcd.deletePrefix(logPrefix(ns, pod)).catch(() => undefined);
+    await this.etcd?.deletePrefix(logPrefix(ns, pod)).catch(() => undefined);
   }
 
   /** Serves pods/<name>/log; false when the request is not for it. */

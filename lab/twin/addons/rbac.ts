@@ -3,7 +3,7 @@
 // and RoleBindings of the namespace naming the ServiceAccount, their roles' rules (apiGroups, resources,
 // verbs, resourceNames; "*" matches all). The refusal text is the apiserver's Forbidden message.
 import { BUILTIN } from '../api/resources.ts';
-import type { ObjectStore } from '../api/store.ts';
+import type { KubeStore } from './context.ts';
 
 const r = (x: string) => BUILTIN.find((i) => i.group === 'rbac.authorization.k8s.io' && i.resource === x)!;
 
@@ -21,7 +21,7 @@ export function ruleAllows(rule: any, q: Request): boolean {
   return has(rule.apiGroups, q.group) && has(rule.resources, q.resource) && has(rule.verbs, q.verb) && (!rule.resourceNames?.length || (q.name !== undefined && rule.resourceNames.includes(q.name)));
 }
 
-export async function allowed(store: ObjectStore, sa: { namespace: string; name: string }, q: Request): Promise<boolean> {
+export async function allowed(store: KubeStore, sa: { namespace: string; name: string }, q: Request): Promise<boolean> {
   const bound = (b: any) => (b.subjects ?? []).some((s: any) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace);
   const roleRules = async (ref: any, ns?: string): Promise<any[]> => {
     const info = ref?.kind === 'Role' ? r('roles') : r('clusterroles');

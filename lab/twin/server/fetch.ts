@@ -8,6 +8,7 @@ export interface FetchOpts {
   auth?: { user: string; password: string };
   method?: string;
   body?: unknown;
+  headers?: Record<string, string>;
   timeoutMs?: number;
 }
 
@@ -53,6 +54,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
       method,
       ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }),
       headers: {
+        ...(o.headers ?? {}),
         ...(o.auth ? { authorization: 'Basic ' + Buffer.from(`${o.auth.user}:${o.auth.password}`).toString('base64') } : {}),
         ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}),
       },

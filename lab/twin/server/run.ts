@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Settings, bool, list, str } from '../config.ts';
 import { log } from '../log.ts';
 import { notifyReady } from '../notify.ts';
-import { ensureAdmin, issueServing, readCAs, servingSANs, tlsPaths } from '../pki.ts';
+import { ensureAdmin, issueServing, readCAs, servingSANs, signNodeCert, tlsPaths } from '../pki.ts';
 import { K3S_COMMIT, K3S_VERSION } from '../version.ts';
 import { KubeApi } from '../api/handler.ts';
 import { BUILTIN, ResourceRegistry, keyPrefix } from '../api/resources.ts';
@@ -128,6 +128,16 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
       }
       await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });
       return { ok: true };
+    },
+    clientCA: () => readCAs(tls).clientCA,
+    nodeCert: async (kind: 'client' | 'serving', node: string, password: string, ips: string[]) => {
+      try {
+        await verifyNodePassword(store, node, password);
+      } catch (e) {
+        if (e instanceof NodePasswordRejected) log.error(`Sending HTTP 403 response to ${ips[0] ?? node}: ${e.message}`);
+        throw e;
+      }
+      return signNodeCert(tls, kind, node, ips);
     },
   };
   await startHttps(tls, bind, port, async (req, res, body, user) => {

@@ -7,6 +7,10 @@
 // (pkg/server/auth/auth.go IsLocalOrHasRole; k3s-io/k3s#10001).
 // A wrong password is answered 401 (a plain body, no metav1.Status), so a Go client's error reads
 // `<url>: 401 Unauthorized` (pkg/clientaccess/token.go).
+// /v1-k3s/client-ca.crt, /v1-k3s/server-ca.crt and the node's kubelet certificates
+// (/v1-k3s/client-kubelet.crt, /v1-k3s/serving-kubelet.crt) accept the server or agent token and also need
+// the node's name and password in the k3s-Node-Name / k3s-Node-Password headers (pkg/nodepassword; k3s
+// pkg/server/handlers/router.go).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenFromBasicAuth } from './https.ts';
 
@@ -19,7 +23,12 @@ export interface SupervisorDeps {
   /** etcd's members as k3s encodes etcdserverpb.Member (see dbInfoJson). */
   dbInfo(): Promise<DbMember[]>;
   registerNode(body: any): Promise<unknown>;
+  clientCA(): string;
+  /** Verifies the node's password (403 when it does not match), then signs its certificate. */
+  nodeCert(kind: 'client' | 'serving', node: string, password: string, ips: string[]): Promise<string>;
 }
+
+const NODE_CERTS: Record<string, 'client' | 'serving'> = { '/v1-k3s/client-kubelet.crt': 'client', '/v1-k3s/serving-kubelet.crt': 'serving' };
 
 function json(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -88,7 +97,7 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
     return true;
   }
   const needsServer = path === '/v1-k3s/server-bootstrap' || path === '/db/info';
-  const isNode = path === '/v1-k3s/node' || path === '/v1-k3s/config';
+  const isNode = path === '/v1-k3s/node' || path === '/v1-k3s/config' || path === '/v1-k3s/client-ca.crt' || path === '/v1-k3s/server-ca.crt' || path in NODE_CERTS;
   if (!needsServer && !isNode) return false;
   const cred = tokenFromBasicAuth(req);
   const okServer = cred?.password === d.serverSecret();
@@ -101,6 +110,21 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
   try {
     if (path === '/v1-k3s/config') json(res, 200, { criticalArgs: d.criticalArgs() });
     else if (path === '/v1-k3s/server-bootstrap') json(res, 200, d.bootstrap());
+    else if (path === '/v1-k3s/client-ca.crt' || path === '/v1-k3s/server-ca.crt') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(path === '/v1-k3s/client-ca.crt' ? d.clientCA() : d.caPem());
+    } else if (path in NODE_CERTS) {
+      const node = String(req.headers['k3s-node-name'] ?? '');
+      if (!node) {
+        res.writeHead(400, { 'content-type': 'text/plain' });
+        res.end('header k3s-Node-Name is required');
+        return true;
+      }
+      const ips = String(req.headers['k3s-node-ip'] ?? '').split(',').filter(Boolean);
+      const pem = await d.nodeCert(NODE_CERTS[path], node, String(req.headers['k3s-node-password'] ?? ''), ips);
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(pem);
+    }
     else json(res, 200, await d.registerNode(JSON.parse(body.toString('utf8') || '{}')));
   } catch (e) {
     const status = (e as { status?: number }).status ?? 503;

@@ -94,7 +94,7 @@ class Agent {
     }
     const url = `https://${host}:${port}`;
     this.log('INFO', 'Establishing connection to apiserver', { ...mod, ipAddr: url });
-    const r = await reachApi(host, Number(port), { caFile: join(ctx.dataDir, 'server', 'tls', 'server-ca.crt'), serviceCidr: ctx.serviceCidr, timeoutMs: DIAL_TIMEOUT_MS });
+    const r = await reachApi(host, Number(port), { caFile: ctx.caFile ?? join(ctx.dataDir, 'server', 'tls', 'server-ca.crt'), serviceCidr: ctx.serviceCidr, timeoutMs: DIAL_TIMEOUT_MS });
     if (this.stopped) throw new Stopped();
     if (!r.ok) {
       const err = `Get "${url}/api/v1/namespaces/kube-system": ${r.error}`;
