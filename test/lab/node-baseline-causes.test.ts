@@ -1,9 +1,12 @@
 // node-baseline's gates on real hosts: each cause the lab can produce, injected by a fault or by hand,
 // named with the host and within seconds (read-only checks: --check is enough, and proves they run there).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { ensureLab } from '../support/lab.ts';
+import { ensureLab, paths } from '../support/lab.ts';
 import { bootstrap, freshStateDir, stopsOf } from '../support/cluster.ts';
 import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
 
@@ -90,4 +93,37 @@ describeAsRoot('node-baseline names what is wrong with a host', () => {
       await hostExec('k3s-lab-3', `echo ${original} > /etc/machine-id`);
     }
   });
+
+  // Local contracts the run checks before it changes anything: a binary of another release than the
+  // inventory pins, and a token k3s would refuse. Each stops before the first step (no step-start).
+  it('a k3s binary that is not the release k3s.version names → K3S_VERSION_MISMATCH, before any change', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lab-version-'));
+    const inventory = join(dir, 'lab.yaml');
+    const text = readFileSync(paths.inventory, 'utf8');
+    writeFileSync(inventory, text.replace(/version: v1\.33\.5\+k3s1/, 'version: v1.33.6+k3s1'));
+    try {
+      const r = await bootstrap(['--only', 'node-baseline', '--json'], { stateDir, inventory });
+      const stop = stopsOf(r).find((s) => s.cause === 'K3S_VERSION_MISMATCH');
+      expect(stop.evidence.seen).toContain('v1.33.5+k3s1');
+      expect(stop.evidence.seen).toContain('v1.33.6+k3s1');
+      expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+      expect(r.code).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a malformed token in the state folder → TOKEN_MALFORMED naming the file, before any change', async () => {
+    const own = freshStateDir();
+    mkdirSync(join(own, 'lab'), { recursive: true, mode: 0o700 });
+    // A CA hash of the wrong length: k3s says "invalid token CA hash length" (pkg/clientaccess/token.go).
+    writeFileSync(join(own, 'lab', 'cluster-token.json'), JSON.stringify({ secret: 'K10abcdef::server:0123456789abcdef0123' }), { mode: 0o600 });
+    const r = await bootstrap(['--until', 'k3s-founder', '--json'], { stateDir: own });
+    const stop = stopsOf(r).find((s) => s.cause === 'TOKEN_MALFORMED');
+    expect(JSON.stringify(stop)).toContain('cluster-token.json');
+    expect(JSON.stringify(r.events)).not.toContain('0123456789abcdef0123');
+    expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+    expect(r.code).toBe(1);
+  });
 });
+
