@@ -1,6 +1,6 @@
 // The gates of k3s-founder and k3s-join: bounded waits that end ok or in a named cause, and that
 // stop at once when k3s's journal already names the failure (no generic timeout to sit out).
-import { writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../../src/util/atomic-file.ts';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
@@ -47,7 +47,8 @@ async function fetchClusterAccess(host: Parameters<Gate['run']>[0], ctx: Paramet
     // The operator's copy dials the VIP (the HA address), once kube-vip announces it.
     const doc = parse(kc.stdout);
     for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
-    writeFileSync(join(ctx.stateDir, 'kubeconfig'), stringify(doc), { mode: 0o600 });
+    // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
+    writeFileAtomic(join(ctx.stateDir, 'kubeconfig'), stringify(doc));
   }
 }
 

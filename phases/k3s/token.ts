@@ -8,7 +8,8 @@
 // "invalid token format"). A token of another form is refused where it is read (TOKEN_MALFORMED), before
 // any host is dialled: every phase that uses it reads it in its local prepare.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../../src/util/atomic-file.ts';
 import { join } from 'node:path';
 import { CauseError } from '../../src/errors.ts';
 
@@ -81,9 +82,8 @@ export async function prepareToken(ctx: { stateDir: string }): Promise<{ stops: 
 }
 
 export function writeToken(stateDir: string, token: ClusterToken): void {
-  const tmp = `${file(stateDir)}.tmp`;
-  writeFileSync(tmp, JSON.stringify(token), { mode: 0o600 });
-  renameSync(tmp, file(stateDir));
+  // Whole or not at all, flushed to disk: a torn token would cost the cluster its token.
+  writeFileAtomic(file(stateDir), JSON.stringify(token));
 }
 
 /** The environment's token, created on first use (not in check mode: check mode writes nothing). */
