@@ -12,18 +12,12 @@
 // wrapped by crictl (cmd/crictl/exec.go "execing command in container %s: %w") and logged by logrus.Fatal.
 import http from 'node:http';
 import { join } from 'node:path';
+import type { AgentContainer } from './addons/cilium/status-api.ts';
 
 export const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
 
-export interface TwinContainer {
-  id: string;
-  name: string;
-  podName: string;
-  podNamespace: string;
-  podUid: string;
-  image: string;
-  createdAt: string;
-}
+/** The container behind the agent's status socket (one shape, defined where the socket serves it). */
+export type TwinContainer = AgentContainer;
 
 export interface CrictlIO {
   out(s: string): void;
