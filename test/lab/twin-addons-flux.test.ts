@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { hostExec } from '../../lab/api.ts';
+import { hostExec, hosts } from '../../lab/api.ts';
 import { NET, paths } from '../../lab/config.ts';
 import { publishGitops, unauthorisedDeployKey } from '../../lab/gitops-inventory.ts';
 import { GIT_SERVER_ADDRESS, gitServerPaths, gitopsUrl } from '../../lab/gitops-server.ts';
@@ -209,7 +209,8 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(after.spec.template.spec.containers[0].env).toContainEqual({ name: 'LAB_ROLL', value: '1' });
     await kubectl('-n kube-system rollout status ds/cilium --timeout=180s');
     const envs = await kubectl(`get pods -n kube-system -l k8s-app=cilium -o jsonpath='{range .items[*]}{.spec.containers[0].env[?(@.name=="LAB_ROLL")].value}{"\\n"}{end}'`);
-    expect(envs.trim().split('\n')).toEqual(['1', '1', '1']);
+    // One agent pod per node of the lab, servers and agents alike, every one rolled.
+    expect(envs.trim().split('\n')).toEqual(hosts().map(() => '1'));
     // Deleting a Kustomization with prune deletes what it applied (upstream's finalizer).
     await kubectl('delete kustomization -n flux-system prune');
     await until('keep garbage collected', async () => ((await kubectl('get configmap -n default keep --ignore-not-found -o name')) === '' ? true : undefined), 30_000);
