@@ -7,7 +7,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { isMap, isScalar, isSeq, parseDocument, stringify, type Document } from 'yaml';
 import { cli } from '../support/cli.ts';
 
@@ -230,6 +230,12 @@ describe(`fuzzed inventories (seed ${SEED}, ${N} inputs)`, () => {
     let slowest = { ms: 0, i: -1 };
     const timeOf = new Map<string, number>();
     let accepted = 0;
+    // A Node warning (process.emitWarning) reaches the user's stderr past the CLI's Io: none may come.
+    const warnings: string[] = [];
+    let current = '';
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message} (during ${current})`);
+    process.on('warning', onWarning);
+    onTestFinished(() => void process.off('warning', onWarning));
     for (let i = 0; i < N; i++) {
       const inp = input(i);
       const file = join(dir, inp.file);
@@ -238,6 +244,7 @@ describe(`fuzzed inventories (seed ${SEED}, ${N} inputs)`, () => {
         `seed ${SEED} input ${i} strategy "${inp.strategy}" from ${inp.base} as ${inp.file} ` +
         `(replay: BOOTSTRAP_FUZZ_SEED=${SEED} BOOTSTRAP_FUZZ_N=${i + 1}); input (JSON string, ${inp.text.length} chars):\n` +
         JSON.stringify(inp.text.length > 4000 ? inp.text.slice(0, 4000) + '…' : inp.text);
+      current = `seed ${SEED} input ${i} strategy "${inp.strategy}"`;
       const t0 = performance.now();
       const runs: [string[], Awaited<ReturnType<typeof cli>>][] = [];
       for (const argv of [['validate', '--json'], ['validate'], ['plan'], ['plan', '--json']]) {
@@ -259,6 +266,8 @@ describe(`fuzzed inventories (seed ${SEED}, ${N} inputs)`, () => {
       perStrategy.set(inp.strategy, (perStrategy.get(inp.strategy) ?? 0) + 1);
       timeOf.set(inp.strategy, (timeOf.get(inp.strategy) ?? 0) + ms);
     }
+    await new Promise((r) => setImmediate(r));
+    expect(warnings).toEqual([]);
     if (process.env.BOOTSTRAP_FUZZ_STATS) {
       const rows = [...timeOf].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k}: ${perStrategy.get(k)} inputs, ${Math.round(v)} ms`);
       process.stderr.write(`fuzz: ${accepted} of ${N} accepted; slowest input ${slowest.i} (${Math.round(slowest.ms)} ms)\n${rows.join('\n')}\n`);
