@@ -25,6 +25,13 @@ export function parseYaml(text: string): ParseResult {
       violations: [{ id: 'INVENTORY_SCHEMA', path: '', message: `YAML syntax error at line ${line}: ${what}` }],
     };
   }
+  // A collection as a key (`? [a, b]\n: 1`) has no meaning in an inventory; yaml would stringify it and
+  // print a Node warning on stderr, so it is refused here, naming its line.
+  const complexKey = firstComplexKey(doc.contents);
+  if (complexKey !== undefined) {
+    const line = lineCounter.linePos(complexKey).line;
+    return { ok: false, violations: [schemaError(`a key at line ${line} is a list, a map or an alias; every key of an inventory is a plain name`)] };
+  }
   // yaml refuses an alias bomb (over 100 expansions) and an alias to no anchor by throwing; both are
   // the file's fault, so they are a cause like any syntax error, not a crash.
   let data: unknown;
@@ -47,6 +54,25 @@ export function parseYaml(text: string): ParseResult {
 
 function schemaError(message: string): Violation {
   return { id: 'INVENTORY_SCHEMA', path: '', message };
+}
+
+/** The offset of the first key that is not a plain scalar (a list, a map or an alias), walking maps and lists. */
+function firstComplexKey(root: unknown): number | undefined {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        if (pair.key !== null && !isScalar(pair.key)) {
+          return (pair.key as Node).range?.[0] ?? 0;
+        }
+        stack.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      stack.push(...node.items);
+    }
+  }
+  return undefined;
 }
 
 /** A self-referencing alias (`a: &r [*r]`) makes a cyclic value every later walk would recurse into forever. */

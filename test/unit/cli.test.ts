@@ -73,6 +73,17 @@ describe('the command line', () => {
     expect(r.stdout).toMatch(/hosts: k3s-prod-2, k3s-prod-3; one host at a time/);
   });
 
+  it('plan --json prints one JSON object for a refused inventory too (exit 65)', async () => {
+    const r = await cli(['plan', '--inventory', fixture('founder-none'), '--json']);
+    expect(r.code).toBe(65);
+    const json = JSON.parse(r.stdout);
+    expect(json.ok).toBe(false);
+    expect(json.causes.map((c: { id: string }) => c.id)).toContain('FOUNDER_NOT_UNIQUE');
+    const missing = await cli(['plan', '--inventory', fixture('no-such-file'), '--json']);
+    expect(missing.code).toBe(65);
+    expect(JSON.parse(missing.stdout).causes[0].message).toMatch(/does not exist/);
+  });
+
   it('prints the catalogue of causes', async () => {
     const r = await cli(['causes', '--json']);
     const ids = JSON.parse(r.stdout).map((c: { id: string }) => c.id);

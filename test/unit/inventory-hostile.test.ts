@@ -37,6 +37,25 @@ describe('hostile inventories are causes, not crashes', () => {
     expect(v[0].message).toMatch(/alias/i);
   });
 
+  it.each([
+    ['a list as a key', prod.replace(/^ssh:/m, '? [complex, key]\n: 1\nssh:')],
+    ['a map as a key', prod.replace(/^agents:.*$/m, 'agents: []\n{a: 1}: x')],
+    ['an alias as a key', prod.replace(/^agents:.*$/m, 'agents: &k []\n*k : x')],
+  ])('%s → INVENTORY_SCHEMA naming its line, and no Node warning', async (_name, text) => {
+    const warnings: unknown[] = [];
+    const onWarning = (w: unknown) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const v = validateInventory(text, 'prod').violations;
+      expect(v.map((x) => x.id)).toEqual(['INVENTORY_SCHEMA']);
+      expect(v[0].message).toMatch(/a key at line \d+ is a list, a map or an alias/);
+      await new Promise((r) => setImmediate(r)); // Node emits warnings on a later tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('a 320 KB run of "${" is judged in linear time', () => {
     const text = prod.replace(/^  user: .*$/m, `  user: "${'${'.repeat(160_000)}"`);
     const t0 = Date.now();
