@@ -9,6 +9,7 @@ import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts, paths, ssh } from '../support/lab.ts';
 import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
 import { NET } from '../../lab/config.ts';
+import { plannedNic } from '../../lab/network.ts';
 
 function sshWith(knownHosts: string, address: string, cmd: string) {
   return spawnSync(
@@ -46,16 +47,18 @@ describeAsRoot('lab hosts over SSH', () => {
     expect(empty.stderr).toMatch(/Host key verification failed/);
   });
 
-  it('gives each host its own name, machine-id, address and eth0 with a default route via the operator', async () => {
+  it('gives each host its own name, machine-id, address and NIC (eth0 on servers, enp1s0 on agents) with a default route via the operator', async () => {
     const seen = new Set<string>();
     for (const h of hosts()) {
-      const out = (await ssh(h.name, 'hostname; cat /etc/machine-id; ip -4 -o addr show eth0; ip route show default')).stdout;
+      const nic = plannedNic(h);
+      expect(nic).toBe(h.role === 'agent' ? 'enp1s0' : 'eth0');
+      const out = (await ssh(h.name, `hostname; cat /etc/machine-id; ip -4 -o addr show ${nic}; ip route show default`)).stdout;
       const [name, machineId] = out.split('\n');
       expect(name).toBe(h.name);
       expect(machineId).toMatch(/^[0-9a-f]{32}$/);
       seen.add(machineId!);
       expect(out).toContain(`inet ${h.address}/24`);
-      expect(out).toContain(`default via ${NET.operator} dev eth0`);
+      expect(out).toContain(`default via ${NET.operator} dev ${nic}`);
     }
     expect(seen.size).toBe(hosts().length);
   });
