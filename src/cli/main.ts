@@ -12,6 +12,7 @@ import { verifyCommand } from './verify-command.ts';
 import { backupCommand } from './backup-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
 import { readInventoryText } from '../inventory/load.ts';
+import { orJsonRefusal } from './json-refusal.ts';
 
 export interface Io {
   out: (line: string) => void;
@@ -74,17 +75,9 @@ function causesCommand(json: boolean, io: Io): number {
 }
 
 async function validateCommand(file: string, json: boolean, io: Io): Promise<number> {
-  let text: string;
-  try {
-    text = await readInventoryText(file);
-  } catch (err) {
-    // `validate --json` prints its JSON object for every verdict, an unreadable file included.
-    if (json && err instanceof InventoryInvalid) {
-      io.out(JSON.stringify(toValidateJson({ ok: false, violations: err.violations })));
-      return err.exitCode;
-    }
-    throw err;
-  }
+  const read = await orJsonRefusal(json, io, () => readInventoryText(file));
+  if ('exit' in read) return read.exit;
+  const text = read.value;
   const result = validateInventory(text, stripYamlExtension(basename(file)));
   if (json) {
     io.out(JSON.stringify(toValidateJson(result)));

@@ -1,23 +1,14 @@
 // `bootstrap plan <env>`: the DAG and its steps per host, without connecting.
 import { validatedOrder } from '../engine/dag-rules.ts';
-import { loadInventory, type LoadedInventory } from '../inventory/load.ts';
-import { toValidateJson } from '../inventory/validate.ts';
-import { InventoryInvalid } from '../errors.ts';
+import { loadInventory } from '../inventory/load.ts';
+import { orJsonRefusal } from './json-refusal.ts';
 import { allPhases } from '../../phases/index.ts';
 import type { Io } from './main.ts';
 
 export async function planCommand(file: string, json: boolean, io: Io): Promise<number> {
-  let loaded: LoadedInventory;
-  try {
-    loaded = await loadInventory(file);
-  } catch (err) {
-    // `plan --json` prints one JSON object for every verdict: a refused inventory as validate --json does.
-    if (json && err instanceof InventoryInvalid) {
-      io.out(JSON.stringify(toValidateJson({ ok: false, violations: err.violations })));
-      return err.exitCode;
-    }
-    throw err;
-  }
+  const read = await orJsonRefusal(json, io, () => loadInventory(file));
+  if ('exit' in read) return read.exit;
+  const loaded = read.value;
   const phases = validatedOrder(allPhases()).map((p) => ({
     id: p.id,
     title: p.title,
