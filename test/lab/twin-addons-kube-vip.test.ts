@@ -38,7 +38,7 @@ async function removeKubeVip(): Promise<void> {
   await kubectl(S1, 'delete lease -n kube-system plndr-cp-lock --ignore-not-found', true);
   await kubectl(S1, 'delete clusterrolebinding system:kube-vip-binding --ignore-not-found', true);
   await kubectl(S1, 'delete clusterrole system:kube-vip-role --ignore-not-found', true);
-  await waitUntil('kube-vip pods gone', async () => (await kubeVipPods()).length === 0, 30_000);
+  await waitUntil('kube-vip pods gone', async () => (await kubeVipPods()).length === 0, 60_000);
   await cleanAddonTraces(SERVERS);
 }
 

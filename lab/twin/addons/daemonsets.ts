@@ -143,15 +143,16 @@ export class DaemonSetKubelet {
     }
     if (this.ctx.etcd) {
       // The garbage collector's part: pods of a DaemonSet that is gone go too, and pods bound to a Node that
-      // is gone (kube-controller-manager's pod GC of orphaned pods).
+      // is gone (kube-controller-manager's pod GC of orphaned pods). Upstream runs it in whichever server's
+      // controller-manager leads, so every server's twin collects every node's orphans: one slow or restarted
+      // server does not keep its orphans alive. Its own kubelet part stops the process on its next tick.
       const live = new Set(dss.map((d) => d.metadata.uid));
       const names = new Set(nodes.map((n) => n.name));
-      const mineToCollect = new Set(controlled.map((n) => n.name));
       for (const p of pods) {
         const owner = (p.metadata?.ownerReferences ?? []).find((o: any) => o.kind === 'DaemonSet');
         if (!owner) continue;
         const node = p.spec?.nodeName;
-        if ((!live.has(owner.uid) && mineToCollect.has(node)) || (node && !names.has(node))) await this.deletePod(p);
+        if (!live.has(owner.uid) || (node && !names.has(node))) await this.deletePod(p);
       }
     }
     for (const [name, s] of this.slots) {
