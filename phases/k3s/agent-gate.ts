@@ -1,21 +1,48 @@
-// An agent has joined when its Node exists. Its journal names a failure at once (a rebuilt host with the
-// same name, a token of another cluster, the VIP unreachable), as for servers.
+// An agent has joined when its Node exists and its kubelet is alive now: the node's Lease in
+// kube-node-lease renewed within its duration (the kubelet renews it every 10 s for 40 s, kubernetes v1.33
+// pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction). A Node alone proves nothing on a rebuilt host:
+// the Node of the host's previous life stays until someone deletes it, and its Ready condition's heartbeat
+// is rewritten only every 5 minutes when nothing changed. Its journal names a failure at once (a rebuilt
+// host with the same name, a token of another cluster, the VIP unreachable), as for servers.
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
 import { matchJoinFailure } from './journal-causes.ts';
 import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
 
+export interface NodeLeaseView {
+  renewTime?: string;
+  leaseDurationSeconds?: number;
+}
+
+/** How the agent's heartbeat looks at `nowMs`: fresh, or what was seen instead (for the evidence). */
+export function leaseFreshness(lease: NodeLeaseView | undefined, nowMs: number): { fresh: boolean; seen: string } {
+  if (!lease?.renewTime) return { fresh: false, seen: 'its Node exists, but no Lease in kube-node-lease: its kubelet never reported' };
+  const renewed = Date.parse(lease.renewTime);
+  const duration = lease.leaseDurationSeconds ?? 40;
+  if (!Number.isFinite(renewed)) return { fresh: false, seen: `its Lease has an unreadable renewTime ${lease.renewTime}` };
+  const ageS = Math.round((nowMs - renewed) / 1000);
+  if (ageS <= duration) return { fresh: true, seen: `its Lease was renewed ${Math.max(ageS, 0)} s ago` };
+  return { fresh: false, seen: `its Node exists, but its Lease was last renewed ${ageS} s ago (${lease.renewTime}; it lasts ${duration} s): no kubelet of this name is running` };
+}
+
 export const agentRegistered: Gate = {
   id: 'agent-registered',
-  title: 'agent registered its Node through the VIP',
+  title: 'agent registered its Node through the VIP, its kubelet heartbeating',
   budgetMs: 180_000,
   async run(host, ctx, signal) {
     const founder = founderRef(ctx.inventory)[0];
     const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
+    let seen = 'no Node of this name';
     do {
-      const res = await kubectl(ctx, founder, `get node ${host.name} -o name`, 10_000).catch(() => undefined);
-      if (res?.code === 0 && res.stdout.trim()) return;
+      const node = await kubectl(ctx, founder, `get node ${host.name} -o name`, 10_000).catch(() => undefined);
+      if (node?.code === 0 && node.stdout.trim()) {
+        const lease = await kubectl(ctx, founder, `get lease -n kube-node-lease ${host.name} -o jsonpath='{.spec}'`, 10_000).catch(() => undefined);
+        const spec = lease?.code === 0 ? parseSpec(lease.stdout) : undefined;
+        const judged = leaseFreshness(spec, ctx.clock.now());
+        if (judged.fresh) return;
+        seen = judged.seen;
+      }
       const journal = await journalSince(ctx, host, cursor);
       const known = matchJoinFailure(journal);
       if (known && !known.transient) {
@@ -25,6 +52,14 @@ export const agentRegistered: Gate = {
       }
     } while (await pause(ctx, 2_000, signal));
     const journal = await journalSince(ctx, host, cursor).catch(() => '');
-    throw new CauseError('AGENT_NOT_REGISTERED', { host: host.name, evidence: { command: `k3s kubectl get node ${host.name}`, seen: 'no Node of this name', excerpt: excerpt(journal) } });
+    throw new CauseError('AGENT_NOT_REGISTERED', { host: host.name, evidence: { command: `k3s kubectl get node,lease ${host.name}`, seen, excerpt: excerpt(journal) } });
   },
 };
+
+function parseSpec(text: string): NodeLeaseView | undefined {
+  try {
+    return JSON.parse(text) as NodeLeaseView;
+  } catch {
+    return undefined;
+  }
+}

@@ -64,7 +64,7 @@ export const k3sCauses = defineCauses({
   },
   AGENT_NOT_REGISTERED: {
     title: 'An agent did not register its Node within its budget',
-    meaning: 'k3s-agent was started with the VIP as its server, but no Node of its name appeared, and its journal names no known failure.',
+    meaning: 'k3s-agent was started with the VIP as its server, but no Node of its name appeared with a live heartbeat (its Lease in kube-node-lease renewed within 40 s), and its journal names no known failure. A Node left from the host\'s previous life does not count.',
     remedy: 'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443.',
   },
   JOIN_STALLED: {

@@ -24,6 +24,7 @@ import { serverPaths } from './paths.ts';
 import { handleSupervisor } from './supervisor.ts';
 import { NODE_PASSWORD_FILE, NodePasswordRejected, deleteNodePassword, nodePassword, verifyLocalPassword, verifyNodePassword } from './node-password.ts';
 import { baseObjects } from './base-objects.ts';
+import { renewNodeLease } from './node-lease.ts';
 import { clusterReset } from './reset.ts';
 import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
 
@@ -127,6 +128,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
         throw e;
       }
       await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });
+      await renewNodeLease(store, String(b.name));
       return { ok: true };
     },
     clientCA: () => readCAs(tls).clientCA,
@@ -172,7 +174,10 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   const heartbeat = async () => {
     try {
       // After the first registration a deleted Node is not re-created: its server is being removed.
-      if (!registered || (await store.tryGet(NODES, undefined, c.node))) await upsertNode(store, await facts());
+      if (!registered || (await store.tryGet(NODES, undefined, c.node))) {
+        await upsertNode(store, await facts());
+        await renewNodeLease(store, c.node);
+      }
       registered = true;
     } catch (e) {
       log.error(`Failed to update node ${c.node}: ${(e as Error).message}`);

@@ -1,0 +1,49 @@
+// The agent gate: a Node counts only with a live heartbeat (its Lease renewed within its duration).
+import { describe, expect, it } from 'vitest';
+import { agentRegistered, leaseFreshness } from '../../phases/k3s/agent-gate.ts';
+import { fixture } from '../support/engine-fixture.ts';
+
+const T = Date.parse('2026-12-01T10:00:00Z');
+const agent = { name: 'agent-1', address: '10.0.0.20', role: 'agent' as const, founder: false };
+const founder = { name: 'server-1', address: '10.0.0.10', role: 'server' as const, founder: true };
+
+describe('leaseFreshness', () => {
+  it('fresh within the lease duration, stale after it, with its age in the evidence', () => {
+    expect(leaseFreshness({ renewTime: '2026-12-01T09:59:51.123000Z', leaseDurationSeconds: 40 }, T)).toEqual({ fresh: true, seen: 'its Lease was renewed 9 s ago' });
+    const stale = leaseFreshness({ renewTime: '2026-12-01T09:50:00.000000Z', leaseDurationSeconds: 40 }, T);
+    expect(stale.fresh).toBe(false);
+    expect(stale.seen).toBe('its Node exists, but its Lease was last renewed 600 s ago (2026-12-01T09:50:00.000000Z; it lasts 40 s): no kubelet of this name is running');
+    expect(leaseFreshness(undefined, T)).toEqual({ fresh: false, seen: 'its Node exists, but no Lease in kube-node-lease: its kubelet never reported' });
+    expect(leaseFreshness({ renewTime: 'soon' }, T).fresh).toBe(false);
+  });
+});
+
+describe('agentRegistered', () => {
+  const answering = (lease: string) => ({
+    host: 'x',
+    close: async () => undefined,
+    exec: async (cmd: string) => {
+      const out = (stdout: string, code = 0) => ({ command: cmd, stdout, stderr: '', code, durationMs: 1 });
+      if (cmd.includes('get node')) return out('node/agent-1\n');
+      if (cmd.includes('get lease')) return out(lease);
+      return out(''); // journalctl: nothing known
+    },
+  });
+  const run = async (lease: string) => {
+    const { ctx } = fixture({ check: false, hosts: [founder, agent] });
+    const inventory = { derived: { servers: [founder], agents: [agent], founder } } as any;
+    const ended = new AbortController();
+    ended.abort(); // one look, then the budget is over
+    return agentRegistered.run(agent, { ...ctx, inventory, clock: { now: () => T, sleep: async (_ms: number, signal?: AbortSignal) => signal?.throwIfAborted() }, remote: () => answering(lease) as any }, ended.signal).catch((e) => e);
+  };
+
+  it('passes on a Node whose kubelet renewed its Lease', async () => {
+    expect(await run(JSON.stringify({ holderIdentity: 'agent-1', leaseDurationSeconds: 40, renewTime: '2026-12-01T09:59:55.000000Z' }))).toBeUndefined();
+  });
+
+  it("a Node left from the host's previous life (stale Lease) is AGENT_NOT_REGISTERED, saying how old the heartbeat is", async () => {
+    const err = await run(JSON.stringify({ holderIdentity: 'agent-1', leaseDurationSeconds: 40, renewTime: '2026-12-01T08:00:00.000000Z' }));
+    expect(err.causeId).toBe('AGENT_NOT_REGISTERED');
+    expect(err.evidence.seen).toBe('its Node exists, but its Lease was last renewed 7200 s ago (2026-12-01T08:00:00.000000Z; it lasts 40 s): no kubelet of this name is running');
+  });
+});
