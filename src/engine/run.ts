@@ -25,6 +25,8 @@ export interface RunPhasesOptions {
   summary: RunSummary;
   journal?: Journal;
   waivers?: Waiver[];
+  /** The caller ran prepareAll already (a session does, before it dials any host). */
+  prepared?: boolean;
 }
 
 export function emptySummary(check: boolean): RunSummary {
@@ -36,7 +38,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
   const { ctx, summary } = opts;
   const started = ctx.clock.now();
   const waived = new Map((opts.waivers ?? []).map((w) => [w.cause, w.reason]));
-  await prepareAll(opts.phases, ctx, summary);
+  if (!opts.prepared) await prepareAll(opts.phases, ctx, summary);
 
   for (const phase of opts.phases) {
     const phaseStart = ctx.clock.now();
@@ -71,7 +73,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
 }
 
 /** Every selected phase's local preparation, before any phase runs; all their stops at once. */
-async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunSummary) {
+export async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunSummary) {
   const stops: CauseError[] = [];
   for (const phase of phases) {
     if (!phase.prepare) continue;

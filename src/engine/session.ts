@@ -14,7 +14,7 @@ import { Journal } from './journal.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
 import type { HostRef, Phase } from './phase.ts';
 import { Redactor, RunLog } from './run-log.ts';
-import { emptySummary, runPhases, type Waiver } from './run.ts';
+import { emptySummary, prepareAll, runPhases, type Waiver } from './run.ts';
 
 const CONNECT_CONCURRENCY = 8;
 
@@ -78,6 +78,29 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
     journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
     if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
+    const ctx: RunContext = {
+      env: opts.env,
+      check: opts.check,
+      inventory: opts.inventory,
+      remote: (host) => {
+        const r = remotes.get(host.name);
+        if (r) return r;
+        const err = unreachable.get(host.name);
+        if (err) throw err;
+        throw new Error(`no connection to ${host.name}: it is not in the inventory`);
+      },
+      clock: deps.clock,
+      emit: deps.emit,
+      signal: deps.signal,
+      stateDir: opts.stateDir,
+      facts: new Facts(),
+      redact: (s) => redactor.add(s),
+      replace: opts.replace,
+    };
+    // The phases' local preparation (the state folder's token, the k3s binary's version, Cilium's values
+    // from the GitOps repository) before any host is dialled: a torn token or an unresolved variable stops
+    // the run without a single connection.
+    await prepareAll(opts.phases, ctx, result.summary);
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
@@ -100,25 +123,6 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         deps.emit({ type: 'warning', host: host.name, message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop` });
       }
     });
-    const ctx: RunContext = {
-      env: opts.env,
-      check: opts.check,
-      inventory: opts.inventory,
-      remote: (host) => {
-        const r = remotes.get(host.name);
-        if (r) return r;
-        const err = unreachable.get(host.name);
-        if (err) throw err;
-        throw new Error(`no connection to ${host.name}: it is not in the inventory`);
-      },
-      clock: deps.clock,
-      emit: deps.emit,
-      signal: deps.signal,
-      stateDir: opts.stateDir,
-      facts: new Facts(),
-      redact: (s) => redactor.add(s),
-      replace: opts.replace,
-    };
     if (opts.precheck) {
       await opts.precheck(ctx);
       throwAll(connectErrors);
@@ -143,7 +147,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }, HEARTBEAT_S * 1000);
       heartbeat.unref();
     }
-    await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary });
+    await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
     journal?.finish();
   } catch (thrown) {
     // Never let a failure read as success: a missing error object is itself a bug to report.

@@ -1,0 +1,40 @@
+// A phase's local preparation runs before the session dials any host: a stop there (a torn token file)
+// costs no connection, no lock and no journal.
+import { mkdtempSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { systemClock } from '../../src/engine/clock.ts';
+import type { EngineEvent } from '../../src/engine/events.ts';
+import type { HostRef, Phase } from '../../src/engine/phase.ts';
+import { runSession } from '../../src/engine/session.ts';
+import { CauseError } from '../../src/errors.ts';
+
+it('a stop in prepare ends the run before any connection', async () => {
+  const dialled: string[] = [];
+  const transport = {
+    connect: async (t: { host: string }) => {
+      dialled.push(t.host);
+      throw new Error('no host may be dialled');
+    },
+    close: async () => undefined,
+  };
+  const host: HostRef = { name: 'node-1', address: '10.0.0.1', role: 'server', founder: true };
+  const phase = {
+    id: 'p',
+    title: 'a phase with a local stop',
+    hosts: () => [host],
+    steps: [],
+    prepare: async () => ({ stops: [new CauseError('TOKEN_MALFORMED', { evidence: { command: 'read cluster-token.json', seen: 'not JSON' }, retryable: false })] }),
+  } as unknown as Phase;
+  const events: EngineEvent[] = [];
+  const stateDir = mkdtempSync(join(tmpdir(), 'bootstrap-prepare-'));
+  const result = await runSession(
+    { transport: transport as any, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal },
+    { env: 't', inventory: {} as any, phases: [phase], hosts: [host], target: (h) => ({ host: h.address }) as any, check: false, resume: false, stateDir, waivers: [] },
+  );
+  expect(dialled).toEqual([]);
+  expect((result.error as CauseError).causeId).toBe('TOKEN_MALFORMED');
+  expect(events.filter((e) => e.type === 'stopped')).toHaveLength(1);
+  expect(existsSync(join(stateDir, 'journal.json'))).toBe(false);
+});
