@@ -31,6 +31,28 @@ export interface ContainerState {
   restartCount?: number;
   /** When the container's process started, if the runtime knows better than the kubelet (an adopted one). */
   startedAt?: string;
+  /**
+   * The pod's init containers, when the program runs them before its main container (the Cilium agent's
+   * config, mount-cgroup, …): while one has not completed, the pod is Pending and not Initialized and the
+   * main container waits with PodInitializing, as kubelet reports it.
+   */
+  initContainers?: InitContainerState[];
+}
+
+export interface Terminated {
+  exitCode: number;
+  reason: string;
+  startedAt: string;
+  finishedAt: string;
+  message?: string;
+}
+
+/** One init container as status.initContainerStatuses[] shows it. */
+export interface InitContainerState {
+  name: string;
+  restartCount: number;
+  state: { waiting: { reason: string; message?: string } } | { running: { startedAt: string } } | { terminated: Terminated };
+  lastState?: { terminated: Terminated };
 }
 
 export interface Running {
@@ -45,6 +67,8 @@ export interface StartArgs {
   container: any;
   env: Record<string, string>;
   log(line: string): void;
+  /** A logger for another container of the same pod (an init container), per run as kubelet keeps them. */
+  logFor?(container: string, run: number): (line: string) => void;
   state(s: ContainerState): void;
   /** The pod's restart count when the kubelet started this container (-1: never ran); restartCount counts from it. */
   restartBase?: number;
@@ -260,6 +284,7 @@ export class DaemonSetKubelet {
       container,
       env,
       log: this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, container.name),
+      logFor: (name, run) => this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, name, run),
       state: write,
       restartBase,
     });
@@ -290,17 +315,35 @@ export class DaemonSetKubelet {
   private podStatus(pod: any, name: string, image: string, startedAt: string, s: ContainerState, restartCount: number): any {
     const t = nowIso();
     const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: t });
+    const inits = s.initContainers;
+    // kubelet: Pending until every init container terminated with 0 (pkg/kubelet/kubelet_pods.go getPhase);
+    // Initialized False naming the incomplete ones (pkg/kubelet/status/generate.go GeneratePodInitializedCondition).
+    const incomplete = (inits ?? []).filter((c) => !('terminated' in c.state && c.state.terminated.exitCode === 0)).map((c) => c.name);
+    const initialized = incomplete.length === 0;
+    const initCond = initialized ? cond('Initialized', true) : { ...cond('Initialized', false), reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
+    const specInits: any[] = pod.spec?.initContainers ?? [];
     return {
-      phase: 'Running',
+      phase: initialized ? 'Running' : 'Pending',
       hostIP: this.ctx.ip,
       hostIPs: [{ ip: this.ctx.ip }],
       podIP: this.ctx.ip,
       podIPs: [{ ip: this.ctx.ip }],
       startTime: pod.status?.startTime ?? startedAt,
       qosClass: 'BestEffort',
-      conditions: [cond('PodReadyToStartContainers', true), cond('Initialized', true), cond('Ready', s.ready), cond('ContainersReady', s.ready), cond('PodScheduled', true)],
+      conditions: [cond('PodReadyToStartContainers', true), initCond, cond('Ready', s.ready), cond('ContainersReady', s.ready), cond('PodScheduled', true)],
+      ...(inits ? {
+        initContainerStatuses: inits.map((c) => {
+          const ran = !('waiting' in c.state) || c.lastState;
+          return {
+            name: c.name, image: specInits.find((x) => x.name === c.name)?.image ?? image, imageID: '',
+            ...(ran ? { containerID: `containerd://${containerId(pod.metadata.uid, `${c.name}-${c.restartCount}`)}` } : {}),
+            ready: 'terminated' in c.state && c.state.terminated.exitCode === 0, started: 'running' in c.state, restartCount: c.restartCount,
+            state: c.state, lastState: c.lastState ?? {},
+          };
+        }),
+      } : {}),
       containerStatuses: [{
-        name, image, imageID: '', containerID: `containerd://${containerId(pod.metadata.uid, name)}`,
+        name, image, imageID: '', ...(s.waiting?.reason === 'PodInitializing' ? {} : { containerID: `containerd://${containerId(pod.metadata.uid, name)}` }),
         ready: s.ready, started: !s.waiting, restartCount,
         state: s.waiting ? { waiting: s.waiting } : { running: { startedAt } },
       }],

@@ -1,8 +1,11 @@
 // Container logs of the add-on twins' pods, readable as on k3s: through the API
-// (GET /api/v1/namespaces/<ns>/pods/<name>/log — what `kubectl logs` uses, served by any server) and on the
-// node where kubelet keeps them (/var/log/pods/<ns>_<pod>_<uid>/<container>/0.log). The API copy lives in
-// etcd (appended in chunks, the last LOG_KEEP lines served), so every server answers the same. An agent's
-// kubelet has no etcd: its pods' logs stay in the node's files.
+// (GET /api/v1/namespaces/<ns>/pods/<name>/log?container=<c> — what `kubectl logs [-c c] [-p]` uses, served
+// by any server) and on the node where kubelet keeps them (/var/log/pods/<ns>_<pod>_<uid>/<container>/<restart>.log).
+// Each container keeps its own log per run (its restart count), as kubelet does: the current run, or the one
+// before it with previous=true. The API copy lives in etcd (appended in chunks, the last LOG_KEEP lines
+// served), so every server answers the same. An agent's kubelet has no etcd: its pods' logs stay in the
+// node's files. Which container, and whether it has a log yet, is decided as upstream does (kubernetes
+// v1.33.5 pkg/registry/core/pod/strategy.go LogLocation; pkg/kubelet/kubelet_pods.go validateContainerLogStatus).
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -16,6 +19,8 @@ const LOG_KEEP = 2000;
 const CHUNKS_KEEP = 200;
 const PODS = BUILTIN.find((x) => x.resource === 'pods')!;
 export const logPrefix = (ns: string, pod: string) => `/twin/podlogs/${ns}/${pod}/`;
+const runPrefix = (ns: string, pod: string, container: string, run: number) => `${logPrefix(ns, pod)}${container}/${String(run).padStart(6, '0')}/`;
+const bad = (message: string) => new ApiError(400, 'BadRequest', message);
 
 export class PodLogs {
   private pending = new Map<string, string[]>();
@@ -25,18 +30,18 @@ export class PodLogs {
 
   constructor(private etcd: EtcdClient | undefined, private fileRoot = '/var/log/pods') {}
 
-  /** A logger for one container of one pod: each line goes to the node's file and (batched) to etcd. */
-  writer(ns: string, pod: string, uid: string, container: string): (line: string) => void {
+  /** A logger for one run (restart count) of one container of one pod: each line goes to the node's file and (batched) to etcd. */
+  writer(ns: string, pod: string, uid: string, container: string, run = 0): (line: string) => void {
     const dir = join(this.fileRoot, `${ns}_${pod}_${uid}`, container);
     return (line: string) => {
       try {
         mkdirSync(dir, { recursive: true });
-        appendFileSync(join(dir, '0.log'), `${new Date().toISOString()} stderr F ${line}\n`);
+        appendFileSync(join(dir, `${run}.log`), `${new Date().toISOString()} stderr F ${line}\n`);
       } catch {
         /* the node's disk is full: the API copy still gets it */
       }
       if (!this.etcd) return;
-      const key = logPrefix(ns, pod);
+      const key = runPrefix(ns, pod, container, run);
       this.pending.set(key, [...(this.pending.get(key) ?? []), line]);
       this.timer ??= setTimeout(() => void this.flush(), 500);
     };
@@ -71,14 +76,22 @@ export class PodLogs {
     this.chunks.set(prefix, kvs.length - old.length);
   }
 
-  async read(ns: string, pod: string): Promise<string[]> {
+  /** One container's log: its newest run, or the run before it (`previous`). */
+  async read(ns: string, pod: string, container: string, previous = false): Promise<string[]> {
     if (!this.etcd) return [];
-    const { kvs } = await this.etcd.list(logPrefix(ns, pod));
-    return kvs.sort((a, b) => (a.key < b.key ? -1 : 1)).flatMap((kv) => JSON.parse(kv.value) as string[]).slice(-LOG_KEEP);
+    const { kvs } = await this.etcd.list(`${logPrefix(ns, pod)}${container}/`);
+    const runs = [...new Set(kvs.map((kv) => kv.key.slice(logPrefix(ns, pod).length + container.length + 1).split('/')[0]))].sort();
+    const run = runs[runs.length - (previous ? 2 : 1)];
+    if (run === undefined) return [];
+    return kvs
+      .filter((kv) => kv.key.startsWith(`${logPrefix(ns, pod)}${container}/${run}/`))
+      .sort((a, b) => (a.key < b.key ? -1 : 1))
+      .flatMap((kv) => JSON.parse(kv.value) as string[])
+      .slice(-LOG_KEEP);
   }
 
   async clear(ns: string, pod: string): Promise<void> {
-    this.chunks.delete(logPrefix(ns, pod));
+    for (const k of [...this.chunks.keys()]) if (k.startsWith(logPrefix(ns, pod))) this.chunks.delete(k);
     await this.etcd?.deletePrefix(logPrefix(ns, pod)).catch(() => undefined);
   }
 
@@ -89,8 +102,11 @@ export class PodLogs {
     if (!m || (req.method ?? 'GET') !== 'GET') return false;
     const [ns, pod] = [decodeURIComponent(m[1]), decodeURIComponent(m[2])];
     try {
-      await store.get(PODS, ns, pod);
-      let lines = await this.read(ns, pod);
+      const obj = await store.get(PODS, ns, pod);
+      const previous = url.searchParams.get('previous') === 'true';
+      const container = whichContainer(obj, url.searchParams.get('container') ?? '');
+      refuseWithoutLog(obj, container, previous);
+      let lines = await this.read(ns, pod, container, previous);
       const tail = url.searchParams.get('tailLines');
       if (tail !== null && Number(tail) >= 0) lines = Number(tail) === 0 ? [] : lines.slice(-Number(tail));
       const body = lines.map((l) => `${l}\n`).join('');
@@ -104,4 +120,37 @@ export class PodLogs {
     }
     return true;
   }
+}
+
+/** The container a log request is for: the one named, or the pod's only (non-init) container. */
+function whichContainer(pod: any, named: string): string {
+  const name = pod.metadata?.name;
+  const names = (pod.spec?.containers ?? []).map((c: any) => c.name);
+  const inits = (pod.spec?.initContainers ?? []).map((c: any) => c.name);
+  if (named) {
+    if (![...names, ...inits].includes(named)) throw bad(`container ${named} is not valid for pod ${name}`);
+    return named;
+  }
+  if (names.length === 1) return names[0];
+  if (names.length === 0) throw bad(`a container name must be specified for pod ${name}`);
+  throw bad(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`);
+}
+
+/** kubelet's answer for a container that has no log to show (never started, or no previous run). */
+function refuseWithoutLog(pod: any, container: string, previous: boolean): void {
+  const st = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c: any) => c.name === container);
+  const name = pod.metadata?.name;
+  if (!st) throw bad(`container "${container}" in pod "${name}" is waiting to start - no logs yet`);
+  const last = st.lastState?.terminated;
+  if (previous) {
+    if (!last) throw bad(`previous terminated container "${container}" in pod "${name}" not found`);
+    return;
+  }
+  if (st.state?.running || st.state?.terminated || last) return;
+  const reason = st.state?.waiting?.reason;
+  // The twin's kube-vip container records no lastState across its restarts; its log is there all the same.
+  if (reason === 'CrashLoopBackOff') return;
+  if (reason === 'ErrImagePull') throw bad(`container "${container}" in pod "${name}" is waiting to start: image can't be pulled`);
+  if (reason === 'ImagePullBackOff') throw bad(`container "${container}" in pod "${name}" is waiting to start: trying and failing to pull image`);
+  throw bad(`container "${container}" in pod "${name}" is waiting to start: ${reason ?? ''}`);
 }

@@ -14,7 +14,11 @@ const col = (name: string, type = 'string', priority = 0) => ({ name, type, form
 
 const POD_COLUMNS = [col('Name'), col('Ready'), col('Status'), col('Restarts'), col('Age'), col('IP', 'string', 1), col('Node', 'string', 1), col('Nominated Node', 'string', 1), col('Readiness Gates', 'string', 1)];
 
-/** printers.go printPod, for pods without init containers: READY n/m, STATUS the phase or a container's reason, RESTARTS with the last restart's age. */
+/**
+ * printers.go printPod: READY n/m, STATUS the phase or a container's reason (an init container's first, as
+ * Init:<reason> or Init:i/n while the pod initializes), RESTARTS with the last restart's age. No sidecar
+ * (restartable) init containers.
+ */
 export function podRow(o: any): unknown[] {
   const st = o.status ?? {};
   const containers = o.spec?.containers ?? [];
@@ -23,16 +27,37 @@ export function podRow(o: any): unknown[] {
   let ready = 0;
   let lastRestart: number | undefined;
   let hasRunning = false;
-  for (const c of [...(st.containerStatuses ?? [])].reverse()) {
-    restarts += c.restartCount ?? 0;
+  const noteRestart = (c: any) => {
     const finished = c.lastState?.terminated?.finishedAt;
     if (finished && (lastRestart === undefined || Date.parse(finished) > lastRestart)) lastRestart = Date.parse(finished);
-    if (c.state?.waiting?.reason) reason = c.state.waiting.reason;
-    else if (c.state?.terminated?.reason) reason = c.state.terminated.reason;
-    else if (c.state?.terminated) reason = c.state.terminated.signal ? `Signal:${c.state.terminated.signal}` : `ExitCode:${c.state.terminated.exitCode}`;
-    else if (c.ready && c.state?.running) {
-      hasRunning = true;
-      ready++;
+  };
+  let initializing = false;
+  const inits: any[] = st.initContainerStatuses ?? [];
+  for (const [i, c] of inits.entries()) {
+    restarts += c.restartCount ?? 0;
+    noteRestart(c);
+    const t = c.state?.terminated;
+    if (t && t.exitCode === 0) continue;
+    if (t) reason = t.reason ? `Init:${t.reason}` : t.signal ? `Init:Signal:${t.signal}` : `Init:ExitCode:${t.exitCode}`;
+    else if (c.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing') reason = `Init:${c.state.waiting.reason}`;
+    else reason = `Init:${i}/${(o.spec?.initContainers ?? []).length}`;
+    initializing = true;
+    break;
+  }
+  const initialized = (st.conditions ?? []).some((c: any) => c.type === 'Initialized' && c.status === 'True');
+  if (!initializing || initialized) {
+    restarts = 0;
+    lastRestart = undefined;
+    for (const c of [...(st.containerStatuses ?? [])].reverse()) {
+      restarts += c.restartCount ?? 0;
+      noteRestart(c);
+      if (c.state?.waiting?.reason) reason = c.state.waiting.reason;
+      else if (c.state?.terminated?.reason) reason = c.state.terminated.reason;
+      else if (c.state?.terminated) reason = c.state.terminated.signal ? `Signal:${c.state.terminated.signal}` : `ExitCode:${c.state.terminated.exitCode}`;
+      else if (c.ready && c.state?.running) {
+        hasRunning = true;
+        ready++;
+      }
     }
   }
   if (reason === 'Completed' && hasRunning) {

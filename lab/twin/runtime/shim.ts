@@ -42,7 +42,7 @@ export async function runShim(argv: string[]): Promise<void> {
     if (s.restartCount !== undefined) restartCount = s.restartCount;
     writeStatus(undefined, id, { state: { ...s, restartCount }, startedAt });
   };
-  const running = program.start({ ctx, pod: spec.pod, container: spec.container, env: spec.env, log: logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, spec.log.container), state });
+  const running = program.start({ ctx, pod: spec.pod, container: spec.container, env: spec.env, log: logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, spec.log.container), logFor: (name, run) => logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, name, run), state });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

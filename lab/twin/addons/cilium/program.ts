@@ -1,20 +1,23 @@
-// The Cilium agent (container cilium-agent of DaemonSet cilium), one per node, run inside the k3s twin as
-// that node's pod. It reads its env as the pod got it: without KUBERNETES_SERVICE_HOST it dials the
-// kubernetes Service's ClusterIP (kubelet's injected 10.43.0.1:443), which nothing routes before Cilium on
-// a cluster without kube-proxy → Go's i/o timeout, logged as the agent does, never Ready, restarted with
-// CrashLoopBackOff. With it, a TLS handshake verified against the cluster CA; on success the agent is
-// Ready, writes its CNI config (/etc/cni/net.d/05-cilium.conflist — the k3s twin's Ready hook) and serves
-// its status API on /var/run/cilium/cilium.sock.
+// The Cilium agent pod (DaemonSet cilium), one per node, run inside the k3s twin as that node's pod: first
+// its init containers in order (init-containers.ts; `config` dials the API server and is where an
+// unreachable API shows first, the pod in Init:CrashLoopBackOff), then container cilium-agent. Each reads
+// its env as the pod got it: without KUBERNETES_SERVICE_HOST it dials the kubernetes Service's ClusterIP
+// (kubelet's injected 10.43.0.1:443), which nothing routes before Cilium on a cluster without kube-proxy →
+// Go's i/o timeout after the k8s client's minute of tries (connect.ts), logged as Cilium does, never Ready,
+// restarted with CrashLoopBackOff. With it, a TLS handshake verified against the cluster CA; on success the
+// agent is Ready, writes its CNI config (/etc/cni/net.d/05-cilium.conflist — the k3s twin's Ready hook) and
+// serves its status API on /var/run/cilium/cilium.sock.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILTIN } from '../../api/resources.ts';
 import type { DaemonProgram, Running, StartArgs } from '../daemonsets.ts';
+import type { InitContainerState } from '../daemonsets.ts';
 import { slogLine } from '../logfmt.ts';
-import { reachApi } from '../reach.ts';
+import { waitForConn } from './connect.ts';
+import { BACKOFF_MAX_MS, BACKOFF_START_MS, backOffMessage, initialStates, runInitContainers } from './init-containers.ts';
 import { agentContainer, serveStatus } from './status-api.ts';
 
 const CONFIGMAPS = BUILTIN.find((x) => x.resource === 'configmaps')!;
-const DIAL_TIMEOUT_MS = 10_000;
 export const CNI_CONFLIST = '05-cilium.conflist';
 export const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
 
@@ -35,8 +38,18 @@ class Agent {
   private stopped = false;
   private wake?: () => void;
   private api?: { close(): void };
+  private inits: InitContainerState[];
+  private restarts = 0;
+  private run = 0;
 
-  constructor(private a: StartArgs) {}
+  constructor(private a: StartArgs) {
+    this.inits = initialStates(a.pod);
+  }
+
+  /** What kubelet reports for the pod: the init containers and the agent container (waiting while they run). */
+  private report(s: { ready: boolean; waiting?: { reason: string; message?: string } }) {
+    this.a.state({ ...s, restartCount: this.restarts, ...(this.inits.length ? { initContainers: this.inits.map((c) => ({ ...c })) } : {}) });
+  }
 
   start(): Running {
     void this.supervise();
@@ -61,20 +74,36 @@ class Agent {
   }
 
   private log(level: 'INFO' | 'WARN' | 'ERROR', msg: string, attrs: Record<string, string> = {}) {
-    this.a.log(slogLine(level, msg, attrs));
+    const line = slogLine(level, msg, attrs);
+    if (this.a.logFor) this.a.logFor('cilium-agent', this.run)(line);
+    else this.a.log(line);
   }
 
   private async supervise(): Promise<void> {
-    let restarts = 0;
-    let backoff = 10_000;
+    let backoff = BACKOFF_START_MS;
     try {
+      if (this.inits.length) {
+        this.report({ ready: false, waiting: { reason: 'PodInitializing' } });
+        await runInitContainers(
+          {
+            ctx: this.a.ctx,
+            pod: this.a.pod,
+            logFor: (c, run) => this.a.logFor?.(c, run) ?? this.a.log,
+            sleep: (ms) => this.sleep(ms),
+            stopped: () => this.stopped,
+            report: () => this.report({ ready: false, waiting: { reason: 'PodInitializing' } }),
+          },
+          this.inits,
+        );
+      }
       for (;;) {
-        this.a.state({ ready: false, restartCount: restarts });
+        this.run = this.restarts;
+        this.report({ ready: false });
         if (await this.runOnce()) return;
-        restarts++;
-        this.a.state({ ready: false, restartCount: restarts, waiting: { reason: 'CrashLoopBackOff', message: `back-off ${backoff / 1000}s restarting failed container=cilium-agent pod=${this.a.pod.metadata.name}_${this.a.pod.metadata.namespace}(${this.a.pod.metadata.uid})` } });
+        this.restarts++;
+        this.report({ ready: false, waiting: { reason: 'CrashLoopBackOff', message: backOffMessage(backoff, 'cilium-agent', this.a.pod) } });
         await this.sleep(backoff);
-        backoff = Math.min(backoff * 2, 300_000);
+        backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
       }
     } catch (e) {
       if (!(e instanceof Stopped)) this.log('ERROR', 'unexpected', { error: (e as Error).message });
@@ -92,14 +121,12 @@ class Agent {
       this.log('ERROR', 'Start hook failed', { ...mod, error: 'unable to create k8s client: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined' });
       return false;
     }
-    const url = `https://${host}:${port}`;
-    this.log('INFO', 'Establishing connection to apiserver', { ...mod, ipAddr: url });
-    const r = await reachApi(host, Number(port), { caFile: ctx.caFile ?? join(ctx.dataDir, 'server', 'tls', 'server-ca.crt'), serviceCidr: ctx.serviceCidr, timeoutMs: DIAL_TIMEOUT_MS });
+    const c = await waitForConn(ctx, host, port, (msg, url) => this.log('INFO', msg, { ...mod, ipAddr: url }), (ms) => this.sleep(ms), () => this.stopped);
     if (this.stopped) throw new Stopped();
-    if (!r.ok) {
-      const err = `Get "${url}/api/v1/namespaces/kube-system": ${r.error}`;
-      this.log('ERROR', 'Unable to contact k8s api-server', { ...mod, ipAddr: url, error: err });
-      this.log('ERROR', 'Start hook failed', { module: 'agent', error: `unable to contact k8s api-server: ${err}` });
+    const url = c.url;
+    if (!c.ok) {
+      this.log('ERROR', 'Unable to contact k8s api-server', { ...mod, ipAddr: url, error: c.error! });
+      this.log('ERROR', 'Start hook failed', { module: 'agent', error: `unable to contact k8s api-server: ${c.error}` });
       return false;
     }
     this.log('INFO', 'Connected to apiserver', mod);
@@ -112,7 +139,7 @@ class Agent {
     writeFileSync(join(ctx.cniDir, CNI_CONFLIST), CONFLIST);
     this.log('INFO', 'Wrote CNI configuration file', { module: 'agent.infra.cni-config', path: join('/etc/cni/net.d', CNI_CONFLIST) });
     this.log('INFO', 'Daemon initialization completed', { module: 'agent' });
-    this.a.state({ ready: true });
+    this.report({ ready: true });
     return true;
   }
 }

@@ -3,6 +3,8 @@
 //   templates/cilium-agent/daemonset.yaml: DaemonSet {{ .Values.name }}; `updateStrategy` = toYaml of
 //     .Values.updateStrategy; agent container `cilium-agent` and init container `config` get
 //     KUBERNETES_SERVICE_HOST/PORT ONLY `if .Values.k8sServiceHost` (empty string → not emitted), the
+//     init containers in the chart's order, each under the chart's own condition (ciliumInitContainers),
+//     the pod annotation kubectl.kubernetes.io/default-container: cilium-agent; the
 //     values `k8sServiceHost | quote` and `k8sServicePort | quote` (an empty port renders as "");
 //     k8sServiceHostRef (a ConfigMap key) emits them through valueFrom; tolerations, nodeSelector,
 //     affinity from values; hostNetwork.
@@ -39,6 +41,27 @@ export function serviceEnv(v: any): any[] {
   return out;
 }
 
+/**
+ * The agent pod's init containers (templates/cilium-agent/daemonset.yaml, 1.19.5), in the chart's order and
+ * under its conditions; only name, command, the env the twin reads and terminationMessagePolicy are kept.
+ */
+export function ciliumInitContainers(v: any, image: string, configEnv: any[]): any[] {
+  const fallback = { terminationMessagePolicy: 'FallbackToLogsOnError' };
+  const sources = v.daemon?.configSources;
+  const buildDaemonConfig = sources === undefined || sources === null || !/^config-map:[^,]+$/.test(String(sources));
+  const kpr = String(v.kubeProxyReplacement ?? '');
+  const out: any[] = [];
+  if (buildDaemonConfig) out.push({ name: 'config', image, command: ['cilium-dbg', 'build-config'], env: configEnv, ...fallback });
+  if (v.cgroup?.autoMount?.enabled) out.push({ name: 'mount-cgroup', image, command: ['bash', '-ec'], env: [{ name: 'CGROUP_ROOT', value: String(v.cgroup?.hostRoot ?? '') }, { name: 'BIN_PATH', value: String(v.cni?.binPath ?? '') }], ...fallback });
+  if (v.sysctlfix?.enabled) out.push({ name: 'apply-sysctl-overwrites', image, command: ['bash', '-ec'], ...fallback });
+  if (v.bpf?.autoMount?.enabled && !v.securityContext?.privileged) out.push({ name: 'mount-bpf-fs', image, command: ['/bin/bash', '-c', '--'], ...fallback });
+  if (v.nodeinit?.enabled && v.nodeinit?.bootstrapFile) out.push({ name: 'wait-for-node-init', image, command: ['bash', '-c'], ...fallback });
+  out.push({ name: 'clean-cilium-state', image, command: ['/init-container.sh'], ...fallback });
+  if (v.waitForKubeProxy && kpr !== 'strict' && kpr !== 'true') out.push({ name: 'wait-for-kube-proxy', image, command: ['bash', '-c'], ...fallback });
+  if (v.cni?.install) out.push({ name: 'install-cni-binaries', image, command: ['/install-plugin.sh'], ...fallback });
+  return out;
+}
+
 export function renderCilium(v: any, releaseNamespace: string, release: string): Rendered {
   const ns = v.namespaceOverride || releaseNamespace;
   const image = ciliumImage(v.image);
@@ -70,13 +93,13 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
         selector: { matchLabels: { 'k8s-app': 'cilium' } },
         ...(v.updateStrategy ? { updateStrategy: v.updateStrategy } : {}),
         template: {
-          metadata: { labels },
+          metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'cilium-agent' } },
           spec: {
             containers: [{
               name: 'cilium-agent', image, imagePullPolicy: v.image?.pullPolicy, command: ['cilium-agent'], args: ['--config-dir=/tmp/cilium/config-map'],
               env: [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), { name: 'CILIUM_CLUSTERMESH_CONFIG', value: '/var/lib/cilium/clustermesh/' }, ...k8sEnv, ...(v.extraEnv ?? [])],
             }],
-            initContainers: [{ name: 'config', image, command: ['cilium-dbg', 'build-config'], env: [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), ...k8sEnv] }],
+            initContainers: ciliumInitContainers(v, image, [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), ...k8sEnv]),
             hostNetwork: true,
             serviceAccountName: v.serviceAccounts?.cilium?.name ?? 'cilium',
             ...(v.nodeSelector ? { nodeSelector: v.nodeSelector } : {}),
