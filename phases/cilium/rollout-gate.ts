@@ -1,18 +1,21 @@
 // Cilium's rollout gate, read live from the cluster (not from the template): the cilium DaemonSet rolled out
-// on every node, every agent Ready and dialling the VIP, every node Ready. A known failure in an agent's log
-// (the 10.43.0.1 fallback of an empty k8sServiceHost) stops at once.
+// on every node, every agent Ready and dialling the VIP, every node Ready. A known failure in the log of any
+// container of an agent pod — the init container it is stuck on (config fails first when the API is out of
+// reach) or the agent itself — stops at once (the 10.43.0.1 fallback of an empty k8sServiceHost, an API it
+// cannot reach).
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
+import { containersToRead } from './pod-containers.ts';
 
 const POLL_MS = 3_000;
 const AGENT_SELECTOR = 'k8s-app=cilium';
 
 interface Seen {
   /** `current`: the pod runs the DaemonSet's current template (older ones are still to be replaced). */
-  pods: (AgentPod & { ready: boolean; current: boolean })[];
+  pods: (AgentPod & { ready: boolean; current: boolean; logContainers: string[] })[];
   notReadyNodes: { name: string; message: string }[];
   desired: number;
   /** The DaemonSet has rolled its current template out to every node (what `kubectl rollout status` waits for). */
@@ -41,7 +44,7 @@ async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run'
       const ready = (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
       const generation = Number(p.metadata?.labels?.['pod-template-generation']);
       const current = d === undefined || !Number.isFinite(generation) || generation === d.metadata?.generation;
-      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready, current };
+      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready, current, logContainers: containersToRead(p) };
     }),
     notReadyNodes: nodeItems
       .map((n) => ({ name: n.metadata.name, cond: (n.status?.conditions ?? []).find((c: any) => c.type === 'Ready') }))
@@ -70,10 +73,12 @@ export const ciliumRolledOut: Gate = {
       const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
       if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
       for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
-        const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} --tail=40`).catch(() => undefined);
-        const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout) : undefined;
-        if (known) {
-          throw new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
+        for (const c of pod.logContainers) {
+          const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} -c ${c} --tail=40`).catch(() => undefined);
+          const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout) : undefined;
+          if (known) {
+            throw new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name} -c ${c}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
+          }
         }
       }
     } while (await pause(ctx, POLL_MS, signal));

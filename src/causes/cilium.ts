@@ -57,6 +57,11 @@ export const ciliumCauses = defineCauses({
     meaning: 'The agent logged an i/o timeout to 10.43.0.1:443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
     remedy: 'Check k8sServiceHost in the installed values (helm get values cilium -n kube-system) and the agent pod env; rerun bootstrap to reinstall with the VIP.',
   },
+  CILIUM_API_UNREACHABLE: {
+    title: 'A Cilium pod cannot reach the API server at the address it dials',
+    meaning: "Cilium's k8s client (first in the config init container, `cilium-dbg build-config`, then the agent) tried for a minute and logged `Unable to contact k8s api-server` with the dial or TLS error; the pod stays in Init:CrashLoopBackOff (or CrashLoopBackOff). The evidence names the pod, the container and the address.",
+    remedy: 'From the named node, reach the address it dials (curl -k https://<address>/readyz): check that the VIP is announced (kube-vip lease), that no firewall drops 6443 between the node and the VIP, and that the certificate covers the VIP; then delete the failing pod or rerun.',
+  },
   CILIUM_AGENTS_NOT_READY: {
     title: 'The cilium DaemonSet did not roll out on every node within its budget',
     meaning: 'Some agents are not Ready. The evidence names them with their last log lines.',

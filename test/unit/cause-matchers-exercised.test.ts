@@ -14,7 +14,7 @@ import { SNAPSHOT_SAVED } from '../../phases/backup.ts';
 import { VERSION_LINE } from '../../src/backup/version.ts';
 import { NOT_FOUND } from '../../phases/k3s/remote-k3s.ts';
 import { PATTERNS as KUBE_VIP_PATTERNS } from '../../phases/kube-vip/log-causes.ts';
-import { FALLBACK } from '../../phases/cilium/agent-log.ts';
+import { FALLBACK, UNREACHABLE } from '../../phases/cilium/agent-log.ts';
 import { NO_MATCHES, PATH_NOT_FOUND, PENDING_REASONS, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
 import { FAILED_REASON } from '../../phases/flux/ready-wait.ts';
 import { passwordRejected } from '../../lab/twin/server/node-password.ts';
@@ -114,6 +114,7 @@ const MATCHERS: Matcher[] = [
   { where: 'phases/k3s/remote-k3s.ts NOT_FOUND (kubectl stderr)', re: NOT_FOUND },
   ...KUBE_VIP_PATTERNS.map(([re, id]) => ({ where: `phases/kube-vip/log-causes.ts ${id}`, re })),
   { where: 'phases/cilium/agent-log.ts FALLBACK', re: FALLBACK },
+  { where: 'phases/cilium/agent-log.ts UNREACHABLE', re: UNREACHABLE },
   { where: 'phases/flux/root-cause.ts PATH_NOT_FOUND', re: PATH_NOT_FOUND },
   { where: 'phases/flux/root-cause.ts STRICT_VARIABLE', re: STRICT_VARIABLE },
   { where: 'phases/flux/root-cause.ts NO_MATCHES', re: NO_MATCHES },

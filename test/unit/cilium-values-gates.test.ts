@@ -4,6 +4,7 @@ import { checkCiliumValues, type ValuesExpectations } from '../../phases/cilium/
 import { ciliumValues } from '../../phases/cilium/values-source.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot } from '../../phases/cilium/cgroup.ts';
 import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
+import { containersToRead } from '../../phases/cilium/pod-containers.ts';
 import { checkAgentServiceHost } from '../../phases/cilium/agent-env.ts';
 
 const checkout = fileURLToPath(new URL('../fixtures/gitops/', import.meta.url));
@@ -127,6 +128,40 @@ describe("naming a Cilium agent's failure from its log", () => {
     const line = 'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.43.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.43.0.1:443: i/o timeout"';
     expect(matchCiliumAgentLog(`level=info msg="Cilium starting"\n${line}`)).toEqual({ causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line });
     expect(matchCiliumAgentLog('level=info msg="Connected to apiserver" host=192.168.2.9')).toBeUndefined();
+  });
+
+  it("the config init container's words for any other address it cannot reach are CILIUM_API_UNREACHABLE", () => {
+    // cilium-dbg build-config's log (Cilium >= 1.18, slog): the k8s client's tries, then the error.
+    const log = [
+      'time=2026-01-03T23:17:21.849247774Z level=info msg="Establishing connection to apiserver" subsys=cilium-dbg module=k8s-client ipAddr=https://192.168.2.9:6443',
+      'time=2026-01-03T23:17:26.850125515Z level=error msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https://192.168.2.9:6443 error="Get \\"https://192.168.2.9:6443/api/v1/namespaces/kube-system\\": dial tcp 192.168.2.9:6443: connect: no route to host"',
+      'Error: Build config failed: failed to start: Get "https://192.168.2.9:6443/api/v1/namespaces/kube-system": dial tcp 192.168.2.9:6443: connect: no route to host',
+    ];
+    expect(matchCiliumAgentLog(log.join('\n'))).toEqual({ causeId: 'CILIUM_API_UNREACHABLE', line: log[1] });
+    // Only the tries so far: nothing to name yet (the client is still within its minute).
+    expect(matchCiliumAgentLog(log[0]!)).toBeUndefined();
+  });
+});
+
+describe('which containers of a Cilium pod the gate reads', () => {
+  const init = (name: string, state: any, lastState: any = {}) => ({ name, state, lastState });
+  it('the init container the pod is stuck on (running or in back-off after a failure), not those that never started', () => {
+    const pod = {
+      status: {
+        initContainerStatuses: [
+          init('config', { waiting: { reason: 'CrashLoopBackOff' } }, { terminated: { exitCode: 1 } }),
+          init('mount-cgroup', { waiting: { reason: 'PodInitializing' } }),
+        ],
+        containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'PodInitializing' } } }],
+      },
+    };
+    expect(containersToRead(pod)).toEqual(['config']);
+  });
+  it('past the completed init containers: the agent once it has started (or crashed)', () => {
+    const done = init('config', { terminated: { exitCode: 0 } });
+    expect(containersToRead({ status: { initContainerStatuses: [done], containerStatuses: [{ name: 'cilium-agent', state: { running: {} } }] } })).toEqual(['cilium-agent']);
+    expect(containersToRead({ status: { initContainerStatuses: [done], containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'CrashLoopBackOff' } } }] } })).toEqual(['cilium-agent']);
+    expect(containersToRead({ status: { containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'ContainerCreating' } } }] } })).toEqual([]);
   });
 });
 

@@ -7,6 +7,7 @@
 // refusing or unrouted address after about 60 s.
 import { join } from 'node:path';
 import type { NodeContext } from '../context.ts';
+import { slogLine } from '../logfmt.ts';
 import { reachApi } from '../reach.ts';
 
 export const CONNECT_RETRY_MS = 5_000;
@@ -47,4 +48,9 @@ export function goDuration(ms: number): string {
   const rest = (ms % 60_000) / 1000;
   const s = Number.isInteger(rest) ? String(rest) : String(Number(rest.toFixed(3)));
   return m ? `${m}m${s}s` : `${s}s`;
+}
+
+/** A Cilium log line: Go slog text with the level in lower case, as Cilium's handler writes it (`level=info`). */
+export function ciliumLine(level: 'INFO' | 'WARN' | 'ERROR', msg: string, attrs: Record<string, string> = {}): string {
+  return slogLine(level, msg, attrs).replace(/ level=[A-Z]+ /, ` level=${level.toLowerCase()} `);
 }

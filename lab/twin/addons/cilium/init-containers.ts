@@ -11,9 +11,8 @@
 //     other: succeed at once, printing nothing (their host changes are not imitated).
 import type { InitContainerState, Terminated } from '../daemonsets.ts';
 import type { NodeContext } from '../context.ts';
-import { slogLine } from '../logfmt.ts';
 import { containerEnv } from '../scheduling.ts';
-import { goDuration, waitForConn } from './connect.ts';
+import { ciliumLine as slogLine, goDuration, waitForConn } from './connect.ts';
 
 export const BACKOFF_START_MS = 10_000;
 export const BACKOFF_MAX_MS = 300_000;

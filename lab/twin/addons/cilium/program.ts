@@ -12,8 +12,7 @@ import { join } from 'node:path';
 import { BUILTIN } from '../../api/resources.ts';
 import type { DaemonProgram, Running, StartArgs } from '../daemonsets.ts';
 import type { InitContainerState } from '../daemonsets.ts';
-import { slogLine } from '../logfmt.ts';
-import { waitForConn } from './connect.ts';
+import { ciliumLine as slogLine, waitForConn } from './connect.ts';
 import { BACKOFF_MAX_MS, BACKOFF_START_MS, backOffMessage, initialStates, runInitContainers } from './init-containers.ts';
 import { agentContainer, serveStatus } from './status-api.ts';
 
