@@ -1,19 +1,23 @@
 // The helm-controller and Cilium agent twins in the lab: the engine builds 3 servers (--until k3s-join),
 // then the HelmChart the engine renders (the real chart ../shared/testdata/cilium-1.19.5.tgz inside) is
 // put into every server's auto-deploy folder, first with an empty k8sServiceHost (the 2026-09-01
-// deadlock), then with the VIP before kube-vip announces it, then with kube-vip running.
+// deadlock), then with the VIP before kube-vip announces it (an API nothing answers on: the engine's
+// rollout gate names it from the config init container), then with kube-vip running.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { hostExec } from '../../lab/api.ts';
 import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
 import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
+import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';
+import { CauseError } from '../../src/errors.ts';
 import { decodeRelease } from '../../lab/twin/addons/helm/release.ts';
 import { cleanAddonTraces, kubectl, kubectlJson, VIP, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
+import { runGate } from '../support/lab-gate.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const S1 = SERVERS[0];
@@ -33,7 +37,8 @@ async function deployCilium(values: Record<string, unknown>): Promise<void> {
 const agentPods = async () => (await kubectlJson(S1, 'get pods -n kube-system -l k8s-app=cilium')).items as any[];
 const ready = (p: any) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
 const nodeReady = async () => (await kubectl(S1, `get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`)).trim().split('\n');
-const agentLogs = async () => Promise.all((await agentPods()).map((p) => kubectl(S1, `logs -n kube-system ${p.metadata.name}`, true)));
+// The config init container dials the API first; the agent container does not start before it succeeds.
+const configLogs = async () => Promise.all((await agentPods()).map((p) => kubectl(S1, `logs -n kube-system ${p.metadata.name} -c config`, true)));
 const envOf = (c: any) => Object.fromEntries((c.env ?? []).filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
 const releases = async () => (await kubectlJson(S1, 'get secrets -n kube-system -l owner=helm,name=cilium')).items as any[];
 
@@ -64,19 +69,31 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     expect(agent.env.map((e: any) => e.name)).not.toContain('KUBERNETES_SERVICE_HOST');
     expect(ds.spec.updateStrategy.rollingUpdate.maxUnavailable).toBe(1);
     expect(await kubectl(S1, 'get deploy -n kube-system cilium-operator -o name')).toContain('cilium-operator');
-    const logs = await waitUntil('the i/o timeout in every agent log', async () => {
-      const l = await agentLogs();
+    // Cilium's k8s client tries for a minute (each dial to the black-holed ClusterIP waits 30 s) before it
+    // gives up: the line comes after about 65 s, in the config init container.
+    const logs = await waitUntil('the i/o timeout in every config log', async () => {
+      const l = await configLogs();
       return l.length === 3 && l.every((x) => x.includes('dial tcp 10.43.0.1:443: i/o timeout')) ? l : undefined;
-    }, 60_000, 2000);
+    }, 100_000, 2000);
     for (const l of logs) {
-      expect(l).toMatch(/msg="Unable to contact k8s api-server".*dial tcp 10\.43\.0\.1:443: i\/o timeout/);
+      expect(l).toMatch(/msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https:\/\/10\.43\.0\.1:443 error=.*dial tcp 10\.43\.0\.1:443: i\/o timeout/);
+      expect(l).toContain('Error: Build config failed: failed to start: Get "https://10.43.0.1:443/api/v1/namespaces/kube-system": dial tcp 10.43.0.1:443: i/o timeout');
       expect(matchCiliumAgentLog(l)?.causeId).toBe('CILIUM_SERVICE_HOST_FALLBACK');
     }
+    // As kubectl shows it: the pod stuck in its first init container, the agent container never started.
+    await waitUntil('Init:CrashLoopBackOff', async () => (await kubectl(S1, 'get pods -n kube-system -l k8s-app=cilium --no-headers')).trim().split('\n').every((l) => /^cilium-\w{5} +0\/1 +Init:(CrashLoopBackOff|Error) +[1-9]/.test(l)), 20_000, 1000);
+    const [pod] = await agentPods();
+    expect(pod.status.phase).toBe('Pending');
+    expect(pod.status.initContainerStatuses[0]).toMatchObject({ name: 'config', lastState: { terminated: { exitCode: 1, reason: 'Error' } } });
+    expect(pod.status.containerStatuses[0].state).toEqual({ waiting: { reason: 'PodInitializing' } });
+    const noContainer = await hostExec(S1, `k3s kubectl logs -n kube-system ${pod.metadata.name}`, { allowFail: true });
+    expect(noContainer.code).not.toBe(0);
+    expect(noContainer.stderr).toContain(`container "cilium-agent" in pod "${pod.metadata.name}" is waiting to start: PodInitializing`);
     expect((await agentPods()).filter(ready)).toEqual([]);
     expect(await nodeReady()).toEqual(['False', 'False', 'False']);
   });
 
-  it('k8sServiceHost = the VIP before kube-vip announces it: release v2, pods rolled with the VIP in their env, agents not Ready', async () => {
+  it('k8sServiceHost = the VIP before kube-vip announces it: release v2, pods rolled with the VIP in their env, the gate names CILIUM_API_UNREACHABLE from config', async () => {
     await deployCilium({ k8sServiceHost: VIP, k8sServicePort: 6443 });
     await waitUntil('release v2', async () => (await releases()).some((s) => s.metadata.labels.version === '2'), 30_000);
     const rs = await releases();
@@ -87,7 +104,17 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
       return p.length === 3 && p.every((x) => envOf(x.spec.containers[0]).KUBERNETES_SERVICE_HOST === VIP) ? p : undefined;
     }, 60_000, 2000);
     expect(pods.map((p) => envOf(p.spec.containers[0]).KUBERNETES_SERVICE_PORT)).toEqual(['6443', '6443', '6443']);
-    await waitUntil('a failed dial to the VIP in the logs', async () => (await agentLogs()).every((l) => l.includes(`dial tcp ${VIP}:6443`)), 60_000, 2000);
+    // The engine's rollout gate, within its budget, names the cause from the config init container's words
+    // (the agent container has no log: it never started). Nothing answers on the VIP yet: no route to host.
+    const gate = await runGate(ciliumRolledOut, S1, { host: VIP, port: 6443 });
+    expect(gate.error).toBeInstanceOf(CauseError);
+    const stop = gate.error as CauseError;
+    expect(stop.causeId, stop.message).toBe('CILIUM_API_UNREACHABLE');
+    expect(SERVERS).toContain(stop.host);
+    expect(stop.evidence.command).toMatch(/^kubectl logs -n kube-system cilium-\w{5} -c config$/);
+    expect(stop.evidence.seen).toContain(`msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https://${VIP}:6443`);
+    expect(stop.evidence.seen).toContain(`dial tcp ${VIP}:6443`);
+    expect(gate.tookMs).toBeLessThan(ciliumRolledOut.budgetMs);
     expect((await agentPods()).filter(ready)).toEqual([]);
     expect(await nodeReady()).toEqual(['False', 'False', 'False']);
   });
@@ -95,7 +122,7 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
   it('once kube-vip announces the VIP: agents Ready, CNI config written, nodes Ready, kube-proxy replacement on', async () => {
     const kv = renderKubeVip({ vip: VIP, port: 6443, interfaceName: 'eth0' });
     for (const h of SERVERS) await writeManifest(h, 'kube-vip.yaml', kv);
-    // Agents in CrashLoopBackOff retry after 10, 20, 40 s…
+    // Config init containers in back-off retry after 10, 20, 40 s…, then the rest run and the agent starts.
     await waitUntil('three Ready agents', async () => (await agentPods()).filter(ready).length === 3, 150_000, 2000);
     await waitUntil('three Ready nodes', async () => (await nodeReady()).every((s) => s === 'True'), 30_000, 2000);
     for (const h of SERVERS) {
