@@ -1,15 +1,15 @@
 // verify: proves the cluster highly available, read-only: every node Ready, etcd's voters exactly the
 // servers, the API ready through the VIP and each server's own address (seen from every server), the
 // kube-vip lease held by a server, every Cilium agent Ready with kube-proxy replacement on and dialling the
-// VIP (live, from the running agents), CoreDNS ready. Each check prints a row per host and stops with a
+// VIP (live, from the running agents), every node reaching every other by Cilium's own health probes, CoreDNS ready. Each check prints a row per host and stops with a
 // named cause. With `drill` (bootstrap verify <env> --drill), a failover drill follows: it stops k3s on the
 // VIP holder, so it is the one part that changes state and never runs in check mode.
 import type { Phase } from '../src/engine/phase.ts';
 import { founderRef } from './hosts.ts';
-import { apiReady, ciliumAgentsLive, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
+import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
 
-const CHECKS = [nodesReady, etcdVoters, apiReady, vipLeaseHeld, ciliumAgentsLive, corednsReady];
+const CHECKS = [nodesReady, etcdVoters, apiReady, vipLeaseHeld, ciliumAgentsLive, ciliumNodeHealth, corednsReady];
 
 /**
  * `standalone` (bootstrap verify): the checks run although the session is in check mode (they only read).

@@ -7,6 +7,9 @@
 //                                                   full IDs, one a line; otherwise a table with truncated IDs.
 //   exec ID cilium-dbg status [-o json]             cilium/cilium cilium-dbg/cmd/status.go: GET /v1/healthz on
 //                                                   the agent's socket, StatusResponse as JSON (-o json).
+//   exec ID cilium-health status [--probe] [-o json] cilium/cilium cilium-health/cmd/status.go: GET /v1beta/status
+//                                                   (PUT /v1beta/status/probe with --probe) on the health socket
+//                                                   /var/run/cilium/health.sock, HealthStatusResponse as JSON.
 // Refusals in their words: an unknown container as containerd's CRI Exec says it (containerd/containerd
 // internal/cri/server/container_exec.go "failed to find container %q in store: not found", gRPC NotFound),
 // wrapped by crictl (cmd/crictl/exec.go "execing command in container %s: %w") and logged by logrus.Fatal.
@@ -15,6 +18,7 @@ import { join } from 'node:path';
 import type { AgentContainer } from './addons/cilium/status-api.ts';
 
 export const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
+export const HEALTH_SOCKET = '/var/run/cilium/health.sock';
 
 /** The container behind the agent's status socket (one shape, defined where the socket serves it). */
 export type TwinContainer = AgentContainer;
@@ -26,15 +30,16 @@ export interface CrictlIO {
 }
 
 /** GET on the agent's unix socket; undefined when nothing answers there. */
-export function socketGet(socketPath: string, path: string, timeoutMs = 5_000): Promise<{ status: number; body: string } | { error: string }> {
+export function socketGet(socketPath: string, path: string, timeoutMs = 5_000, method = 'GET'): Promise<{ status: number; body: string } | { error: string }> {
   return new Promise((resolve) => {
-    const req = http.request({ socketPath, path, method: 'GET', headers: { host: 'localhost' } }, (res) => {
+    const req = http.request({ socketPath, path, method, headers: { host: 'localhost' } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error('context deadline exceeded')));
-    req.on('error', (e) => resolve({ error: `Get "http://localhost${path}": dial unix ${socketPath}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'connect: no such file or directory' : (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'connect: connection refused' : e.message}` }));
+    const verb = method[0] + method.slice(1).toLowerCase();
+    req.on('error', (e) => resolve({ error: `${verb} "http://localhost${path}": dial unix ${socketPath}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'connect: no such file or directory' : (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'connect: connection refused' : e.message}` }));
     req.end();
   });
 }
@@ -98,6 +103,18 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
     if (!found) {
       fatal(io, `execing command in container ${id}: rpc error: code = NotFound desc = failed to find container "${id}" in store: not found`);
       return 1;
+    }
+    if (command[0] === 'cilium-health' && command[1] === 'status') {
+      const probe = command.includes('--probe');
+      const r = await socketGet(join(root, HEALTH_SOCKET), probe ? '/v1beta/status/probe' : '/v1beta/status', 30_000, probe ? 'PUT' : 'GET');
+      if ('error' in r) {
+        io.err(`${probe ? 'Cannot get status/probe' : 'Cannot get status'}: ${r.error}\n`);
+        return 1;
+      }
+      const hr = JSON.parse(r.body);
+      if (flagValue(command, '-o') === 'json' || flagValue(command, '--output') === 'json') io.out(`${JSON.stringify(hr, null, 2)}\n`);
+      else io.out(`Probe time:   ${hr.timestamp ?? ''}\nNodes:\n${(hr.nodes ?? []).map((n: any) => `  ${n.name}${n.name === hr.local?.name ? ' (localhost)' : ''}:\n    Host connectivity to ${n.host?.['primary-address']?.ip ?? ''}:\n      HTTP to agent:   ${n.host?.['primary-address']?.http?.status || 'OK'}\n`).join('')}`);
+      return 0;
     }
     if (command[0] !== 'cilium-dbg' || command[1] !== 'status') {
       io.err(`OCI runtime exec failed: exec failed: unable to start container process: exec: "${command[0]}": executable file not found in $PATH: unknown\n`);

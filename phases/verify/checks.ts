@@ -12,6 +12,7 @@ import { NOT_FOUND } from '../k3s/remote-k3s.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { SERVER_CA } from '../kube-vip/vip-gate.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
+import { nodeHealth } from './node-health.ts';
 import { compareMembers, describeMember, mismatchLine, readMembers } from './members.ts';
 import { parseNodes, readiness } from './nodes.ts';
 import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
@@ -203,6 +204,59 @@ export const ciliumAgentsLive: Gate = {
             return;
           }
           rows.push({ host: h.name, ok: true, detail: `${pod.name} Ready, kube-proxy replacement ${mode}, KUBERNETES_SERVICE_HOST=${vip}` });
+        }),
+      );
+      const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);
+      rows.sort((a, b) => order(a) - order(b));
+      return { rows, stops };
+    }),
+};
+
+/**
+ * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status
+ * --probe -o json` makes cilium-health greet every other node now (cilium/cilium cilium-health/cmd/status.go,
+ * PUT /status/probe) and report each path (api/v1/health/models HealthStatusResponse).
+ */
+export const CILIUM_HEALTH_COMMAND = [
+  'id=$(k3s crictl ps --name cilium-agent --state running -q | head -n 1);',
+  `if [ -z "$id" ]; then echo '${NO_AGENT_CONTAINER}' >&2; exit 1; fi;`,
+  'k3s crictl exec "$id" cilium-health status --probe -o json',
+].join(' ');
+
+export const ciliumNodeHealth: Gate = {
+  id: 'cilium-node-health',
+  title: "nodes reach each other (Cilium's health probes)",
+  budgetMs: 60_000,
+  readOnly: true,
+  run: (_host, ctx, signal) =>
+    settle(ctx, signal, ciliumNodeHealth, async () => {
+      const hosts = allHostRefs(ctx.inventory);
+      const rows: Row[] = [];
+      const stops: CauseError[] = [];
+      await Promise.all(
+        hosts.map(async (h) => {
+          const res = (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
+          const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
+          if (!health) {
+            const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
+            rows.push({ host: h.name, ok: false, detail: seen });
+            stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }));
+            return;
+          }
+          if (!health.unreachable.length) {
+            rows.push({ host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` });
+            return;
+          }
+          const lines = health.unreachable.map((u) => `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them`);
+          rows.push({ host: h.name, ok: false, detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}` });
+          const first = health.unreachable[0]!;
+          stops.push(
+            new CauseError('CILIUM_NODE_UNREACHABLE', {
+              host: h.name,
+              message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
+              evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
+            }),
+          );
         }),
       );
       const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);

@@ -62,6 +62,11 @@ export const ciliumCauses = defineCauses({
     meaning: "Cilium's k8s client (first in the config init container, `cilium-dbg build-config`, then the agent) tried for a minute and logged `Unable to contact k8s api-server` with the dial or TLS error; the pod stays in Init:CrashLoopBackOff (or CrashLoopBackOff). The evidence names the pod, the container and the address.",
     remedy: 'From the named node, reach the address it dials (curl -k https://<address>/readyz): check that the VIP is announced (kube-vip lease), that no firewall drops 6443 between the node and the VIP, and that the certificate covers the VIP; then delete the failing pod or rerun.',
   },
+  CILIUM_NODE_UNREACHABLE: {
+    title: "Cilium's health probe from one node cannot reach another",
+    meaning: "cilium-health in the named node's agent (cilium-health status --probe) failed to greet another node: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address and the ports; pods on those nodes cannot talk either.",
+    remedy: 'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify.',
+  },
   CILIUM_AGENTS_NOT_READY: {
     title: 'The cilium DaemonSet did not roll out on every node within its budget',
     meaning: 'Some agents are not Ready. The evidence names them with their last log lines.',

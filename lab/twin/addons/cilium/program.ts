@@ -14,6 +14,7 @@ import type { DaemonProgram, Running, StartArgs } from '../daemonsets.ts';
 import type { InitContainerState } from '../daemonsets.ts';
 import { ciliumLine as slogLine, waitForConn } from './connect.ts';
 import { BACKOFF_MAX_MS, BACKOFF_START_MS, backOffMessage, initialStates, runInitContainers } from './init-containers.ts';
+import { HEALTH_SOCKET, serveHealth } from './health.ts';
 import { agentContainer, serveStatus } from './status-api.ts';
 
 const CONFIGMAPS = BUILTIN.find((x) => x.resource === 'configmaps')!;
@@ -37,6 +38,7 @@ class Agent {
   private stopped = false;
   private wake?: () => void;
   private api?: { close(): void };
+  private health?: { close(): void };
   private inits: InitContainerState[];
   private restarts = 0;
   private run = 0;
@@ -57,6 +59,7 @@ class Agent {
         this.stopped = true;
         this.wake?.();
         this.api?.close();
+        this.health?.close();
       },
     };
   }
@@ -134,6 +137,7 @@ class Agent {
     const root = ctx.root ?? '/';
     const image = ciliumAgentContainer({ spec: { template: { spec: this.a.pod.spec } } })?.image ?? '';
     this.api = serveStatus(join(root, CILIUM_SOCKET), () => ({ kubeProxyReplacement: kpr, apiServer: url, device: { name: 'eth0', ip: ctx.ip }, ready: true }), agentContainer(this.a.pod, image));
+    this.health = serveHealth(ctx, join(root, HEALTH_SOCKET));
     mkdirSync(ctx.cniDir, { recursive: true });
     writeFileSync(join(ctx.cniDir, CNI_CONFLIST), CONFLIST);
     this.log('INFO', 'Wrote CNI configuration file', { module: 'agent.infra.cni-config', path: join('/etc/cni/net.d', CNI_CONFLIST) });
