@@ -259,8 +259,9 @@ export const ciliumNodeHealth: Gate = {
           );
         }),
       );
-      const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);
+      const order = (r: { host?: string }) => hosts.findIndex((h) => h.name === r.host);
       rows.sort((a, b) => order(a) - order(b));
+      stops.sort((a, b) => order(a) - order(b));
       return { rows, stops };
     }),
 };

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
-import { host, hostExec } from '../../lab/api.ts';
+import { fault, host, hostExec } from '../../lab/api.ts';
 import { NET } from '../../lab/config.ts';
 import { bootstrap, freshStateDir, resetCluster, voters } from '../support/cluster.ts';
 import { repoRoot } from '../support/cli.ts';
@@ -110,7 +110,7 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(r.code).toBe(0);
     expect(r.events[0]).toMatchObject({ type: 'run-start', check: true, phases: ['verify'] });
     expect(rows(r, 'etcd-voters').map((e) => [e.host, e.ok])).toEqual(SERVERS.map((s) => [s, true]));
-    for (const check of ['nodes-ready', 'cilium-agents']) {
+    for (const check of ['nodes-ready', 'cilium-agents', 'cilium-node-health']) {
       expect(rows(r, check).map((e) => [e.host, e.ok])).toEqual(ALL().map((s) => [s, true]));
     }
     // From every server, and from the engine through its SSH connection to the founder.
@@ -118,6 +118,7 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(rows(r, 'api-ready')[0].detail).toContain(`VIP ${NET.vip}`);
     expect(rows(r, 'api-ready').at(-1).detail).toBe(`TLS verified against the cluster CA via VIP ${NET.vip}, ${SERVERS.map((s) => `${s} ${host(s).address}`).join(', ')} (through k3s-lab-1)`);
     expect(rows(r, 'cilium-agents')[0].detail).toMatch(/kube-proxy replacement True/);
+    expect(rows(r, 'cilium-node-health')[0].detail).toBe(`reaches ${ALL().filter((h) => h !== ALL()[0]).join(', ')}`);
     expect(rows(r, 'vip-lease')).toEqual([expect.objectContaining({ ok: true })]);
     expect(SERVERS).toContain(rows(r, 'vip-lease')[0].host);
     expect(rows(r, 'coredns')).toEqual([expect.objectContaining({ ok: true, detail: 'deployment coredns 1/1 ready' })]);
@@ -270,6 +271,22 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual(ALL().map((s) => [s, false]));
     expectWithinBudget(r);
   }, 600_000);
+
+  it("4240/tcp blocked on one node is CILIUM_NODE_UNREACHABLE from every other node, naming the pair and the port, read from Cilium's health probes", async () => {
+    heal.push(() => fault('k3s-lab-2', 'unblock-port', '4240'));
+    await fault('k3s-lab-2', 'block-port', '4240');
+    const r = await verify([], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    const others = ALL().filter((h) => h !== 'k3s-lab-2');
+    expect(stops(r).map((c) => [c.cause, c.host])).toEqual(others.map((h) => ['CILIUM_NODE_UNREACHABLE', h]));
+    const ip = host('k3s-lab-2').address;
+    for (const c of stops(r)) {
+      expect(c.message).toBe(`Cilium on ${c.host} cannot reach k3s-lab-2 (${ip}) on 4240/tcp`);
+      expect(c.evidence.seen).toBe(`${c.host} → k3s-lab-2 (${ip}, host): Get "http://${ip}:4240/hello": dial tcp ${ip}:4240: connect: connection refused; open 4240/tcp between them`);
+    }
+    expect(rows(r, 'cilium-node-health').map((e) => [e.host, e.ok])).toEqual(ALL().map((h) => [h, h === 'k3s-lab-2']));
+    expectWithinBudget(r);
+  }, 300_000);
 
   it('an agent running without kube-proxy replacement is KPR_MISMATCH, read from its status API', async () => {
     // A DaemonSet's pod is named after its node and template, so the one created again has the same name: its uid tells them apart.

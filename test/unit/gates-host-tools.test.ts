@@ -9,13 +9,15 @@ import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livezAnswer, livezCommand } from '../../phases/kube-vip/vip-gate.ts';
 import { operatorVerdict } from '../../phases/verify/api-verdict.ts';
-import { CILIUM_STATUS_COMMAND, MEMBER_LIST_COMMAND } from '../../phases/verify/checks.ts';
+import { CILIUM_HEALTH_COMMAND, CILIUM_STATUS_COMMAND, MEMBER_LIST_COMMAND } from '../../phases/verify/checks.ts';
+import { nodeHealth } from '../../phases/verify/node-health.ts';
 import { kprMode } from '../../phases/verify/cilium-health.ts';
 import { parseMembers, readMembers } from '../../phases/verify/members.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import type { Remote } from '../../src/transport/types.ts';
 import { serveStatus, agentContainer } from '../../lab/twin/addons/cilium/status-api.ts';
-import { runCrictl, CILIUM_SOCKET } from '../../lab/twin/crictl.ts';
+import { runCrictl, CILIUM_SOCKET, HEALTH_SOCKET } from '../../lab/twin/crictl.ts';
+import { serveHealth } from '../../lab/twin/addons/cilium/health.ts';
 import { ensureCAs, issueServing, tlsPaths } from '../../lab/twin/pki.ts';
 import { dbInfoJson } from '../../lab/twin/server/supervisor.ts';
 
@@ -118,7 +120,7 @@ describe("verify's operator vantage", () => {
 
 describe('what the engine runs on a host', () => {
   it('no curl, no etcdctl: only k3s (kubectl, crictl) and coreutils', () => {
-    for (const c of [MEMBER_LIST_COMMAND, CILIUM_STATUS_COMMAND, livezCommand('10.0.0.9', 6443)]) expect(c).not.toMatch(/\b(curl|wget|etcdctl)\b|(^|[;|&]\s*)kubectl\b/);
+    for (const c of [MEMBER_LIST_COMMAND, CILIUM_STATUS_COMMAND, CILIUM_HEALTH_COMMAND, livezCommand('10.0.0.9', 6443)]) expect(c).not.toMatch(/\b(curl|wget|etcdctl)\b|(^|[;|&]\s*)kubectl\b/);
   });
 });
 
@@ -178,5 +180,31 @@ describe("the k3s twin's crictl", () => {
     // containerd resolves a unique prefix of the ID.
     expect((await run(['exec', '6f1c2d3e', 'cilium-dbg', 'status', '-o', 'json'])).code).toBe(0);
     expect(await run(['exec', '6f1c2d3e', 'curl', 'http://localhost'])).toMatchObject({ code: 126, err: expect.stringContaining('exec: "curl": executable file not found in $PATH') });
+  });
+
+  it("prints cilium-health status --probe -o json from the health socket: each node greeted on 4240/tcp for real", async () => {
+    const nodes = [
+      { metadata: { name: 's1' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.1' }] } },
+      { metadata: { name: 's2' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.2' }] } },
+    ];
+    const ctx = { node: 's1', ip: '127.44.0.1', store: { list: async () => ({ items: nodes }) } } as any;
+    const health = serveHealth(ctx, join(root, HEALTH_SOCKET));
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '--probe', '-o', 'json']);
+      expect(r.code, r.err).toBe(0);
+      // s1 answers on its own 4240; nothing listens on s2's.
+      expect(nodeHealth(r.out)).toEqual({
+        local: 's1',
+        reached: [],
+        unreachable: [{ from: 's1', to: 's2', ip: '127.44.0.2', path: 'host', ports: ['4240/tcp'], status: 'Get "http://127.44.0.2:4240/hello": dial tcp 127.44.0.2:4240: connect: connection refused' }],
+      });
+      expect(JSON.parse(r.out).nodes[0].host['primary-address'].http.latency).toBeGreaterThan(0);
+    } finally {
+      health.close();
+    }
+    const gone = await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '-o', 'json']);
+    expect(gone.code).toBe(1);
+    expect(gone.err).toMatch(/^Cannot get status: Get "http:\/\/localhost\/v1beta\/status": dial unix .*health\.sock: connect: (no such file or directory|connection refused)\n$/);
   });
 });
