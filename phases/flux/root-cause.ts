@@ -131,7 +131,7 @@ export const STRICT_VARIABLE = /variable not set|strict mode/i;
 export const NO_MATCHES = /no matches for kind/i;
 
 /** The cause of a Kustomization that fails for its own reason (not a dependency's). */
-export function classifyKustomization(k: FluxObject, sourceRevision?: string): FluxVerdict {
+export function classifyKustomization(k: FluxObject): FluxVerdict {
   const c = readyCondition(k);
   const reason = c?.reason ?? 'NoReadyCondition';
   const message = c?.message ?? 'the kustomize-controller has not reconciled it yet';
@@ -189,7 +189,7 @@ export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): 
       const verdict: FluxVerdict =
         'missing' in root
           ? { causeId: 'FLUX_DEPENDENCY_NOT_READY', object: `Kustomization ${root.missing}`, reason: 'DependencyNotFound', message: `Kustomization ${root.missing} does not exist, and ${describeObject('Kustomization', k)} depends on it`, stalled: false }
-          : classifyKustomization(root, revisionOf(root));
+          : classifyKustomization(root);
       roots.set(rootKey, { verdict, waiting: [] });
     }
     if ('missing' in root || root !== k) roots.get(rootKey)!.waiting.push(describeObject('Kustomization', k));
