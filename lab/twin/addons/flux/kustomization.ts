@@ -205,6 +205,8 @@ type HealthTarget = { apiVersion: string; kind: string; namespace?: string; name
 
 /** A health check under way: the twin polls it round by round instead of blocking its controller. */
 interface HealthWait {
+  /** The object as the attempt read it: its end records that generation and reconcile request. */
+  object: any;
   start: number;
   timeoutMs: number;
   nextPoll: number;
@@ -280,7 +282,7 @@ export async function reconcileKustomization(ctx: AddonContext, info: ResourceIn
       ]);
       await writeStatus(ctx, info, ks, { ...(ks.status ?? {}), ...handled(ks), conditions, inventory: { entries }, lastAttemptedRevision: revision });
       const now = Date.now();
-      return attempt(retryRequeue(ks), revision, { start: now, timeoutMs: kustomizationTimeoutMs(ks), nextPoll: now, targets, revision, progress: running, entries });
+      return attempt(retryRequeue(ks), revision, { object: ks, start: now, timeoutMs: kustomizationTimeoutMs(ks), nextPoll: now, targets, revision, progress: running, entries });
     }
     await succeed(ctx, info, ks, revision, entries, undefined);
     return attempt(intervalRequeue(ks.spec?.interval), revision);
@@ -334,14 +336,16 @@ async function pollHealth(ctx: AddonContext, info: ResourceInfo, ks: any, last: 
   }
   const took = Date.now() - h.start;
   const done = { at: Date.now(), generation: last.generation, revision: last.revision };
+  // The status of the attempt that started the checks (its generation and request), over the live status.
+  const started = { ...h.object, status: ks.status };
   if (pending.length === 0) {
-    await succeed(ctx, info, ks, h.revision, h.entries, took);
-    return { ...done, retryMs: intervalRequeue(ks.spec?.interval) };
+    await succeed(ctx, info, started, h.revision, h.entries, took);
+    return { ...done, retryMs: intervalRequeue(started.spec?.interval) };
   }
   if (took >= h.timeoutMs) {
     const wait = `timeout waiting for: [${pending.join(', ')}]`;
-    await fail(ctx, info, ks, new HealthFailed(wait, `health check failed after ${goDuration(took)}: ${wait}`), { progress: h.progress, attempted: h.revision, applied: h.entries });
-    return { ...done, retryMs: retryRequeue(ks) };
+    await fail(ctx, info, started, new HealthFailed(wait, `health check failed after ${goDuration(took)}: ${wait}`), { progress: h.progress, attempted: h.revision, applied: h.entries });
+    return { ...done, retryMs: retryRequeue(started) };
   }
   return { ...last, health: { ...h, nextPoll: now + HEALTH_POLL_MS } };
 }
@@ -359,9 +363,9 @@ export async function kustomizeRound(ctx: AddonContext, lastRun: Map<string, KsA
     // A new source revision is an event upstream (the source's watch), not a wait for the requeue.
     const moved = stored !== undefined && last !== undefined && stored.artifact.revision !== last.revision;
     const event = moved || (last !== undefined && due(ks, { ...last, retryMs: Infinity }));
-    // A new generation, request or revision cancels a running health check and starts over (upstream's
-    // interrupt context); otherwise the check goes on.
-    if (last?.health && !event) {
+    // A running health check goes on to its end whatever happens meanwhile (CancelHealthCheckOnNewRevision
+    // is off by default); a new generation, request or revision is reconciled after it.
+    if (last?.health) {
       lastRun.set(key, await pollHealth(ctx, info, ks, last, last.health));
       continue;
     }
