@@ -22,6 +22,7 @@ import { checkAdoption, DAEMONSET_PROBE, daemonSetGeneration, handoverStep, owne
 import { crdWaitChange, installApply } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
 import { helmChartValues } from './flux/parity.ts';
+import { FLUX_WAIT_MAX_MS, fluxWaitSignal } from './flux/ready-wait.ts';
 
 const fact = <T>(key: string) => (ctx: Parameters<NonNullable<Phase['prepare']>>[0]) => ctx.facts.get<T>(PHASE_FACTS, key)!;
 const installObjects = fact<KubeObject[]>('fluxInstall');
@@ -31,8 +32,9 @@ const sync = fact<KubeObject[]>('fluxSync');
 const fluxReady: Gate = {
   id: 'flux-ready',
   title: 'Flux Ready (source, every Kustomization, the Cilium HelmRelease) with the same Cilium values',
-  budgetMs: 300_000,
-  async run(host, ctx, signal) {
+  budgetMs: FLUX_WAIT_MAX_MS,
+  async run(host, ctx, budget) {
+    const signal = fluxWaitSignal(ctx, budget);
     const o = ownershipOf(ctx);
     const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
     const reference =

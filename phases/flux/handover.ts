@@ -14,11 +14,11 @@ import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../cilium/helmchart.ts';
 import { kubectl } from '../k3s/remote-k3s.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
-import { waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
+import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
 
 export const UNMANAGED = 'helmcharts.helm.cattle.io/unmanaged';
-/** The waits of the hand-over share one budget. */
-export const HANDOVER_BUDGET_MS = 300_000;
+/** The waits of the hand-over share one budget (shortened by flux.waitSeconds). */
+export const HANDOVER_BUDGET_MS = FLUX_WAIT_MAX_MS;
 
 export interface CiliumOwnership {
   /** The bootstrap's HelmChart (kube-system/<release name>). */
@@ -108,7 +108,7 @@ export const handoverStep: Step = {
   }),
   async apply(plan, host, ctx) {
     const o = ownershipOf(ctx);
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(HANDOVER_BUDGET_MS)]);
+    const signal = fluxWaitSignal(ctx, ctx.signal);
     const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
     // Parity against what is installed: the HelmChart's values while it exists (else what the bootstrap renders).
     const reference =

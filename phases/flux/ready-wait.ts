@@ -1,19 +1,28 @@
 // The bounded waits of the flux phase, read live through `k3s kubectl` on the founder: Flux's sources and
 // Kustomizations Ready (else the ROOT cause, root-cause.ts), then the HelmRelease that owns Cilium Ready.
-// A failure the controller reports for the current generation ends the wait once seen twice in a row:
-// Flux retries only at the object's interval, so waiting longer cannot help.
+// Only Stalled ends a wait early: Flux writes it (with observedGeneration) when it will not retry the
+// generation. Any other Ready=False may still clear — a dependency turns Ready, a retry, a health check
+// that is still inside its own timeout — so the wait goes on to its budget and then names the last
+// reason and message it saw (for a health check still running, the objects it waits for that are not ready).
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
-import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, type FluxObject, type FluxVerdict } from './root-cause.ts';
-
-/** A HelmRelease's Ready reason that names a failure (`InstallFailed`, `UpgradeFailed`, …). */
-export const FAILED_REASON = /Failed$/;
+import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
+import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, stalledCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';
 
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
 const pollMs = (n: number) => (n < 10 ? 1_000 : 3_000);
 const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
+
+/** The gates' budget for Flux Ready, and the default of flux.waitSeconds. */
+export const FLUX_WAIT_MAX_MS = 300_000;
+
+/** The wait for Flux Ready this inventory asks for (flux.waitSeconds), within the gate's budget. */
+export const fluxWaitMs = (ctx: RunContext) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
+
+/** `signal` ended also at flux.waitSeconds. */
+export const fluxWaitSignal = (ctx: RunContext, signal: AbortSignal) => AbortSignal.any([signal, AbortSignal.timeout(fluxWaitMs(ctx))]);
 
 export interface NamedObject {
   name: string;
@@ -37,7 +46,28 @@ export function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
   return errors.length === 1 ? errors[0] : new CauseErrors(errors);
 }
 
-const finalKey = (v: FluxVerdict) => `${v.causeId} ${v.object} ${v.reason} ${v.message}`;
+/** For each Kustomization whose health checks run, the objects they wait for that are not ready (one kubectl per namespace). */
+async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdict[], kustomizations: FluxObject[]): Promise<FluxVerdict[]> {
+  const out: FluxVerdict[] = [];
+  for (const v of verdicts) {
+    const k = v.reason === 'HealthCheckRunning' ? kustomizations.find((x) => describeObject('Kustomization', x) === v.object) : undefined;
+    const targets = k ? healthTargets(k) : [];
+    if (!targets.length) {
+      out.push(v);
+      continue;
+    }
+    const found: any[] = [];
+    for (const { command } of targetCommands(targets)) {
+      const res = await kubectl(ctx, host, command).catch(() => undefined);
+      if (res?.code !== 0 || !res.stdout.trim()) continue;
+      const o = JSON.parse(res.stdout);
+      found.push(...(o.kind === 'List' ? o.items ?? [] : [o]));
+    }
+    const pending = notReadyText(targets, found);
+    out.push(pending.length ? { ...v, message: `${v.message}; not ready: ${pending.join(', ')}` } : v);
+  }
+  return out;
+}
 
 /**
  * Asks the controllers to reconcile now, as `flux reconcile kustomization --with-source` does, so the wait
@@ -61,7 +91,6 @@ export async function requestReconcile(ctx: RunContext, host: HostRef): Promise<
 export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal): Promise<void> {
   await requestReconcile(ctx, host);
   let last: FluxVerdict[] = [];
-  let previous = new Set<string>();
   let n = 0;
   do {
     const seen = await listFlux(ctx, host);
@@ -69,9 +98,9 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
       const state = fluxState(seen.sources, seen.kustomizations);
       if (state.ready && seen.sources.length && seen.kustomizations.length) return;
       last = state.ready ? [] : state.verdicts;
-      const finals = last.filter((v) => v.final);
-      if (finals.length && finals.every((v) => previous.has(finalKey(v)))) throw verdictsError(finals);
-      previous = new Set(finals.map(finalKey));
+      const stalled = last.filter((v) => v.stalled);
+      if (stalled.length) throw verdictsError(stalled);
+      if (last.some((v) => v.reason === 'HealthCheckRunning')) last = await healthDetails(ctx, host, last, seen.kustomizations);
     }
   } while (await pause(ctx, pollMs(n++), signal));
   ctx.signal.throwIfAborted();
@@ -85,7 +114,6 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   const command = `get helmreleases.helm.toolkit.fluxcd.io -n ${hr.namespace} ${hr.name} -o json`;
   const what = describeObject('HelmRelease', { metadata: hr });
   let seen = `${what} does not exist: the Kustomizations of gitops.path did not apply it`;
-  let previous = '';
   let n = 0;
   do {
     const res = await kubectl(ctx, host, command).catch(() => undefined);
@@ -99,9 +127,12 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
       if (isReady(obj)) return obj;
       const c = readyCondition(obj);
       seen = `${what} is not Ready: ${c?.reason ?? 'NoReadyCondition'}: ${c?.message ?? 'the helm-controller has not reconciled it yet'}`;
-      const failed = c?.status === 'False' && FAILED_REASON.test(c.reason ?? '') && (obj.status?.observedGeneration ?? 0) >= (obj.metadata?.generation ?? 0);
-      if (failed && previous === seen) break;
-      previous = failed ? seen : '';
+      // Stalled (e.g. RetriesExceeded once an install or upgrade failed with no remediation retries left).
+      const stalled = stalledCondition(obj);
+      if (stalled) {
+        seen = `${seen} (Stalled: ${stalled.reason}: ${stalled.message}; the helm-controller will not retry this generation)`;
+        break;
+      }
     }
   } while (await pause(ctx, pollMs(n++), signal));
   ctx.signal.throwIfAborted();

@@ -1,6 +1,13 @@
 // Why Flux is not Ready, as the operator needs it: not "12 Kustomizations not Ready" but the ROOT — the
 // source that cannot be fetched, or the first Kustomization down a dependsOn chain that fails for its own
 // reason. Pure: the GitRepository and Kustomization objects as the API returns them (JSON) in, verdicts out.
+//
+// Upstream's status bookkeeping decides what "now" means. Flux writes status.observedGeneration only when
+// an object ends Ready or Stalled (fluxcd/pkg runtime/reconcile AddPatchOptions; kustomize-controller
+// finalizeStatus; helm-controller's deferred patch), and status.lastHandledReconcileAt after every attempt.
+// So a failure of a new generation never looks "current" by observedGeneration: the only early stop is
+// Stalled (terminal: the controller will not retry this generation); any other failure may still clear (a
+// dependency becomes Ready, the next retry), so it is waited on and named when the budget ends.
 import type { CauseId } from '../../src/causes/catalogue.ts';
 
 export interface Condition {
@@ -23,8 +30,10 @@ export interface FluxObject {
     lastHandledReconcileAt?: string;
     /** A source's: what it fetched last. */
     artifact?: { revision?: string };
-    /** A Kustomization's: the source revision it tried last. */
+    /** A Kustomization's: the source revision it tried last (set once the path exists). */
     lastAttemptedRevision?: string;
+    /** A Kustomization's: what it applied last (health checks read it). */
+    inventory?: { entries?: { id: string; v: string }[] };
   };
 }
 
@@ -34,16 +43,13 @@ export interface FluxVerdict {
   object: string;
   reason: string;
   message: string;
-  /** Waiting cannot help: the object reported this failure for its current generation. */
-  final: boolean;
+  /** Stalled=True for the current generation: the controller will not retry, waiting cannot help. */
+  stalled: boolean;
   /** For FLUX_DEPENDENCY_NOT_READY: the Kustomizations that wait on the root. */
   waiting?: string[];
 }
 
 export type FluxState = { ready: true } | { ready: false; verdicts: FluxVerdict[] };
-
-/** Reasons of a Ready=False that mean "still working", not "failed". */
-export const PENDING_REASONS = new Set(['Progressing', 'ProgressingWithRetry', 'DependencyNotReady', 'ArtifactFailed', 'Reconciling']);
 
 const key = (o: FluxObject) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
 export const describeObject = (kind: string, o: { metadata: { name: string; namespace?: string } }) => `${kind} ${key(o as FluxObject)}`;
@@ -61,9 +67,44 @@ export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
  */
 export function current(o: FluxObject, sourceRevision?: string): boolean {
   if ((o.status?.observedGeneration ?? 0) < (o.metadata.generation ?? 0)) return false;
-  const req = o.metadata.annotations?.[REQUESTED_AT];
-  if (req !== undefined && o.status?.lastHandledReconcileAt !== req) return false;
+  if (!answered(o)) return false;
   return sourceRevision === undefined || o.status?.lastAttemptedRevision === undefined || o.status.lastAttemptedRevision === sourceRevision;
+}
+
+/** The controller finished an attempt after the reconcile request (written on failure too). */
+export function answered(o: FluxObject): boolean {
+  const req = o.metadata.annotations?.[REQUESTED_AT];
+  return req === undefined || o.status?.lastHandledReconcileAt === req;
+}
+
+const conditionOf = (o: FluxObject, type: string) => o.status?.conditions?.find((c) => c.type === type);
+
+/**
+ * Stalled=True (and not Reconciling, as fluxcd/pkg conditions.IsStalled) for the current generation:
+ * upstream writes observedGeneration with it, so an older Stalled says nothing about this spec.
+ */
+export function stalledCondition(o: FluxObject): Condition | undefined {
+  const s = conditionOf(o, 'Stalled');
+  if (s?.status !== 'True' || conditionOf(o, 'Reconciling')?.status === 'True') return undefined;
+  return (o.status?.observedGeneration ?? 0) >= (o.metadata.generation ?? 0) && answered(o) ? s : undefined;
+}
+
+/** A Ready=False message, as the verdict carries it: why it stops (Stalled), or that it is not an answer yet. */
+function failureMessage(o: FluxObject, message: string): string {
+  const s = stalledCondition(o);
+  if (s) return `${message} (Stalled: ${s.reason}: ${s.message}; the controller will not retry this generation)`;
+  return answered(o) ? message : `${message} (written before this run's reconcile request, which the controller has not answered yet)`;
+}
+
+/** Reconciling's message while kustomize-controller runs the health checks (checkHealth). */
+export const HEALTH_RUNNING = /^Running health checks for revision /;
+
+/** The health checks of this Kustomization's attempt are still running (Ready Unknown, Healthy Unknown). */
+export function healthChecking(k: FluxObject): Condition | undefined {
+  const h = conditionOf(k, 'Healthy');
+  const r = conditionOf(k, 'Reconciling');
+  if (readyCondition(k)?.status !== 'Unknown' || h?.status !== 'Unknown' || r?.status !== 'True' || !HEALTH_RUNNING.test(r.message ?? '')) return undefined;
+  return r;
 }
 
 export function isReady(o: FluxObject, sourceRevision?: string): boolean {
@@ -71,16 +112,8 @@ export function isReady(o: FluxObject, sourceRevision?: string): boolean {
   return readyCondition(o)?.status === 'True' && current(o, sourceRevision);
 }
 
-/** A Kustomization's path that is not in the source: reported as ArtifactFailed, yet no retry finds it. */
+/** A Kustomization's path that is not in the source: reported as ArtifactFailed, a build problem. */
 export const PATH_NOT_FOUND = /kustomization path not found/i;
-
-/** Failed, now, with a reason that is not "still working". */
-function failedForGood(o: FluxObject, sourceRevision?: string): boolean {
-  const c = readyCondition(o);
-  if (c?.status !== 'False') return false;
-  if (PENDING_REASONS.has(c.reason ?? '') && !PATH_NOT_FOUND.test(c.message ?? '')) return false;
-  return current(o, sourceRevision);
-}
 
 /** The verdict for a GitRepository that is not Ready. */
 export function sourceVerdict(src: FluxObject): FluxVerdict {
@@ -89,8 +122,8 @@ export function sourceVerdict(src: FluxObject): FluxVerdict {
     causeId: 'FLUX_SOURCE_NOT_READY',
     object: describeObject('GitRepository', src),
     reason: c?.reason ?? 'NoReadyCondition',
-    message: c?.message ?? 'the source-controller has not reconciled it yet',
-    final: failedForGood(src),
+    message: c ? failureMessage(src, c.message ?? '') : 'the source-controller has not reconciled it yet',
+    stalled: stalledCondition(src) !== undefined,
   };
 }
 
@@ -98,12 +131,15 @@ export const STRICT_VARIABLE = /variable not set|strict mode/i;
 export const NO_MATCHES = /no matches for kind/i;
 
 /** The cause of a Kustomization that fails for its own reason (not a dependency's). */
-export function classifyKustomization(k: FluxObject, sourceRevision?: string): FluxVerdict {
+export function classifyKustomization(k: FluxObject): FluxVerdict {
   const c = readyCondition(k);
   const reason = c?.reason ?? 'NoReadyCondition';
   const message = c?.message ?? 'the kustomize-controller has not reconciled it yet';
-  const base = { object: describeObject('Kustomization', k), reason, message, final: failedForGood(k, sourceRevision) };
+  const base = { object: describeObject('Kustomization', k), reason, message, stalled: stalledCondition(k) !== undefined };
+  const running = healthChecking(k);
+  if (running) return { ...base, causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckRunning', message: `the health checks had not ended when the budget ran out (${running.message})` };
   if (c?.status !== 'False') return { ...base, causeId: 'FLUX_RECONCILIATION_FAILED', message: c?.status === 'True' ? `${message} (not yet of the current generation, reconcile request or source revision)` : message };
+  base.message = failureMessage(k, message);
   if (STRICT_VARIABLE.test(message)) return { ...base, causeId: 'FLUX_SUBSTITUTION_FAILED' };
   if (NO_MATCHES.test(message)) return { ...base, causeId: 'FLUX_CRD_NOT_INSTALLED' };
   if (reason === 'HealthCheckFailed') return { ...base, causeId: 'FLUX_HEALTHCHECK_FAILED' };
@@ -152,8 +188,8 @@ export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): 
     if (!roots.has(rootKey)) {
       const verdict: FluxVerdict =
         'missing' in root
-          ? { causeId: 'FLUX_DEPENDENCY_NOT_READY', object: `Kustomization ${root.missing}`, reason: 'DependencyNotFound', message: `Kustomization ${root.missing} does not exist, and ${describeObject('Kustomization', k)} depends on it`, final: true }
-          : classifyKustomization(root, revisionOf(root));
+          ? { causeId: 'FLUX_DEPENDENCY_NOT_READY', object: `Kustomization ${root.missing}`, reason: 'DependencyNotFound', message: `Kustomization ${root.missing} does not exist, and ${describeObject('Kustomization', k)} depends on it`, stalled: false }
+          : classifyKustomization(root);
       roots.set(rootKey, { verdict, waiting: [] });
     }
     if ('missing' in root || root !== k) roots.get(rootKey)!.waiting.push(describeObject('Kustomization', k));
@@ -171,7 +207,7 @@ export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): 
         object: verdict.object,
         reason: verdict.reason,
         message: `${waiting.join(', ')} ${waiting.length === 1 ? 'waits' : 'wait'} on ${verdict.object}, the root, which is not Ready: ${verdict.reason}: ${verdict.message}`,
-        final: verdict.final,
+        stalled: verdict.stalled,
         waiting,
       });
     }

@@ -40,7 +40,7 @@ export const fluxCauses = defineCauses({
   },
   FLUX_HEALTHCHECK_FAILED: {
     title: "A Flux Kustomization's health checks failed",
-    meaning: 'The Kustomization applied its objects, but the workloads it waits for (wait: true or healthChecks) did not become ready within its timeout. The message names them.',
+    meaning: "The Kustomization applied its objects, but the workloads it waits for (wait: true or healthChecks) did not become ready within its timeout (HealthCheckFailed), or its checks were still running when the bootstrap's wait (flux.waitSeconds) ended (HealthCheckRunning). The message names the objects not ready.",
     remedy: 'kubectl describe the objects the message names (pods, events); fix the workload or its values, push, and rerun with --only flux.',
   },
   FLUX_BUILD_FAILED: {

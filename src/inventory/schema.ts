@@ -135,6 +135,13 @@ export const inventorySchema = {
         install: path('The Flux install manifest'),
         deployKeyFile: path('Private deploy key for the GitOps repository (mode 0600)'),
         knownHostsFile: path("known_hosts of the GitOps server (the deploy-key Secret's known_hosts)"),
+        waitSeconds: {
+          type: 'integer',
+          minimum: 10,
+          maximum: 300,
+          default: 300,
+          description: "How long the flux phase waits for Flux Ready (the hand-over, then the gate). Only Stalled ends the wait sooner: any other failure is waited on, as Flux may still clear it, and named when this runs out",
+        },
       },
     },
     waivers: {

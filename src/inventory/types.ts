@@ -66,6 +66,8 @@ export interface Inventory {
     deployKeyFile: string;
     /** known_hosts of the GitOps server: Flux's source-controller verifies the server's host key with it. */
     knownHostsFile: string;
+    /** The flux phase's wait for Flux Ready, in seconds (at most its gate's budget, 300). */
+    waitSeconds?: number;
   };
   waivers: Waiver[];
 }

@@ -90,75 +90,71 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).code).not.toBe(0);
   });
 
-  it('a deploy key the git server refuses → FLUX_SOURCE_NOT_READY with the source-controller message', async () => {
-    const wrongKey = labInventory({ inventory: (inv) => (inv.flux.deployKeyFile = unauthorisedDeployKey()) });
+  // Flux retries every failure but Stalled, so the gate waits its whole budget before it names one:
+  // flux.waitSeconds keeps these runs short, and one run carries every Kustomization failure at once.
+  it('a deploy key the git server refuses → FLUX_SOURCE_NOT_READY with the source-controller message, at the end of flux.waitSeconds', async () => {
+    const wrongKey = labInventory({
+      inventory: (inv) => {
+        inv.flux.deployKeyFile = unauthorisedDeployKey();
+        inv.flux.waitSeconds = 30;
+      },
+    });
     const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: wrongKey });
     const [stop, ...more] = stopsOf(r);
     expect(more).toEqual([]);
     expect(stop).toMatchObject({ cause: 'FLUX_SOURCE_NOT_READY' });
     expect(stop.message).toMatch(/^GitRepository flux-system\/flux-system: (GitOperationFailed|AuthenticationFailed): .*ssh: handshake failed: ssh: unable to authenticate/);
     expect(r.code).toBe(1);
+    // Not Stalled upstream (a generic error, retried): the gate waited out flux.waitSeconds, not its 300 s.
+    const gate = r.events.find((e) => e.type === 'gate-end' && e.gate === 'flux-ready');
+    expect(gate).toMatchObject({ status: 'failed' });
+    expect(gate.durationMs).toBeGreaterThanOrEqual(29_000);
+    expect(gate.durationMs).toBeLessThan(60_000);
   });
 
-  it('a custom resource before its CRD → FLUX_CRD_NOT_INSTALLED naming the Kustomization and the kind', async () => {
-    const cdi = labInventory({
-      gitops: (c) => addResources(c, 'platform', { 'cdi.yaml': 'apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n' }),
-    });
-    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: cdi });
-    const stops = stopsOf(r);
-    expect(stops.map((s) => s.cause)).toEqual(['FLUX_CRD_NOT_INSTALLED']);
-    expect(stops[0].message).toMatch(/^Kustomization flux-system\/platform: ReconciliationFailed: .*no matches for kind "CDI" in version "cdi.kubevirt.io\/v1beta1"/);
-  });
-
-  it('a variable no cluster-vars defines → FLUX_SUBSTITUTION_FAILED (strict mode) naming the variable', async () => {
-    const unset = labInventory({
-      gitops: (c) => addResources(c, 'platform', { 'backup.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backup-target\n  namespace: kube-system\ndata:\n  bucket: "${BACKUP_BUCKET}"\n' }),
-    });
-    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: unset });
-    const stops = stopsOf(r);
-    expect(stops.map((s) => s.cause)).toEqual(['FLUX_SUBSTITUTION_FAILED']);
-    expect(stops[0].message).toMatch(/^Kustomization flux-system\/platform: BuildFailed: .*variable not set \(strict mode\): "BACKUP_BUCKET"/);
-  });
-
-  it('a dependsOn chain whose root fails → FLUX_DEPENDENCY_NOT_READY naming the root, not the link before it', async () => {
-    const chain = labInventory({
+  it('a custom resource before its CRD, a variable no source defines, a dependsOn chain whose root fails, a workload that never becomes ready: each ROOT named in one run', async () => {
+    const broken = labInventory({
+      inventory: (inv) => (inv.flux.waitSeconds = 60),
       gitops: (c) => {
-        // tier-a's path is not in the repository: it fails for its own reason; b waits on a, c on b.
-        mkdirSync(join(c, 'tiers', 'ok'), { recursive: true });
-        writeFileSync(join(c, 'tiers', 'ok', 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+        const folder = (dir: string, files: Record<string, string>) => {
+          mkdirSync(join(c, 'tiers', dir), { recursive: true });
+          for (const [name, text] of Object.entries(files)) writeFileSync(join(c, 'tiers', dir, name), text);
+        };
+        const kustomization = (...resources: string[]) => `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [${resources.join(', ')}]\n`;
+        folder('ok', { 'kustomization.yaml': kustomization() });
+        folder('crd', { 'kustomization.yaml': kustomization('cdi.yaml'), 'cdi.yaml': 'apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n' });
+        folder('vars', { 'kustomization.yaml': kustomization('backup.yaml'), 'backup.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backup-target\n  namespace: kube-system\ndata:\n  bucket: "${BACKUP_BUCKET}"\n  region: "${REGION}"\n' });
+        // Nothing in the lab runs this Deployment's pods: it never becomes available.
+        folder('web', {
+          'deployment.yaml':
+            'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 1\n  selector:\n    matchLabels: { app: web }\n  template:\n    metadata:\n      labels: { app: web }\n    spec:\n      containers:\n        - { name: web, image: nginx }\n',
+        });
         addResources(c, 'clusters/base', {
+          // tier-a's path is not in the repository: it fails for its own reason; b waits on a, c on b.
           'tier-a.yaml': tierKustomization('tier-a', './tiers/missing'),
           'tier-b.yaml': tierKustomization('tier-b', './tiers/ok', 'tier-a'),
           'tier-c.yaml': tierKustomization('tier-c', './tiers/ok', 'tier-b'),
+          'tier-crd.yaml': tierKustomization('tier-crd', './tiers/crd'),
+          'tier-vars.yaml': tierKustomization('tier-vars', './tiers/vars', undefined, '  postBuild:\n    substitute:\n      REGION: lab\n'),
+          'web.yaml': tierKustomization('web', './tiers/web', undefined, '  wait: true\n  timeout: 30s\n'),
         });
       },
     });
-    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: chain });
+    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: broken });
     const stops = stopsOf(r);
-    const dep = stops.find((s) => s.cause === 'FLUX_DEPENDENCY_NOT_READY');
-    expect(dep, JSON.stringify(stops)).toBeDefined();
+    const byCause = (cause: string) => stops.filter((s) => s.cause === cause);
+    expect(stops.map((s) => s.cause).sort(), JSON.stringify(stops)).toEqual(['FLUX_BUILD_FAILED', 'FLUX_CRD_NOT_INSTALLED', 'FLUX_DEPENDENCY_NOT_READY', 'FLUX_HEALTHCHECK_FAILED', 'FLUX_SUBSTITUTION_FAILED']);
+    expect(byCause('FLUX_CRD_NOT_INSTALLED')[0].message).toMatch(/^Kustomization flux-system\/tier-crd: ReconciliationFailed: .*no matches for kind "CDI" in version "cdi.kubevirt.io\/v1beta1"/);
+    expect(byCause('FLUX_SUBSTITUTION_FAILED')[0].message).toMatch(/^Kustomization flux-system\/tier-vars: BuildFailed: .*variable not set \(strict mode\): "BACKUP_BUCKET"/);
+    // The chain: the root named with who waits on it, not the link before it; the root's own failure with it.
+    const dep = byCause('FLUX_DEPENDENCY_NOT_READY')[0];
     expect(dep.message).toMatch(/^Kustomization flux-system\/tier-a: /);
     expect(dep.evidence.seen).toContain('Kustomization flux-system/tier-b, Kustomization flux-system/tier-c wait on Kustomization flux-system/tier-a, the root');
-    // The root's own failure is named with it.
-    expect(stops.filter((s) => s !== dep).map((s) => [s.cause, s.message.split(':')[0]])).toEqual([['FLUX_BUILD_FAILED', 'Kustomization flux-system/tier-a']]);
-  });
-
-  it('a workload that never becomes ready under wait: true → FLUX_HEALTHCHECK_FAILED naming the Kustomization', async () => {
-    const unhealthy = labInventory({
-      gitops: (c) => {
-        // Nothing in the lab runs this Deployment's pods: it never becomes available.
-        mkdirSync(join(c, 'tiers', 'web'), { recursive: true });
-        writeFileSync(
-          join(c, 'tiers', 'web', 'deployment.yaml'),
-          'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 1\n  selector:\n    matchLabels: { app: web }\n  template:\n    metadata:\n      labels: { app: web }\n    spec:\n      containers:\n        - { name: web, image: nginx }\n',
-        );
-        addResources(c, 'clusters/base', { 'web.yaml': tierKustomization('web', './tiers/web', undefined, '  wait: true\n  timeout: 5s\n') });
-      },
-    });
-    const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: unhealthy });
-    const stops = stopsOf(r);
-    expect(stops.map((s) => s.cause)).toEqual(['FLUX_HEALTHCHECK_FAILED']);
-    expect(stops[0].message).toMatch(/^Kustomization flux-system\/web: HealthCheckFailed: .*Deployment\/default\/web/);
+    expect(byCause('FLUX_BUILD_FAILED')[0].message).toMatch(/^Kustomization flux-system\/tier-a: ArtifactFailed: kustomization path not found/);
+    // Within the budget either the check timed out (spec.timeout 30 s) or it still runs: the Deployment is named.
+    expect(byCause('FLUX_HEALTHCHECK_FAILED')[0].message).toMatch(/^Kustomization flux-system\/web: HealthCheck(Failed|Running): .*Deployment\/default\/web/);
+    const gate = r.events.find((e) => e.type === 'gate-end' && e.gate === 'flux-ready');
+    expect(gate.durationMs).toBeGreaterThanOrEqual(59_000);
   });
 
   it("a HelmRelease value changed in git but not in the operator's checkout → CILIUM_PARITY_DRIFT with the key", async () => {

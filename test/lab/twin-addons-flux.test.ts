@@ -33,15 +33,29 @@ async function until<T>(what: string, f: () => Promise<T | undefined>, timeoutMs
   }
 }
 
-/** The Ready condition of a Flux object once it is not Unknown (and, when given, has this status). */
+/**
+ * The Ready condition of a Flux object once it is not Unknown (and, when given, has this status). Ready=True
+ * counts only for the current generation; a failure as upstream writes it leaves observedGeneration behind,
+ * so Ready=False counts once the controller wrote it for an attempt (lastHandledReconcileAt set, or any
+ * failure when no request was made).
+ */
 async function ready(kind: string, name: string, status?: 'True' | 'False', ns = 'flux-system', timeoutMs = 60_000): Promise<{ status: string; reason: string; message: string }> {
+  return (await readyObject(kind, name, status, ns, timeoutMs)).condition;
+}
+
+async function readyObject(kind: string, name: string, status?: 'True' | 'False', ns = 'flux-system', timeoutMs = 60_000): Promise<{ condition: { status: string; reason: string; message: string }; object: any }> {
   return until(`${kind} ${ns}/${name} Ready${status ? `=${status}` : ''}`, async () => {
     const o = JSON.parse(await kubectl(`get ${kind} -n ${ns} ${name} -o json`));
     const c = (o.status?.conditions ?? []).find((x: any) => x.type === 'Ready');
-    if (!c || o.status?.observedGeneration !== o.metadata.generation) return undefined;
-    return !status || c.status === status ? c : undefined;
+    if (!c || c.status === 'Unknown') return undefined;
+    if (c.status === 'True' && o.status?.observedGeneration !== o.metadata.generation) return undefined;
+    const req = o.metadata.annotations?.['reconcile.fluxcd.io/requestedAt'];
+    if (req !== undefined && o.status?.lastHandledReconcileAt !== req) return undefined;
+    return !status || c.status === status ? { condition: c, object: o } : undefined;
   }, timeoutMs);
 }
+
+const conditionOf = (o: any, type: string) => (o.status?.conditions ?? []).find((c: any) => c.type === type);
 
 function secret(name: string, identityFile: string, knownHosts: string): string {
   return JSON.stringify({
@@ -123,6 +137,11 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(await ready('gitrepository', 'unknown-host', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `${prefix}ssh: handshake failed: knownhosts: key is unknown` });
     expect(await ready('gitrepository', 'other-host-key', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `${prefix}ssh: handshake failed: knownhosts: key mismatch` });
     expect(await ready('gitrepository', 'no-branch', 'False')).toMatchObject({ reason: 'GitOperationFailed', message: `failed to checkout and determine revision: unable to clone: couldn't find remote ref "refs/heads/nope": git repository: '${gitopsUrl()}'` });
+    // source-controller: a failed fetch is retried, so observedGeneration is not written (fluxcd/pkg runtime
+    // AddPatchOptions) and Reconciling stays True with ProgressingWithRetry.
+    const failed = JSON.parse(await kubectl('get gitrepository -n flux-system wrong-key -o json'));
+    expect(failed.status.observedGeneration).toBeUndefined();
+    expect(conditionOf(failed, 'Reconciling')).toMatchObject({ status: 'True', reason: 'ProgressingWithRetry', message: 'processing object: new generation 0 -> 1' });
     await kubectl('delete gitrepository -n flux-system wrong-key unknown-host other-host-key no-branch');
   });
 
@@ -168,24 +187,57 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     expect(inv.map((e: any) => e.id).sort()).toEqual(['flux-system_cluster-vars__ConfigMap', 'flux-system_platform_kustomize.toolkit.fluxcd.io_Kustomization']);
   });
 
-  it('a kind without its CRD, a variable not set, dependsOn on a failing Kustomization, a Deployment that never becomes available, a HelmRelease without its source: upstream reasons and messages', async () => {
+  it('a kind without its CRD, a variable not set, dependsOn on a failing Kustomization, a missing path, a Deployment that never becomes available, a HelmRelease without its source: upstream reasons, messages and status bookkeeping', async () => {
     await apply([
       kustomization('no-crd', './tests/no-crd'),
       kustomization('strict', './tests/strict', { postBuild: { substitute: { SET_ONE: '1' } } }),
       kustomization('after-no-crd', './tests/prune', { dependsOn: [{ name: 'no-crd' }] }),
+      kustomization('no-path', './tests/missing'),
+      // timeout 5s: Kustomization.GetTimeout never goes under 30 s.
       kustomization('health', './tests/health', { wait: true, timeout: '5s' }),
     ].join('\n'));
+    const rev = revision();
+    const t0 = Date.now();
     expect(await ready('kustomization', 'no-crd', 'False')).toMatchObject({ reason: 'ReconciliationFailed', message: 'Widget/default/w dry-run failed: no matches for kind "Widget" in version "example.com/v1"' });
     expect(await ready('kustomization', 'strict', 'False')).toMatchObject({ reason: 'BuildFailed', message: expect.stringContaining('variable not set (strict mode): "NOT_SET"') });
     expect(await ready('kustomization', 'after-no-crd', 'False')).toMatchObject({ reason: 'DependencyNotReady', message: "dependency 'flux-system/no-crd' is not ready" });
-    expect(await ready('kustomization', 'health', 'False')).toMatchObject({ reason: 'HealthCheckFailed', message: expect.stringMatching(/^health check failed after [\d.]+s: timeout waiting for: \[Deployment\/default\/never-available status: 'InProgress'\]$/) });
+    // Failures leave observedGeneration unwritten (finalizeStatus sets it only on Ready=True); the path
+    // check comes before lastAttemptedRevision, dependsOn before both.
+    const noPath = await readyObject('kustomization', 'no-path', 'False');
+    expect(noPath.condition).toMatchObject({ reason: 'ArtifactFailed', message: 'kustomization path not found: stat ./tests/missing: no such file or directory' });
+    expect(noPath.object.status.observedGeneration).toBeUndefined();
+    expect(noPath.object.status.lastAttemptedRevision).toBeUndefined();
+    expect(conditionOf(noPath.object, 'Reconciling')).toMatchObject({ status: 'True', reason: 'ProgressingWithRetry', message: `Fetching manifests for revision ${rev} with a timeout of 9m30s` });
+    const waiting = JSON.parse(await kubectl('get kustomization -n flux-system after-no-crd -o json'));
+    expect(waiting.status.observedGeneration).toBeUndefined();
+    expect(waiting.status.lastAttemptedRevision).toBeUndefined();
+    const strict = JSON.parse(await kubectl('get kustomization -n flux-system strict -o json'));
+    expect(strict.status).toMatchObject({ lastAttemptedRevision: rev });
+    expect(strict.status.observedGeneration).toBeUndefined();
+    // While the health check runs: Ready Unknown, Reconciling and Healthy name the timeout (30 s, not 5 s).
+    const running = `Running health checks for revision ${rev} with a timeout of 30s`;
+    const during = await until('the health check running', async () => {
+      const o = JSON.parse(await kubectl('get kustomization -n flux-system health -o json'));
+      return conditionOf(o, 'Healthy')?.status === 'Unknown' ? o : undefined;
+    });
+    expect(conditionOf(during, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress' });
+    expect(conditionOf(during, 'Reconciling')).toMatchObject({ status: 'True', reason: 'Progressing', message: running });
+    expect(during.status.inventory.entries).toEqual([{ id: 'default_never-available_apps_Deployment', v: 'v1' }]);
+    const health = await readyObject('kustomization', 'health', 'False', 'flux-system', 90_000);
+    expect(health.condition).toMatchObject({ reason: 'HealthCheckFailed', message: expect.stringMatching(/^health check failed after (\d+m)?\d+(\.\d+)?s: timeout waiting for: \[Deployment\/default\/never-available status: 'InProgress'\]$/) });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(30_000);
+    expect(conditionOf(health.object, 'Healthy')).toMatchObject({ status: 'False', reason: 'HealthCheckFailed', message: "timeout waiting for: [Deployment/default/never-available status: 'InProgress']" });
+    expect(conditionOf(health.object, 'Reconciling')).toMatchObject({ status: 'True', reason: 'ProgressingWithRetry', message: running });
+    expect(health.object.status.observedGeneration).toBeUndefined();
     expect(await kubectl('get configmap -n default strict --ignore-not-found')).toBe('');
-    await kubectl('delete kustomization -n flux-system no-crd strict after-no-crd health');
+    await kubectl('delete kustomization -n flux-system no-crd strict after-no-crd no-path health');
     await apply(JSON.stringify({
       apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'no-source', namespace: 'default' },
       spec: { interval: '10m', chart: { spec: { chart: 'cilium', version: '1.19.5', sourceRef: { kind: 'HelmRepository', name: 'missing' } } }, values: {} },
     }));
     expect(await ready('helmrelease', 'no-source', 'False', 'default')).toMatchObject({ reason: 'SourceNotReady', message: `HelmChart 'default/default-no-source' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "missing" not found` });
+    // errWaitForChart: helm-controller does not write observedGeneration for it.
+    expect(JSON.parse(await kubectl('get helmrelease -n default no-source -o json')).status.observedGeneration).toBeUndefined();
     await kubectl('delete helmrelease -n default no-source');
   });
 

@@ -15,8 +15,7 @@ import { VERSION_LINE } from '../../src/backup/version.ts';
 import { NOT_FOUND } from '../../phases/k3s/remote-k3s.ts';
 import { PATTERNS as KUBE_VIP_PATTERNS } from '../../phases/kube-vip/log-causes.ts';
 import { FALLBACK, UNREACHABLE } from '../../phases/cilium/agent-log.ts';
-import { NO_MATCHES, PATH_NOT_FOUND, PENDING_REASONS, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
-import { FAILED_REASON } from '../../phases/flux/ready-wait.ts';
+import { HEALTH_RUNNING, NO_MATCHES, PATH_NOT_FOUND, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
 import { passwordRejected } from '../../lab/twin/server/node-password.ts';
 import { RESET_DONE } from '../../lab/twin/server/reset.ts';
 import { NOT_READY_MESSAGE } from '../../lab/twin/server/node.ts';
@@ -103,8 +102,6 @@ interface Matcher {
   re: RegExp;
 }
 
-const exact = (s: string) => new RegExp(`^${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-
 const MATCHERS: Matcher[] = [
   ...RULES.map((r) => ({ where: `phases/k3s/journal-causes.ts ${r.id}`, re: r.re })),
   { where: 'phases/k3s/journal-causes.ts START_LINE', re: START_LINE },
@@ -118,8 +115,7 @@ const MATCHERS: Matcher[] = [
   { where: 'phases/flux/root-cause.ts PATH_NOT_FOUND', re: PATH_NOT_FOUND },
   { where: 'phases/flux/root-cause.ts STRICT_VARIABLE', re: STRICT_VARIABLE },
   { where: 'phases/flux/root-cause.ts NO_MATCHES', re: NO_MATCHES },
-  ...[...PENDING_REASONS].map((r) => ({ where: `phases/flux/root-cause.ts PENDING_REASONS ${r}`, re: exact(r) })),
-  { where: 'phases/flux/ready-wait.ts FAILED_REASON', re: FAILED_REASON },
+  { where: 'phases/flux/root-cause.ts HEALTH_RUNNING (Reconciling)', re: HEALTH_RUNNING },
 ];
 
 /**
@@ -127,11 +123,7 @@ const MATCHERS: Matcher[] = [
  * stay true: the test fails once a recorded line matches it (then delete the entry) or once the pattern is
  * gone from the matchers (delete it too). Nothing else may be unexercised.
  */
-const NOT_UPSTREAM: Record<string, string> = {
-  '^Reconciling$': 'a condition type in fluxcd/pkg apis/meta, never a Ready reason (harmless in the pending set)',
-  '^ProgressingWithRetry$':
-    'a reason of the Reconciling condition (fluxcd/kustomize-controller v1.9.0 internal/controller/kustomization_controller.go, fluxcd/helm-controller v1.6.0 internal/reconcile/atomic_release.go), not of Ready, which the engine reads (harmless in the pending set)',
-};
+const NOT_UPSTREAM: Record<string, string> = {};
 
 const key = (re: RegExp) => re.source;
 

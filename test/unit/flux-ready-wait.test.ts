@@ -1,14 +1,14 @@
-// The Flux wait with a fake API: it requests a reconcile first, waits while statuses are old or pending,
-// stops on a failure seen twice for the current request, and ends at its budget with what it saw last.
+// The Flux wait with a fake API: it requests a reconcile first, waits while statuses are old, pending or
+// failed without Stalled, stops at once on Stalled, and ends at its budget with what it saw last.
 import { describe, expect, it } from 'vitest';
-import { waitFluxReady } from '../../phases/flux/ready-wait.ts';
+import { waitFluxReady, waitHelmReleaseReady } from '../../phases/flux/ready-wait.ts';
 import { causesOf } from '../../src/errors.ts';
 
 const TOKEN = new Date(0).toISOString();
-const repo = (ready: string, reason: string, message: string, handled = TOKEN) => ({
+const repo = (ready: string, reason: string, message: string, handled = TOKEN, extra: object[] = []) => ({
   kind: 'GitRepository',
   metadata: { name: 'flux-system', namespace: 'flux-system', generation: 1, annotations: { 'reconcile.fluxcd.io/requestedAt': TOKEN } },
-  status: { observedGeneration: 1, lastHandledReconcileAt: handled, conditions: [{ type: 'Ready', status: ready, reason, message }], artifact: { revision: 'main@sha1:1' } },
+  status: { observedGeneration: 1, lastHandledReconcileAt: handled, conditions: [{ type: 'Ready', status: ready, reason, message }, ...extra], artifact: { revision: 'main@sha1:1' } },
 });
 const ks = {
   kind: 'Kustomization',
@@ -31,11 +31,12 @@ function fakeCtx(lists: unknown[][], budgetLooks = 100) {
         const items = lists[Math.min(looks, lists.length - 1)];
         looks++;
         if (looks >= budgetLooks) controller.abort();
-        return { code: 0, stdout: JSON.stringify({ items }), stderr: '' };
+        // A list, or one object (`get <kind> <name> -o json`).
+        return { code: 0, stdout: JSON.stringify(Array.isArray(items) ? { items } : items), stderr: '' };
       },
     }),
   };
-  return { ctx, commands, signal: controller.signal };
+  return { ctx, commands, signal: controller.signal, looks: () => looks };
 }
 
 const run = async (f: ReturnType<typeof fakeCtx>) => {
@@ -57,15 +58,69 @@ describe('waitFluxReady', () => {
     ]);
   });
 
-  it('stops on a failure the controller reported for this request, seen twice in a row', async () => {
+  it('a failure the controller reported for this request, not Stalled, is waited on: it may clear before the budget', async () => {
+    // source-controller after a failed clone: observedGeneration not written, Reconciling ProgressingWithRetry.
+    const failed = { ...repo('False', 'GitOperationFailed', 'ssh: unable to authenticate', TOKEN, [{ type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: 'reconciliation in progress' }]) };
+    const f = fakeCtx([[failed, ks], [failed, ks], [failed, ks], [repo('True', 'Succeeded', 'stored'), ks]]);
+    expect(await run(f)).toEqual([]);
+    expect(f.looks()).toBe(4);
+  });
+
+  it('the same failure until the budget ends: named with its last reason and message', async () => {
     const failed = repo('False', 'GitOperationFailed', 'ssh: unable to authenticate');
-    const f = fakeCtx([[repo('True', 'Succeeded', 'old', 'older'), ks], [failed, ks], [failed, ks], [repo('True', 'Succeeded', 'never reached'), ks]]);
+    const f = fakeCtx([[failed, ks]], 6);
     expect(await run(f)).toEqual([['FLUX_SOURCE_NOT_READY', 'GitRepository flux-system/flux-system: GitOperationFailed: ssh: unable to authenticate']]);
+    expect(f.looks()).toBe(6);
+  });
+
+  it('Stalled for this generation and request stops at once, saying why', async () => {
+    const msg = "failed to parse url 'ssh//x': parse \"ssh//x\": invalid URI for request";
+    const stalled = repo('False', 'URLInvalid', msg, TOKEN, [{ type: 'Stalled', status: 'True', reason: 'URLInvalid', message: msg }]);
+    // The first list is the reconcile request's; the first look of the wait already stops.
+    const f = fakeCtx([[stalled, ks], [stalled, ks], [repo('True', 'Succeeded', 'never reached'), ks]]);
+    expect(await run(f)).toEqual([['FLUX_SOURCE_NOT_READY', `GitRepository flux-system/flux-system: URLInvalid: ${msg} (Stalled: URLInvalid: ${msg}; the controller will not retry this generation)`]]);
+    expect(f.looks()).toBe(2);
   });
 
   it('a failure from before the request is not judged: it waits, and at the budget names what it saw', async () => {
     const stale = repo('False', 'GitOperationFailed', 'old failure', 'older');
     const f = fakeCtx([[stale, ks]], 4);
-    expect(await run(f)).toEqual([['FLUX_SOURCE_NOT_READY', 'GitRepository flux-system/flux-system: GitOperationFailed: old failure']]);
+    expect(await run(f)).toEqual([['FLUX_SOURCE_NOT_READY', "GitRepository flux-system/flux-system: GitOperationFailed: old failure (written before this run's reconcile request, which the controller has not answered yet)"]]);
+  });
+});
+
+describe('waitHelmReleaseReady', () => {
+  const hr = (generation: number, observed: number | undefined, conditions: object[]) => ({
+    kind: 'HelmRelease',
+    metadata: { name: 'cilium', namespace: 'kube-system', generation },
+    spec: { values: {} },
+    status: { ...(observed === undefined ? {} : { observedGeneration: observed }), conditions },
+  });
+  const runHr = async (f: ReturnType<typeof fakeCtx>) => {
+    try {
+      await waitHelmReleaseReady(f.ctx, { name: 'k3s-1', address: '', role: 'server', founder: true }, { name: 'cilium', namespace: 'kube-system' }, f.signal);
+      return [];
+    } catch (err) {
+      return causesOf(err).map((c) => [c.causeId, c.message]);
+    }
+  };
+  const failed = 'Helm upgrade failed for release kube-system/cilium with chart cilium@1.19.5: context deadline exceeded';
+
+  it('an upgrade that failed with no remediation retries left (Stalled RetriesExceeded, helm-controller v1.6.0 atomic_release.go) stops at once', async () => {
+    const stalled = hr(2, 2, [
+      { type: 'Ready', status: 'False', reason: 'UpgradeFailed', message: failed },
+      { type: 'Released', status: 'False', reason: 'UpgradeFailed', message: failed },
+      { type: 'Stalled', status: 'True', reason: 'RetriesExceeded', message: 'Failed to upgrade after 1 attempt(s)' },
+    ]);
+    const f = fakeCtx([stalled as any], 50);
+    expect(await runHr(f)).toEqual([['FLUX_HELMRELEASE_NOT_READY', `HelmRelease kube-system/cilium is not Ready: UpgradeFailed: ${failed} (Stalled: RetriesExceeded: Failed to upgrade after 1 attempt(s); the helm-controller will not retry this generation)`]]);
+    expect(f.looks()).toBe(1);
+  });
+
+  it('SourceNotReady (errWaitForChart: observedGeneration not written) is waited on to the budget and named', async () => {
+    const msg = `HelmChart 'kube-system/kube-system-cilium' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "cilium" not found`;
+    const f = fakeCtx([hr(1, undefined, [{ type: 'Ready', status: 'False', reason: 'SourceNotReady', message: msg }]) as any], 5);
+    expect(await runHr(f)).toEqual([['FLUX_HELMRELEASE_NOT_READY', `HelmRelease kube-system/cilium is not Ready: SourceNotReady: ${msg}`]]);
+    expect(f.looks()).toBe(5);
   });
 });

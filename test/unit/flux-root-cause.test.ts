@@ -1,7 +1,8 @@
 // Flux's root cause from its objects alone: the source first, then the first Kustomization down a
-// dependsOn chain that fails for its own reason, classified by its Ready condition.
+// dependsOn chain that fails for its own reason, classified by its Ready condition. Stalled (for the
+// current generation) is the only verdict that stops a wait early.
 import { describe, expect, it } from 'vitest';
-import { classifyKustomization, fluxState, literalVariables, rootOf, type FluxObject } from '../../phases/flux/root-cause.ts';
+import { classifyKustomization, fluxState, literalVariables, rootOf, type Condition, type FluxObject } from '../../phases/flux/root-cause.ts';
 
 const cond = (status: string, reason: string, message: string) => [{ type: 'Ready', status, reason, message }];
 const ks = (name: string, ready: [string, string, string] | undefined, dependsOn: string[] = [], gen = { generation: 1, observed: 1 }): FluxObject => ({
@@ -26,7 +27,7 @@ describe('fluxState', () => {
 
   it('a Ready of an older generation is not Ready (the new spec is not reconciled yet)', () => {
     const s = fluxState([src(SRC_OK)], [ks('platform', OK, [], { generation: 2, observed: 1 })]);
-    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', object: 'Kustomization flux-system/platform', final: false }] });
+    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', object: 'Kustomization flux-system/platform', stalled: false }] });
   });
 
   it('a source that cannot authenticate is FLUX_SOURCE_NOT_READY with its message, and explains its Kustomizations', () => {
@@ -34,13 +35,13 @@ describe('fluxState', () => {
     const s = fluxState([src(['False', 'AuthenticationFailed', msg])], [ks('flux-system', ['False', 'ArtifactFailed', 'Source artifact not found'])]);
     expect(s).toEqual({
       ready: false,
-      verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'AuthenticationFailed', message: msg, final: true }],
+      verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'AuthenticationFailed', message: msg, stalled: false }],
     });
   });
 
-  it('a source not reconciled yet is pending, not final', () => {
+  it('a source not reconciled yet is pending, not stalled', () => {
     const s = fluxState([src(undefined)], []);
-    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', reason: 'NoReadyCondition', final: false }] });
+    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', reason: 'NoReadyCondition', stalled: false }] });
   });
 
   it('names the ROOT of a dependsOn chain, not the link before it, and who waits on it', () => {
@@ -62,7 +63,7 @@ describe('fluxState', () => {
     expect(verdicts[1].waiting).toEqual(['Kustomization flux-system/platform-config', 'Kustomization flux-system/apps-wave-0']);
     expect(verdicts[1].message).toContain('Kustomization flux-system/platform, the root');
     expect(verdicts[1].message).not.toContain('waits on Kustomization flux-system/platform-config');
-    expect(verdicts[1].final).toBe(true);
+    expect(verdicts[1].stalled).toBe(false);
   });
 
   it('skips Ready dependencies to find the failing one among several', () => {
@@ -87,7 +88,7 @@ describe('fluxState', () => {
 
   it('waiting on a dependency that is Ready by now is pending (the controller has not retried yet)', () => {
     const s = fluxState([src(SRC_OK)], [ks('a', OK), ks('b', WAITING('a'), ['a'])]);
-    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', object: 'Kustomization flux-system/b', final: false }] });
+    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', object: 'Kustomization flux-system/b', stalled: false }] });
   });
 });
 
@@ -99,17 +100,20 @@ describe('a status from before this run is not an answer', () => {
   });
 
   it('a reconcile request not handled yet: pending, even if the old status says Ready or failed', () => {
-    expect(fluxState([requested(src(SRC_OK), 't2', 't1')], [])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', final: false }] });
-    expect(fluxState([requested(src(['False', 'AuthenticationFailed', 'x']), 't2', 't1')], [])).toMatchObject({ ready: false, verdicts: [{ final: false }] });
+    expect(fluxState([requested(src(SRC_OK), 't2', 't1')], [])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', stalled: false }] });
+    expect(fluxState([requested(src(['False', 'AuthenticationFailed', 'x']), 't2', 't1')], [])).toMatchObject({
+      ready: false,
+      verdicts: [{ stalled: false, message: "x (written before this run's reconcile request, which the controller has not answered yet)" }],
+    });
     expect(fluxState([requested(src(SRC_OK), 't2', 't2')], [])).toEqual({ ready: true });
   });
 
   it("a Kustomization that has not attempted its source's current revision: pending", () => {
     const source = { ...src(SRC_OK), status: { ...src(SRC_OK).status, artifact: { revision: 'main@sha1:new' } } };
     const old = { ...ks('flux-system', OK), status: { ...ks('flux-system', OK).status, lastAttemptedRevision: 'main@sha1:old' } };
-    expect(fluxState([source], [old])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', final: false }] });
+    expect(fluxState([source], [old])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', stalled: false }] });
     const failedOld = { ...ks('p', ['False', 'BuildFailed', 'x']), status: { ...ks('p', ['False', 'BuildFailed', 'x']).status, lastAttemptedRevision: 'main@sha1:old' } };
-    expect(fluxState([source], [failedOld])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_BUILD_FAILED', final: false }] });
+    expect(fluxState([source], [failedOld])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_BUILD_FAILED', stalled: false }] });
     const now = { ...old, status: { ...old.status, lastAttemptedRevision: 'main@sha1:new' } };
     expect(fluxState([source], [now])).toEqual({ ready: true });
   });
@@ -124,19 +128,106 @@ describe('classifyKustomization', () => {
     ['BuildFailed', 'kustomize build failed: map[string]interface {}(nil): yaml: unmarshal errors', 'FLUX_BUILD_FAILED'],
     ['ArtifactFailed', 'kustomization path not found: stat ./tiers/missing: no such file or directory', 'FLUX_BUILD_FAILED'],
     ['ReconciliationFailed', 'Namespace/x apply failed: admission webhook denied the request', 'FLUX_RECONCILIATION_FAILED'],
-  ])('%s "%s" → %s (final)', (reason, message, cause) => {
-    expect(c(reason, message)).toMatchObject({ causeId: cause, reason, message, final: true, object: 'Kustomization flux-system/k' });
+  ])('%s "%s" → %s (waited on: not stalled)', (reason, message, cause) => {
+    expect(c(reason, message)).toMatchObject({ causeId: cause, reason, message, stalled: false, object: 'Kustomization flux-system/k' });
   });
 
-  it('Progressing is not final; no condition at all is not final; a source artifact not there yet is not final', () => {
-    expect(c('ArtifactFailed', 'Source artifact not found, retrying in 30s')).toMatchObject({ causeId: 'FLUX_RECONCILIATION_FAILED', final: false });
-    expect(c('Progressing', 'Reconciliation in progress', 'Unknown')).toMatchObject({ causeId: 'FLUX_RECONCILIATION_FAILED', final: false });
-    expect(classifyKustomization(ks('k', undefined))).toMatchObject({ reason: 'NoReadyCondition', final: false });
+  it('Progressing, no condition at all, a source artifact not there yet: named, not stalled', () => {
+    expect(c('ArtifactFailed', 'Source artifact not found, retrying in 30s')).toMatchObject({ causeId: 'FLUX_RECONCILIATION_FAILED', stalled: false });
+    expect(c('Progressing', 'Reconciliation in progress', 'Unknown')).toMatchObject({ causeId: 'FLUX_RECONCILIATION_FAILED', stalled: false });
+    expect(classifyKustomization(ks('k', undefined))).toMatchObject({ reason: 'NoReadyCondition', stalled: false });
+  });
+});
+
+// Status objects as the controllers write them (conditions, reasons and messages verbatim):
+// fluxcd/kustomize-controller v1.9.0 internal/controller/kustomization_controller.go (Reconcile, reconcile,
+// checkDependencies, checkHealth, finalizeStatus), fluxcd/source-controller v1.9.0
+// internal/controller/gitrepository_controller.go with fluxcd/pkg runtime/v0.110.0 runtime/reconcile
+// (ProgressiveStatus, AddPatchOptions), fluxcd/helm-controller v1.6.0 internal/reconcile/atomic_release.go.
+describe('upstream-shaped status: observedGeneration only when Ready or Stalled', () => {
+  const REQ = '2026-12-01T23:00:00Z';
+  const T = '2026-12-01T23:00:05Z';
+  const c = (type: string, status: string, reason: string, message: string): Condition & { lastTransitionTime: string } => ({ type, status, reason, message, lastTransitionTime: T });
+  const at = (kind: string, name: string, generation: number, status: NonNullable<FluxObject['status']>, spec: any = {}): FluxObject => ({
+    kind,
+    metadata: { name, namespace: 'flux-system', generation, annotations: { 'reconcile.fluxcd.io/requestedAt': REQ } },
+    spec: { sourceRef: { kind: 'GitRepository', name: 'flux-system' }, ...spec },
+    status: { lastHandledReconcileAt: REQ, ...status },
+  });
+  const REV = 'main@sha1:5b1d6e7a0c0f1e2d3c4b5a69788796a5b4c3d2e1';
+  const source = at('GitRepository', 'flux-system', 1, {
+    observedGeneration: 1,
+    artifact: { revision: REV },
+    conditions: [c('Ready', 'True', 'Succeeded', `stored artifact for revision '${REV}'`), c('ArtifactInStorage', 'True', 'Succeeded', `stored artifact for revision '${REV}'`)],
   });
 
-  it('a failure reported for an older generation is not final (the new spec may fix it)', () => {
-    const k = ks('k', ['False', 'BuildFailed', 'x'], [], { generation: 3, observed: 2 });
-    expect(classifyKustomization(k)).toMatchObject({ causeId: 'FLUX_BUILD_FAILED', final: false });
+  it('a new GitRepository whose clone fails: no observedGeneration, Reconciling ProgressingWithRetry — named, not stalled', () => {
+    const msg = "failed to checkout and determine revision: unable to clone 'ssh://git@10.77.0.2/lab-gitops.git': ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain";
+    const repo = at('GitRepository', 'flux-system', 1, {
+      conditions: [c('Ready', 'False', 'GitOperationFailed', msg), c('FetchFailed', 'True', 'GitOperationFailed', msg), c('Reconciling', 'True', 'ProgressingWithRetry', 'processing object: new generation 0 -> 1')],
+    });
+    expect(fluxState([repo], [])).toEqual({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'GitOperationFailed', message: msg, stalled: false }] });
+  });
+
+  it('a new Kustomization generation whose path is missing keeps the old observedGeneration and lastAttemptedRevision: still named FLUX_BUILD_FAILED', () => {
+    const msg = 'kustomization path not found: stat /tmp/kustomization-1234567890/tiers/missing: no such file or directory';
+    const k = at('Kustomization', 'tier-a', 2, {
+      observedGeneration: 1,
+      lastAttemptedRevision: 'main@sha1:0000000000000000000000000000000000000000',
+      conditions: [c('Ready', 'False', 'ArtifactFailed', msg), c('Reconciling', 'True', 'ProgressingWithRetry', `Fetching manifests for revision ${REV} with a timeout of 9m30s`)],
+    });
+    expect(fluxState([source], [k])).toEqual({ ready: false, verdicts: [{ causeId: 'FLUX_BUILD_FAILED', object: 'Kustomization flux-system/tier-a', reason: 'ArtifactFailed', message: msg, stalled: false }] });
+  });
+
+  it('a dependent of a failing root (DependencyNotReady, no Reconciling): the root is named with who waits', () => {
+    const root = at('Kustomization', 'tier-a', 1, { conditions: [c('Ready', 'False', 'BuildFailed', 'kustomize build failed: accumulating resources: no such file')] });
+    const dep = at('Kustomization', 'tier-b', 1, { conditions: [c('Ready', 'False', 'DependencyNotReady', "dependency 'flux-system/tier-a' is not ready")] }, { dependsOn: [{ name: 'tier-a' }] });
+    const s = fluxState([source], [root, dep]);
+    expect(s.ready ? [] : s.verdicts.map((v) => [v.causeId, v.object, v.stalled])).toEqual([
+      ['FLUX_BUILD_FAILED', 'Kustomization flux-system/tier-a', false],
+      ['FLUX_DEPENDENCY_NOT_READY', 'Kustomization flux-system/tier-a', false],
+    ]);
+  });
+
+  it('health checks still running (Ready Unknown, Healthy Unknown): FLUX_HEALTHCHECK_FAILED naming the running check', () => {
+    const running = `Running health checks for revision ${REV} with a timeout of 9m30s`;
+    const k = at('Kustomization', 'web', 1, {
+      lastAttemptedRevision: REV,
+      conditions: [c('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'), c('Reconciling', 'True', 'Progressing', running), c('Healthy', 'Unknown', 'Progressing', running)],
+    });
+    expect(fluxState([source], [k])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckRunning', message: `the health checks had not ended when the budget ran out (${running})`, stalled: false }] });
+  });
+
+  it('a health check that timed out: HealthCheckFailed, Healthy False, Reconciling ProgressingWithRetry, old observedGeneration', () => {
+    const wait = "timeout waiting for: [Deployment/default/web status: 'InProgress']";
+    const k = at('Kustomization', 'web', 1, {
+      lastAttemptedRevision: REV,
+      conditions: [
+        c('Ready', 'False', 'HealthCheckFailed', `health check failed after 30.004512s: ${wait}`),
+        c('Reconciling', 'True', 'ProgressingWithRetry', `Running health checks for revision ${REV} with a timeout of 30s`),
+        c('Healthy', 'False', 'HealthCheckFailed', wait),
+      ],
+    });
+    expect(fluxState([source], [k])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckFailed', stalled: false }] });
+  });
+
+  it('Stalled for the current generation (observedGeneration written with it) is terminal, and the message says why', () => {
+    // Reconcile: `"%s: %v", TerminalErrorMessage, err`, err controller-runtime's TerminalError ("terminal error: …") of evalReadyExpr.
+    const msg = 'Reconciliation failed terminally due to configuration error: terminal error: failed to evaluate dependency tier-a: failed to parse expression';
+    const k = at('Kustomization', 'tier-b', 2, {
+      observedGeneration: 2,
+      conditions: [c('Ready', 'False', 'InvalidCELExpression', msg), c('Stalled', 'True', 'InvalidCELExpression', msg)],
+    });
+    const s = fluxState([source], [k]);
+    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', stalled: true, message: `${msg} (Stalled: InvalidCELExpression: ${msg}; the controller will not retry this generation)` }] });
+  });
+
+  it('a Stalled of an older generation, or while Reconciling is True, is not terminal', () => {
+    const stalled = [c('Ready', 'False', 'AccessDenied', 'x'), c('Stalled', 'True', 'AccessDenied', 'x')];
+    const older = at('Kustomization', 'k', 3, { observedGeneration: 2, conditions: stalled });
+    const reconciling = at('Kustomization', 'k', 2, { observedGeneration: 2, conditions: [...stalled, c('Reconciling', 'True', 'Progressing', 'Reconciliation in progress')] });
+    expect(fluxState([source], [older])).toMatchObject({ verdicts: [{ stalled: false }] });
+    expect(fluxState([source], [reconciling])).toMatchObject({ verdicts: [{ stalled: false }] });
   });
 });
 

@@ -2,13 +2,13 @@
 // uses for a failed clone, the status messages and inventory ids kustomize-controller writes, kstatus, and
 // when an object is due for a reconcile.
 import { describe, expect, it } from 'vitest';
-import { REQUESTED_AT, due, durationMs, withConditions } from '../../lab/twin/addons/flux/common.ts';
+import { DEPENDENCY_REQUEUE_MS, REQUESTED_AT, due, durationMs, goDuration, intervalRequeue, withConditions } from '../../lab/twin/addons/flux/common.ts';
 import { deletesObjects } from '../../lab/twin/addons/flux/garbage.ts';
 import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from '../../lab/twin/addons/flux/envsubst.ts';
 import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from '../../lab/twin/addons/flux/git-errors.ts';
 import { kstatus } from '../../lab/twin/addons/flux/health.ts';
 import { configDigest, releaseMessage, releaseNameOf } from '../../lab/twin/addons/flux/helmrelease.ts';
-import { appliedRevision, dependencyNotReady, dryRunNoMatch, fromInventoryEntry, inventoryEntry, postBuildFailed } from '../../lab/twin/addons/flux/kustomization.ts';
+import { appliedRevision, dependencyNotReady, dryRunNoMatch, fromInventoryEntry, inventoryEntry, kustomizationTimeoutMs, postBuildFailed } from '../../lab/twin/addons/flux/kustomization.ts';
 
 describe('postBuild substitution (strict, Flux 2.9)', () => {
   const vars = { HOST: '10.77.0.9', EMPTY: '' };
@@ -105,15 +105,30 @@ describe('kstatus and scheduling', () => {
     expect(kstatus(k('True', 0))).toBe('InProgress');
   });
 
-  it('due: a new generation, a new requestedAt, or the (shortened) interval', () => {
-    const obj = (extra: any = {}) => ({ metadata: { generation: 1, annotations: extra.ann }, spec: { interval: '1m' }, status: { observedGeneration: extra.og ?? 1, lastHandledReconcileAt: extra.handled } });
-    expect(due(obj(), 1000, 2000)).toBe(false);
-    expect(due(obj(), 1000, 12_000)).toBe(true);
-    expect(due(obj({ og: 0 }), 1000, 2000)).toBe(true);
-    expect(due(obj({ ann: { [REQUESTED_AT]: 't1' }, handled: 't0' }), 1000, 2000)).toBe(true);
-    expect(due(obj({ ann: { [REQUESTED_AT]: 't1' }, handled: 't1' }), 1000, 2000)).toBe(false);
+  it('due: a new generation, a new requestedAt, or the requeue of the last attempt — not observedGeneration, which a failure leaves behind', () => {
+    const obj = (extra: any = {}) => ({ metadata: { generation: extra.gen ?? 1, annotations: extra.ann }, spec: { interval: '1m' }, status: { observedGeneration: 0, lastHandledReconcileAt: extra.handled } });
+    const last = { at: 1000, generation: 1, retryMs: 10_000 };
+    expect(due(obj(), undefined, 2000)).toBe(true);
+    // A failed first generation (observedGeneration 0) is not retried every round, only at its requeue.
+    expect(due(obj(), last, 2000)).toBe(false);
+    expect(due(obj(), last, 11_000)).toBe(true);
+    expect(due(obj(), { ...last, retryMs: DEPENDENCY_REQUEUE_MS }, 21_000)).toBe(false);
+    expect(due(obj(), { ...last, retryMs: DEPENDENCY_REQUEUE_MS }, 31_000)).toBe(true);
+    expect(due(obj({ gen: 2 }), last, 2000)).toBe(true);
+    expect(due(obj({ ann: { [REQUESTED_AT]: 't1' }, handled: 't0' }), last, 2000)).toBe(true);
+    expect(due(obj({ ann: { [REQUESTED_AT]: 't1' }, handled: 't1' }), last, 2000)).toBe(false);
+    expect(intervalRequeue('1m')).toBe(10_000);
+    expect(intervalRequeue('5s')).toBe(5_000);
     expect(durationMs('1h30m', 0)).toBe(5_400_000);
     expect(durationMs('nonsense', 7)).toBe(7);
+  });
+
+  it("health-check timeout as Kustomization.GetTimeout (kustomize-controller v1.9.0 api/v1): spec.timeout, else interval − 30 s, at least 30 s; printed as Go's Duration", () => {
+    expect(kustomizationTimeoutMs({ spec: { interval: '10m' } })).toBe(570_000);
+    expect(kustomizationTimeoutMs({ spec: { interval: '10m', timeout: '2m' } })).toBe(120_000);
+    expect(kustomizationTimeoutMs({ spec: { interval: '10m', timeout: '5s' } })).toBe(30_000);
+    expect(kustomizationTimeoutMs({ spec: { interval: '45s' } })).toBe(30_000);
+    expect([570_000, 30_000, 3_600_000, 30_004, 90_500, 250].map(goDuration)).toEqual(['9m30s', '30s', '1h0m0s', '30.004s', '1m30.5s', '250ms']);
   });
 
   it('a condition keeps its transition time while its status does not change, and Ready comes first', () => {

@@ -51,19 +51,61 @@ export function durationMs(d: unknown, fallback: number): number {
   return total;
 }
 
-/** Whether an object needs a reconcile now: a new generation, a new reconcile request, or its (twin) interval passed. */
-export function due(obj: any, lastRunMs: number | undefined, now = Date.now()): boolean {
-  if ((obj.status?.observedGeneration ?? 0) !== (obj.metadata?.generation ?? 1)) return true;
-  const req = obj.metadata?.annotations?.[REQUESTED_AT];
-  if (req !== undefined && req !== obj.status?.lastHandledReconcileAt) return true;
-  if (lastRunMs === undefined) return true;
-  return now - lastRunMs >= Math.min(TWIN_INTERVAL_MS, durationMs(obj.spec?.interval, TWIN_INTERVAL_MS));
+/**
+ * kustomize- and helm-controller's `--requeue-dependency` default (their main.go): how soon a dependency or a
+ * source that is not ready yet is looked at again. The twin keeps it exact, unlike the interval.
+ */
+export const DEPENDENCY_REQUEUE_MS = 30_000;
+
+/** What a controller twin remembers of its last attempt at an object (upstream: its work queue). */
+export interface Attempt {
+  at: number;
+  generation: number;
+  /** When to look again, in ms after `at` (the requeue the attempt asked for). */
+  retryMs: number;
+  /** The source revision the attempt saw (a new one is an event, as upstream's source watch). */
+  revision?: string;
 }
 
-/** The status fields every Flux object carries after a reconcile attempt. */
-export function handled(obj: any): { observedGeneration: number; lastHandledReconcileAt?: string } {
+/** The requeue after an interval-based outcome (success, or a failure at retryInterval), shortened in the twin. */
+export const intervalRequeue = (d: unknown) => Math.min(TWIN_INTERVAL_MS, durationMs(d, TWIN_INTERVAL_MS));
+
+/**
+ * Whether an object needs a reconcile now: never attempted (by this leader), a new generation or a new
+ * reconcile request (events upstream: GenerationChangedPredicate, ReconcileRequestedPredicate), or the
+ * requeue of the last attempt is over. Not status.observedGeneration: upstream leaves it behind on a
+ * failure, and a failed generation is retried only at its requeue.
+ */
+export function due(obj: any, last: Attempt | undefined, now = Date.now()): boolean {
+  if (last === undefined) return true;
+  if ((obj.metadata?.generation ?? 1) !== last.generation) return true;
   const req = obj.metadata?.annotations?.[REQUESTED_AT];
-  return { observedGeneration: obj.metadata?.generation ?? 1, ...(req !== undefined ? { lastHandledReconcileAt: req } : {}) };
+  if (req !== undefined && req !== obj.status?.lastHandledReconcileAt) return true;
+  return now - last.at >= last.retryMs;
+}
+
+/** Every reconcile records the request it answered (status.lastHandledReconcileAt), failed or not. */
+export function handled(obj: any): { lastHandledReconcileAt?: string } {
+  const req = obj.metadata?.annotations?.[REQUESTED_AT];
+  return req !== undefined ? { lastHandledReconcileAt: req } : {};
+}
+
+/**
+ * status.observedGeneration, written only when the object ends Ready or Stalled (fluxcd/pkg runtime
+ * `AddPatchOptions`; kustomize-controller `finalizeStatus`; helm-controller's deferred patch).
+ */
+export function observed(obj: any): { observedGeneration: number } {
+  return { observedGeneration: obj.metadata?.generation ?? 1 };
+}
+
+/** Go's time.Duration String() for milliseconds: `30s`, `10m0s`, `1h0m0s`, `30.012s`. */
+export function goDuration(ms: number): string {
+  if (ms <= 0) return '0s';
+  if (ms < 1000) return `${+ms.toFixed(3)}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = `${+((ms % 60_000) / 1000).toFixed(3)}s`;
+  return h ? `${h}h${m}m${s}` : m ? `${m}m${s}` : s;
 }
 
 /** Writes the status subresource; a conflict or a deleted object is left to the next round. */

@@ -16,7 +16,7 @@ import { renderCilium } from '../helm/cilium-chart.ts';
 import { decodeRelease, releaseSecret, type ReleaseInput } from '../helm/release.ts';
 import { tgzFiles } from '../helm/tgz.ts';
 import { coalesce } from '../helm/values.ts';
-import { type Condition, builtin, due, findKind, handled, withConditions, writeStatus } from './common.ts';
+import { type Attempt, type Condition, DEPENDENCY_REQUEUE_MS, builtin, due, findKind, handled, intervalRequeue, observed, withConditions, writeStatus } from './common.ts';
 import { collectHelmReleases, recordHelmRelease } from './garbage.ts';
 
 export const HR_API = 'helm.toolkit.fluxcd.io/v2';
@@ -62,7 +62,11 @@ async function applyObject(ctx: AddonContext, o: any): Promise<void> {
   else await ctx.store.update(i, ns, o.metadata.name, { ...o, metadata: { ...cur.metadata, labels: o.metadata.labels, annotations: o.metadata.annotations } }, { keepStatus: true });
 }
 
-export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: any): Promise<void> {
+/** The Stalled condition helm-controller writes once an action failed more often than its remediation retries allow (default 0). */
+export const retriesExceeded = (action: string, failures: number) => `Failed to ${action} after ${failures} attempt(s)`;
+
+/** Resolves with the requeue the attempt asks for, in ms. */
+export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: any): Promise<number> {
   const gen = hr.metadata.generation ?? 1;
   const hrNs = hr.metadata.namespace;
   const release = releaseNameOf(hr);
@@ -71,10 +75,11 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
   const chartSpec = hr.spec?.chart?.spec ?? {};
   const values = hr.spec?.values ?? {};
   const digest = configDigest(values);
-  const fail = async (reason: string, message: string, released = false) => {
-    const conds: Condition[] = [{ type: 'Ready', status: 'False', reason, message, observedGeneration: gen }];
-    if (released) conds.push({ type: 'Released', status: 'False', reason, message, observedGeneration: gen });
-    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), conditions: withConditions(hr.status?.conditions, conds, ['Reconciling']) });
+  // The source not ready yet: errWaitForChart, so observedGeneration is not written; back in 30 s.
+  const notReady = async (message: string) => {
+    const conds: Condition[] = [{ type: 'Ready', status: 'False', reason: 'SourceNotReady', message, observedGeneration: gen }];
+    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), conditions: withConditions(hr.status?.conditions, conds) });
+    return DEPENDENCY_REQUEUE_MS;
   };
 
   const ref = chartSpec.sourceRef ?? {};
@@ -84,7 +89,7 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
   if (!srcInfo || !(await ctx.store.tryGet(srcInfo, srcNs, ref.name))) {
     // helm-controller's isSourceReady on the HelmChart it made, whose own Ready says why (source-controller
     // helmchart_controller.go: "failed to get source: …").
-    return fail('SourceNotReady', `HelmChart '${helmChartName}' is not ready: failed to get source: ${String(ref.kind ?? 'HelmRepository').toLowerCase().replace(/y$/, 'ie')}s.source.toolkit.fluxcd.io "${ref.name}" not found`);
+    return notReady(`HelmChart '${helmChartName}' is not ready: failed to get source: ${String(ref.kind ?? 'HelmRepository').toLowerCase().replace(/y$/, 'ie')}s.source.toolkit.fluxcd.io "${ref.name}" not found`);
   }
   const history = (await ctx.store.list(SECRETS, storageNs)).items.filter((s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === release);
   const latestSecret = history.reduce<any>((m, s) => (!m || Number(s.metadata.labels.version) > Number(m.metadata.labels.version) ? s : m), undefined);
@@ -96,15 +101,38 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
     // Nothing to do, but a reconcile request is answered (status.lastHandledReconcileAt) as upstream does.
     const r = (hr.status?.conditions ?? []).find((c: Condition) => c.type === 'Ready');
     const conditions = r?.status === 'True' ? hr.status.conditions : withConditions(hr.status?.conditions, [{ type: 'Ready', status: 'True', reason: r?.reason ?? 'UpgradeSucceeded', message: r?.message ?? '', observedGeneration: gen }]);
-    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), conditions });
-    return;
+    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), ...observed(hr), conditions });
+    return intervalRequeue(hr.spec?.interval);
   }
   const action: 'install' | 'upgrade' = latest ? 'upgrade' : 'install';
   const failedReason = action === 'install' ? 'InstallFailed' : 'UpgradeFailed';
   const chart = await knownChart(ctx, chartSpec.chart, latest);
-  if (!chart) return fail('SourceNotReady', `HelmChart '${helmChartName}' is not ready: chart "${chartSpec.chart}" is not one the lab carries (no network in the lab)`);
+  if (!chart) return notReady(`HelmChart '${helmChartName}' is not ready: chart "${chartSpec.chart}" is not one the lab carries (no network in the lab)`);
   const version = lastVersion + 1;
   const chartVersion = String(chartSpec.version ?? chart.meta.version);
+  // Set before the action runs, so a failed one is on record too (helmrelease_controller.go reconcileRelease).
+  const attempted = { lastAttemptedGeneration: gen, lastAttemptedConfigDigest: digest, lastAttemptedRevision: chartVersion, lastAttemptedReleaseAction: action };
+  const failuresKey = action === 'install' ? 'installFailures' : 'upgradeFailures';
+  // Out of retries for this chart and these values (MustResetFailures resets only on a change of
+  // either): no new action, the object stays Stalled (ErrExceededMaxRetries, a terminal error).
+  const stalled = (hr.status?.conditions ?? []).some((c: Condition) => c.type === 'Stalled' && c.status === 'True');
+  if (stalled && hr.status?.lastAttemptedConfigDigest === digest && hr.status?.lastAttemptedRevision === chartVersion) {
+    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), ...observed(hr), lastAttemptedGeneration: gen });
+    return intervalRequeue(hr.spec?.interval);
+  }
+  const fail = async (message: string) => {
+    // With the default remediation (retries 0) one failure exhausts the retries: Stalled RetriesExceeded,
+    // Reconciling gone, observedGeneration written (a terminal error). Remediation retries are not imitated.
+    const reset = hr.status?.lastAttemptedConfigDigest !== digest || hr.status?.lastAttemptedRevision !== chartVersion;
+    const failures = (reset ? 0 : Number(hr.status?.[failuresKey] ?? 0)) + 1;
+    const conds: Condition[] = [
+      { type: 'Ready', status: 'False', reason: failedReason, message, observedGeneration: gen },
+      { type: 'Released', status: 'False', reason: failedReason, message, observedGeneration: gen },
+      { type: 'Stalled', status: 'True', reason: 'RetriesExceeded', message: retriesExceeded(action, failures), observedGeneration: gen },
+    ];
+    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), ...observed(hr), conditions: withConditions(hr.status?.conditions, conds, ['Reconciling']), ...attempted, [failuresKey]: failures });
+    return intervalRequeue(hr.spec?.interval);
+  };
   try {
     if (chart.meta.name !== 'cilium') throw new Error(`chart ${chart.meta.name}: the twin's helm-controller renders only the cilium chart`);
     const rendered = renderCilium(coalesce(chart.defaults, values), targetNs, release);
@@ -121,7 +149,7 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
     await recordHelmRelease(ctx, hrNs, hr.metadata.name, { release, storageNamespace: storageNs });
     log.info(`helm-controller (Flux): ${action} of ${targetNs}/${release} v${version} for HelmRelease ${hrNs}/${hr.metadata.name}`);
   } catch (e) {
-    return fail(failedReason, `Helm ${action} failed for release ${targetNs}/${release} with chart ${chartSpec.chart}@${chartVersion}: ${(e as Error).message}`, true);
+    return fail(`Helm ${action} failed for release ${targetNs}/${release} with chart ${chartSpec.chart}@${chartVersion}: ${(e as Error).message}`);
   }
   const reason = action === 'install' ? 'InstallSucceeded' : 'UpgradeSucceeded';
   const message = releaseMessage(action, targetNs, release, version, chartSpec.chart, chartVersion);
@@ -129,6 +157,7 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
   const snapshot = { name: release, namespace: targetNs, version, status: 'deployed', chartName: chartSpec.chart, chartVersion, appVersion: chart.meta.appVersion, configDigest: digest, firstDeployed: latest?.info?.first_deployed ?? now, lastDeployed: now };
   await writeStatus(ctx, info, hr, {
     ...handled(hr),
+    ...observed(hr),
     conditions: withConditions(hr.status?.conditions, [
       { type: 'Ready', status: 'True', reason, message, observedGeneration: gen },
       { type: 'Released', status: 'True', reason, message, observedGeneration: gen },
@@ -136,14 +165,12 @@ export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo
     helmChart: helmChartName,
     storageNamespace: storageNs,
     history: [snapshot, ...(hr.status?.history ?? [])].slice(0, 5),
-    lastAttemptedGeneration: gen,
-    lastAttemptedConfigDigest: digest,
-    lastAttemptedRevision: chartVersion,
-    lastAttemptedReleaseAction: action,
+    ...attempted,
   });
+  return intervalRequeue(hr.spec?.interval);
 }
 
-export async function helmRound(ctx: AddonContext, lastRun: Map<string, number>): Promise<void> {
+export async function helmRound(ctx: AddonContext, lastRun: Map<string, Attempt>): Promise<void> {
   const info = await findKind(ctx, HR_API, 'HelmRelease');
   if (!info) return;
   await collectHelmReleases(ctx, info);
@@ -151,7 +178,8 @@ export async function helmRound(ctx: AddonContext, lastRun: Map<string, number>)
     if (hr.spec?.suspend) continue;
     const key = `${hr.metadata.namespace}/${hr.metadata.name}`;
     if (!due(hr, lastRun.get(key))) continue;
-    lastRun.set(key, Date.now());
-    await reconcileHelmRelease(ctx, info, hr);
+    const at = Date.now();
+    const retryMs = await reconcileHelmRelease(ctx, info, hr);
+    lastRun.set(key, { at, generation: hr.metadata.generation ?? 1, retryMs });
   }
 }

@@ -5,12 +5,12 @@
 import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';
 import type { AddonContext } from '../context.ts';
-import { controllerDeployment, fluxElector, markDeploymentAvailable } from './common.ts';
+import { type Attempt, controllerDeployment, fluxElector, markDeploymentAvailable } from './common.ts';
 import { helmRound } from './helmrelease.ts';
 import { kustomizeRound } from './kustomization.ts';
 import { sourceRound } from './source.ts';
 
-type Round = (ctx: AddonContext, lastRun: Map<string, number>) => Promise<void>;
+type Round = (ctx: AddonContext, lastRun: Map<string, Attempt>) => Promise<void>;
 
 const CONTROLLERS: [string, Round | undefined][] = [
   ['source-controller', sourceRound],
@@ -28,7 +28,7 @@ export class FluxControllers {
   start(everyMs = 2000): void {
     for (const [i, [name, round]] of CONTROLLERS.entries()) {
       const elector = fluxElector(this.ctx, name);
-      const lastRun = new Map<string, number>();
+      const lastRun = new Map<string, Attempt>();
       const tick = async () => {
         try {
           const d = await controllerDeployment(this.ctx, name);

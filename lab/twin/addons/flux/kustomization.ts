@@ -11,7 +11,7 @@ import type { ResourceInfo } from '../../api/resources.ts';
 import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';
 import type { AddonContext } from '../context.ts';
-import { type Condition, builtin, due, durationMs, findKind, handled, isReady, withConditions, writeStatus } from './common.ts';
+import { type Attempt, type Condition, DEPENDENCY_REQUEUE_MS, builtin, due, durationMs, findKind, goDuration, handled, intervalRequeue, isReady, observed, withConditions, writeStatus } from './common.ts';
 import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from './envsubst.ts';
 import { collectKustomizations, recordKustomization } from './garbage.ts';
 import { healthOf } from './health.ts';
@@ -62,11 +62,18 @@ async function checkDependencies(ctx: AddonContext, info: ResourceInfo, ks: any,
   }
 }
 
+const pathDir = (path: string) => posix.normalize(path.replace(/^\.\//, '') || '.');
+const filesIn = (files: Record<string, string>, dir: string) => Object.keys(files).filter((f) => dir === '.' || f.startsWith(`${dir}/`));
+
+/** The path must exist in the artifact (upstream: os.Stat of it, before lastAttemptedRevision is set). */
+function checkPath(files: Record<string, string>, path: string): void {
+  if (filesIn(files, pathDir(path)).length === 0) throw new Stop('ArtifactFailed', `kustomization path not found: stat ${path}: no such file or directory`);
+}
+
 /** kustomize build of the path in the artifact; a folder without kustomization.yaml gets one listing its YAML files, as Flux generates it. */
 async function build(files: Record<string, string>, path: string): Promise<any[]> {
-  const dir = posix.normalize(path.replace(/^\.\//, '') || '.');
-  const inDir = Object.keys(files).filter((f) => dir === '.' || f.startsWith(`${dir}/`));
-  if (inDir.length === 0) throw new Stop('ArtifactFailed', `kustomization path not found: stat ${path}: no such file or directory`);
+  const dir = pathDir(path);
+  const inDir = filesIn(files, dir);
   const own = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((n) => files[posix.join(dir, n)] !== undefined);
   const generated = own ? undefined : stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: inDir.filter((f) => /\.ya?ml$/.test(f)).map((f) => posix.relative(dir, f)) });
   const read = async (p: string) => {
@@ -189,9 +196,126 @@ async function prune(ctx: AddonContext, old: { id: string; v: string }[], now: {
 }
 
 /** The objects to wait for: every applied one with spec.wait, else spec.healthChecks. */
-function healthTargets(ks: any, applied: any[]): { apiVersion: string; kind: string; namespace?: string; name: string }[] {
+function healthTargets(ks: any, applied: any[]): HealthTarget[] {
   if (ks.spec?.wait) return applied.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
   return (ks.spec?.healthChecks ?? []).map((h: any) => ({ apiVersion: h.apiVersion ?? 'v1', kind: h.kind, namespace: h.namespace, name: h.name }));
+}
+
+type HealthTarget = { apiVersion: string; kind: string; namespace?: string; name: string };
+
+/** A health check under way: the twin polls it round by round instead of blocking its controller. */
+interface HealthWait {
+  /** The object as the attempt read it: its end records that generation and reconcile request. */
+  object: any;
+  start: number;
+  timeoutMs: number;
+  nextPoll: number;
+  targets: HealthTarget[];
+  revision: string;
+  progress: string;
+  entries: { id: string; v: string }[];
+}
+
+/** The controller's memory of an object: its last attempt and, while one runs, the health check. */
+export interface KsAttempt extends Attempt {
+  health?: HealthWait;
+}
+
+/** kustomize-controller's WaitForSet polls every 5 s (checkHealth: `Interval: 5 * time.Second`). */
+const HEALTH_POLL_MS = 5_000;
+
+/** Kustomization.GetTimeout(): spec.timeout, else the interval less 30 s; never under 30 s. */
+export function kustomizationTimeoutMs(ks: any): number {
+  const t = ks.spec?.timeout !== undefined ? durationMs(ks.spec.timeout, 0) : durationMs(ks.spec?.interval, 600_000) - 30_000;
+  return Math.max(30_000, t);
+}
+
+/** Kustomization.GetRetryInterval(): spec.retryInterval, else the interval (shortened in the twin). */
+const retryRequeue = (ks: any) => intervalRequeue(ks.spec?.retryInterval ?? ks.spec?.interval);
+
+/** A Stop whose requeue is `--requeue-dependency` (30 s), not the retry interval. */
+const DEPENDENCY_STOPS = (e: Stop) => e.reason === 'DependencyNotReady' || e.message.startsWith('Source artifact not found');
+
+const pluralOf = (kind: string) => `${kind.toLowerCase().replace(/y$/, 'ie')}s`;
+
+export async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks: any): Promise<KsAttempt> {
+  const gen = ks.metadata.generation ?? 1;
+  const timeout = goDuration(kustomizationTimeoutMs(ks));
+  const attempt = (retryMs: number, revision?: string, health?: HealthWait): KsAttempt => ({ at: Date.now(), generation: gen, retryMs, revision, health });
+  // Upstream records lastAttemptedRevision only once the path exists, and the inventory right after the
+  // apply (before the health checks).
+  let attempted: string | undefined = ks.status?.lastAttemptedRevision;
+  let revision: string | undefined;
+  let progress: string | undefined;
+  let applied: { id: string; v: string }[] | undefined;
+  try {
+    const ref = ks.spec?.sourceRef ?? {};
+    const srcNs = ref.namespace ?? ks.metadata.namespace;
+    const srcInfo = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', ref.kind ?? 'GitRepository');
+    const src = srcInfo ? await ctx.store.tryGet(srcInfo, srcNs, ref.name) : undefined;
+    // The condition carries the API's NotFound; `Source '…' not found` is only upstream's log line.
+    if (!src) throw new Stop('ArtifactFailed', `${pluralOf(ref.kind ?? 'GitRepository')}.source.toolkit.fluxcd.io "${ref.name}" not found`);
+    const stored = await readArtifact(ctx, ref.kind ?? 'GitRepository', srcNs, ref.name);
+    if (!stored || !src.status?.artifact) throw new Stop('ArtifactFailed', 'Source artifact not found, retrying in 30s');
+    revision = stored.artifact.revision;
+    await checkDependencies(ctx, info, ks, revision);
+    progress = `Fetching manifests for revision ${revision} with a timeout of ${timeout}`;
+    checkPath(stored.files, ks.spec?.path ?? './');
+    attempted = revision;
+    progress = `Building manifests for revision ${revision} with a timeout of ${timeout}`;
+    const docs = await postBuild(ctx, ks, await build(stored.files, ks.spec?.path ?? './'));
+    const objects = docs.map((d) => labelled(d, ks));
+    progress = `Detecting drift for revision ${revision} with a timeout of ${timeout}`;
+    await applyAll(ctx, objects);
+    const entries = objects.map(inventoryEntry);
+    applied = entries;
+    if (ks.spec?.prune) await prune(ctx, ks.status?.inventory?.entries ?? [], entries);
+    await recordKustomization(ctx, ks.metadata.namespace, ks.metadata.name, { prune: Boolean(ks.spec?.prune), deletionPolicy: ks.spec?.deletionPolicy, entries });
+    const targets = healthTargets(ks, objects).filter((t) => !(t.kind === 'Kustomization' && t.name === ks.metadata.name && t.namespace === ks.metadata.namespace));
+    if (targets.length) {
+      // checkHealth: Reconciling and Healthy say the checks run, Ready stays Unknown until they end.
+      const running = `Running health checks for revision ${revision} with a timeout of ${timeout}`;
+      const conditions = withConditions(ks.status?.conditions, [
+        { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress', observedGeneration: gen },
+        { type: 'Reconciling', status: 'True', reason: 'Progressing', message: running, observedGeneration: gen },
+        { type: 'Healthy', status: 'Unknown', reason: 'Progressing', message: running, observedGeneration: gen },
+      ]);
+      await writeStatus(ctx, info, ks, { ...(ks.status ?? {}), ...handled(ks), conditions, inventory: { entries }, lastAttemptedRevision: revision });
+      const now = Date.now();
+      return attempt(retryRequeue(ks), revision, { object: ks, start: now, timeoutMs: kustomizationTimeoutMs(ks), nextPoll: now, targets, revision, progress: running, entries });
+    }
+    await succeed(ctx, info, ks, revision, entries, undefined);
+    return attempt(intervalRequeue(ks.spec?.interval), revision);
+  } catch (e) {
+    if (!(e instanceof Stop)) throw e;
+    await fail(ctx, info, ks, e, { progress, attempted, applied });
+    return attempt(DEPENDENCY_STOPS(e) ? DEPENDENCY_REQUEUE_MS : retryRequeue(ks), revision);
+  }
+}
+
+/** Ready=True "Applied revision: …" (Healthy True after checks), observedGeneration, Reconciling gone. */
+async function succeed(ctx: AddonContext, info: ResourceInfo, ks: any, revision: string, entries: { id: string; v: string }[], healthyIn: number | undefined): Promise<void> {
+  const gen = ks.metadata.generation ?? 1;
+  const conds: Condition[] = [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: appliedRevision(revision), observedGeneration: gen }];
+  if (healthyIn !== undefined) conds.push({ type: 'Healthy', status: 'True', reason: 'Succeeded', message: `Health check passed in ${goDuration(healthyIn)}`, observedGeneration: gen });
+  const remove = ['Reconciling', 'Stalled', ...(healthyIn === undefined ? ['Healthy'] : [])];
+  const status = { ...handled(ks), ...observed(ks), conditions: withConditions(ks.status?.conditions, conds, remove), inventory: { entries }, lastAppliedRevision: revision, lastAttemptedRevision: revision };
+  await writeStatus(ctx, info, ks, status);
+}
+
+/**
+ * Ready=False with the Stop's reason; observedGeneration stays where it was (finalizeStatus sets it only
+ * on Ready=True), Reconciling (when the attempt got that far) turns ProgressingWithRetry.
+ */
+async function fail(ctx: AddonContext, info: ResourceInfo, ks: any, e: Stop, at: { progress?: string; attempted?: string; applied?: { id: string; v: string }[] }): Promise<void> {
+  const gen = ks.metadata.generation ?? 1;
+  const conds: Condition[] = [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message, observedGeneration: gen }];
+  if (e instanceof HealthFailed) conds.push({ type: 'Healthy', status: 'False', reason: 'HealthCheckFailed', message: e.healthy, observedGeneration: gen });
+  const before = (ks.status?.conditions ?? []).find((c: Condition) => c.type === 'Reconciling');
+  const message = at.progress ?? before?.message;
+  if (message !== undefined) conds.push({ type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message, observedGeneration: gen });
+  const status = { ...(ks.status ?? {}), ...handled(ks), conditions: withConditions(ks.status?.conditions, conds), ...(at.attempted ? { lastAttemptedRevision: at.attempted } : {}), ...(at.applied ? { inventory: { entries: at.applied } } : {}) };
+  await writeStatus(ctx, info, ks, status);
 }
 
 /** Ready carries the wrapped error ("health check failed after …: …"), Healthy the wait's own. */
@@ -201,77 +325,51 @@ class HealthFailed extends Stop {
   }
 }
 
-/** The twin waits at most this long in one reconcile, whatever spec.timeout says (it keeps one loop). */
-const TWIN_HEALTH_CAP_MS = 20_000;
-
-async function waitHealthy(ctx: AddonContext, ks: any, targets: ReturnType<typeof healthTargets>): Promise<number> {
-  const t0 = Date.now();
-  const timeout = Math.min(TWIN_HEALTH_CAP_MS, durationMs(ks.spec?.timeout, durationMs(ks.spec?.interval, TWIN_HEALTH_CAP_MS)));
-  for (;;) {
-    const pending: string[] = [];
-    for (const t of targets) {
-      const s = await healthOf(ctx, t);
-      if (s !== 'Current') pending.push(`${fmtObject({ kind: t.kind, metadata: { namespace: t.namespace, name: t.name } })} status: '${s}'`);
-    }
-    if (pending.length === 0) return Date.now() - t0;
-    if (Date.now() - t0 >= timeout) throw new HealthFailed(`timeout waiting for: [${pending.join(', ')}]`, `health check failed after ${(Date.now() - t0) / 1000}s: timeout waiting for: [${pending.join(', ')}]`);
-    await new Promise((r) => setTimeout(r, 1000));
+/** One poll of a running health check: the next attempt record (the check still running, or ended). */
+async function pollHealth(ctx: AddonContext, info: ResourceInfo, ks: any, last: KsAttempt, h: HealthWait): Promise<KsAttempt> {
+  const now = Date.now();
+  if (now < h.nextPoll) return last;
+  const pending: string[] = [];
+  for (const t of h.targets) {
+    const s = await healthOf(ctx, t);
+    if (s !== 'Current') pending.push(`${fmtObject({ kind: t.kind, metadata: { namespace: t.namespace, name: t.name } })} status: '${s}'`);
   }
+  const took = Date.now() - h.start;
+  const done = { at: Date.now(), generation: last.generation, revision: last.revision };
+  // The status of the attempt that started the checks (its generation and request), over the live status.
+  const started = { ...h.object, status: ks.status };
+  if (pending.length === 0) {
+    await succeed(ctx, info, started, h.revision, h.entries, took);
+    return { ...done, retryMs: intervalRequeue(started.spec?.interval) };
+  }
+  if (took >= h.timeoutMs) {
+    const wait = `timeout waiting for: [${pending.join(', ')}]`;
+    await fail(ctx, info, started, new HealthFailed(wait, `health check failed after ${goDuration(took)}: ${wait}`), { progress: h.progress, attempted: h.revision, applied: h.entries });
+    return { ...done, retryMs: retryRequeue(started) };
+  }
+  return { ...last, health: { ...h, nextPoll: now + HEALTH_POLL_MS } };
 }
 
-export async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks: any): Promise<void> {
-  const gen = ks.metadata.generation ?? 1;
-  const waits = Boolean(ks.spec?.wait) || (ks.spec?.healthChecks ?? []).length > 0;
-  let revision: string | undefined = ks.status?.lastAttemptedRevision;
-  // Upstream records the inventory right after the apply, before the health checks.
-  let applied: { id: string; v: string }[] | undefined;
-  try {
-    const ref = ks.spec?.sourceRef ?? {};
-    const srcNs = ref.namespace ?? ks.metadata.namespace;
-    const srcInfo = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', ref.kind ?? 'GitRepository');
-    const src = srcInfo ? await ctx.store.tryGet(srcInfo, srcNs, ref.name) : undefined;
-    if (!src) throw new Stop('ArtifactFailed', `Source '${ref.kind}/${srcNs}/${ref.name}' not found`);
-    const stored = await readArtifact(ctx, ref.kind ?? 'GitRepository', srcNs, ref.name);
-    if (!stored || !src.status?.artifact) throw new Stop('ArtifactFailed', 'Source artifact not found, retrying in 30s');
-    revision = stored.artifact.revision;
-    await checkDependencies(ctx, info, ks, revision);
-    const docs = await postBuild(ctx, ks, await build(stored.files, ks.spec?.path ?? './'));
-    const objects = docs.map((d) => labelled(d, ks));
-    await applyAll(ctx, objects);
-    const entries = objects.map(inventoryEntry);
-    applied = entries;
-    if (ks.spec?.prune) await prune(ctx, ks.status?.inventory?.entries ?? [], entries);
-    await recordKustomization(ctx, ks.metadata.namespace, ks.metadata.name, { prune: Boolean(ks.spec?.prune), deletionPolicy: ks.spec?.deletionPolicy, entries });
-    const conds: Condition[] = [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: appliedRevision(revision), observedGeneration: gen }];
-    if (waits) {
-      const took = await waitHealthy(ctx, ks, healthTargets(ks, objects));
-      conds.push({ type: 'Healthy', status: 'True', reason: 'Succeeded', message: `Health check passed in ${took / 1000}s`, observedGeneration: gen });
-    }
-    const status = { ...handled(ks), conditions: withConditions(ks.status?.conditions, conds, ['Reconciling', 'Stalled']), inventory: { entries }, lastAppliedRevision: revision, lastAttemptedRevision: revision };
-    await writeStatus(ctx, info, ks, status);
-  } catch (e) {
-    if (!(e instanceof Stop)) throw e;
-    const conds: Condition[] = [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message, observedGeneration: gen }];
-    if (e instanceof HealthFailed) conds.push({ type: 'Healthy', status: 'False', reason: 'HealthCheckFailed', message: e.healthy, observedGeneration: gen });
-    const status = { ...(ks.status ?? {}), ...handled(ks), conditions: withConditions(ks.status?.conditions, conds, ['Reconciling']), ...(revision ? { lastAttemptedRevision: revision } : {}), ...(applied ? { inventory: { entries: applied } } : {}) };
-    await writeStatus(ctx, info, ks, status);
-  }
-}
-
-/** One round: every Kustomization that is due (not suspended). */
-export async function kustomizeRound(ctx: AddonContext, lastRun: Map<string, number>): Promise<void> {
+/** One round: every Kustomization that is due (not suspended), and the health checks under way. */
+export async function kustomizeRound(ctx: AddonContext, lastRun: Map<string, KsAttempt>): Promise<void> {
   const info = await findKind(ctx, KS_API, 'Kustomization');
   if (!info) return;
   await collectKustomizations(ctx, info, fromInventoryEntry);
   for (const ks of (await ctx.store.list(info)).items) {
     if (ks.spec?.suspend) continue;
     const key = `${ks.metadata.namespace}/${ks.metadata.name}`;
-    const src = ks.status?.lastAttemptedRevision;
+    const last = lastRun.get(key);
     const stored = await readArtifact(ctx, ks.spec?.sourceRef?.kind ?? 'GitRepository', ks.spec?.sourceRef?.namespace ?? ks.metadata.namespace, ks.spec?.sourceRef?.name);
-    // A new source revision is an event upstream (the source's watch), not a wait for the interval.
-    const moved = stored !== undefined && stored.artifact.revision !== src;
-    if (!moved && !due(ks, lastRun.get(key))) continue;
-    lastRun.set(key, Date.now());
-    await reconcileKustomization(ctx, info, ks);
+    // A new source revision is an event upstream (the source's watch), not a wait for the requeue.
+    const moved = stored !== undefined && last !== undefined && stored.artifact.revision !== last.revision;
+    const event = moved || (last !== undefined && due(ks, { ...last, retryMs: Infinity }));
+    // A running health check goes on to its end whatever happens meanwhile (CancelHealthCheckOnNewRevision
+    // is off by default); a new generation, request or revision is reconciled after it.
+    if (last?.health) {
+      lastRun.set(key, await pollHealth(ctx, info, ks, last, last.health));
+      continue;
+    }
+    if (!event && !due(ks, last)) continue;
+    lastRun.set(key, await reconcileKustomization(ctx, info, ks));
   }
 }

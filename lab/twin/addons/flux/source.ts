@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { log } from '../../log.ts';
 import { type AddonContext, nowIso } from '../context.ts';
-import { type Condition, builtin, due, findKind, handled, withConditions, writeStatus } from './common.ts';
+import { type Attempt, type Condition, builtin, due, findKind, handled, intervalRequeue, observed, withConditions, writeStatus } from './common.ts';
 import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from './git-errors.ts';
 import { labTool } from '../../tools.ts';
 
@@ -121,19 +121,26 @@ export async function reconcileGitRepository(ctx: AddonContext, info: any, repo:
     log.info(`source-controller: stored artifact for ${ns}/${name} revision ${artifact.revision}`);
   }
   let conditions: Condition[];
+  let status: any;
   if (result.ok) {
     const msg = `stored artifact for revision '${artifact!.revision}'`;
     conditions = withConditions(repo.status?.conditions, [
       { type: 'Ready', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
       { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
     ], ['FetchFailed', 'Reconciling', 'Stalled']);
+    status = { ...(repo.status ?? {}), ...handled(repo), ...observed(repo), conditions, ...(artifact ? { artifact } : {}) };
   } else {
+    // A failed fetch is retried (a generic error, not Stalling): observedGeneration stays where it was and
+    // Reconciling stays True with ProgressingWithRetry, its message from the start of the attempt.
+    const old = repo.status?.observedGeneration ?? 0;
+    const progress = old !== gen ? `processing object: new generation ${old} -> ${gen}` : 'reconciliation in progress';
     conditions = withConditions(repo.status?.conditions, [
       { type: 'Ready', status: 'False', reason: result.reason, message: result.message, observedGeneration: gen },
       { type: 'FetchFailed', status: 'True', reason: result.reason, message: result.message, observedGeneration: gen },
-    ], ['Reconciling']);
+      { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: progress, observedGeneration: gen },
+    ], ['Stalled']);
+    status = { ...(repo.status ?? {}), ...handled(repo), conditions, ...(artifact ? { artifact } : {}) };
   }
-  const status = { ...(repo.status ?? {}), ...handled(repo), conditions, ...(artifact ? { artifact } : {}) };
   await writeStatus(ctx, info, repo, status);
 }
 
@@ -148,7 +155,7 @@ export async function reconcileHelmRepository(ctx: AddonContext, info: any, repo
   ]);
   const path = `helmrepository/${repo.metadata.namespace}/${repo.metadata.name}/index-${digest.slice(7, 23)}.yaml`;
   const artifact = repo.status?.artifact?.revision === digest ? repo.status.artifact : { revision: digest, digest, lastUpdateTime: nowIso(), path, url: `http://source-controller.flux-system.svc.cluster.local./${path}`, size: 0 };
-  await writeStatus(ctx, info, repo, { ...(repo.status ?? {}), ...handled(repo), conditions, artifact });
+  await writeStatus(ctx, info, repo, { ...(repo.status ?? {}), ...handled(repo), ...observed(repo), conditions, artifact });
 }
 
 /** A deleted source's artifact goes with it (upstream's finalizer removes its storage). */
@@ -161,7 +168,7 @@ async function collectArtifacts(ctx: AddonContext, info: any): Promise<void> {
 }
 
 /** One round of the source-controller: every GitRepository and HelmRepository that is due. */
-export async function sourceRound(ctx: AddonContext, lastRun: Map<string, number>): Promise<void> {
+export async function sourceRound(ctx: AddonContext, lastRun: Map<string, Attempt>): Promise<void> {
   const git = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', 'GitRepository');
   if (git) await collectArtifacts(ctx, git);
   for (const [kind, f] of [['GitRepository', reconcileGitRepository], ['HelmRepository', reconcileHelmRepository]] as const) {
@@ -171,7 +178,9 @@ export async function sourceRound(ctx: AddonContext, lastRun: Map<string, number
       if (obj.spec?.suspend) continue;
       const key = `${kind}/${obj.metadata.namespace}/${obj.metadata.name}`;
       if (!due(obj, lastRun.get(key))) continue;
-      lastRun.set(key, Date.now());
+      // Success comes back at the interval (AlwaysRequeueResultBuilder); a failed fetch upstream at the
+      // controller's error back-off, which the twin does not imitate: both at the twin's short interval.
+      lastRun.set(key, { at: Date.now(), generation: obj.metadata.generation ?? 1, retryMs: intervalRequeue(obj.spec?.interval) });
       await f(ctx, info, obj);
     }
   }
