@@ -2,6 +2,7 @@
 // so absolute paths to the lab's key and known_hosts are fine here.
 import type { CgroupLayout } from './cgroups.ts';
 import { NET, OPS_USER, type HostPlan, type LabPaths } from './config.ts';
+import { LAB_IMAGE_ARCHIVES } from './image-archives.ts';
 
 export const K3S_VERSION = 'v1.33.5+k3s1';
 
@@ -24,7 +25,12 @@ export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLa
     '# Written by `npm run lab -- up`; regenerated on every lab up. Not committed.',
     'environment: lab',
     `ssh: { user: ${OPS_USER}, identityFile: ${p.key}, knownHostsFile: ${p.knownHosts} }`,
-    `k3s: { version: ${K3S_VERSION}, artifacts: ${p.artifacts} }`,
+    `k3s:`,
+    `  version: ${K3S_VERSION}`,
+    `  artifacts: ${p.artifacts}`,
+    '  # the add-on images (the lab hosts reach no registry), written by `lab up` (lab/image-archives.ts)',
+    '  imageArchives:',
+    ...LAB_IMAGE_ARCHIVES.map((a) => `    - { file: ${p.artifacts}/${a} }`),
     `controlPlane: { vip: ${NET.vip}, interface: auto }`,
     `network: { nodeCidr: ${NET.subnet} }`,
     'servers:',

@@ -9,6 +9,7 @@ import { unmountUnder } from './mounts.ts';
 import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plannedNic, plugHost } from './network.ts';
 import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
 import { writeFluxInstall } from './flux-install.ts';
+import { writeImageArchives } from './image-archives.ts';
 import { removeServedRepo, startGitServer } from './gitops-server.ts';
 import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
@@ -55,6 +56,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
     await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
     await startGitServer(); // no-op when it answers
     writeFluxInstall(paths.artifacts);
+    writeImageArchives(paths.artifacts);
     return { inventory, hosts, reused: true };
   }
   await down({ log, keepInventory: true });
@@ -81,6 +83,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
   await startGitServer();
   writeFluxInstall(paths.artifacts);
+  writeImageArchives(paths.artifacts);
   return { inventory, hosts, reused: false };
 }
 

@@ -23,6 +23,7 @@ import { ciliumAgentProgram } from './addons/cilium/program.ts';
 import { kubeVipProgram } from './addons/kube-vip/program.ts';
 import { hostNet } from './addons/kube-vip/net.ts';
 import { startKubeletServer } from './kubelet-server.ts';
+import { registryReachable, startNodeImages } from './runtime/images.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -47,6 +48,8 @@ export async function runAgent(s: Settings): Promise<void> {
   const root = process.env.K3S_TWIN_ADDON_ROOT;
   const cniDir = root ? join(root, 'etc/cni/net.d') : '/etc/cni/net.d';
   const cniDirs = [cniDir, join(dataDir, 'agent', 'etc', 'cni', 'net.d')];
+  // containerd starts, and k3s imports agent/images, before the agent dials its server.
+  const images = startNodeImages(dataDir, registryReachable(root));
   let ca: string;
   for (;;) {
     try {
@@ -86,6 +89,7 @@ export async function runAgent(s: Settings): Promise<void> {
     node: name, ip, dataDir, cniDir, root, caFile: join(agentDir, 'server-ca.crt'),
     serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'),
     store: new ApiStore(server, { ca, ...certs.client }),
+    images,
   };
   const kubelet = new DaemonSetKubelet(ctx, new PodLogs(undefined, root ? join(root, 'var/log/pods') : undefined), [kubeVipProgram(hostNet), ciliumAgentProgram()]);
   let ready = false;

@@ -9,6 +9,7 @@ import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { containersToRead } from './pod-containers.ts';
+import { imagePullCause, isAirGapped } from '../images/pull-cause.ts';
 
 const POLL_MS = 3_000;
 const AGENT_SELECTOR = 'k8s-app=cilium';
@@ -20,6 +21,8 @@ interface Seen {
   desired: number;
   /** The DaemonSet has rolled its current template out to every node (what `kubectl rollout status` waits for). */
   rolledOut: boolean;
+  /** The agent pods as read (for their container states). */
+  raw: any[];
 }
 
 async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<Seen> {
@@ -37,6 +40,7 @@ async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run'
   const nodeItems = nodes.code === 0 ? (JSON.parse(nodes.stdout).items as any[]) : [];
   return {
     rolledOut,
+    raw: items,
     desired: nodeItems.length,
     pods: items.map((p) => {
       const container = (p.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent') ?? p.spec?.containers?.[0];
@@ -59,7 +63,7 @@ export const ciliumRolledOut: Gate = {
   budgetMs: 300_000,
   async run(host, ctx, signal) {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false };
+    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, raw: [] };
     do {
       seen = await look(ctx, host);
       // Drift is a stop as soon as a pod of the CURRENT template shows it: that will not fix itself. Pods
@@ -70,6 +74,9 @@ export const ciliumRolledOut: Gate = {
         port,
       );
       if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
+      // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
+      const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory));
+      if (pull?.decided) throw pull.cause;
       const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
       if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
       for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
@@ -82,6 +89,8 @@ export const ciliumRolledOut: Gate = {
         }
       }
     } while (await pause(ctx, POLL_MS, signal));
+    const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory));
+    if (pull) throw pull.cause;
     const notReady = seen.pods.filter((p) => !p.ready);
     if (notReady.length || seen.pods.length < seen.desired || !seen.rolledOut) {
       throw new CauseError('CILIUM_AGENTS_NOT_READY', {

@@ -4,6 +4,7 @@
 // generation. Any other Ready=False may still clear — a dependency turns Ready, a retry, a health check
 // that is still inside its own timeout — so the wait goes on to its budget and then names the last
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
+import { podsImagePull } from '../images/pods.ts';
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
@@ -92,7 +93,11 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
   await requestReconcile(ctx, host);
   let last: FluxVerdict[] = [];
   let n = 0;
+  let pull: Awaited<ReturnType<typeof podsImagePull>>;
   do {
+    // A controller whose image is on no node never reconciles anything: name the image (air-gapped: at once).
+    pull = await podsImagePull(ctx, host, 'flux-system');
+    if (pull?.decided) throw pull.cause;
     const seen = await listFlux(ctx, host);
     if (seen) {
       const state = fluxState(seen.sources, seen.kustomizations);
@@ -104,6 +109,7 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
     }
   } while (await pause(ctx, pollMs(n++), signal));
   ctx.signal.throwIfAborted();
+  if (pull) throw pull.cause;
   if (last.length) throw verdictsError(last);
   const seen = 'no GitRepository or Kustomization of Flux was seen Ready within the budget (the Flux controllers may not run)';
   throw new CauseError('FLUX_RECONCILIATION_FAILED', { message: seen, evidence: { command: `kubectl ${LIST}`, seen } });

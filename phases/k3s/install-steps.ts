@@ -1,8 +1,7 @@
 // The air-gap install of k3s on a server, as steps: binary, images, config, unit, env file, service.
 // Shared by k3s-founder and k3s-join; only the config differs (cluster-init vs server: <founder>).
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Change } from '../../src/engine/changes.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
@@ -12,40 +11,43 @@ import { joinAware, type JoinKey } from './join-mode.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, configFor, roleOf, serverEnv, serverUnit } from './render.ts';
 import { readToken } from './token.ts';
 
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk);
-  return hash.digest('hex');
-}
+import { sha256File } from '../../src/util/sha256-file.ts';
 
-/** Upload a local file when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
-function uploadStep(id: string, title: string, file: (ctx: RunContext) => { local: string; remote: string } | undefined, factKey: string): Step<{ local: string; remote: string; sha: string; bytes: number } | undefined> {
+export { sha256File };
+
+type Upload = { local: string; remote: string; mode: string };
+
+/** Upload local files when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
+function uploadStep(id: string, title: string, files: (ctx: RunContext) => Upload[], factKey: string): Step<(Upload & { sha: string; bytes: number })[]> {
   return {
     id,
     title,
-    local: async (_h, ctx) => {
-      const f = file(ctx);
-      return f && { ...f, sha: await sha256File(f.local), bytes: statSync(f.local).size };
-    },
-    probe: (_h, ctx): Record<string, ProbeCommand> => {
-      const f = file(ctx);
-      return f ? { sum: { command: `sha256sum ${shq(f.remote)} 2>/dev/null | cut -d' ' -f1`, sudo: true } } : {};
-    },
+    local: async (_h, ctx) => Promise.all(files(ctx).map(async (f) => ({ ...f, sha: await sha256File(f.local), bytes: statSync(f.local).size }))),
+    probe: (_h, ctx): Record<string, ProbeCommand> =>
+      Object.fromEntries(files(ctx).map((f, i) => [`sum${i}`, { command: `sha256sum ${shq(f.remote)} 2>/dev/null | cut -d' ' -f1`, sudo: true }])),
     plan: ({ probe, local }) => {
-      if (!local) return { changes: [] };
-      const current = probe.sum?.stdout.trim() || null;
-      const changes: Change[] = current === local.sha ? [] : [{ kind: 'upload', localPath: local.local, path: local.remote, mode: '0755', sha256: local.sha, currentSha256: current, bytes: local.bytes }];
+      const changes: Change[] = [];
+      local.forEach((f, i) => {
+        const current = probe[`sum${i}`]?.stdout.trim() || null;
+        if (current !== f.sha) changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
+      });
       return { changes, facts: { [factKey]: changes.length > 0 } };
     },
   };
 }
 
-/** The images tarball in the artifacts folder, if the operator put one there. */
-function imagesTarball(ctx: RunContext): { local: string; remote: string } | undefined {
+/**
+ * The images k3s imports from agent/images at start (and within seconds of a new file, k3s's image
+ * watcher): the air-gap tarball in the artifacts folder, if the operator put one there, and the add-on
+ * archives of k3s.imageArchives, on every node (any node may run any add-on's pod).
+ */
+function imageArchives(ctx: RunContext): Upload[] {
   const dir = ctx.inventory.derived.paths.k3sArtifacts;
-  if (!existsSync(dir)) return undefined;
-  const name = readdirSync(dir).find((f) => /^k3s-airgap-images-[\w-]+\.tar(\.zst|\.gz)?$/.test(f));
-  return name ? { local: join(dir, name), remote: `${IMAGES_DIR}/${name}` } : undefined;
+  const out: Upload[] = [];
+  const name = existsSync(dir) ? readdirSync(dir).find((f) => /^k3s-airgap-images-[\w-]+\.tar(\.zst|\.gz)?$/.test(f)) : undefined;
+  if (name) out.push({ local: join(dir, name), remote: `${IMAGES_DIR}/${name}`, mode: '0644' });
+  for (const a of ctx.inventory.derived.paths.imageArchives ?? []) out.push({ local: a.path, remote: `${IMAGES_DIR}/${basename(a.path)}`, mode: '0644' });
+  return out;
 }
 
 function fullToken(ctx: RunContext): string | undefined {
@@ -59,8 +61,8 @@ export type TokenSource = (host: HostRef, ctx: RunContext) => string;
 
 export function installSteps(token: TokenSource): Step<any>[] {
   return [
-    uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => ({ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN }), 'k3sBinaryChanged'),
-    uploadStep('images', 'air-gap images tarball', imagesTarball, 'k3sImagesChanged'),
+    uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], 'k3sBinaryChanged'),
+    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, 'k3sImagesChanged'),
     joinAware(managedFile<{ token: string; joinToken?: string; join?: JoinKey }>({
       id: 'config',
       title: `k3s configuration ${CONFIG_FILE}`,

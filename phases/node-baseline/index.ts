@@ -8,6 +8,7 @@ import { shq } from '../../src/util/shell.ts';
 import { allHostRefs } from '../hosts.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
 import { versionStops } from './k3s-version.ts';
+import { imageStops } from '../images/stops.ts';
 import { baselineProbes, identityProbes } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];
@@ -112,8 +113,11 @@ export const nodeBaseline: Phase = {
   id: 'node-baseline',
   title: 'prepare every host (checks, hostname, modules, sysctls)',
   needs: [],
-  // The binary every k3s phase uploads is the release the inventory names, before any host changes.
-  prepare: async (ctx) => ({ stops: await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version) }),
+  // The binary every k3s phase uploads is the release the inventory names, and the add-on image archives
+  // hold every image the add-ons pull (an air-gapped site), before any host changes.
+  prepare: async (ctx) => ({
+    stops: [...(await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version)), ...(await imageStops(ctx.inventory))],
+  }),
   hosts: (c) => allHostRefs(c.inventory),
   concurrency: 8,
   preflight: { probe: () => identityProbes, check: (seen) => duplicateIdentities(seen) },

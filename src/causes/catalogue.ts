@@ -6,6 +6,7 @@ import { baselineCauses } from './baseline.ts';
 import { ciliumCauses } from './cilium.ts';
 import { engineCauses } from './engine.ts';
 import { fluxCauses } from './flux.ts';
+import { imageCauses } from './images.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { replaceCauses } from './replace.ts';
@@ -23,6 +24,7 @@ const all = {
   ...ciliumCauses,
   ...verifyCauses,
   ...fluxCauses,
+  ...imageCauses,
   ...backupCauses,
   ...sshCauses,
 };

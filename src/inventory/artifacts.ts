@@ -46,6 +46,7 @@ export function checkArtifacts(derived: Pick<Derived, 'paths'>, fs: ArtifactFs =
     ['flux.knownHostsFile', p.fluxKnownHostsFile, 'file'],
   ];
   for (const [key, path, kind] of optional) if (path !== undefined) expected.push({ key, path, kind });
+  (p.imageArchives ?? []).forEach((a, i) => expected.push({ key: `k3s.imageArchives[${i}]`, path: a.path, kind: 'file' }));
   // known_hosts may be absent (every host is then HOST_KEY_UNKNOWN, with the fingerprint to check), but
   // when something is there it must be a file: a FIFO would block the run before any connection.
   if (fs.kind(p.sshKnownHostsFile) !== 'missing') expected.push({ key: 'ssh.knownHostsFile', path: p.sshKnownHostsFile, kind: 'file' });

@@ -62,6 +62,7 @@ function resolvePaths(inv: Inventory, { inventoryDir, home }: DeriveOptions): Re
     k3sArtifacts,
     k3sBinary: join(k3sArtifacts, 'k3s'),
     sshKnownHostsFile: at(inv.ssh.knownHostsFile),
+    imageArchives: (inv.k3s.imageArchives ?? []).map((a) => ({ path: at(a.file), ...(a.sha256 ? { sha256: a.sha256 } : {}) })),
     sshIdentityFile: inv.ssh.identityFile === undefined ? undefined : at(inv.ssh.identityFile),
     gitopsCheckout,
     ciliumChart: inv.cilium ? at(inv.cilium.chart) : undefined,

@@ -58,6 +58,21 @@ export const inventorySchema = {
         artifacts: path('Folder holding the k3s binary (and optionally the images tarball)'),
         clusterCidr: { ...cidr, description: 'Pod network', default: '10.42.0.0/16' },
         serviceCidr: { ...cidr, description: 'Service network', default: '10.43.0.0/16' },
+        imageArchives: {
+          type: 'array',
+          default: [],
+          description:
+            'Air-gapped sites: the image archives of the add-ons (kube-vip, Cilium, Flux), placed in agent/images on every node. When any is named, every image the add-ons pull must be in one (a digest-pinned image in an OCI archive)',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['file'],
+            properties: {
+              file: path('An image archive k3s imports: .tar, .tar.gz or .tar.zst (an OCI image layout keeps digests; docker save keeps tags only)'),
+              sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "The archive's sha256, checked before any change" },
+            },
+          },
+        },
       },
     },
     controlPlane: {

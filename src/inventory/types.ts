@@ -36,6 +36,8 @@ export interface Inventory {
     artifacts: string;
     clusterCidr: string;
     serviceCidr: string;
+    /** Add-on image archives for an air-gapped site, placed in agent/images on every node. */
+    imageArchives: { file: string; sha256?: string }[];
   };
   controlPlane: {
     vip: string;
@@ -95,6 +97,8 @@ export interface ResolvedPaths {
   k3sBinary: string;
   sshKnownHostsFile: string;
   sshIdentityFile?: string;
+  /** k3s.imageArchives, resolved (same order). */
+  imageArchives: { path: string; sha256?: string }[];
   gitopsCheckout?: string;
   ciliumChart?: string;
   /** Resolved against gitops.checkout (it is a file of the GitOps repository). */

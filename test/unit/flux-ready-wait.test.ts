@@ -17,17 +17,19 @@ const ks = {
   status: { observedGeneration: 1, lastHandledReconcileAt: TOKEN, lastAttemptedRevision: 'main@sha1:1', conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: 'Applied revision: main@sha1:1' }] },
 };
 
-function fakeCtx(lists: unknown[][], budgetLooks = 100) {
+function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; imageArchives?: string[] } = {}) {
   const commands: string[] = [];
   let looks = 0;
   const controller = new AbortController();
   const ctx: any = {
+    inventory: { derived: { paths: { imageArchives: (opts.imageArchives ?? []).map((path) => ({ path })) } } },
     signal: new AbortController().signal,
     clock: { now: () => 0, sleep: async (_ms: number, signal: AbortSignal) => signal.throwIfAborted() },
     remote: () => ({
       exec: async (cmd: string) => {
         commands.push(cmd);
         if (cmd.includes(' annotate ')) return { code: 0, stdout: '', stderr: '' };
+        if (cmd.includes(' get pods ')) return { code: 0, stdout: JSON.stringify({ items: opts.pods ?? [] }), stderr: '' };
         const items = lists[Math.min(looks, lists.length - 1)];
         looks++;
         if (looks >= budgetLooks) controller.abort();
@@ -122,5 +124,22 @@ describe('waitHelmReleaseReady', () => {
     const f = fakeCtx([hr(1, undefined, [{ type: 'Ready', status: 'False', reason: 'SourceNotReady', message: msg }]) as any], 5);
     expect(await runHr(f)).toEqual([['FLUX_HELMRELEASE_NOT_READY', `HelmRelease kube-system/cilium is not Ready: SourceNotReady: ${msg}`]]);
     expect(f.looks()).toBe(5);
+  });
+
+  it('a controller whose image is on no node: IMAGE_NOT_AVAILABLE at once on an air-gapped site, naming image and node', async () => {
+    const image = 'ghcr.io/fluxcd/source-controller:v1.9.0';
+    const pod = {
+      metadata: { name: 'source-controller-6c9f8b7d5-x2x4q', namespace: 'flux-system' },
+      spec: { nodeName: 'k3s-2', containers: [{ name: 'manager', image }] },
+      status: { phase: 'Pending', containerStatuses: [{ name: 'manager', image, ready: false, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` } } }] },
+    };
+    const airGapped = fakeCtx([[]], 100, { pods: [pod], imageArchives: ['/a/flux.tar'] });
+    const [cause] = await run(airGapped);
+    expect(cause).toEqual(['IMAGE_NOT_AVAILABLE', `${image} is not on k3s-2 and cannot be pulled: add an archive holding it to k3s.imageArchives`]);
+    expect(airGapped.commands.filter((c) => c.includes(' get pods '))).toHaveLength(1);
+    // With registries (no archives named) it may recover: named only when the budget ends.
+    const online = fakeCtx([[]], 3, { pods: [pod] });
+    expect((await run(online))[0][0]).toBe('IMAGE_NOT_AVAILABLE');
+    expect(online.commands.filter((c) => c.includes(' get pods ')).length).toBeGreaterThan(1);
   });
 });

@@ -44,6 +44,7 @@ describe('derived paths', () => {
   it('resolve against the inventory file\'s folder, with ~ expanded; the HelmRelease against the GitOps checkout', () => {
     expect(prod().derived.paths).toEqual({
       inventoryDir: '/repo/inventory',
+      imageArchives: [],
       k3sArtifacts: '/repo/artifacts/k3s',
       k3sBinary: '/repo/artifacts/k3s/k3s',
       sshKnownHostsFile: '/home/op/.ssh/known_hosts',

@@ -5,6 +5,7 @@ import type { ResourceInfo } from '../api/resources.ts';
 import type { ObjectStore } from '../api/store.ts';
 import type { EtcdClient } from '../etcd/client.ts';
 import type { ServerContext } from '../server/run.ts';
+import type { NodeImages } from '../runtime/images.ts';
 
 /** The object operations a kubelet and its pods need: the datastore itself on a server, the API on an agent. */
 export type KubeStore = Pick<ObjectStore, 'get' | 'tryGet' | 'list' | 'create' | 'update' | 'delete'>;
@@ -26,12 +27,15 @@ export interface NodeContext {
   caFile?: string;
   /** Root for files the add-ons write on the host (tests point it elsewhere). */
   root?: string;
+  /** The images the node has (imported from agent/images) or can pull; none: every image is pullable. */
+  images?: NodeImages;
 }
 
 /** The server's context (node, datastore, data dir, CNI dir), plus where the add-ons write their files. */
 export interface AddonContext extends ServerContext {
   /** Root for files the add-ons write on the host (tests point it elsewhere). */
   root?: string;
+  images?: NodeImages;
 }
 
 export async function kind(ctx: AddonContext, apiVersion: string, k: string): Promise<ResourceInfo> {

@@ -15,6 +15,7 @@ import { log } from '../log.ts';
 import { type NodeContext, nowIso } from './context.ts';
 import type { PodLogs } from './pod-logs.ts';
 import { containerId } from '../runtime/tasks.ts';
+import { pullWithBackOff } from '../runtime/image-pull.ts';
 import { type NodeView, containerEnv, maxUnavailable, nodeView, podFitsNode, podFromTemplate, templateHash } from './scheduling.ts';
 
 const info = (r: string) => BUILTIN.find((x) => x.resource === r)!;
@@ -138,6 +139,7 @@ export class DaemonSetKubelet {
 
   async reconcile(): Promise<void> {
     const { store } = this.ctx;
+    await this.ctx.images?.ready;
     // Pods before Nodes: a pod's Node is then always in the list unless it was deleted (orphan GC below).
     const pods = (await store.list(PODS)).items;
     const nodes = (await store.list(NODES)).items.map(nodeView);
@@ -278,16 +280,26 @@ export class DaemonSetKubelet {
       slot.next = status;
       void this.flushStatus(slot, pod);
     };
-    slot.running = this.runtime.start(program, {
-      ctx: this.ctx,
-      pod: podWithIp,
-      container,
-      env,
-      log: this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, container.name),
-      logFor: (name, run) => this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, name, run),
-      state: write,
-      restartBase,
-    });
+    const run = () => {
+      slot.running = this.runtime.start(program, {
+        ctx: this.ctx,
+        pod: podWithIp,
+        container,
+        env,
+        log: this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, container.name),
+        logFor: (name, run) => this.logs.writer(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, name, run),
+        state: write,
+        restartBase,
+      });
+    };
+    const images = this.ctx.images;
+    if (images && !images.has(container.image)) {
+      slot.running = pullWithBackOff(images, container.image, write, () => {
+        if (this.slots.get(pod.metadata.name) === slot) run();
+      });
+      return;
+    }
+    run();
     // Until the container reports (an adopted one reports at once).
     if (!reported) write({ ready: false, waiting: { reason: 'ContainerCreating' } });
   }
@@ -322,8 +334,10 @@ export class DaemonSetKubelet {
     const initialized = incomplete.length === 0;
     const initCond = initialized ? cond('Initialized', true) : { ...cond('Initialized', false), reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
     const specInits: any[] = pod.spec?.initContainers ?? [];
+    // A container that never started (its image could not be pulled) leaves the pod Pending too.
+    const neverStarted = s.waiting && /^(ErrImagePull|ImagePullBackOff)$/.test(s.waiting.reason);
     return {
-      phase: initialized ? 'Running' : 'Pending',
+      phase: initialized && !neverStarted ? 'Running' : 'Pending',
       hostIP: this.ctx.ip,
       hostIPs: [{ ip: this.ctx.ip }],
       podIP: this.ctx.ip,

@@ -13,6 +13,7 @@ import { updateOperatorStatus } from './cilium/operator.ts';
 import { updateCoreDns } from './coredns.ts';
 import { PodLogs } from './pod-logs.ts';
 import { FluxControllers } from './flux/index.ts';
+import { registryReachable, startNodeImages } from '../runtime/images.ts';
 
 export type { AddonContext } from './context.ts';
 
@@ -26,7 +27,8 @@ export function startAddons(given: AddonContext): Addons {
   // K3S_TWIN_ADDON_ROOT (tests on one machine): files under that folder and the VIP recorded in a file
   // there, instead of the host's /etc/cni, /var/run, /var/log and NIC.
   const root = process.env.K3S_TWIN_ADDON_ROOT;
-  const ctx: AddonContext = root ? { ...given, root, cniDir: join(root, 'etc/cni/net.d') } : given;
+  const base: AddonContext = root ? { ...given, root, cniDir: join(root, 'etc/cni/net.d') } : given;
+  const ctx: AddonContext = { ...base, images: startNodeImages(base.dataDir, registryReachable(root)) };
   const logs = new PodLogs(ctx.etcd, ctx.root ? `${ctx.root}/var/log/pods` : undefined);
   // On a lab host each container is its own process that outlives k3s, as real pods do; tests on one
   // machine run the containers inside the twin (they end with it).
@@ -51,6 +53,7 @@ export function startAddons(given: AddonContext): Addons {
       helm.stop();
       flux.stop();
       await kubelet.stop();
+      ctx.images?.stop();
       await logs.flush();
     },
   };
