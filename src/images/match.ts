@@ -1,6 +1,7 @@
 // Does an image store hold the image a container names? As containerd's CRI plugin resolves a local image
-// (containerd internal/cri/store/image: an image is found by its name, or by repository@digest where the
-// digest is the image's target, i.e. the manifest or index descriptor the archive named): a reference that
+// (containerd's CRI plugin getRepoDigestAndTag/normalizeImageRef: an image is found by its name, or by
+// repository@digest where the digest is the image's target, i.e. the descriptor the archive's index named;
+// a reference both tagged and digested resolves by its digest only): a reference that
 // pins a digest needs an image of that repository with exactly that digest (its tag is not looked at); a
 // reference without one needs the repository and tag.
 import type { ArchivedImage } from './archive.ts';
