@@ -9,7 +9,7 @@ import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { containersToRead } from './pod-containers.ts';
-import { imagePullCause, isAirGapped } from '../images/pull-cause.ts';
+import { imagePullCause, isAirGapped, placedBy } from '../images/pull-cause.ts';
 
 const POLL_MS = 3_000;
 const AGENT_SELECTOR = 'k8s-app=cilium';
@@ -75,7 +75,7 @@ export const ciliumRolledOut: Gate = {
       );
       if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
       // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
-      const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory));
+      const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory), placedBy(ctx));
       if (pull?.decided) throw pull.cause;
       const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
       if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
@@ -89,7 +89,7 @@ export const ciliumRolledOut: Gate = {
         }
       }
     } while (await pause(ctx, POLL_MS, signal));
-    const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory));
+    const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory), placedBy(ctx));
     if (pull) throw pull.cause;
     const notReady = seen.pods.filter((p) => !p.ready);
     if (notReady.length || seen.pods.length < seen.desired || !seen.rolledOut) {

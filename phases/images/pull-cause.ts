@@ -31,13 +31,16 @@ export function pullFailures(pods: any[]): PullFailure[] {
 }
 
 /**
- * The cause for the first pod waiting on a pull, or undefined. `decided`: the gate may stop now (an
- * air-gapped site: no registry will ever answer, so waiting out the budget changes nothing; elsewhere the
- * gate names it only when its budget ends, since a registry may recover).
+ * The cause for the first pod waiting on a pull, or undefined. `decided`: the gate may stop now. On an
+ * air-gapped site no registry will ever answer, so waiting changes nothing, unless this run has just put
+ * archives on that node (`placedNow`): the kubelet then finds the image at its next pull, which comes only
+ * when its back-off ends (10 s doubling to 5 min), so the gate waits for it. Elsewhere the gate names it
+ * only when its budget ends, since a registry may recover.
  */
-export function imagePullCause(pods: any[], airGapped: boolean): { cause: CauseError; decided: boolean } | undefined {
-  const [f] = pullFailures(pods);
-  if (!f) return undefined;
+export function imagePullCause(pods: any[], airGapped: boolean, placedNow: (node: string) => boolean = () => false): { cause: CauseError; decided: boolean } | undefined {
+  const failures = pullFailures(pods);
+  if (!failures.length) return undefined;
+  const f = failures.find((x) => !placedNow(x.node)) ?? failures[0];
   const pinned = f.image.includes('@sha256:');
   const add = pinned ? 'an OCI archive holding it (the reference pins a digest; a docker save archive keeps tags only)' : 'an archive holding it';
   const seen = `pod ${f.namespace}/${f.pod} on ${f.node}: container ${f.container} waiting ${f.reason}: ${f.message}`;
@@ -47,8 +50,14 @@ export function imagePullCause(pods: any[], airGapped: boolean): { cause: CauseE
     evidence: { command: `kubectl get pod -n ${f.namespace} ${f.pod} -o jsonpath='{.status.containerStatuses[*].state.waiting}'`, seen, excerpt: f.image },
     retryable: !airGapped,
   });
-  return { cause, decided: airGapped };
+  return { cause, decided: airGapped && !placedNow(f.node) };
 }
+
+/** The fact the k3s install steps set on a host whose image archives this run uploaded. */
+export const IMAGES_PLACED_FACT = 'k3sImagesChanged';
 
 /** True when the inventory names add-on image archives: the site pulls from no registry. */
 export const isAirGapped = (inv: { derived: { paths: { imageArchives?: unknown[] } } } | undefined) => (inv?.derived.paths.imageArchives?.length ?? 0) > 0;
+
+/** Did this run upload image archives to the node? (facts of the k3s install steps, per host) */
+export const placedBy = (ctx: { facts?: { get<T>(scope: string, key: string): T | undefined } }) => (node: string) => ctx.facts?.get<boolean>(node, IMAGES_PLACED_FACT) === true;

@@ -6,6 +6,7 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
+import { IMAGES_PLACED_FACT } from '../images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, configFor, roleOf, serverEnv, serverUnit } from './render.ts';
@@ -62,7 +63,7 @@ export type TokenSource = (host: HostRef, ctx: RunContext) => string;
 export function installSteps(token: TokenSource): Step<any>[] {
   return [
     uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], 'k3sBinaryChanged'),
-    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, 'k3sImagesChanged'),
+    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, IMAGES_PLACED_FACT),
     joinAware(managedFile<{ token: string; joinToken?: string; join?: JoinKey }>({
       id: 'config',
       title: `k3s configuration ${CONFIG_FILE}`,

@@ -1,13 +1,16 @@
 // The second half of a cold build in the lab: kube-vip announces the VIP and the gate waits until it
 // answers; Cilium (the HelmChart from the GitOps HelmRelease's values) dials the VIP. The 2026-09-01
 // deadlock cannot happen: the order is the DAG's, and an unresolved K3S_API_HOST stops before any change.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
 import { NET } from '../../lab/config.ts';
-import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, stopsOf } from '../support/cluster.ts';
+import { dockerSaveArchive, labCiliumImages } from '../../lab/image-archives.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
 import { hostHttp } from '../support/host-http.ts';
 
@@ -68,6 +71,47 @@ describeAsRoot('cold build through Cilium', () => {
     const check = await bootstrap(['--until', 'cilium', '--check'], { stateDir, inventory });
     expect(check.code).toBe(0);
     expect(check.stdout).toMatch(/^\d+ ok, 0 would change/m);
+  });
+
+  // Air-gapped images (the lab hosts reach no registry; `lab up` wrote OCI archives of every add-on image).
+  it("Cilium's images only in a docker save archive (tags, no registry digest) → IMAGE_NOT_IN_ARCHIVES for each, before any change", async () => {
+    const pinned = labCiliumImages();
+    expect(pinned).toHaveLength(6); // agent, operator-generic, envoy, Hubble relay, UI, UI backend
+    for (const i of pinned) expect(i).toMatch(/^quay\.io\/cilium\/[a-z-]+:v[\w.-]+@sha256:[0-9a-f]{64}$/);
+    const saved = join(mkdtempSync(join(tmpdir(), 'lab-saved-')), 'cilium-images.tar');
+    writeFileSync(saved, dockerSaveArchive(pinned.map((i) => i.replace(/@sha256:.*$/, ''))));
+    const variant = labInventory({ inventory: (inv) => (inv.k3s.imageArchives = inv.k3s.imageArchives.map((a: any) => (a.file.endsWith('/cilium-images.tar') ? { file: saved } : a))) });
+    const t0 = Date.now();
+    const r = await bootstrap(['--until', 'cilium', '--json'], { stateDir, inventory: variant });
+    const stops = stopsOf(r);
+    expect(stops.map((c) => c.cause)).toEqual(pinned.map(() => 'IMAGE_NOT_IN_ARCHIVES'));
+    expect(stops[0].message).toBe(`Cilium agent pulls ${pinned[0]}; cilium-images.tar has ${pinned[0].replace(/@.*$/, '')} as a docker save archive, which keeps tags only: containerd gives the imported image a digest of its own, so the pinned digest is found nowhere`);
+    expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+  });
+
+  it('a node without the Cilium image → IMAGE_NOT_AVAILABLE naming image and node at once; the next run places the archive and the agent starts', async () => {
+    const agent = agents()[0];
+    const image = labCiliumImages()[0];
+    // A node that never got the archive: the twin's store is read from agent/images at start (real
+    // containerd would keep an image it once imported), so the archive goes and k3s-agent restarts.
+    await hostExec(agent, 'rm -f /var/lib/rancher/k3s/agent/images/cilium-images.tar && systemctl restart k3s-agent');
+    const pulling = async () => (await hostExec('k3s-lab-1', `k3s kubectl get pods -n kube-system -l k8s-app=cilium --field-selector spec.nodeName=${agent} -o jsonpath='{.items[0].status.containerStatuses[0].state.waiting.reason}'`)).stdout.trim();
+    for (let i = 0; i < 30 && !/ImagePull/.test(await pulling()); i++) await new Promise((r) => setTimeout(r, 1000));
+    const t0 = Date.now();
+    const r = await bootstrap(['--only', 'cilium', '--json'], { stateDir, inventory });
+    const stop = stopOf(r);
+    expect(stop).toMatchObject({ cause: 'IMAGE_NOT_AVAILABLE', host: agent, message: `${image} is not on ${agent} and cannot be pulled: add an OCI archive holding it (the reference pins a digest; a docker save archive keeps tags only) to k3s.imageArchives` });
+    expect(stop.evidence.seen).toMatch(new RegExp(`^pod kube-system/cilium-\\w{5} on ${agent}: container cilium-agent waiting (ErrImagePull: rpc error: code = Unknown desc = failed to pull and unpack image|ImagePullBackOff: Back-off pulling image) "`));
+    expect(stop.evidence.seen).toContain(`"${image}"`);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    // The engine puts the archive back (by sha256), k3s imports it within seconds, the kubelet's next pull finds it.
+    const healed = await bootstrap(['--until', 'cilium', '--json'], { stateDir, inventory });
+    expect(stopOf(healed), JSON.stringify(stopOf(healed))).toBeUndefined();
+    const uploads = healed.events.filter((e) => e.type === 'step-end' && e.status === 'changed').map((e) => `${e.host} ${e.step}`);
+    expect(uploads).toEqual([`${agent} images`]);
+    const journal = await hostExec(agent, 'journalctl -u k3s-agent --no-pager -o cat | grep -F "Imported quay.io/cilium/cilium:v1.19.5" | tail -n1');
+    expect(journal.stdout).toContain('msg="Imported quay.io/cilium/cilium:v1.19.5"');
   });
 
   it.each([

@@ -25,6 +25,12 @@ describe('image pull failures', () => {
     }
   });
 
+  it('not decided either on a node this run has just put archives on: the kubelet finds the image when its back-off ends', () => {
+    const backoff = { reason: 'ImagePullBackOff', message: `Back-off pulling image "${IMAGE}"` };
+    expect(imagePullCause([pod(backoff)], true, (n) => n === 'k3s-lab-2')?.decided).toBe(false);
+    expect(imagePullCause([pod(backoff)], true, (n) => n === 'k3s-lab-3')?.decided).toBe(true);
+  });
+
   it('with registries it is not decided before the budget ends; other waiting reasons are no pull failure', () => {
     expect(imagePullCause([pod({ reason: 'ErrImagePull', message: 'failed to pull and unpack image' })], false)?.decided).toBe(false);
     expect(pullFailures([pod({ reason: 'ContainerCreating' }), pod({ reason: 'CrashLoopBackOff' })])).toEqual([]);
