@@ -2,7 +2,8 @@
 // manifest the engine renders put into every server's auto-deploy folder, as the kube-vip phase does.
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fault } from '../../lab/api.ts';
+import { fault, hostExec } from '../../lab/api.ts';
+import { imagePullCause } from '../../phases/images/pull-cause.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';
 import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
 import { cleanAddonTraces, clusterCA, kubectl, kubectlJson, tlsHandshake, VIP, vipHolders, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
@@ -137,5 +138,28 @@ describeAsRoot('kube-vip twin', () => {
     expect(await vipHolders(SERVERS)).toEqual([]);
     expect((await tlsHandshake(VIP, 6443, ca, 2000)).ok).toBe(false);
     expect(await holder()).toBe('');
+  });
+
+  it("an image no archive brought (the lab hosts reach no registry): every pod Pending in ImagePullBackOff as the kubelet words it, the engine's reading names IMAGE_NOT_AVAILABLE with image and node, no VIP", async () => {
+    const image = 'ghcr.io/kube-vip/kube-vip:v0.9.3';
+    const withImage = (d: any[]) => d.map((o) => (o.kind === 'DaemonSet' ? { ...o, spec: { ...o.spec, template: { ...o.spec.template, spec: { ...o.spec.template.spec, containers: [{ ...o.spec.template.spec.containers[0], image }] } } } } : o));
+    await removeKubeVip();
+    await deploy(manifest(withImage));
+    const pods = await waitUntil('every kube-vip pod backing off its pull', async () => {
+      const p = await kubeVipPods();
+      return p.length === 3 && p.every((x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff') ? p : undefined;
+    }, 30_000, 1000);
+    for (const p of pods) {
+      expect(p.status.phase).toBe('Pending');
+      expect(p.status.containerStatuses[0].state.waiting.message).toBe(`Back-off pulling image "${image}"`);
+    }
+    const r = imagePullCause(pods, true)!;
+    expect(r.decided).toBe(true);
+    expect(SERVERS).toContain(r.cause.host);
+    expect(r.cause.message).toBe(`${image} is not on ${r.cause.host} and cannot be pulled: add an archive holding it to k3s.imageArchives`);
+    expect(await vipHolders(SERVERS)).toEqual([]);
+    // What each server's k3s imported at start: the lab's archive with the engine's own image.
+    const journal = await hostExec(S1, 'journalctl -u k3s --no-pager -o cat | grep -F "Imported ghcr.io/kube-vip/kube-vip:v0.9.2" | tail -n1');
+    expect(journal.stdout).toContain('msg="Imported ghcr.io/kube-vip/kube-vip:v0.9.2"');
   });
 });
