@@ -81,7 +81,7 @@ export async function hostNic(host: HostPlan): Promise<string> {
   throw new Error(`${host.name}: no NIC in namespace ${host.netns}`);
 }
 
-/** Every NIC in the host's namespace (the bastion has two). */
+/** Every NIC in the bastion's namespace (it has two). */
 async function hostNics(host: HostPlan): Promise<string[]> {
   const out = (await ip('-n', host.netns, '-o', 'link', 'show')).stdout;
   return out
@@ -105,7 +105,8 @@ export async function nicUp(host: HostPlan): Promise<void> {
 
 /** Powered off: the NIC has no carrier, so nothing answers ARP for the host's address. */
 export async function nicDown(host: HostPlan): Promise<void> {
-  for (const nic of await hostNics(host)) await ip('-n', host.netns, 'link', 'set', nic, 'down');
+  const nics = host.role === 'bastion' ? await hostNics(host) : [await hostNic(host)];
+  for (const nic of nics) await ip('-n', host.netns, 'link', 'set', nic, 'down');
 }
 
 export async function renameNic(host: HostPlan, name: string): Promise<void> {
