@@ -7,11 +7,11 @@ import { withLabLock } from './lock.ts';
 import { fault as injectFault } from './faults.ts';
 import { hostExec as execInHost } from './host.ts';
 import { down as labDown, status as labStatus, up as labUp, wipe as labWipe, type UpOptions, type UpResult } from './lifecycle.ts';
-import { sshArgs, sshRun } from './operator.ts';
+import { proxyThroughBastion, sshArgs, sshRun } from './operator.ts';
 import type { RunOptions, RunResult } from './run.ts';
-import { findHost, labHosts } from './state.ts';
+import { findHost, labBastion, labHosts } from './state.ts';
 
-export { paths, sshArgs };
+export { paths, proxyThroughBastion, sshArgs };
 export type { HostPlan, RunResult, UpOptions, UpResult };
 export type { HostStatus } from './lifecycle.ts';
 export { FAULT_KINDS, type FaultKind } from './faults.ts';
@@ -38,8 +38,14 @@ export async function status() {
   return labStatus();
 }
 
+/** The cluster's hosts (servers, agents), not the bastion. */
 export function hosts(): HostPlan[] {
   return labHosts();
+}
+
+/** The jump host of a lab brought up with `bastion: true` (`lab up --bastion`), else undefined. */
+export function bastion(): HostPlan | undefined {
+  return labBastion();
 }
 
 export function host(name: string): HostPlan {

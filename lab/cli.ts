@@ -1,11 +1,13 @@
 // `npm run lab -- <command>`: the operator's interface to the lab.
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { down, fault, gitServerStatus, host, requireLab, sshArgs, status, up, wipe } from './api.ts';
+import { bastion, down, fault, gitServerStatus, host, requireLab, sshArgs, status, up, wipe } from './api.ts';
 import { LabCommandFailed, LabUnavailable, LabUsage } from './errors.ts';
 
 const USAGE = `usage: npm run lab -- <command>
-  up [--servers N] [--agents M] [--inventory FILE]   boot the lab (default 3 servers, 0 agents)
+  up [--servers N] [--agents M] [--bastion] [--inventory FILE]
+                                                     boot the lab (default 3 servers, 0 agents); --bastion:
+                                                     the hosts behind one bastion, unreachable from here
   down                                               remove everything the lab made
   status                                             each host: power, address, systemd state
   ssh <host> [command...]                            SSH to a host as ops (strict host keys)
@@ -27,16 +29,18 @@ async function dispatch(argv: string[]): Promise<number> {
     case 'up': {
       const { values } = parseArgs({
         args: rest,
-        options: { servers: { type: 'string' }, agents: { type: 'string' }, inventory: { type: 'string' } },
+        options: { servers: { type: 'string' }, agents: { type: 'string' }, bastion: { type: 'boolean' }, inventory: { type: 'string' } },
       });
       const t0 = Date.now();
       const res = await up({
         servers: values.servers === undefined ? undefined : Number(values.servers),
         agents: values.agents === undefined ? undefined : Number(values.agents),
+        bastion: values.bastion,
         inventory: values.inventory,
         log: say,
       });
-      say(`lab ${res.reused ? 'already up' : 'up'}: ${res.hosts.map((h) => `${h.name} ${h.address}`).join(', ')} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      const jump = bastion();
+      say(`lab ${res.reused ? 'already up' : 'up'}: ${res.hosts.map((h) => `${h.name} ${h.address}`).join(', ')}${jump ? `, behind ${jump.name} ${jump.address}` : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       process.stdout.write(`${res.inventory}\n`);
       return 0;
     }

@@ -35,7 +35,16 @@ export interface LabPaths {
 export interface LabConfig {
   instance: number;
   paths: LabPaths;
+  /**
+   * The hosts' segment. `operator` is .1, the hosts' default gateway: the operator's machine in the plain
+   * shape, the bastion's leg on this segment in the bastion shape (where the machine has no address here).
+   */
   net: { subnet: string; prefix: number; base: string; operator: string; vip: string; firstHost: number; bridge: string };
+  /**
+   * The bastion shape's operator segment: the machine at .1, the bastion at .2, on one veth pair (the
+   * machine's end is `link`). 10.77.(100+n): no instance's hosts' segment (n is at most 99) can be it.
+   */
+  outside: { subnet: string; operator: string; bastion: string; link: string };
   /** Every namespace and machine-side link of the lab starts with this, so `lab down` can find leftovers. */
   linkPrefix: string;
   /** Per-host cgroup folder in each of the machine's hierarchies. */
@@ -69,6 +78,12 @@ export function labConfig(instance = labInstance()): LabConfig {
       firstHost: 10,
       bridge: instance === 0 ? 'blab0' : `bl${instance}br`,
     },
+    outside: {
+      subnet: `10.77.${100 + instance}.0/24`,
+      operator: `10.77.${100 + instance}.1`,
+      bastion: `10.77.${100 + instance}.2`,
+      link: `${instance === 0 ? 'blab-' : `bl${instance}-`}out`,
+    },
     linkPrefix: instance === 0 ? 'blab-' : `bl${instance}-`,
     cgroupDir: `bootstrap-lab${suffix}`,
   };
@@ -81,13 +96,15 @@ export const STATE_DIR = config.paths.stateDir;
 export const CACHE_DIR = config.paths.cacheDir;
 export const paths: LabPaths = config.paths;
 export const NET = config.net;
+export const OUTSIDE = config.outside;
 export const LINK_PREFIX = config.linkPrefix;
 export const CGROUP_DIR = config.cgroupDir;
 export const OPS_USER = 'ops';
 /** Size of the filesystem mounted at /var/lib/rancher in every host (sparse file, so cheap). */
 export const RANCHER_DISK_MB = 8192;
 
-export type Role = 'server' | 'agent';
+/** A cluster node (server, agent), or the bastion shape's jump host (never in the inventory's node lists). */
+export type Role = 'server' | 'agent' | 'bastion';
 
 export interface HostPlan {
   name: string;
@@ -95,13 +112,25 @@ export interface HostPlan {
   address: string;
   /** Network namespace name (ip netns). */
   netns: string;
-  /** Machine-side end of the host's veth, enslaved to the bridge. */
+  /** Machine-side end of the host's veth, enslaved to the bridge (the bastion: of its leg on the hosts' segment). */
   veth: string;
 }
 
 export interface LabShape {
   servers: number;
   agents: number;
+  /**
+   * The hosts on a segment the machine has no address or route on, reached only through one bastion host
+   * with a leg on each segment (and no IP forwarding): `lab up --bastion`.
+   */
+  bastion?: boolean;
+}
+
+export const BASTION_NAME = 'lab-bastion';
+
+/** The bastion: its address is its operator-side one (what the operator dials); its other leg is NET.operator. */
+export function planBastion(): HostPlan {
+  return { name: BASTION_NAME, role: 'bastion', address: OUTSIDE.bastion, netns: `${LINK_PREFIX}bastion`, veth: `${LINK_PREFIX}bc` };
 }
 
 /** Names and addresses: servers k3s-lab-1..N from .10, agents k3s-lab-agent-1..M after them. */

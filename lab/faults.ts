@@ -22,6 +22,9 @@ export const FAULT_KINDS = [
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
+/** What the bastion shape's jump host takes: power, its leg on the hosts' segment (partition), ports. */
+const BASTION_FAULTS: readonly FaultKind[] = ['stop', 'start', 'partition', 'heal', 'block-port', 'unblock-port'];
+
 export function isFaultKind(k: string): k is FaultKind {
   return (FAULT_KINDS as readonly string[]).includes(k);
 }
@@ -55,6 +58,7 @@ function nftScript(port: number, add: boolean): string {
 
 export async function fault(host: HostPlan, kind: string, arg?: string): Promise<void> {
   if (!isFaultKind(kind)) throw new LabUsage(`unknown fault ${kind} (kinds: ${FAULT_KINDS.join(', ')})`);
+  if (host.role === 'bastion' && !BASTION_FAULTS.includes(kind)) throw new LabUsage(`the bastion takes ${BASTION_FAULTS.join(', ')}, not ${kind}`);
   switch (kind) {
     case 'stop':
       return stop(host);

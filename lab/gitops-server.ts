@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { LINK_PREFIX, NET, paths } from './config.ts';
 import { netnsExists } from './network.ts';
 import { netnsPids } from './processes.ts';
-import { tcpOpen } from './operator.ts';
+import { tcpOpenIn } from './operator.ts';
 import { run, waitFor } from './run.ts';
 
 /** The git server's own address on the lab's segment (.1 is the operator, .9 the VIP, hosts from .10). */
@@ -174,8 +174,9 @@ function serverScript(p: GitServerPaths): string {
   ].join('\n');
 }
 
+/** Asked from its own namespace: in the bastion shape the machine has no route to the hosts' segment it is on. */
 export async function gitServerRunning(): Promise<boolean> {
-  return netnsPids(GIT_SERVER_NETNS).length > 0 && (await tcpOpen(GIT_SERVER_ADDRESS, 22, 1000));
+  return netnsPids(GIT_SERVER_NETNS).length > 0 && (await tcpOpenIn(GIT_SERVER_NETNS, GIT_SERVER_ADDRESS, 22, 1000));
 }
 
 /** Starts the server unless it answers already; returns once it accepts TCP on port 22. */
@@ -192,7 +193,7 @@ export async function startGitServer(p = gitServerPaths()): Promise<void> {
   });
   child.unref();
   closeSync(out);
-  if (!(await waitFor(() => tcpOpen(GIT_SERVER_ADDRESS, 22, 500), 15_000, 100))) {
+  if (!(await waitFor(() => tcpOpenIn(GIT_SERVER_NETNS, GIT_SERVER_ADDRESS, 22, 500), 15_000, 100))) {
     throw new Error(`the lab git server did not answer on ${GIT_SERVER_ADDRESS}:22 within 15 s (see ${p.log})`);
   }
 }

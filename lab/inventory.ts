@@ -15,7 +15,8 @@ export function waiverReason(layout: CgroupLayout): string | undefined {
 
 const yamlString = (s: string) => JSON.stringify(s);
 
-export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLayout): string {
+/** `bastion`: the bastion shape's jump host; the engine then reaches every host (and the API) through it. */
+export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLayout, bastion?: HostPlan): string {
   const servers = hosts.filter((h) => h.role === 'server');
   const agents = hosts.filter((h) => h.role === 'agent');
   const line = (h: HostPlan, founder: boolean) =>
@@ -24,7 +25,7 @@ export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLa
   return [
     '# Written by `npm run lab -- up`; regenerated on every lab up. Not committed.',
     'environment: lab',
-    `ssh: { user: ${OPS_USER}, identityFile: ${p.key}, knownHostsFile: ${p.knownHosts} }`,
+    `ssh: { user: ${OPS_USER}, identityFile: ${p.key}, knownHostsFile: ${p.knownHosts}${bastion ? `, bastion: ${OPS_USER}@${bastion.address}:22` : ''} }`,
     `k3s:`,
     `  version: ${K3S_VERSION}`,
     `  artifacts: ${p.artifacts}`,

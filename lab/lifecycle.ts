@@ -2,11 +2,11 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { cgroupLayout, removeHostCgroups } from './cgroups.ts';
-import { paths, planHosts, type HostPlan, type LabShape } from './config.ts';
+import { paths, planBastion, planHosts, type HostPlan, type LabShape } from './config.ts';
 import { freshDisk, hostExec, hostPublicKey, isRunning, powerOff, powerOn } from './host.ts';
 import { renderInventory } from './inventory.ts';
 import { unmountUnder } from './mounts.ts';
-import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plannedNic, plugHost } from './network.ts';
+import { cableConnected, ensureBridge, hostNic, labLinks, labNetnses, netnsExists, plannedNic, plugBastion, plugHost } from './network.ts';
 import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
 import { writeFluxInstall } from './flux-install.ts';
 import { writeImageArchives } from './image-archives.ts';
@@ -15,7 +15,7 @@ import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
 import { ensureRootfs, removeStaleBuilds, rootfsDir } from './rootfs.ts';
 import { run } from './run.ts';
-import { clearState, readState, writeState } from './state.ts';
+import { clearState, readState, writeState, type LabState } from './state.ts';
 
 export type Log = (line: string) => void;
 
@@ -32,26 +32,32 @@ export interface UpResult {
   reused: boolean;
 }
 
+/** Every host the lab boots: the cluster's, then the bastion in the bastion shape. */
+function allHosts(state: LabShape): HostPlan[] {
+  return [...planHosts(state), ...(state.bastion ? [planBastion()] : [])];
+}
+
 function refreshKnownHosts(hosts: HostPlan[]): void {
   writeKnownHosts(hosts.filter((h) => existsSync(`${paths.hostsDir}/${h.name}/seed`)).map((h) => ({ address: h.address, publicKey: hostPublicKey(h) })));
 }
 
-function writeInventory(file: string, hosts: HostPlan[]): void {
+function writeInventory(file: string, hosts: HostPlan[], bastion: HostPlan | undefined): void {
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, renderInventory(hosts, paths, cgroupLayout()));
+  writeFileSync(file, renderInventory(hosts, paths, cgroupLayout(), bastion));
 }
 
 /** Brings the lab up. A lab of the same shape that is fully up is reused (quick); anything else is taken down first. */
 export async function up(opts: UpOptions = {}): Promise<UpResult> {
   const log = opts.log ?? (() => {});
-  const shape = { servers: opts.servers ?? 3, agents: opts.agents ?? 0 };
+  const shape = { servers: opts.servers ?? 3, agents: opts.agents ?? 0, bastion: opts.bastion ?? false };
   const hosts = planHosts(shape);
+  const bastion = shape.bastion ? planBastion() : undefined;
   const inventory = opts.inventory ?? paths.inventory;
   const current = readState();
   // Hosts booted from an older root filesystem (its package list changed since) are not reused: they lack
   // what the lab now installs (git for the Flux source-controller twin, for example).
-  if (current && current.servers === shape.servers && current.agents === shape.agents && current.rootfs === rootfsDir() && (await healthy(hosts))) {
-    writeInventory(inventory, hosts);
+  if (current && sameShape(current, shape) && current.rootfs === rootfsDir() && (await healthy(allHosts(shape)))) {
+    writeInventory(inventory, hosts, bastion);
     writeState({ ...current, inventory });
     await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
     await startGitServer(); // no-op when it answers
@@ -62,29 +68,35 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   await down({ log, keepInventory: true });
   const rootfs = await ensureRootfs(log);
   const operatorPub = await ensureOperatorKey();
-  await ensureBridge();
+  // The bastion shape: the machine keeps no address on the hosts' segment; the bastion's leg there is .1.
+  await ensureBridge({ operatorAddress: !bastion });
   writeState({ ...shape, rootfs, inventory });
-  log(`booting ${hosts.map((h) => h.name).join(', ')}`);
+  const booted = allHosts(shape);
+  log(`booting ${booted.map((h) => h.name).join(', ')}`);
   await Promise.all(
-    hosts.map(async (h) => {
-      await plugHost(h);
+    booted.map(async (h) => {
+      await (h.role === 'bastion' ? plugBastion(h) : plugHost(h));
       await freshDisk(h, hosts, operatorPub);
     }),
   );
-  refreshKnownHosts(hosts);
-  await Promise.all(hosts.map((h) => powerOn(h, rootfs)));
+  refreshKnownHosts(booted);
+  await Promise.all(booted.map((h) => powerOn(h, rootfs)));
   await Promise.all(
-    hosts.map(async (h) => {
+    booted.map(async (h) => {
       if (!(await waitForSsh(h))) throw new Error(`${h.name}: sshd did not answer on ${h.address}:22 within 60 s`);
       await bootFinished(h);
     }),
   );
-  writeInventory(inventory, hosts);
+  writeInventory(inventory, hosts, bastion);
   await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
   await startGitServer();
   writeFluxInstall(paths.artifacts);
   writeImageArchives(paths.artifacts);
   return { inventory, hosts, reused: false };
+}
+
+function sameShape(a: LabState, b: Required<LabShape>): boolean {
+  return a.servers === b.servers && a.agents === b.agents && (a.bastion ?? false) === b.bastion;
 }
 
 async function healthy(hosts: HostPlan[]): Promise<boolean> {
@@ -141,7 +153,7 @@ export async function status(): Promise<HostStatus[]> {
   const state = readState();
   if (!state) return [];
   return Promise.all(
-    planHosts(state).map(async (h) => {
+    allHosts(state).map(async (h) => {
       const running = isRunning(h);
       const systemd = running ? (await hostExec(h, 'systemctl is-system-running', { allowFail: true })).stdout.trim() || 'unknown' : '-';
       const nic = netnsExists(h.netns) ? await hostNic(h).catch(() => '?') : '?';
@@ -176,6 +188,6 @@ export async function wipe(host: HostPlan): Promise<void> {
   const hosts = planHosts(state);
   await powerOff(host);
   await freshDisk(host, hosts, await ensureOperatorKey());
-  refreshKnownHosts(hosts);
+  refreshKnownHosts(allHosts(state));
   await start(host);
 }

@@ -1,6 +1,6 @@
 // lab.json: the shape of the lab that is up (which hosts, which root filesystem).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { paths, planHosts, type HostPlan, type LabShape } from './config.ts';
+import { paths, planBastion, planHosts, type HostPlan, type LabShape } from './config.ts';
 import { LabUsage } from './errors.ts';
 
 export interface LabState extends LabShape {
@@ -21,15 +21,23 @@ export function clearState(): void {
   rmSync(paths.labFile, { force: true });
 }
 
+/** The cluster's hosts (servers, agents): what the inventory lists. */
 export function labHosts(): HostPlan[] {
   const s = readState();
   return s ? planHosts(s) : [];
 }
 
+/** The bastion of a lab brought up with `--bastion`, else undefined. */
+export function labBastion(s = readState()): HostPlan | undefined {
+  return s?.bastion ? planBastion() : undefined;
+}
+
+/** A cluster host or the bastion, by name or address. */
 export function findHost(name: string): HostPlan {
   const s = readState();
   if (!s) throw new LabUsage('the lab is not up (npm run lab -- up)');
-  const hosts = planHosts(s);
+  const bastion = labBastion(s);
+  const hosts = [...planHosts(s), ...(bastion ? [bastion] : [])];
   const h = hosts.find((x) => x.name === name || x.address === name);
   if (!h) throw new LabUsage(`no lab host ${name} (hosts: ${hosts.map((x) => x.name).join(', ')})`);
   return h;

@@ -1,12 +1,12 @@
 // The gates of k3s-founder and k3s-join: bounded waits that end ok or in a named cause, and that
 // stop at once when k3s's journal already names the failure (no generic timeout to sit out).
 import { writeFileAtomic } from '../../src/util/atomic-file.ts';
-import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
 import { matchJoinFailure } from './journal-causes.ts';
+import { kubeconfigPath, operatorKubeconfig } from './kubeconfig-file.ts';
 import { KUBECONFIG_FILE, TOKEN_FILE } from './render.ts';
 import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
 import { readToken, secretOf, writeToken } from './token.ts';
@@ -44,11 +44,12 @@ async function fetchClusterAccess(host: Parameters<Gate['run']>[0], ctx: Paramet
   }
   const kc = await ctx.remote(host).exec(`cat ${KUBECONFIG_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
   if (kc.code === 0) {
-    // The operator's copy dials the VIP (the HA address), once kube-vip announces it.
+    // The operator's copy dials the VIP (the HA address), once kube-vip announces it; behind a bastion it
+    // also says how to reach that address from the operator's machine.
     const doc = parse(kc.stdout);
     for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
     // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
-    writeFileAtomic(join(ctx.stateDir, 'kubeconfig'), stringify(doc));
+    writeFileAtomic(kubeconfigPath(ctx.stateDir), operatorKubeconfig(doc, ctx.inventory, ctx.stateDir));
   }
 }
 

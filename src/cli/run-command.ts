@@ -1,6 +1,7 @@
 // `bootstrap <env>`: load and check everything that can be checked without a connection, then run
 // the session with the chosen view. Ctrl-C once: cancel cleanly (locks released, journal kept);
 // twice: exit at once.
+import { existsSync } from 'node:fs';
 import { CauseErrors, EXIT_WOULD_CHANGE, UsageError, causesOf } from '../errors.ts';
 import { systemClock, type Clock } from '../engine/clock.ts';
 import { selectPhases } from '../engine/dag.ts';
@@ -15,6 +16,7 @@ import { checkArtifacts } from '../inventory/artifacts.ts';
 import { loadInventory, type LoadedInventory } from '../inventory/load.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
 import { allPhases } from '../../phases/index.ts';
+import { kubeconfigPath } from '../../phases/k3s/kubeconfig-file.ts';
 import { allHostRefs } from '../../phases/hosts.ts';
 import { lastBuiltPhase, restorePhases } from '../../phases/k3s/restore-mode.ts';
 import { resolveBackup } from '../backup/store.ts';
@@ -115,6 +117,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
       },
     );
     await view.finish();
+    if (!result.error && !args.json) bastionNote(loaded, stateDir, io);
     if (result.error) {
       const causes = causesOf(result.error);
       if (causes.some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;
@@ -125,6 +128,14 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
   } finally {
     stopListening();
   }
+}
+
+/** Behind a bastion the fetched kubeconfig's VIP is out of the operator's reach: say where the way in is written. */
+function bastionNote(loaded: LoadedInventory, stateDir: string, io: Io): void {
+  const jump = loaded.derived.bastion;
+  const file = kubeconfigPath(stateDir);
+  if (!jump || !existsSync(file)) return;
+  io.out(`kubeconfig: ${file} (the API is behind the bastion ${jump.host}; the tunnel to open and how to dial it are at the top of the file)`);
 }
 
 function chooseView(json: boolean, io: Io): { emit: (e: EngineEvent) => void; finish: () => Promise<void> } {

@@ -1,15 +1,27 @@
-// The disaster-recovery drill, through the commands of runbooks/dr-restore.md as an operator types them:
-// a cold build, 200 objects (ConfigMaps, Secrets, a CRD and its CRs), `bootstrap backup`, the whole lab
-// destroyed (`lab down`, `lab up`: new hosts, same addresses, new host keys), refusals of a backup without
-// its token and of a corrupted snapshot before any host is touched, the restore's plan (check mode changes
-// nothing), then `bootstrap lab --restore <backup>`: every object back with the same content, 3 voters, the
-// VIP up, verify passing. One cluster for the whole file; it ends healthy (restored) for the next file.
+// The disaster-recovery drill, through the commands of runbooks/dr-restore.md as an operator types them,
+// on the bastion lab (`lab up --bastion`: 3 servers and 1 agent on a segment this machine has no address or
+// route on, one bastion host with a leg on each and no IP forwarding), so every step reaches the cluster
+// only through SSH via the bastion, the operator-side checks (the VIP's TLS handshake, the API) through SSH
+// forwarding: a cold build (verify included), the failover drill, 200 objects (ConfigMaps, Secrets, a CRD
+// and its CRs), `bootstrap backup`, the fetched kubeconfig's own instructions for reaching the API from here,
+// the whole lab destroyed (`lab down`, `lab up --bastion`: new hosts, same addresses, new host keys),
+// refusals of a backup without its token and of a corrupted snapshot before any host is touched, the
+// restore's plan (check mode changes nothing), then `bootstrap lab --restore <backup>`: every object back
+// with the same content, 3 voters, the agent back, the VIP up, verify passing. One cluster for the whole file.
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { beforeAll, expect, it } from 'vitest';
-import { down, hostExec, up } from '../../lab/api.ts';
-import { NET, OPS_USER, paths } from '../../lab/config.ts';
+import { parse } from 'yaml';
+import { bastion, down, hostExec, proxyThroughBastion, ssh, up } from '../../lab/api.ts';
+import { NET, OPS_USER, OUTSIDE, paths } from '../../lab/config.ts';
+import { tcpOpen } from '../../lab/operator.ts';
+import { run } from '../../lab/run.ts';
+import { kubeConfigFor } from '../../src/kube/client.ts';
 import { labInventoryWithGitops } from '../../lab/gitops-inventory.ts';
 import { lastBuiltPhase } from '../../phases/k3s/restore-mode.ts';
 import { allPhases } from '../../phases/index.ts';
@@ -20,9 +32,13 @@ import { ensureLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, voters } from '../support/cluster.ts';
 import { labBlock, runBlock } from '../support/runbook-blocks.ts';
 import { repoRoot } from '../support/cli.ts';
+import { secretLeaks } from '../support/secret-scan.ts';
 
 const RUNBOOK = readFileSync(`${repoRoot}/runbooks/dr-restore.md`, 'utf8');
+const SHAPE = { servers: 3, agents: 1, bastion: true };
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
+const AGENT = 'k3s-lab-agent-1';
+const NODES = [...SERVERS, AGENT];
 const NS = 'dr-drill';
 const LONG = 1_200_000;
 const LAST = lastBuiltPhase(validatedOrder(allPhases()))!;
@@ -74,35 +90,113 @@ async function passwordEvents(node: string): Promise<string[]> {
     .map((e) => e.reason);
 }
 
-describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstrap lab --restore', () => {
+/** A local TCP port nobody listens on (for the tunnel the kubeconfig describes). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+/** ssh from this machine straight to an address, without the bastion (strict host keys, no prompt). */
+function directSsh(address: string) {
+  const opts = ['-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${paths.knownHosts}`, '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=3', '-i', paths.key];
+  return run('ssh', [...opts, `${OPS_USER}@${address}`, 'true'], { allowFail: true, timeoutMs: 15_000 });
+}
+
+/** A TLS handshake from this machine straight to address:port, verified against `ca`. */
+function tlsFromHere(address: string, port: number, ca: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ host: address, port, ca, checkServerIdentity: () => undefined });
+    const done = (what: string) => {
+      socket.destroy();
+      resolve(what);
+    };
+    socket.setTimeout(3000, () => done('no handshake: timeout'));
+    socket.once('secureConnect', () => done('handshake'));
+    socket.once('error', (e) => done(`no handshake: ${e.message}`));
+  });
+}
+
+/** `bootstrap verify lab …` as an operator runs it (plain output), scanned for secrets like every run. */
+function verifyRun(extra: string[], opts: { stateDir: string; inventory: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/bootstrap.js'), 'verify', 'lab', '--inventory', opts.inventory, ...extra], {
+      cwd: repoRoot,
+      env: { ...process.env, BOOTSTRAP_STATE_DIR: opts.stateDir, CI: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), LONG);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const leaks = secretLeaks({ stdout, stderr }, opts.stateDir, opts.inventory);
+      if (leaks.length) reject(new Error(`the run leaked secrets:\n${leaks.join('\n')}`));
+      else resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describeAsRoot('disaster recovery behind a bastion: cold build, drill, bootstrap backup, the lab destroyed, bootstrap lab --restore', () => {
   const stateDir = freshStateDir();
   const envState = join(stateDir, 'lab');
   let inventory: string;
   let backupId: string;
   let before: Record<string, string>;
   const address = (name: string) => hosts().find((h) => h.name === name)!.address;
+  const clusterCa = () => Buffer.from(parse(readFileSync(join(envState, 'kubeconfig'), 'utf8')).clusters[0].cluster['certificate-authority-data'], 'base64').toString();
   const block = (name: string, values: Record<string, string> = {}) =>
     runBlock(labBlock(RUNBOOK, name), {
       env: 'lab',
       inventory,
       stateDir,
       values: { backup: backupId, user: OPS_USER, server: address('k3s-lab-1'), ...values },
-      ssh: { identityFile: paths.key, knownHostsFile: paths.knownHosts },
+      // The operator's ssh reaches the hosts through the bastion (as a ProxyJump in ~/.ssh/config would).
+      ssh: { identityFile: paths.key, knownHostsFile: paths.knownHosts, jump: proxyThroughBastion() },
       timeoutMs: LONG,
     });
 
   beforeAll(async () => {
-    // Servers only, as the drill's `lab up` after the disaster: a restored datastore keeps an agent's Node and
-    // its node-password Secret, so a reinstalled agent host would be refused ("Node password rejected", as
-    // k3s does) — restoring a cluster with agents is not covered here yet.
-    await ensureLab({ agents: 0 });
+    // The shared lab's 3 servers and 1 agent, behind the bastion: `lab up` swaps the shape in seconds (no
+    // cluster is kept across files anyway; each file builds its own from cold).
+    await ensureLab(SHAPE);
     await resetCluster();
     inventory = labInventoryWithGitops();
+  }, LONG);
+
+  it('the bastion lab: this machine reaches the bastion only; the hosts behind it answer SSH through it', async () => {
+    const jump = bastion();
+    expect(jump).toMatchObject({ name: 'lab-bastion', address: OUTSIDE.bastion });
+    expect(parse(readFileSync(inventory, 'utf8')).ssh.bastion).toBe(`${OPS_USER}@${OUTSIDE.bastion}:22`);
+    expect(readFileSync(paths.knownHosts, 'utf8')).toMatch(new RegExp(`^${OUTSIDE.bastion.replaceAll('.', '\\.')} ssh-ed25519 `, 'm'));
+    expect((await directSsh(OUTSIDE.bastion)).code).toBe(0);
+    // No address of this machine's on the hosts' segment, so no route onto it (a host's address goes the
+    // machine's default way, which does not lead there): ssh from here, without the jump, reaches no host.
+    expect((await run('ip', ['-o', 'addr', 'show', 'dev', NET.bridge])).stdout).not.toMatch(/\binet6? /);
+    expect((await run('ip', ['route', 'get', hosts()[0].address])).stdout).not.toContain(NET.bridge);
+    const reach = await Promise.all(hosts().map(async (h) => [h.name, (await directSsh(h.address)).code === 0] as const));
+    expect(Object.fromEntries(reach)).toEqual(Object.fromEntries(NODES.map((n) => [n, false])));
+    // The bastion forwards no packets between its legs: only an SSH channel crosses it.
+    expect((await hostExec(jump!.name, 'cat /proc/sys/net/ipv4/ip_forward')).stdout.trim()).toBe('0');
+    expect((await hostExec(jump!.name, 'ip -o -4 addr show')).stdout).toContain(`${NET.operator}/24`);
+    // `lab ssh` (and every lab check) jumps through it.
+    expect((await ssh('k3s-lab-1', 'hostname')).stdout.trim()).toBe('k3s-lab-1');
   }, LONG);
 
   it('cold build, 200 objects, and a backup with the runbook commands (0700/0600, the token never printed)', async () => {
     const build = await bootstrap(['--until', LAST, '--json'], { stateDir, inventory, timeoutMs: LONG });
     expect(stopOf(build), JSON.stringify(stopOf(build))).toBeUndefined();
+    // The VIP gate's handshake from the operator passed although this machine cannot reach the VIP: it went
+    // through the founder's SSH connection, which goes through the bastion.
+    expect(build.events.some((e) => e.type === 'phase-end' && e.phase === 'verify' && e.status === 'done')).toBe(true);
+    expect(await tlsFromHere(NET.vip, 6443, clusterCa())).toMatch(/^no handshake/);
     const { crd, rest } = drillObjects();
     await hostExec('k3s-lab-1', 'k3s kubectl apply -f -', { input: crd });
     await hostExec('k3s-lab-1', 'k3s kubectl wait --for=condition=Established crd/widgets.drill.example.com --timeout=60s');
@@ -126,6 +220,38 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     expect(r.stdout + r.stderr).not.toContain(token.secret);
   }, LONG);
 
+  it('the failover drill through the bastion: k3s stopped on the VIP holder, the VIP moves, the server rejoins as a voter', async () => {
+    const r = await verifyRun(['--drill'], { stateDir, inventory });
+    expect(r.code, r.stdout.slice(-3000) + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/failover drill: ok \(VIP moved from k3s-lab-\d to k3s-lab-\d in \d+\.\d s \(limit \d+ s\); k3s-lab-\d back as a voter after/);
+    expect(await voters()).toEqual({ 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' });
+  }, LONG);
+
+  it('the fetched kubeconfig says how to reach the API from this machine through the bastion, and that works', async () => {
+    const text = readFileSync(join(envState, 'kubeconfig'), 'utf8');
+    const tunnel = `ssh -N -L 6443:${NET.vip}:6443 -i ${paths.key} -o UserKnownHostsFile=${paths.knownHosts} -p 22 ${OPS_USER}@${OUTSIDE.bastion}`;
+    expect(text.split('\n').slice(0, 5)).toEqual([
+      `# This kubeconfig dials the control-plane VIP https://${NET.vip}:6443, which is on the node LAN behind the`,
+      `# bastion ${OUTSIDE.bastion}. From the operator's machine, open a tunnel through the bastion first:`,
+      `#   ${tunnel}`,
+      "# and then, in another terminal, dial its local end (127.0.0.1 is a SAN of the API's certificate):",
+      `#   kubectl --kubeconfig ${join(envState, 'kubeconfig')} --server https://127.0.0.1:6443 get nodes`,
+    ]);
+    // The tunnel as written (on a free local port, failing instead of prompting), then the kubeconfig's own
+    // credentials and CA through it: TLS verifies against the cluster CA on 127.0.0.1.
+    const port = await freePort();
+    const child = spawn('bash', ['-c', `exec ${tunnel.replace('ssh -N -L 6443:', `ssh -o BatchMode=yes -o ExitOnForwardFailure=yes -N -L ${port}:`)}`], { stdio: 'ignore' });
+    try {
+      await expect.poll(() => tcpOpen('127.0.0.1', port, 500), { timeout: 15_000, interval: 200 }).toBe(true);
+      const kc = kubeConfigFor(envState, { tunnelPort: port });
+      expect(kc.getCurrentCluster()?.skipTLSVerify).toBeFalsy();
+      const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+      expect(nodes.items.map((n) => n.metadata?.name).sort()).toEqual(NODES);
+    } finally {
+      child.kill();
+    }
+  }, LONG);
+
   it('on the running cluster, the restore plan names the servers whose datastore would be WIPED, and wipes nothing', async () => {
     const fingerprints = await Promise.all(SERVERS.map(hostFingerprint));
     const r = await bootstrap(['--restore', backupId, '--check'], { stateDir, inventory });
@@ -138,13 +264,13 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     expect(await drillContent()).toEqual(before);
   }, LONG);
 
-  it('the lab is destroyed: lab down, lab up — new hosts at the same addresses with new host keys', async () => {
+  it('the lab is destroyed: lab down, lab up --bastion — new hosts at the same addresses with new host keys', async () => {
     const keysBefore = readFileSync(paths.knownHosts, 'utf8');
     await down();
-    await up({ servers: 3 });
+    await up(SHAPE);
     expect(readFileSync(paths.knownHosts, 'utf8')).not.toEqual(keysBefore);
-    expect(hosts().map((h) => h.address)).toEqual(SERVERS.map((_, i) => `${NET.base}${NET.firstHost + i}`));
-    for (const h of SERVERS) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s && echo present || echo absent')).stdout.trim()).toBe('absent');
+    expect(hosts().map((h) => h.address)).toEqual(NODES.map((_, i) => `${NET.base}${NET.firstHost + i}`));
+    for (const h of NODES) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s && echo present || echo absent')).stdout.trim()).toBe('absent');
     // The GitOps server went down with the lab: publish the repository again, as after a real disaster.
     inventory = labInventoryWithGitops();
     // The operator lost the state folder's token too; the backups were kept elsewhere.
@@ -152,7 +278,7 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
   }, LONG);
 
   it('a backup without its token → BACKUP_TOKEN_MISSING, a corrupted snapshot → SNAPSHOT_CHECKSUM_MISMATCH, before any host is touched', async () => {
-    const fingerprints = await Promise.all(SERVERS.map(hostFingerprint));
+    const fingerprints = await Promise.all(NODES.map(hostFingerprint));
     const copies = mkdtempSync(join(tmpdir(), 'dr-backups-'));
     const [backup] = listBackups(envState);
     const tokenless = join(copies, 'tokenless');
@@ -173,23 +299,23 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
       expect(stopOf(r)).toMatchObject({ cause });
       expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
     }
-    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(fingerprints);
+    expect(await Promise.all(NODES.map(hostFingerprint))).toEqual(fingerprints);
     rmSync(copies, { recursive: true, force: true });
   }, LONG);
 
   it("the restore's plan (check mode) names the cluster-reset and changes nothing", async () => {
-    const fingerprints = await Promise.all(SERVERS.map(hostFingerprint));
+    const fingerprints = await Promise.all(NODES.map(hostFingerprint));
     const r = await block('restore-check');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stdout).toContain(`--cluster-reset --cluster-reset-restore-path=/var/lib/rancher/k3s/server/restore/${backupId}.db`);
     expect(r.stdout).toContain('on k3s-lab-2: stop k3s before the restore');
     // The reinstalled hosts have new node passwords: the ones the snapshot holds go, before any node rejoins.
-    expect(r.stdout).toContain('would delete the node-password Secrets of k3s-lab-1, k3s-lab-2, k3s-lab-3 (from the backup; each node records its current password when it registers again)');
-    expect(await Promise.all(SERVERS.map(hostFingerprint))).toEqual(fingerprints);
+    expect(r.stdout).toContain(`would delete the node-password Secrets of ${NODES.join(', ')} (from the backup; each node records its current password when it registers again)`);
+    expect(await Promise.all(NODES.map(hostFingerprint))).toEqual(fingerprints);
     expect(existsSync(join(envState, 'cluster-token.json'))).toBe(false);
   }, LONG);
 
-  it('bootstrap lab --restore: every object back by content, 3 voters, the VIP up, verify passes', async () => {
+  it('bootstrap lab --restore: every object back by content, 3 voters, the agent back, the VIP up, verify passes', async () => {
     const t0 = Date.now();
     const r = await block('restore');
     const ms = Date.now() - t0;
@@ -199,6 +325,10 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     expect(r.stdout).toMatch(/verify done/);
     expect(await drillContent()).toEqual(before);
     expect(await voters()).toEqual({ 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' });
+    // The reinstalled agent registered again under its old Node (its stale password Secret was forgotten).
+    const ready = await hostExec('k3s-lab-1', `k3s kubectl get node ${AGENT} -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`);
+    expect(ready.stdout.trim()).toBe('True');
+    expect(await passwordEvents(AGENT)).not.toContain('NodePasswordValidationFailed');
     // Every host was reinstalled: each has a new /etc/rancher/node/password, and the snapshot holds the old
     // ones. A server's own node is verified locally by k3s and the Secret checked afterwards, as an Event:
     // the joiners' checks pass (the restore forgot the old passwords before they rejoined), none failed.
@@ -223,6 +353,8 @@ describeAsRoot('disaster recovery: bootstrap backup, the lab destroyed, bootstra
     const plain = await bootstrap(['--until', LAST], { stateDir, inventory, timeoutMs: LONG });
     expect(plain.code, plain.stdout.slice(-2000)).toBe(0);
     expect(plain.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    // Behind a bastion the run ends by saying where the kubeconfig is and how to reach the API from here.
+    expect(plain.stdout).toContain(`kubeconfig: ${join(envState, 'kubeconfig')} (the API is behind the bastion ${OUTSIDE.bastion}; the tunnel to open and how to dial it are at the top of the file)`);
     const r = await block('confirm');
     expect(r.code, r.stderr).toBe(0);
     for (const s of SERVERS) expect(r.stdout).toContain(`${s} voter=True`);

@@ -2,7 +2,7 @@
 // scripts a host boots with. No root needed.
 import { describe, expect, it } from 'vitest';
 import { bootScript, outerScript } from '../../lab/boot-script.ts';
-import { isValidNicName, planHosts, paths } from '../../lab/config.ts';
+import { isValidNicName, labConfig, planBastion, planHosts, paths } from '../../lab/config.ts';
 import { faketimeOffset } from '../../lab/faults.ts';
 import { privateMounts } from '../../lab/host.ts';
 import { renderInventory } from '../../lab/inventory.ts';
@@ -34,6 +34,19 @@ describe('lab plan', () => {
     expect(text).toContain('agents:\n  - { name: k3s-lab-agent-1, address: 10.77.0.13 }');
     expect(text).toMatch(/waivers:\n {2}- \{ cause: CGROUP_V2_MISSING, reason: ".*hybrid.*" \}/);
     expect(renderInventory(planHosts({ servers: 1, agents: 0 }), paths, 'unified')).not.toContain('waivers');
+  });
+
+  it('the bastion shape: the inventory names the bastion at its operator-side address; its segment is no instance\'s hosts\' segment', () => {
+    const b = planBastion();
+    expect(b).toMatchObject({ name: 'lab-bastion', role: 'bastion', address: '10.77.100.2', netns: 'blab-bastion', veth: 'blab-bc' });
+    const text = renderInventory(planHosts({ servers: 3, agents: 1 }), paths, 'unified', b);
+    expect(text).toContain(`ssh: { user: ops, identityFile: ${paths.key}, knownHostsFile: ${paths.knownHosts}, bastion: ops@10.77.100.2:22 }`);
+    expect(text).not.toContain('10.77.100.2\n');
+    expect(renderInventory(planHosts({ servers: 3, agents: 1 }), paths, 'unified')).not.toContain('bastion');
+    const seven = labConfig(7);
+    expect(seven.outside).toEqual({ subnet: '10.77.107.0/24', operator: '10.77.107.1', bastion: '10.77.107.2', link: 'bl7-out' });
+    for (const n of [0, 1, 99]) expect(labConfig(n).outside.subnet).not.toBe(labConfig(n).net.subnet);
+    expect(labConfig(99).outside.link.length).toBeLessThanOrEqual(15);
   });
 
   it('takes the Debian mirror from the machine apt sources (deb822 and one-line)', () => {

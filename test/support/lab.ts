@@ -10,6 +10,8 @@ export { hostExec, hosts, paths, ssh, sshArgs };
 export interface LabShapeWanted {
   servers?: number;
   agents?: number;
+  /** The hosts behind a bastion, unreachable from this machine (`lab up --bastion`). */
+  bastion?: boolean;
 }
 
 let upOnce: Promise<UpResult> | undefined;
@@ -19,10 +21,11 @@ let upShape = '';
 export function ensureLab(shape: LabShapeWanted = {}): Promise<UpResult> {
   const servers = shape.servers ?? 3;
   const agents = shape.agents ?? 1;
-  const key = `${servers}/${agents}`;
+  const bastion = shape.bastion ?? false;
+  const key = `${servers}/${agents}${bastion ? '/bastion' : ''}`;
   if (!upOnce || upShape !== key) {
     upShape = key;
-    upOnce = up({ servers, agents });
+    upOnce = up({ servers, agents, bastion });
     upOnce.catch(() => (upOnce = undefined));
   }
   return upOnce;

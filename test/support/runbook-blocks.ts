@@ -17,7 +17,8 @@
 // THE SHELL. Blocks run with `bash -eo pipefail` (the first failing command ends the block, as it would
 // stop an operator), in a working folder where `inventory/<env>.yaml` is the test's inventory (what
 // `bootstrap <env>` reads in the operator's checkout). `bootstrap` is a shell function that runs this
-// checkout's CLI; `ssh` carries the lab's key and known_hosts with strict host key checking, so
+// checkout's CLI; `ssh` carries the lab's key and known_hosts with strict host key checking (and, in the
+// bastion lab, the jump through the bastion, as an operator's ~/.ssh/config would carry a ProxyJump), so
 // `ssh ops@<address> …` in a runbook reaches a lab host exactly as the operator's ssh reaches theirs.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
@@ -99,8 +100,8 @@ export interface BlockEnv {
   stateDir: string;
   /** Values for the other placeholders (`<env>` is filled from env). */
   values?: Record<string, string>;
-  /** For `ssh`: the operator key and known_hosts. */
-  ssh?: { identityFile: string; knownHostsFile: string };
+  /** For `ssh`: the operator key and known_hosts, and options that jump through a bastion. */
+  ssh?: { identityFile: string; knownHostsFile: string; jump?: string[] };
   timeoutMs?: number;
 }
 
@@ -109,7 +110,7 @@ export function prelude(e: Pick<BlockEnv, 'ssh'>): string {
   const cli = join(repoRoot, 'bin', 'bootstrap.js');
   const lines = [`bootstrap() { ${q(process.execPath)} ${q(cli)} "$@"; }`];
   if (e.ssh) {
-    const opts = ['-i', e.ssh.identityFile, '-o', `UserKnownHostsFile=${e.ssh.knownHostsFile}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10'];
+    const opts = ['-i', e.ssh.identityFile, '-o', `UserKnownHostsFile=${e.ssh.knownHostsFile}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', ...(e.ssh.jump ?? [])];
     lines.push(`ssh() { command ssh ${opts.map(q).join(' ')} "$@"; }`);
   }
   return lines.join('\n');
