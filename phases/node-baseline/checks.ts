@@ -13,7 +13,10 @@ export interface BaselineInputs {
   probe: ProbeResults;
   /** The k3s binary's architecture ('x86_64', 'aarch64', or 'any' for a script). */
   binaryArch: string;
-  /** The operator's clock (epoch seconds) when the probe's output came back. */
+  /**
+   * The operator's clock (epoch seconds) when the probe's output came back; used only when the probe has
+   * no window (the clock probe's batch records when it was sent and answered).
+   */
   operatorNow: number;
   /** controlPlane.interface ('auto' or a NIC name). */
   vipInterface: string;
@@ -79,7 +82,12 @@ function moduleStops(i: BaselineInputs): CauseError[] {
 function clockStop(i: BaselineInputs): CauseError[] {
   const hostNow = Number(out(i, 'clock'));
   if (!Number.isFinite(hostNow)) return [stop('CLOCK_SKEW', i, 'date +%s.%N', `the host's clock could not be read (${out(i, 'clock')})`)];
-  const skew = hostNow - i.operatorNow;
+  // The host read its clock at some moment between sending the batch and its answer (a slow batch or a
+  // bastion hop makes that span long): only a host clock outside that span by more than the limit is skew.
+  // Comparing with one end alone would count the batch's own duration as skew.
+  const w = i.probe.clock?.window;
+  const [from, to] = w ? [w.sentMs / 1000, w.answeredMs / 1000] : [i.operatorNow, i.operatorNow];
+  const skew = hostNow < from ? hostNow - from : hostNow > to ? hostNow - to : 0;
   if (Math.abs(skew) <= MAX_CLOCK_SKEW_S) return [];
   return [stop('CLOCK_SKEW', i, 'date +%s.%N', `the host's clock is ${skew > 0 ? 'ahead of' : 'behind'} the operator's by ${Math.abs(skew).toFixed(1)} s (limit ${MAX_CLOCK_SKEW_S} s)`)];
 }

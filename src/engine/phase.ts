@@ -29,6 +29,11 @@ export interface ProbeResult {
   stderr: string;
   /** Exit status of the command (non-zero is data, not an error: "file absent" is exit 1 of test -f). */
   code: number | null;
+  /**
+   * The operator's clock (epoch ms) when the batch holding this probe was sent and when its answer came
+   * back: whatever the host printed of its own clock was read between the two.
+   */
+  window?: { sentMs: number; answeredMs: number };
 }
 
 export type ProbeResults = Record<string, ProbeResult>;

@@ -229,6 +229,7 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
     ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
       const keys = Object.keys(batch);
       if (!keys.length) return {};
+      const sentMs = ctx.clock.now();
       const res = await ctx.remote(host).exec(`sh -s`, {
         sudo,
         stdin: batchScript(batch),
@@ -248,7 +249,10 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
           evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, seen, excerpt: res.stderr.slice(-2000) },
         });
       }
-      return parseBatch(res.stdout, keys);
+      const window = { sentMs, answeredMs: ctx.clock.now() };
+      const parsed = parseBatch(res.stdout, keys);
+      for (const k of keys) parsed[k].window = window;
+      return parsed;
     }),
   );
   const results: ProbeResults = Object.assign({}, ...parts);

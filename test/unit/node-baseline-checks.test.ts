@@ -35,6 +35,16 @@ describe('node-baseline gates', () => {
     expect(stops(healthy())).toEqual([]);
   });
 
+  it("judges the clock against the batch's whole span: a slow batch is not skew, a clock outside the span is", () => {
+    // A 6 s batch (a bastion hop, a loaded host): the host read its clock somewhere inside it.
+    const window = { sentMs: (now - 6) * 1000, answeredMs: now * 1000 };
+    const at = (hostNow: number) => ({ ...healthy(), clock: { ...ok(`${hostNow}\n`), window } });
+    expect(stops(at(now - 5))).toEqual([]);
+    expect(stops(at(now + 1.5))).toEqual([]);
+    expect(stops(at(now - 9))).toEqual([['CLOCK_SKEW', 'k3s-prod-1', "the host's clock is behind the operator's by 3.0 s (limit 2 s)"]]);
+    expect(stops(at(now + 4))).toEqual([['CLOCK_SKEW', 'k3s-prod-1', "the host's clock is ahead of the operator's by 4.0 s (limit 2 s)"]]);
+  });
+
   it.each([
     ['ARCH_UNSUPPORTED', { arch: ok('aarch64\n') }, /host is aarch64, the k3s binary is built for x86_64/],
     ['KERNEL_TOO_OLD', { kernel: ok('5.4.0-150-generic\n') }, /5\.4\.0-150-generic is older than 5\.10/],
