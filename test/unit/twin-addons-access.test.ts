@@ -29,7 +29,7 @@ describe('RBAC for the kube-vip ServiceAccount', () => {
     expect(await allowed(store, sa, leaseGet)).toBe(false);
     const msg = forbiddenMessage(sa, leaseGet);
     expect(msg).toBe('leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"');
-    expect(matchKubeVipLog(`E1130 03:00:00.000000       1 leaderelection.go:436] error retrieving resource lock kube-system/plndr-cp-lock: ${msg}`)?.causeId).toBe('KUBE_VIP_RBAC_MISSING');
+    expect(matchKubeVipLog(`E1130 03:00:00.000000       1 leaderelection.go:436] error retrieving resource lock kube-system/plndr-cp-lock: ${msg}`, '10.43.0.1')?.causeId).toBe('KUBE_VIP_RBAC_MISSING');
   });
 });
 
