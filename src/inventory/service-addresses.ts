@@ -1,8 +1,9 @@
 // The two addresses k3s takes from its service network, derived here once so that no gate, renderer or
 // message restates 10.43.0.1. The `kubernetes` Service's ClusterIP is the network's first address
-// (kube-apiserver's ServiceIPRange picks index 1; k3s-io/k3s pkg/cli/server/server.go adds it to the SANs);
-// cluster DNS, when cluster-dns is not set (bootstrap never sets it), is the tenth (the same file:
-// `GetIndexedIP(svcCIDR, 10)`). The inventory is IPv4 only (schema format ipv4-cidr), so one address each.
+// (kubernetes/kubernetes pkg/controlplane/services.go ServiceIPRange: `GetIndexedIP(…, 1)`; k3s-io/k3s
+// pkg/cli/server/server.go adds it to the SANs); cluster DNS, when cluster-dns is not set (bootstrap never
+// sets it), is the tenth (k3s-io/k3s pkg/cli/server/server.go: `GetIndexedIP(svcCIDR, 10)`). The inventory
+// is IPv4 only (schema format ipv4-cidr), so one address each.
 import { formatIPv4, parseCidr } from './ipv4.ts';
 
 export interface ServiceAddresses {
