@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { NET, paths } from './config.ts';
+import { LAB_CLUSTER_CIDR } from './inventory.ts';
 import { publishGitopsSync } from './gitops-publish.ts';
 import { gitopsUrl, gitServerPaths } from './gitops-server.ts';
 
@@ -39,6 +40,9 @@ export function labInventoryWithGitops(v: GitopsVariant = {}): string {
   // The fixture's lab overlay carries the default lab's addresses; a second lab has its own subnet.
   const overlay = join(checkout, 'clusters', 'lab', 'kustomization.yaml');
   if (NET.base !== '10.77.0.') writeFileSync(overlay, readFileSync(overlay, 'utf8').replaceAll('10.77.0.', NET.base));
+  // The fixture's HelmRelease names k3s's default pod network; the lab builds on its own (lab/inventory.ts).
+  const release = join(checkout, 'platform', 'cilium', 'helmrelease.yaml');
+  writeFileSync(release, readFileSync(release, 'utf8').replaceAll('"10.42.0.0/16"', `"${LAB_CLUSTER_CIDR}"`));
   v.gitops?.(checkout);
   if (v.publish !== false) publishGitopsSync(checkout, 'main');
   const inv = parse(readFileSync(paths.inventory, 'utf8'));

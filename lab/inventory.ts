@@ -6,6 +6,14 @@ import { LAB_IMAGE_ARCHIVES } from './image-archives.ts';
 
 export const K3S_VERSION = 'v1.33.5+k3s1';
 
+/**
+ * Not k3s's defaults (10.42.0.0/16, 10.43.0.0/16): every lab build runs on other pod and service networks,
+ * so an address the engine or a twin took from the defaults instead of the inventory shows in every lab
+ * test. Clear of the lab subnets 10.77.<n>.0/24.
+ */
+export const LAB_CLUSTER_CIDR = '10.44.0.0/16';
+export const LAB_SERVICE_CIDR = '10.45.0.0/16';
+
 export function waiverReason(layout: CgroupLayout): string | undefined {
   if (layout === 'unified') return undefined;
   return layout === 'hybrid'
@@ -29,6 +37,8 @@ export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLa
     `k3s:`,
     `  version: ${K3S_VERSION}`,
     `  artifacts: ${p.artifacts}`,
+    `  clusterCidr: ${LAB_CLUSTER_CIDR}`,
+    `  serviceCidr: ${LAB_SERVICE_CIDR}`,
     '  # the add-on images (the lab hosts reach no registry), written by `lab up` (lab/image-archives.ts)',
     '  imageArchives:',
     ...LAB_IMAGE_ARCHIVES.map((a) => `    - { file: ${p.artifacts}/${a} }`),

@@ -24,6 +24,7 @@ import { kubeVipProgram } from './addons/kube-vip/program.ts';
 import { hostNet } from './addons/kube-vip/net.ts';
 import { startKubeletServer } from './kubelet-server.ts';
 import { registryReachable, startNodeImages } from './runtime/images.ts';
+import { serviceRange } from './service-network.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -66,9 +67,10 @@ export async function runAgent(s: Settings): Promise<void> {
   }
   // k3s-io/k3s v1.33.5+k3s1 pkg/agent/config/config.go Get/get: the control config, with the token's
   // credentials, retried every 5 s (jittered up to 10 s) at info level; a wrong password never clears.
+  let control: any;
   for (;;) {
     try {
-      await fetchJSON(`${server}/v1-k3s/config`, { ca, auth: { user: t.username || 'node', password: t.password } });
+      control = await fetchJSON(`${server}/v1-k3s/config`, { ca, auth: { user: t.username || 'node', password: t.password } });
       break;
     } catch (e) {
       log.info(`Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: ${(e as Error).message}`);
@@ -87,7 +89,9 @@ export async function runAgent(s: Settings): Promise<void> {
     .catch((e) => log.fatal(`listen tcp ${kubeletAddress ?? ''}:10250: bind: ${(e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address already in use' : (e as Error).message}`));
   const ctx: NodeContext = {
     node: name, ip, dataDir, cniDir, root, caFile: join(agentDir, 'server-ca.crt'),
-    serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'),
+    // An agent has no service-cidr of its own: it takes the server's (pkg/agent/config/config.go get:
+    // AgentConfig.ServiceCIDR = controlConfig.ServiceIPRange).
+    serviceCidr: serviceRange(control?.criticalArgs?.['service-cidr']),
     store: new ApiStore(server, { ca, ...certs.client }),
     images,
   };

@@ -99,10 +99,13 @@ function isIP(s: string): boolean {
   return /^\d+\.\d+\.\d+\.\d+$/.test(s) || s.includes(':');
 }
 
-/** SANs of the serving certificate: tls-san entries, the node IP, 127.0.0.1, localhost and the in-cluster names. */
-export function servingSANs(tlsSans: string[], nodeIPs: string[], nodeName: string): string[] {
+/**
+ * SANs of the serving certificate: tls-san entries, the node IP, 127.0.0.1, localhost and the in-cluster names,
+ * with the `kubernetes` Service's ClusterIP (k3s-io/k3s pkg/cli/server/server.go appends apiServerServiceIP).
+ */
+export function servingSANs(tlsSans: string[], nodeIPs: string[], nodeName: string, kubernetesIP: string): string[] {
   const all = [...tlsSans, ...nodeIPs, '127.0.0.1', '::1', 'localhost', nodeName, 'kubernetes', 'kubernetes.default',
-    'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '10.43.0.1'];
+    'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', kubernetesIP];
   return [...new Set(all.filter(Boolean))];
 }
 

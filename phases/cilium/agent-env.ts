@@ -9,14 +9,15 @@ export interface AgentPod {
   env: Record<string, string>;
 }
 
-export function checkAgentServiceHost(pods: AgentPod[], vip: string, port: number): CauseError[] {
+/** `kubernetesIp`: the `kubernetes` Service's ClusterIP, what kubelet injects when the spec sets no host. */
+export function checkAgentServiceHost(pods: AgentPod[], vip: string, port: number, kubernetesIp: string): CauseError[] {
   return pods.flatMap((p) => {
     const host = p.env.KUBERNETES_SERVICE_HOST;
     const svcPort = p.env.KUBERNETES_SERVICE_PORT;
     if (host === vip && (svcPort === undefined || svcPort === String(port))) return [];
     const seen =
       host === undefined
-        ? `agent ${p.name} has no KUBERNETES_SERVICE_HOST: it dials the ClusterIP 10.43.0.1, not the VIP ${vip}`
+        ? `agent ${p.name} has no KUBERNETES_SERVICE_HOST: it dials the ClusterIP ${kubernetesIp}, not the VIP ${vip}`
         : host !== vip
           ? `agent ${p.name} dials ${host}, not the VIP ${vip}`
           : `agent ${p.name} dials the VIP on port ${svcPort}, not ${port}`;

@@ -1,7 +1,7 @@
 // Cilium's rollout gate, read live from the cluster (not from the template): the cilium DaemonSet rolled out
 // on every node, every agent Ready and dialling the VIP, every node Ready. A known failure in the log of any
 // container of an agent pod — the init container it is stuck on (config fails first when the API is out of
-// reach) or the agent itself — stops at once (the 10.43.0.1 fallback of an empty k8sServiceHost, an API it
+// reach) or the agent itself — stops at once (the ClusterIP fallback of an empty k8sServiceHost, an API it
 // cannot reach).
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
@@ -63,6 +63,7 @@ export const ciliumRolledOut: Gate = {
   budgetMs: 300_000,
   async run(host, ctx, signal) {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+    const kubernetesIp = ctx.inventory.derived.serviceAddresses.kubernetes;
     let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, raw: [] };
     do {
       seen = await look(ctx, host);
@@ -72,6 +73,7 @@ export const ciliumRolledOut: Gate = {
         seen.pods.filter((p) => p.current),
         vip,
         port,
+        kubernetesIp,
       );
       if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
       // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
@@ -82,7 +84,7 @@ export const ciliumRolledOut: Gate = {
       for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
         for (const c of pod.logContainers) {
           const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} -c ${c} --tail=40`).catch(() => undefined);
-          const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout) : undefined;
+          const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout, kubernetesIp) : undefined;
           if (known) {
             throw new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name} -c ${c}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
           }

@@ -10,6 +10,8 @@ export interface ValuesExpectations {
   vip: string;
   port: number;
   clusterCidr: string;
+  /** The `kubernetes` Service's ClusterIP, what agents dial without k8sServiceHost. */
+  kubernetesIp: string;
   /** Every node (servers and agents), to say so when k8sServiceHost is one of their addresses. */
   nodes: { name: string; address: string }[];
 }
@@ -19,6 +21,7 @@ export function expectationsFrom(inv: LoadedInventory): ValuesExpectations {
     vip: inv.derived.apiEndpoint.host,
     port: inv.derived.apiEndpoint.port,
     clusterCidr: inv.inventory.k3s.clusterCidr,
+    kubernetesIp: inv.derived.serviceAddresses.kubernetes,
     nodes: [...inv.derived.servers, ...inv.derived.agents].map((n) => ({ name: n.name, address: n.address })),
   };
 }
@@ -47,7 +50,7 @@ export function checkServiceHost(values: Values, exp: ValuesExpectations): Cause
   const node = exp.nodes.find((n) => n.address === v);
   const seen =
     v === undefined || v === null || v === ''
-      ? `k8sServiceHost is ${v === '' ? 'empty' : 'unset'}: agents would dial the ClusterIP 10.43.0.1, which nothing routes without kube-proxy; it must be the VIP ${exp.vip}`
+      ? `k8sServiceHost is ${v === '' ? 'empty' : 'unset'}: agents would dial the ClusterIP ${exp.kubernetesIp}, which nothing routes without kube-proxy; it must be the VIP ${exp.vip}`
       : node
         ? `k8sServiceHost is ${node.name}'s own address ${String(v)}, not the VIP ${exp.vip}: the CNI would depend on one node`
         : `k8sServiceHost is ${shown(v)}, not the VIP ${exp.vip}`;

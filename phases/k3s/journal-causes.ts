@@ -55,6 +55,16 @@ export const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) =>
   { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: too many learner members in cluster/, transient: true },
 ];
 
+/**
+ * k3s logs every difference, in struct order, and ClusterDNS comes first. Unset (bootstrap never sets it),
+ * cluster-dns is derived from service-cidr (the tenth address: k3s-io/k3s pkg/cli/server/server.go), so
+ * another service-cidr differs in ClusterDNS too: name the flag the operator set when a line names it.
+ */
+function preferredMismatch(text: string, re: RegExp): RegExpMatchArray | undefined {
+  const all = [...text.matchAll(new RegExp(re.source, 'g'))];
+  return all.find((m) => criticalFlag(m[1]) !== 'cluster-dns') ?? all[0];
+}
+
 /** k3s's first line at each start: only what follows the last one counts. */
 export const START_LINE = /Starting k3s v/g;
 
@@ -75,10 +85,12 @@ export function matchJoinFailure(journal: string): JournalMatch | undefined {
       const m = line.match(rule.re);
       if (m) {
         // A later, more specific line may name the flag ("mismatched: cluster-cidr"): prefer it.
-        const detailed = rule.detail ? undefined : RULES.find((r) => r.id === rule.id && r.detail && recent.match(r.re));
+        const detailed = rule.detail ? rule : RULES.find((r) => r.id === rule.id && r.detail && recent.match(r.re));
         if (detailed) {
-          const dm = recent.match(detailed.re)!;
-          return { id: rule.id, line: dm[0], detail: detailed.detail!(dm) };
+          const dm = preferredMismatch(recent, detailed.re);
+          if (!dm) return { id: rule.id, line: line.trim(), transient: rule.transient };
+          const shown = rule.detail ? (lines.find((l) => l.includes(dm[0])) ?? line).trim() : dm[0];
+          return { id: rule.id, line: shown, detail: detailed.detail!(dm), transient: rule.transient };
         }
         return { id: rule.id, line: line.trim(), detail: rule.detail?.(m), transient: rule.transient };
       }

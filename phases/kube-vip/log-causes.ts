@@ -1,7 +1,15 @@
-// Naming why the VIP does not answer from kube-vip's own log (the messages are kube-vip's and client-go's:
-// kube-vip/kube-vip v0.9.2 pkg/kubevip/config_manager.go, cmd/kube-vip.go; v1.0.4 pkg/vip/util.go;
-// kubernetes/client-go v0.32.3 tools/leaderelection/leaderelection.go; where the wording changed between
-// releases each form is matched). The lines are in test/fixtures/upstream-lines/kube-vip.txt.
+// Naming why the VIP does not answer from kube-vip's own log. The words are kube-vip's and client-go's, for
+// the pinned kube-vip v0.9.2 and, where they changed, v1.x too:
+// - interface: kube-vip/kube-vip v0.9.2 pkg/kubevip/config_manager.go (`%s is not valid interface, reason: %w`,
+//   `%s is not up`), v0.9.2 pkg/vip/util.go (`Unable to find default route`, `Found default route but could
+//   not determine interface`), v1.0.4 pkg/vip/util.go (`unable to find interface with default route: %w`);
+// - RBAC: the apiserver's Forbidden (kubernetes/apimachinery pkg/api/errors/errors.go NewForbidden: `%s %q is
+//   forbidden: %v` with a name, `%s is forbidden: %v` without: a create names no object), printed by
+//   kubernetes/client-go v0.32.3 tools/leaderelection/leaderelection.go after `error retrieving resource
+//   lock`, `error initially creating leader election record` or `Failed to update lock`;
+// - the deadlock: Go's dial timeout to the `kubernetes` Service's ClusterIP, the first address of the
+//   service network (derived from k3s.serviceCidr, never written here).
+// The lines are in test/fixtures/upstream-lines/kube-vip.txt.
 import type { CauseId } from '../../src/causes/catalogue.ts';
 
 export interface LogMatch {
@@ -10,16 +18,22 @@ export interface LogMatch {
   line: string;
 }
 
-export const PATTERNS: [RegExp, CauseId][] = [
-  [/leases\.coordination\.k8s\.io "?plndr-cp-lock"? is forbidden/, 'KUBE_VIP_RBAC_MISSING'],
-  [/dial tcp 10\.43\.0\.1:443: i\/o timeout/, 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
-  [/is not valid interface|Link not found|unable to find interface with default route/i, 'VIP_INTERFACE_INVALID'],
-];
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The patterns for a cluster whose `kubernetes` Service has ClusterIP `kubernetesIp`. */
+export function kubeVipPatterns(kubernetesIp: string): [RegExp, CauseId][] {
+  return [
+    [/leases\.coordination\.k8s\.io (?:"plndr-cp-lock" )?is forbidden/, 'KUBE_VIP_RBAC_MISSING'],
+    [new RegExp(`dial tcp ${escaped(kubernetesIp)}:443: i/o timeout`), 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
+    [/is not valid interface|Link not found|Unable to find default route|Found default route but could not determine interface|unable to find interface with default route/, 'VIP_INTERFACE_INVALID'],
+  ];
+}
 
 /** The first known failure in the log (by the order of the lines), or undefined. */
-export function matchKubeVipLog(text: string): LogMatch | undefined {
+export function matchKubeVipLog(text: string, kubernetesIp: string): LogMatch | undefined {
+  const patterns = kubeVipPatterns(kubernetesIp);
   for (const line of text.split('\n')) {
-    for (const [re, causeId] of PATTERNS) if (re.test(line)) return { causeId, line: line.trim() };
+    for (const [re, causeId] of patterns) if (re.test(line)) return { causeId, line: line.trim() };
   }
   return undefined;
 }

@@ -48,7 +48,8 @@ export function kubeVipEnv(i: KubeVipInput): { name: string; value?: string; val
     v('vip_renewdeadline', LEASE_TIMING.renewDeadline),
     v('vip_retryperiod', LEASE_TIMING.retryPeriod),
     v('address', i.vip),
-    // Both, or kube-vip dials the ClusterIP 10.43.0.1 that nothing routes before Cilium (the deadlock):
+    // Both, or kube-vip dials the `kubernetes` Service's ClusterIP (the first address of k3s.serviceCidr)
+    // that nothing routes before Cilium (the deadlock):
     // the host-network pod reaches the API server of its own node instead.
     v('KUBERNETES_SERVICE_HOST', '127.0.0.1'),
     v('KUBERNETES_SERVICE_PORT', LOCAL_API_PORT),

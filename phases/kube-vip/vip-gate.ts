@@ -61,7 +61,7 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
   if (pull && (pull.decided || final)) return pull.cause;
   const logs = await kubectl(ctx, founder, `logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} --tail=40 --prefix`).catch(() => undefined);
   const logText = logs?.code === 0 ? logs.stdout : '';
-  const known = matchKubeVipLog(logText);
+  const known = matchKubeVipLog(logText, ctx.inventory.derived.serviceAddresses.kubernetes);
   if (known) return new CauseError(known.causeId, { host: host.name, evidence: { command: `kubectl logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET}`, seen: known.line, excerpt: excerpt(logText, 15) } });
   if (last.certificate) return new CauseError('VIP_CERT_MISSING_SAN', { host: host.name, evidence: { command: last.command, exitCode: last.exitCode, seen: last.seen } });
   const rbac = await kubectl(ctx, founder, 'get clusterrole system:kube-vip-role -o name').catch(() => undefined);

@@ -185,7 +185,7 @@ export const ciliumAgentsLive: Gate = {
             stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen } }));
             return;
           }
-          const drift = checkAgentServiceHost([pod], vip, port);
+          const drift = checkAgentServiceHost([pod], vip, port, ctx.inventory.derived.serviceAddresses.kubernetes);
           if (drift.length) {
             rows.push({ host: h.name, ok: false, detail: drift[0].evidence.seen ?? 'service host drift' });
             stops.push(...drift);

@@ -19,7 +19,7 @@ export const ciliumCauses = defineCauses({
   },
   SERVICE_HOST_NOT_VIP: {
     title: "Cilium's k8sServiceHost is not the control-plane VIP",
-    meaning: 'Empty, a node address or anything else: empty makes agents dial 10.43.0.1 (deadlock without kube-proxy); a node address ties the CNI to one server.',
+    meaning: 'Empty, a node address or anything else: empty makes agents dial the `kubernetes` ClusterIP, the first address of k3s.serviceCidr (deadlock without kube-proxy); a node address ties the CNI to one server.',
     remedy: 'Make k8sServiceHost resolve to controlPlane.vip for this environment (K3S_API_HOST in cluster-vars).',
   },
   SERVICE_PORT_MISMATCH: {
@@ -54,7 +54,7 @@ export const ciliumCauses = defineCauses({
   },
   CILIUM_SERVICE_HOST_FALLBACK: {
     title: 'A Cilium agent fell back to the Kubernetes ClusterIP',
-    meaning: 'The agent logged an i/o timeout to 10.43.0.1:443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
+    meaning: 'The agent logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
     remedy: 'Check k8sServiceHost in the installed values (helm get values cilium -n kube-system) and the agent pod env; rerun bootstrap to reinstall with the VIP.',
   },
   CILIUM_API_UNREACHABLE: {

@@ -10,12 +10,12 @@ export const kubeVipCauses = defineCauses({
   },
   KUBE_VIP_RBAC_MISSING: {
     title: 'kube-vip may not read or write its leader-election Lease',
-    meaning: 'kube-vip logged `leases.coordination.k8s.io "plndr-cp-lock" is forbidden`: the ServiceAccount, ClusterRole or binding is missing or altered.',
+    meaning: 'kube-vip logged `leases.coordination.k8s.io "plndr-cp-lock" is forbidden` (get or update) or `leases.coordination.k8s.io is forbidden` (create: the apiserver names no object): the ServiceAccount, ClusterRole or binding is missing or altered.',
     remedy: 'Restore the RBAC objects in the kube-vip manifest (rerun bootstrap; it rewrites the auto-deploy file) and check no one deleted system:kube-vip-role/-binding.',
   },
   KUBE_VIP_SERVICE_HOST_DEADLOCK: {
     title: 'kube-vip dials the Kubernetes ClusterIP, which nothing routes before Cilium',
-    meaning: 'kube-vip logged an i/o timeout to 10.43.0.1:443: it runs without KUBERNETES_SERVICE_HOST=127.0.0.1 / KUBERNETES_SERVICE_PORT=6443, so it waits for the CNI that waits for the VIP.',
+    meaning: 'kube-vip logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST=127.0.0.1 / KUBERNETES_SERVICE_PORT=6443, so it waits for the CNI that waits for the VIP.',
     remedy: 'Use the DaemonSet bootstrap renders (both variables set); if another kube-vip manifest exists in the auto-deploy folder or the cluster, remove it.',
   },
   VIP_LEASE_NOT_HELD: {

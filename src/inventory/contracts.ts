@@ -6,6 +6,7 @@ import type { Violation } from '../errors.ts';
 import { checkFields } from './contracts-fields.ts';
 import { cidrContains, cidrsOverlap, formatCidr, parseCidr, parseIPv4, type IPv4Network } from './ipv4.ts';
 import { placeholderReason } from './placeholders.ts';
+import { DNS_INDEX } from './service-addresses.ts';
 import type { Inventory, InventoryWarning } from './types.ts';
 import { isWaivable, WAIVABLE_CAUSES } from './waivers.ts';
 
@@ -170,6 +171,9 @@ function checkNetworks(inv: Inventory, add: Add): void {
       add('INVENTORY_SCHEMA', n.path, `${n.path} ${n.text} has host bits set; did you mean ${formatCidr(net)}?`);
     }
     parsed.push({ ...n, net });
+    if (n.path === 'k3s.serviceCidr' && net.size <= DNS_INDEX) {
+      add('INVENTORY_SCHEMA', n.path, `${n.path} ${n.text} is too small: k3s gives cluster DNS the network's address ${DNS_INDEX}, so it must be a /28 or larger`);
+    }
   }
   for (let i = 0; i < parsed.length; i++) {
     for (let j = i + 1; j < parsed.length; j++) {

@@ -2,6 +2,7 @@
 // operator's Ansible once conflated: servers JOIN the founder (on a cold build no VIP exists yet),
 // while Cilium and agents DIAL the VIP (the HA address). Both are derived here, from one place each.
 import { isAbsolute, join, resolve } from 'node:path';
+import { serviceAddresses } from './service-addresses.ts';
 import type { Derived, Inventory, ResolvedPaths } from './types.ts';
 
 export interface DeriveOptions {
@@ -27,6 +28,7 @@ export function deriveInventory(inv: Inventory, opts: DeriveOptions): Derived {
     apiUrl: `https://${inv.controlPlane.vip}:${port}`,
     joinTarget: `https://${founder.address}:${port}`,
     tlsSans: [...new Set(sans)],
+    serviceAddresses: serviceAddresses(inv.k3s.serviceCidr),
     bastion: inv.ssh.bastion === undefined ? undefined : parseBastion(inv.ssh.bastion),
     paths: resolvePaths(inv, opts),
     waivers: inv.waivers,

@@ -2,6 +2,7 @@
 // after validation, with every default filled in. The JSON Schema (schema.ts) is the source of the
 // defaults; these types are its TypeScript face (test/unit/inventory-schema.test.ts keeps them honest).
 import type { WaivableCauseId } from './waivers.ts';
+import type { ServiceAddresses } from './service-addresses.ts';
 
 export interface Server {
   name: string;
@@ -124,6 +125,8 @@ export interface Derived {
   joinTarget: string;
   /** Every server address, then the VIP, then 127.0.0.1; no duplicates, stable order. */
   tlsSans: string[];
+  /** From k3s.serviceCidr: the `kubernetes` Service's ClusterIP and cluster DNS, as k3s derives them. */
+  serviceAddresses: ServiceAddresses;
   /**
    * The jump host as written, split up. Missing user/port are left out, not defaulted: the host may
    * be an ~/.ssh/config alias whose User and Port the SSH layer reads.

@@ -9,6 +9,7 @@ import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
 import { NET } from '../../lab/config.ts';
+import { LAB_CLUSTER_CIDR } from '../../lab/inventory.ts';
 import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, stopsOf } from '../support/cluster.ts';
 import { dockerSaveArchive, labCiliumImages } from '../../lab/image-archives.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
@@ -116,7 +117,7 @@ describeAsRoot('cold build through Cilium', () => {
 
   it.each([
     ['maxUnavailable 2', 'ROLLOUT_TOO_WIDE', (c: string) => editFile(helmRelease(c), /maxUnavailable: 1/, 'maxUnavailable: 2')],
-    ['a pod CIDR that is not the cluster CIDR', 'POD_CIDR_MISMATCH', (c: string) => editFile(helmRelease(c), /clusterPoolIPv4PodCIDRList: \["10\.42\.0\.0\/16"\]/, 'clusterPoolIPv4PodCIDRList: ["10.0.0.0/8"]')],
+    ['a pod CIDR that is not the cluster CIDR', 'POD_CIDR_MISMATCH', (c: string) => editFile(helmRelease(c), `clusterPoolIPv4PodCIDRList: ["${LAB_CLUSTER_CIDR}"]`, 'clusterPoolIPv4PodCIDRList: ["10.0.0.0/8"]')],
     ['k8sServiceHost = a node address', 'SERVICE_HOST_NOT_VIP', (c: string) => editFile(helmRelease(c), /k8sServiceHost: "\$\{K3S_API_HOST\}"/, `k8sServiceHost: "${hosts()[0].address}"`)],
     ['kube-proxy replacement off', 'KPR_MISMATCH', (c: string) => editFile(helmRelease(c), /kubeProxyReplacement: true/, 'kubeProxyReplacement: false')],
   ])('%s → %s, before any change', async (_what, cause, edit) => {

@@ -4,6 +4,8 @@
 import { beforeAll, expect, it } from 'vitest';
 import { host, hostExec } from '../../lab/api.ts';
 import { NET } from '../../lab/config.ts';
+import { LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
+import { serviceAddresses } from '../../src/inventory/service-addresses.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
@@ -11,6 +13,7 @@ import { labInventory } from '../support/lab-inventory.ts';
 
 const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
 const re = (s: string) => s.replaceAll('.', '\\.');
+const CLUSTER_IP = serviceAddresses(LAB_SERVICE_CIDR).kubernetes;
 
 describeAsRoot('a built cluster that drifted', () => {
   const stateDir = freshStateDir();
@@ -35,6 +38,17 @@ describeAsRoot('a built cluster that drifted', () => {
     expect(hosts().map((h) => h.name)).toContain(stop.host);
     expect(stop.evidence.seen).toMatch(new RegExp(`dials ${re(node)}, not the VIP ${re(NET.vip)}`));
     expect(Date.now() - t0).toBeLessThan(300_000);
+    await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${NET.vip}`);
+  });
+
+  it("agents stripped of KUBERNETES_SERVICE_HOST → AGENT_SERVICE_HOST_DRIFT naming the ClusterIP of the lab's service network", async () => {
+    await kubectl('-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST-');
+    const r = await bootstrap(['--only', 'cilium', '--json'], { stateDir, inventory });
+    const stop = stopOf(r);
+    expect(stop).toMatchObject({ cause: 'AGENT_SERVICE_HOST_DRIFT' });
+    // kubelet injects the kubernetes Service's ClusterIP: the first address of k3s.serviceCidr (10.45.0.1), not 10.43.0.1.
+    expect(stop.evidence.seen).toMatch(new RegExp(`has no KUBERNETES_SERVICE_HOST: it dials the ClusterIP ${re(CLUSTER_IP)}, not the VIP ${re(NET.vip)}$`));
+    expect(r.ms).toBeLessThan(300_000);
     await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${NET.vip}`);
   });
 

@@ -29,6 +29,8 @@ describe('lab plan', () => {
     expect(text).toContain('environment: lab');
     expect(text).toContain(`ssh: { user: ops, identityFile: ${paths.key}, knownHostsFile: ${paths.knownHosts} }`);
     expect(text).toContain('controlPlane: { vip: 10.77.0.9, interface: auto }');
+    // Not k3s's default networks: every lab build shows an address taken from the defaults.
+    expect(text).toContain(`k3s:\n  version: v1.33.5+k3s1\n  artifacts: ${paths.artifacts}\n  clusterCidr: 10.44.0.0/16\n  serviceCidr: 10.45.0.0/16\n`);
     expect(text).toContain('  - { name: k3s-lab-1, address: 10.77.0.10, founder: true }');
     expect(text).toContain('  - { name: k3s-lab-2, address: 10.77.0.11 }\n');
     expect(text).toContain('agents:\n  - { name: k3s-lab-agent-1, address: 10.77.0.13 }');

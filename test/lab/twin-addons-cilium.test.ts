@@ -14,6 +14,8 @@ import { renderKubeVip } from '../../phases/kube-vip/render.ts';
 import { CauseError } from '../../src/errors.ts';
 import { decodeRelease } from '../../lab/twin/addons/helm/release.ts';
 import { cleanAddonTraces, kubectl, kubectlJson, VIP, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
+import { LAB_CLUSTER_CIDR, LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
+import { serviceAddresses } from '../../src/inventory/service-addresses.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
@@ -21,10 +23,13 @@ import { runGate } from '../support/lab-gate.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const S1 = SERVERS[0];
+/** The lab's networks are not k3s's defaults: agents without k8sServiceHost dial this ClusterIP (10.45.0.1). */
+const CLUSTER_IP = serviceAddresses(LAB_SERVICE_CIDR).kubernetes;
+const IP_RE = CLUSTER_IP.replaceAll('.', '\\.');
 const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
 const baseValues = {
   kubeProxyReplacement: true,
-  ipam: { mode: 'cluster-pool', operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] } },
+  ipam: { mode: 'cluster-pool', operator: { clusterPoolIPv4PodCIDRList: [LAB_CLUSTER_CIDR] } },
   updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
   operator: { replicas: 1 },
 };
@@ -58,7 +63,7 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     await resetCluster();
   });
 
-  it('k8sServiceHost "": the release, a DaemonSet without KUBERNETES_SERVICE_HOST, agents time out on 10.43.0.1, nodes NotReady', async () => {
+  it('k8sServiceHost "": the release, a DaemonSet without KUBERNETES_SERVICE_HOST, agents time out on the ClusterIP of the lab\'s service network, nodes NotReady', async () => {
     await deployCilium({ k8sServiceHost: '' });
     const rel = await waitUntil('the Helm release', async () => (await releases()).find((s) => s.metadata.name === 'sh.helm.release.v1.cilium.v1'), 30_000);
     expect(rel.type).toBe('helm.sh/release.v1');
@@ -73,12 +78,12 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     // gives up: the line comes after about 65 s, in the config init container.
     const logs = await waitUntil('the i/o timeout in every config log', async () => {
       const l = await configLogs();
-      return l.length === 3 && l.every((x) => x.includes('dial tcp 10.43.0.1:443: i/o timeout')) ? l : undefined;
+      return l.length === 3 && l.every((x) => x.includes(`dial tcp ${CLUSTER_IP}:443: i/o timeout`)) ? l : undefined;
     }, 100_000, 2000);
     for (const l of logs) {
-      expect(l).toMatch(/msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https:\/\/10\.43\.0\.1:443 error=.*dial tcp 10\.43\.0\.1:443: i\/o timeout/);
-      expect(l).toContain('Error: Build config failed: failed to start: Get "https://10.43.0.1:443/api/v1/namespaces/kube-system": dial tcp 10.43.0.1:443: i/o timeout');
-      expect(matchCiliumAgentLog(l)?.causeId).toBe('CILIUM_SERVICE_HOST_FALLBACK');
+      expect(l).toMatch(new RegExp(`msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https://${IP_RE}:443 error=.*dial tcp ${IP_RE}:443: i/o timeout`));
+      expect(l).toContain(`Error: Build config failed: failed to start: Get "https://${CLUSTER_IP}:443/api/v1/namespaces/kube-system": dial tcp ${CLUSTER_IP}:443: i/o timeout`);
+      expect(matchCiliumAgentLog(l, CLUSTER_IP)?.causeId).toBe('CILIUM_SERVICE_HOST_FALLBACK');
     }
     // As kubectl shows it: the pod stuck in its first init container, the agent container never started.
     await waitUntil('Init:CrashLoopBackOff', async () => (await kubectl(S1, 'get pods -n kube-system -l k8s-app=cilium --no-headers')).trim().split('\n').every((l) => /^cilium-\w{5} +0\/1 +Init:(CrashLoopBackOff|Error) +[1-9]/.test(l)), 20_000, 1000);

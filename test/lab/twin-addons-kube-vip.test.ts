@@ -7,18 +7,25 @@ import { imagePullCause } from '../../phases/images/pull-cause.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';
 import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
 import { cleanAddonTraces, clusterCA, kubectl, kubectlJson, tlsHandshake, VIP, vipHolders, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
+import { LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
+import { serviceAddresses } from '../../src/inventory/service-addresses.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, holdLab } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
 
 const SERVERS = ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'];
 const S1 = SERVERS[0];
+/** The lab's service network is not k3s's default: the deadlock names the ClusterIP derived from it (10.45.0.1). */
+const CLUSTER_IP = serviceAddresses(LAB_SERVICE_CIDR).kubernetes;
 let ca = '';
 
 const manifest = (edit: (docs: any[]) => any[] = (d) => d) => {
   const docs = parseAllDocuments(renderKubeVip({ vip: VIP, port: 6443, interfaceName: 'eth0' })).map((d) => d.toJSON());
   return edit(docs).map((d) => stringify(d)).join('---\n');
 };
+const withoutLeaseCreate = (docs: any[]) => docs.map((d) => (d.kind === 'ClusterRole'
+  ? { ...d, rules: d.rules.map((r: any) => (r.resources.includes('leases') ? { ...r, verbs: r.verbs.filter((v: string) => v !== 'create') } : r)) }
+  : d));
 const dsEnv = (docs: any[], f: (env: any[]) => any[]) => docs.map((d) => (d.kind === 'DaemonSet' ? { ...d, spec: { ...d.spec, template: { ...d.spec.template, spec: { ...d.spec.template.spec, containers: [{ ...d.spec.template.spec.containers[0], env: f(d.spec.template.spec.containers[0].env) }] } } } } : d));
 
 async function deploy(text: string): Promise<void> {
@@ -36,10 +43,11 @@ async function holder(from = S1): Promise<string> {
 /** Back to "no kube-vip ever deployed": objects deleted, no lease, no VIP on any NIC. */
 async function removeKubeVip(): Promise<void> {
   await kubectl(S1, 'delete ds -n kube-system kube-vip-ds --ignore-not-found', true);
-  await kubectl(S1, 'delete lease -n kube-system plndr-cp-lock --ignore-not-found', true);
   await kubectl(S1, 'delete clusterrolebinding system:kube-vip-binding --ignore-not-found', true);
   await kubectl(S1, 'delete clusterrole system:kube-vip-role --ignore-not-found', true);
   await waitUntil('kube-vip pods gone', async () => (await kubeVipPods()).length === 0, 60_000);
+  // Only now: a leader still running would create the lease again (client-go creates a lease it cannot find).
+  await kubectl(S1, 'delete lease -n kube-system plndr-cp-lock --ignore-not-found', true);
   await cleanAddonTraces(SERVERS);
 }
 
@@ -67,6 +75,8 @@ describeAsRoot('kube-vip twin', () => {
   });
 
   it('the engine\'s manifest: one pod per server, a leader on plndr-cp-lock, the VIP answers TLS with the cluster CA', async () => {
+    // The twin took the service network from k3s's config, as kube-apiserver does for Service `kubernetes`.
+    expect((await kubectl(S1, "get svc kubernetes -n default -o jsonpath='{.spec.clusterIP}'")).trim()).toBe(CLUSTER_IP);
     await deploy(manifest());
     const answered = await waitUntil('the VIP answering', async () => (await tlsHandshake(VIP, 6443, ca)).ok, 60_000);
     expect(answered).toBe(true);
@@ -125,7 +135,11 @@ describeAsRoot('kube-vip twin', () => {
       (d: any[]) => dsEnv(d, (env) => env.map((e) => (e.name === 'vip_interface' ? { ...e, value: 'eth9' } : e)))],
     ['no ClusterRole/ClusterRoleBinding', 'KUBE_VIP_RBAC_MISSING', 'leases.coordination.k8s.io "plndr-cp-lock" is forbidden',
       (d: any[]) => d.filter((o) => o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding')],
-    ['no KUBERNETES_SERVICE_HOST/PORT', 'KUBE_VIP_SERVICE_HOST_DEADLOCK', 'error retrieving resource lock kube-system/plndr-cp-lock: Get "https://10.43.0.1:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock?timeout=10s": dial tcp 10.43.0.1:443: i/o timeout',
+    // The ClusterRole lets kube-vip read its lease but not create it: the apiserver's refusal of a create names
+    // no object, and client-go logs it as the create it was.
+    ['a ClusterRole without create on leases', 'KUBE_VIP_RBAC_MISSING', 'leaderelection.go:440] error initially creating leader election record: leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"',
+      withoutLeaseCreate],
+    ['no KUBERNETES_SERVICE_HOST/PORT', 'KUBE_VIP_SERVICE_HOST_DEADLOCK', `error retrieving resource lock kube-system/plndr-cp-lock: Get "https://${CLUSTER_IP}:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock?timeout=10s": dial tcp ${CLUSTER_IP}:443: i/o timeout`,
       (d: any[]) => dsEnv(d, (env) => env.filter((e) => !e.name.startsWith('KUBERNETES_SERVICE_')))],
   ])('%s: upstream\'s log line, the engine names %s, no VIP', async (_what, cause, line, edit) => {
     await removeKubeVip();
@@ -134,7 +148,7 @@ describeAsRoot('kube-vip twin', () => {
       const l = await logs();
       return l.length === 3 && l.every((x) => x.includes(line)) ? l : undefined;
     }, 60_000, 2000);
-    for (const l of all) expect(matchKubeVipLog(l)?.causeId).toBe(cause);
+    for (const l of all) expect(matchKubeVipLog(l, CLUSTER_IP)?.causeId).toBe(cause);
     expect(await vipHolders(SERVERS)).toEqual([]);
     expect((await tlsHandshake(VIP, 6443, ca, 2000)).ok).toBe(false);
     expect(await holder()).toBe('');

@@ -4,6 +4,8 @@
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { systemClock } from '../../src/engine/clock.ts';
+import { LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
+import { serviceAddresses } from '../../src/inventory/service-addresses.ts';
 import { hostExec, hosts } from './lab.ts';
 
 export interface GateRun {
@@ -14,7 +16,8 @@ export interface GateRun {
 export async function runGate(gate: Gate, hostName: string, apiEndpoint: { host: string; port: number }): Promise<GateRun> {
   const signal = AbortSignal.timeout(gate.budgetMs);
   const ctx = {
-    inventory: { derived: { apiEndpoint } },
+    // The lab's service network, as the inventory `lab up` writes derives it (the ClusterIP gates name).
+    inventory: { derived: { apiEndpoint, serviceAddresses: serviceAddresses(LAB_SERVICE_CIDR) } },
     clock: systemClock,
     signal,
     remote: (h: HostRef) => ({

@@ -13,8 +13,8 @@ import { DIFFERENT_TOKEN } from '../../phases/k3s/restore-founder.ts';
 import { SNAPSHOT_SAVED } from '../../phases/backup.ts';
 import { VERSION_LINE } from '../../src/backup/version.ts';
 import { NOT_FOUND } from '../../phases/k3s/remote-k3s.ts';
-import { PATTERNS as KUBE_VIP_PATTERNS } from '../../phases/kube-vip/log-causes.ts';
-import { FALLBACK, UNREACHABLE } from '../../phases/cilium/agent-log.ts';
+import { kubeVipPatterns } from '../../phases/kube-vip/log-causes.ts';
+import { fallbackPattern, UNREACHABLE } from '../../phases/cilium/agent-log.ts';
 import { HEALTH_RUNNING, NO_MATCHES, PATH_NOT_FOUND, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
 import { passwordRejected } from '../../lab/twin/server/node-password.ts';
 import { RESET_DONE } from '../../lab/twin/server/reset.ts';
@@ -102,6 +102,12 @@ interface Matcher {
   re: RegExp;
 }
 
+/**
+ * The recorded lines come from clusters on k3s's default service network 10.43.0.0/16, whose `kubernetes`
+ * ClusterIP is 10.43.0.1; the matchers take the address a cluster's inventory derives.
+ */
+const DEFAULT_KUBERNETES_IP = '10.43.0.1';
+
 const MATCHERS: Matcher[] = [
   ...RULES.map((r) => ({ where: `phases/k3s/journal-causes.ts ${r.id}`, re: r.re })),
   { where: 'phases/k3s/journal-causes.ts START_LINE', re: START_LINE },
@@ -109,8 +115,8 @@ const MATCHERS: Matcher[] = [
   { where: 'phases/backup.ts SNAPSHOT_SAVED', re: SNAPSHOT_SAVED },
   { where: 'src/backup/version.ts VERSION_LINE', re: VERSION_LINE },
   { where: 'phases/k3s/remote-k3s.ts NOT_FOUND (kubectl stderr)', re: NOT_FOUND },
-  ...KUBE_VIP_PATTERNS.map(([re, id]) => ({ where: `phases/kube-vip/log-causes.ts ${id}`, re })),
-  { where: 'phases/cilium/agent-log.ts FALLBACK', re: FALLBACK },
+  ...kubeVipPatterns(DEFAULT_KUBERNETES_IP).map(([re, id]) => ({ where: `phases/kube-vip/log-causes.ts ${id}`, re })),
+  { where: 'phases/cilium/agent-log.ts fallbackPattern', re: fallbackPattern(DEFAULT_KUBERNETES_IP) },
   { where: 'phases/cilium/agent-log.ts UNREACHABLE', re: UNREACHABLE },
   { where: 'phases/flux/root-cause.ts PATH_NOT_FOUND', re: PATH_NOT_FOUND },
   { where: 'phases/flux/root-cause.ts STRICT_VARIABLE', re: STRICT_VARIABLE },

@@ -12,6 +12,7 @@ const prod: ValuesExpectations = {
   vip: '192.168.2.9',
   port: 6443,
   clusterCidr: '10.42.0.0/16',
+  kubernetesIp: '10.43.0.1',
   nodes: [
     { name: 'k3s-prod-1', address: '192.168.2.10' },
     { name: 'k3s-prod-2', address: '192.168.2.11' },
@@ -126,8 +127,15 @@ describe('cgroup.hostRoot must be the host cgroup2 root', () => {
 describe("naming a Cilium agent's failure from its log", () => {
   it('an i/o timeout to 10.43.0.1 is CILIUM_SERVICE_HOST_FALLBACK', () => {
     const line = 'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.43.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.43.0.1:443: i/o timeout"';
-    expect(matchCiliumAgentLog(`level=info msg="Cilium starting"\n${line}`)).toEqual({ causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line });
-    expect(matchCiliumAgentLog('level=info msg="Connected to apiserver" host=192.168.2.9')).toBeUndefined();
+    expect(matchCiliumAgentLog(`level=info msg="Cilium starting"\n${line}`, '10.43.0.1')).toEqual({ causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line });
+    expect(matchCiliumAgentLog('level=info msg="Connected to apiserver" host=192.168.2.9', '10.43.0.1')).toBeUndefined();
+  });
+
+  it("the timeout is to THIS cluster's kubernetes ClusterIP, the first address of its service network", () => {
+    const line = 'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.45.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.45.0.1:443: i/o timeout"';
+    expect(matchCiliumAgentLog(line, '10.45.0.1')).toEqual({ causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line });
+    // On a cluster whose ClusterIP is another address this is no fallback, only an API it cannot reach.
+    expect(matchCiliumAgentLog(line, '10.43.0.1')?.causeId).toBe('CILIUM_API_UNREACHABLE');
   });
 
   it("the config init container's words for any other address it cannot reach are CILIUM_API_UNREACHABLE", () => {
@@ -137,9 +145,9 @@ describe("naming a Cilium agent's failure from its log", () => {
       'time=2026-01-03T23:17:26.850125515Z level=error msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https://192.168.2.9:6443 error="Get \\"https://192.168.2.9:6443/api/v1/namespaces/kube-system\\": dial tcp 192.168.2.9:6443: connect: no route to host"',
       'Error: Build config failed: failed to start: Get "https://192.168.2.9:6443/api/v1/namespaces/kube-system": dial tcp 192.168.2.9:6443: connect: no route to host',
     ];
-    expect(matchCiliumAgentLog(log.join('\n'))).toEqual({ causeId: 'CILIUM_API_UNREACHABLE', line: log[1] });
+    expect(matchCiliumAgentLog(log.join('\n'), '10.43.0.1')).toEqual({ causeId: 'CILIUM_API_UNREACHABLE', line: log[1] });
     // Only the tries so far: nothing to name yet (the client is still within its minute).
-    expect(matchCiliumAgentLog(log[0]!)).toBeUndefined();
+    expect(matchCiliumAgentLog(log[0]!, '10.43.0.1')).toBeUndefined();
   });
 });
 
@@ -168,7 +176,7 @@ describe('which containers of a Cilium pod the gate reads', () => {
 describe("the running agents' KUBERNETES_SERVICE_HOST", () => {
   it('passes when every agent dials the VIP, names each one that does not', () => {
     const vip = { KUBERNETES_SERVICE_HOST: '192.168.2.9', KUBERNETES_SERVICE_PORT: '6443' };
-    expect(checkAgentServiceHost([{ name: 'cilium-a', node: 'k3s-prod-1', env: vip }], '192.168.2.9', 6443)).toEqual([]);
+    expect(checkAgentServiceHost([{ name: 'cilium-a', node: 'k3s-prod-1', env: vip }], '192.168.2.9', 6443, '10.45.0.1')).toEqual([]);
     const stops = checkAgentServiceHost(
       [
         { name: 'cilium-a', node: 'k3s-prod-1', env: { KUBERNETES_SERVICE_HOST: '192.168.2.10', KUBERNETES_SERVICE_PORT: '6443' } },
@@ -177,10 +185,11 @@ describe("the running agents' KUBERNETES_SERVICE_HOST", () => {
       ],
       '192.168.2.9',
       6443,
+      '10.45.0.1',
     );
     expect(stops.map((s) => [s.causeId, s.host, s.evidence.seen])).toEqual([
       ['AGENT_SERVICE_HOST_DRIFT', 'k3s-prod-1', 'agent cilium-a dials 192.168.2.10, not the VIP 192.168.2.9'],
-      ['AGENT_SERVICE_HOST_DRIFT', 'k3s-prod-2', 'agent cilium-b has no KUBERNETES_SERVICE_HOST: it dials the ClusterIP 10.43.0.1, not the VIP 192.168.2.9'],
+      ['AGENT_SERVICE_HOST_DRIFT', 'k3s-prod-2', 'agent cilium-b has no KUBERNETES_SERVICE_HOST: it dials the ClusterIP 10.45.0.1, not the VIP 192.168.2.9'],
     ]);
   });
 });

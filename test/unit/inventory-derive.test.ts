@@ -2,7 +2,7 @@
 // the one the operator's Ansible got wrong: servers JOIN the founder, Cilium and agents DIAL the VIP.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fromText, parseBastion, resolveFrom } from '../../src/inventory/index.ts';
+import { fromText, parseBastion, resolveFrom, validateInventory } from '../../src/inventory/index.ts';
 
 const home = '/home/op';
 const prod = () => fromText(readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8'), '/repo/inventory/prod.yaml', home);
@@ -27,6 +27,20 @@ describe('derived endpoints', () => {
 
   it('the TLS SANs are every server address, the VIP and 127.0.0.1, each once', () => {
     expect(prod().derived.tlsSans).toEqual(['192.168.2.10', '192.168.2.11', '192.168.2.12', '192.168.2.9', '127.0.0.1']);
+  });
+
+  it("the kubernetes ClusterIP and cluster DNS are k3s.serviceCidr's first and tenth addresses", () => {
+    expect(prod().derived.serviceAddresses).toEqual({ kubernetes: '10.43.0.1', dns: '10.43.0.10' });
+    const text = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace('version: v1.33.5+k3s1', 'version: v1.33.5+k3s1\n  serviceCidr: 10.45.0.0/16');
+    expect(fromText(text, '/repo/inventory/prod.yaml', home).derived.serviceAddresses).toEqual({ kubernetes: '10.45.0.1', dns: '10.45.0.10' });
+  });
+
+  it('a service network without a tenth address is refused: k3s could not place cluster DNS', () => {
+    const text = (cidr: string) => readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace('version: v1.33.5+k3s1', `version: v1.33.5+k3s1\n  serviceCidr: ${cidr}`);
+    expect(validateInventory(text('10.45.0.0/29'), 'prod').violations).toEqual([
+      { id: 'INVENTORY_SCHEMA', path: 'k3s.serviceCidr', message: "k3s.serviceCidr 10.45.0.0/29 is too small: k3s gives cluster DNS the network's address 10, so it must be a /28 or larger (line 10)" },
+    ]);
+    expect(fromText(text('10.45.0.0/28'), '/repo/inventory/prod.yaml', home).derived.serviceAddresses).toEqual({ kubernetes: '10.45.0.1', dns: '10.45.0.10' });
   });
 
   it('one server is not highly available; three are', () => {

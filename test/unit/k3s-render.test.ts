@@ -65,6 +65,9 @@ describe("naming a join failure from k3s's journal", () => {
     expect(matchJoinFailure(journal)).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH', detail: 'cluster-cidr' });
     expect(matchJoinFailure('msg="critical configuration mismatched: ServiceIPRange.Mask.slice[2]"')?.detail).toBe('service-cidr');
     expect(matchJoinFailure('msg="critical configuration mismatched: ClusterDNSs.slice[0]"')?.detail).toBe('cluster-dns');
+    // Another service-cidr moves the derived cluster DNS too, which k3s names first: the flag set is service-cidr.
+    const svc = ['ClusterDNSs.slice[0]', 'cluster-dns', 'ServiceIPRange.IP', 'ServiceIPRanges.slice[0].IP'].map((n) => `time="x" level=error msg="critical configuration mismatched: ${n}"`).join('\n');
+    expect(matchJoinFailure(svc)).toEqual({ id: 'CRITICAL_CONFIG_MISMATCH', line: 'time="x" level=error msg="critical configuration mismatched: ServiceIPRange.IP"', detail: 'service-cidr', transient: undefined });
     expect(matchJoinFailure('msg="critical configuration mismatched: disable-service-lb"')?.detail).toBe('disable: [servicelb]');
     expect(matchJoinFailure('msg="critical configuration mismatched: flannel-backend"')?.detail).toBe('flannel-backend');
     expect(matchJoinFailure('unable to join cluster due to critical configuration value mismatch')).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH' });

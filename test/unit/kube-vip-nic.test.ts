@@ -47,16 +47,30 @@ describe('choosing the one vip_interface of the DaemonSet', () => {
 });
 
 describe("naming a VIP failure from kube-vip's log", () => {
+  const DEFAULT_IP = '10.43.0.1';
+  const lease = 'error retrieving resource lock kube-system/plndr-cp-lock';
   it.each([
-    ['E1130 error retrieving resource lock kube-system/plndr-cp-lock: Get "https://10.43.0.1:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock": dial tcp 10.43.0.1:443: i/o timeout', 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
-    ['error retrieving resource lock kube-system/plndr-cp-lock: leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot get resource "leases"', 'KUBE_VIP_RBAC_MISSING'],
-    ['level=fatal msg="eth9 is not valid interface, reason: get eth9 failed, error: Link not found"', 'VIP_INTERFACE_INVALID'],
-    ['level=fatal msg="unable to find interface with default route"', 'VIP_INTERFACE_INVALID'],
+    [`E1130 ${lease}: Get "https://10.43.0.1:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock": dial tcp 10.43.0.1:443: i/o timeout`, 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
+    [`${lease}: leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot get resource "leases"`, 'KUBE_VIP_RBAC_MISSING'],
+    ['error initially creating leader election record: leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"', 'KUBE_VIP_RBAC_MISSING'],
+    ['Failed to update lock: leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot update resource "leases"', 'KUBE_VIP_RBAC_MISSING'],
+    ['2025/10/01 12:00:00 ERROR checking interface err="eth9 is not valid interface, reason: get eth9 failed, error: Link not found"', 'VIP_INTERFACE_INVALID'],
+    ['2025/10/01 12:00:00 ERROR detecting interface err="Unable to find default route"', 'VIP_INTERFACE_INVALID'],
+    ['2026/01/20 12:00:00 ERROR detecting interface err="unable to find interface with default route: default route not found"', 'VIP_INTERFACE_INVALID'],
   ])('%s → %s', (line, id) => {
-    expect(matchKubeVipLog(`time="x" level=info msg="Starting kube-vip.io"\n${line}\n`)).toEqual({ causeId: id, line });
+    expect(matchKubeVipLog(`2025/10/01 12:00:00 INFO kube-vip.io version=v0.9.2\n${line}\n`, DEFAULT_IP)).toEqual({ causeId: id, line });
+  });
+
+  it('the deadlock is the dial to THIS cluster\'s kubernetes ClusterIP, derived from its service network', () => {
+    const line = `${lease}: Get "https://10.45.0.1:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock?timeout=10s": dial tcp 10.45.0.1:443: i/o timeout`;
+    expect(matchKubeVipLog(line, '10.45.0.1')).toEqual({ causeId: 'KUBE_VIP_SERVICE_HOST_DEADLOCK', line });
+    // Another cluster's default address is not this one's deadlock (a timeout to some other host).
+    expect(matchKubeVipLog(line.replaceAll('10.45.0.1', '10.43.0.1'), '10.45.0.1')).toBeUndefined();
+    // The address is matched literally, not as a pattern ("." is no wildcard).
+    expect(matchKubeVipLog(line.replaceAll('10.45.0.1', '10x45.0.1'), '10.45.0.1')).toBeUndefined();
   });
 
   it('names nothing for a healthy leader', () => {
-    expect(matchKubeVipLog('level=info msg="[ARP manager] starting ARP/NDP advertisement"')).toBeUndefined();
+    expect(matchKubeVipLog('2025/10/01 12:00:00 INFO Starting Kube-vip Manager with the ARP engine', DEFAULT_IP)).toBeUndefined();
   });
 });

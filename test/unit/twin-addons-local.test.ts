@@ -101,7 +101,7 @@ describe('add-on twins in a local k3s twin', () => {
       return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff';
     }, 30_000, s.output).then(async () => (await pods('app.kubernetes.io/name=kube-vip-ds'))[0]);
     await waitFor('the line in the log', async () => (await podLog(pod.metadata.name)).includes('Link not found'), 10_000);
-    expect(matchKubeVipLog(await podLog(pod.metadata.name))?.causeId).toBe('VIP_INTERFACE_INVALID');
+    expect(matchKubeVipLog(await podLog(pod.metadata.name), '10.43.0.1')?.causeId).toBe('VIP_INTERFACE_INVALID');
     expect(readFileSync(join(addonRoot, 'vip-addresses'), 'utf8')).not.toContain('127.33.0.9');
   }, 60_000);
 

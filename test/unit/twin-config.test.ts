@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { list, loadSettings, mergeConfigDocs, parseFlags, str } from '../../lab/twin/config.ts';
 import { criticalArgs, mismatched } from '../../lab/twin/server/critical.ts';
+import { clusterDnsIP, kubernetesServiceIP, serviceRange } from '../../lab/twin/service-network.ts';
 
 describe('k3s twin configuration (k3s config file rules)', () => {
   it('later files replace keys and a key ending in + appends', () => {
@@ -50,5 +51,27 @@ describe('k3s twin configuration (k3s config file rules)', () => {
     expect(mismatched(criticalArgs({ 'cluster-dns': '10.43.0.11' }), criticalArgs({}))).toEqual(['ClusterDNSs.slice[0]', 'cluster-dns']);
     expect(mismatched(founder, founder)).toEqual([]);
     expect(criticalArgs({})['cluster-cidr']).toBe('10.42.0.0/16');
+  });
+
+  it('unset, cluster DNS is the service range\'s tenth address, so another service-cidr differs in ClusterDNS first', () => {
+    expect(criticalArgs({})['cluster-dns']).toBe('10.43.0.10');
+    expect(criticalArgs({ 'service-cidr': '10.45.0.0/16' })['cluster-dns']).toBe('10.45.0.10');
+    expect(criticalArgs({ 'service-cidr': '10.45.0.0/16', 'cluster-dns': '10.45.0.53' })['cluster-dns']).toBe('10.45.0.53');
+    expect(mismatched(criticalArgs({ 'service-cidr': '10.45.0.0/16' }), criticalArgs({}))).toEqual(['ClusterDNSs.slice[0]', 'cluster-dns', 'ServiceIPRange.IP', 'ServiceIPRanges.slice[0].IP']);
+  });
+});
+
+describe('the service range as k3s reads it', () => {
+  it('its first entry (a comma list is dual-stack), default 10.43.0.0/16; the kubernetes ClusterIP is address 1, cluster DNS address 10', () => {
+    expect(serviceRange(undefined)).toBe('10.43.0.0/16');
+    expect(serviceRange('10.45.0.0/16,fd00:45::/112')).toBe('10.45.0.0/16');
+    expect(kubernetesServiceIP('10.45.0.0/16')).toBe('10.45.0.1');
+    expect(clusterDnsIP('10.45.0.0/16')).toBe('10.45.0.10');
+    expect(kubernetesServiceIP('10.45.7.3/24')).toBe('10.45.7.1');
+  });
+
+  it("a range with no tenth address stops k3s with GetIndexedIP's words", () => {
+    expect(() => clusterDnsIP('10.45.0.0/29')).toThrow('cannot configure default cluster-dns address: can\'t generate IP with index 10 from subnet. subnet too small. subnet: "10.45.0.0/29"');
+    expect(() => kubernetesServiceIP('fd00:45::/112')).toThrow(/invalid service-cidr fd00:45::\/112/);
   });
 });

@@ -12,6 +12,7 @@
 import { BUILTIN } from '../api/resources.ts';
 import { ApiError } from '../api/status.ts';
 import { log } from '../log.ts';
+import { kubernetesServiceIP } from '../service-network.ts';
 import { type NodeContext, nowIso } from './context.ts';
 import type { PodLogs } from './pod-logs.ts';
 import { containerId } from '../runtime/tasks.ts';
@@ -260,7 +261,7 @@ export class DaemonSetKubelet {
     if (existing && existing.uid === pod.metadata.uid) return;
     const container = program.container({ spec: { template: { spec: pod.spec } } }) ?? program.container(ds);
     const podWithIp = { ...pod, status: { ...(pod.status ?? {}), hostIP: this.ctx.ip } };
-    const env = containerEnv(container, podWithIp);
+    const env = containerEnv(container, podWithIp, { host: kubernetesServiceIP(this.ctx.serviceCidr), port: '443' });
     const slot: Slot = { podName: pod.metadata.name, uid: pod.metadata.uid, last: '', running: { stop: () => undefined }, writing: false };
     this.slots.set(pod.metadata.name, slot);
     const startedAt = nowIso();

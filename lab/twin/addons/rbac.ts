@@ -39,7 +39,14 @@ export async function allowed(store: KubeStore, sa: { namespace: string; name: s
   return false;
 }
 
+/**
+ * The apiserver's refusal: kubernetes/apiserver pkg/endpoints/handlers/responsewriters/errors.go
+ * (forbiddenMessage: `in the namespace %q`, else `at the cluster scope`) inside kubernetes/apimachinery
+ * pkg/api/errors/errors.go NewForbidden (`%s %q is forbidden: %v`, and `%s is forbidden: %v` when the request
+ * names no object, as a create does: pkg/endpoints/request/requestinfo.go takes the name from the path).
+ */
 export function forbiddenMessage(sa: { namespace: string; name: string }, q: Request): string {
   const what = `${q.resource}${q.group ? `.${q.group}` : ''}${q.name ? ` "${q.name}"` : ''}`;
-  return `${what} is forbidden: User "system:serviceaccount:${sa.namespace}:${sa.name}" cannot ${q.verb} resource "${q.resource}" in API group "${q.group}"${q.namespace ? ` in the namespace "${q.namespace}"` : ''}`;
+  const where = q.namespace ? `in the namespace "${q.namespace}"` : 'at the cluster scope';
+  return `${what} is forbidden: User "system:serviceaccount:${sa.namespace}:${sa.name}" cannot ${q.verb} resource "${q.resource}" in API group "${q.group}" ${where}`;
 }

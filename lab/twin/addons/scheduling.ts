@@ -87,9 +87,10 @@ export function podFromTemplate(ds: any, node: string, hash: string): any {
 
 /**
  * The env a container process sees: explicit `value`s, fieldRefs resolved, other valueFrom left out; then,
- * only for names not given, kubelet's KUBERNETES_SERVICE_HOST/PORT of the `kubernetes` Service (its ClusterIP).
+ * only for names not given, kubelet's KUBERNETES_SERVICE_HOST/PORT of the `kubernetes` Service (its ClusterIP,
+ * the first address of the node's service range, and port 443).
  */
-export function containerEnv(container: any, pod: any, kubernetesService = { host: '10.43.0.1', port: '443' }): Record<string, string> {
+export function containerEnv(container: any, pod: any, kubernetesService: { host: string; port: string }): Record<string, string> {
   const out: Record<string, string> = { KUBERNETES_SERVICE_HOST: kubernetesService.host, KUBERNETES_SERVICE_PORT: kubernetesService.port };
   for (const e of container?.env ?? []) {
     if (e.value !== undefined) out[e.name] = String(e.value);

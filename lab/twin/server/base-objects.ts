@@ -22,13 +22,14 @@ function crd(group: string, kind: string, plural: string, scope = 'Namespaced') 
   };
 }
 
-export function baseObjects(): any[] {
+/** `kubernetesIP`: the first address of the service range (kube-apiserver gives it to Service `kubernetes`). */
+export function baseObjects(kubernetesIP: string): any[] {
   const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
   return [
     ns('default'), ns('kube-system'), ns('kube-public'), ns('kube-node-lease'),
     {
       apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
-      spec: { clusterIP: '10.43.0.1', clusterIPs: ['10.43.0.1'], ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], type: 'ClusterIP' },
+      spec: { clusterIP: kubernetesIP, clusterIPs: [kubernetesIP], ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], type: 'ClusterIP' },
     },
     crd('k3s.cattle.io', 'Addon', 'addons'),
     crd('helm.cattle.io', 'HelmChart', 'helmcharts'),

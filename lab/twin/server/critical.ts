@@ -6,13 +6,13 @@
 // `ClusterIPRanges.slice[0].IP`, `ClusterIPRange.IP`, `ClusterDNSs.slice[0]`); then the error "critical
 // configuration value mismatch between servers". The twin exchanges the values keyed by flag.
 import { type Settings, bool, list, str } from '../config.ts';
+import { clusterDnsIP, serviceRange } from '../service-network.ts';
 
 export type CriticalArgs = Record<string, string>;
 
 const DEFAULTS: Record<string, string> = {
   'cluster-cidr': '10.42.0.0/16',
   'service-cidr': '10.43.0.0/16',
-  'cluster-dns': '10.43.0.10',
   'cluster-domain': 'cluster.local',
   'flannel-backend': 'vxlan',
   'egress-selector-mode': 'agent',
@@ -24,6 +24,9 @@ const BOOLEANS = ['disable-cloud-controller', 'disable-helm-controller', 'disabl
 export function criticalArgs(s: Settings): CriticalArgs {
   const out: CriticalArgs = {};
   for (const [k, d] of Object.entries(DEFAULTS)) out[k] = str(s, k, d);
+  // Unset, cluster DNS is the tenth address of the service range (pkg/cli/server/server.go), so a server
+  // with another service-cidr differs in ClusterDNS too, as on real k3s.
+  out['cluster-dns'] = str(s, 'cluster-dns') || clusterDnsIP(serviceRange(out['service-cidr']));
   for (const k of BOOLEANS) out[k] = String(bool(s, k));
   // servicelb is disabled through `disable: [servicelb]`; k3s compares it as its own field (cli tag
   // "disable-service-lb").

@@ -26,6 +26,7 @@ import { NODE_PASSWORD_FILE, NodePasswordRejected, deleteNodePassword, nodePassw
 import { baseObjects } from './base-objects.ts';
 import { renewNodeLease } from './node-lease.ts';
 import { clusterReset } from './reset.ts';
+import { clusterDnsIP, kubernetesServiceIP, serviceRange } from '../service-network.ts';
 import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
 
 const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
@@ -71,6 +72,16 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   const bind = str(s, 'bind-address');
   const c: Ctx = { s, p, ip: nodeIP(s), node: nodeName(s), listenLoopback: !bind || bind === '0.0.0.0' };
   const port = Number(str(s, 'https-listen-port', '6443'));
+  // k3s-io/k3s pkg/cli/server/server.go: the service range, its first address (a SAN, the `kubernetes`
+  // Service) and the default cluster DNS are settled before anything starts; a bad range stops k3s.
+  const serviceCidr = serviceRange(str(s, 'service-cidr'));
+  let kubernetesIP = '';
+  try {
+    kubernetesIP = kubernetesServiceIP(serviceCidr);
+    if (!str(s, 'cluster-dns')) clusterDnsIP(serviceCidr);
+  } catch (e) {
+    log.fatal((e as Error).message);
+  }
   if (bool(s, 'cluster-reset')) return clusterReset(c);
 
   const booted = await bootstrap(c);
@@ -97,7 +108,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   });
 
   ensureAdmin(tls);
-  const sans = servingSANs(list(s, 'tls-san'), [c.ip, ...list(s, 'node-external-ip')], c.node);
+  const sans = servingSANs(list(s, 'tls-san'), [c.ip, ...list(s, 'node-external-ip')], c.node, kubernetesIP);
   issueServing(tls, sans);
   const store = new ObjectStore(etcd);
   const registry = new ResourceRegistry(async () => (await etcd.list(keyPrefix({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }))).kvs.map((kv) => JSON.parse(kv.value)));
@@ -153,7 +164,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   await waitForQuorumRead(etcd, booted.joining);
   log.info('ETCD server is now running');
   await checkBootstrapToken(etcd, booted.secret, tls);
-  for (const o of baseObjects()) {
+  for (const o of baseObjects(kubernetesIP)) {
     const info = (await registry.findKind(o.apiVersion, o.kind))!;
     if (!(await store.tryGet(info, o.metadata.namespace, o.metadata.name))) await store.create(info, o.metadata.namespace, o).catch(() => undefined);
   }
@@ -198,7 +209,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   if (!bool(s, 'disable-deploy')) deployer.start();
   notifyReady();
   log.info('k3s is up and running');
-  await opts.onStarted?.({ node: c.node, ip: c.ip, store, registry, etcd, dataDir: p.dataDir, serviceCidr: str(s, 'service-cidr', '10.43.0.0/16'), cniDir: p.cniDirs[0] });
+  await opts.onStarted?.({ node: c.node, ip: c.ip, store, registry, etcd, dataDir: p.dataDir, serviceCidr, cniDir: p.cniDirs[0] });
 }
 
 /**

@@ -12,6 +12,7 @@
 import type { InitContainerState, Terminated } from '../daemonsets.ts';
 import type { NodeContext } from '../context.ts';
 import { containerEnv } from '../scheduling.ts';
+import { kubernetesServiceIP } from '../../service-network.ts';
 import { ciliumLine as slogLine, goDuration, waitForConn } from './connect.ts';
 
 export const BACKOFF_START_MS = 10_000;
@@ -92,7 +93,7 @@ async function waitForever(r: InitRunner, log: (line: string) => void, line: str
 
 /** `cilium-dbg build-config`: its hive starts the k8s client, which must reach the API server first. */
 async function buildConfig(r: InitRunner, spec: any, log: (line: string) => void): Promise<number> {
-  const env = containerEnv(spec, r.pod);
+  const env = containerEnv(spec, r.pod, { host: kubernetesServiceIP(r.ctx.serviceCidr), port: '443' });
   const dbg = { subsys: 'cilium-dbg' };
   log(slogLine('INFO', 'Running', dbg));
   const host = env.KUBERNETES_SERVICE_HOST ?? '';

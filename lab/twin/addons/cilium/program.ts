@@ -2,7 +2,8 @@
 // its init containers in order (init-containers.ts; `config` dials the API server and is where an
 // unreachable API shows first, the pod in Init:CrashLoopBackOff), then container cilium-agent. Each reads
 // its env as the pod got it: without KUBERNETES_SERVICE_HOST it dials the kubernetes Service's ClusterIP
-// (kubelet's injected 10.43.0.1:443), which nothing routes before Cilium on a cluster without kube-proxy →
+// (kubelet's injected first address of service-cidr, port 443), which nothing routes before Cilium on a
+// cluster without kube-proxy →
 // Go's i/o timeout after the k8s client's minute of tries (connect.ts), logged as Cilium does, never Ready,
 // restarted with CrashLoopBackOff. With it, a TLS handshake verified against the cluster CA; on success the
 // agent is Ready, writes its CNI config (/etc/cni/net.d/05-cilium.conflist — the k3s twin's Ready hook) and

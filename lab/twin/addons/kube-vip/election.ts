@@ -16,6 +16,27 @@ export interface LeaseIO {
   update(spec: LeaseSpec, resourceVersion: string): Promise<void>;
 }
 
+/**
+ * Which call of tryAcquireOrRenew failed: client-go logs each in its own words (kubernetes/client-go v0.32.3
+ * tools/leaderelection/leaderelection.go: `error retrieving resource lock %v: %v` at line 436, `error initially
+ * creating leader election record: %v` at 440, `Failed to update lock: %v` at 472).
+ */
+export type LeaseStep = 'get' | 'create' | 'update';
+
+export class LeaseStepError extends Error {
+  constructor(readonly step: LeaseStep, override readonly cause: Error) {
+    super(cause.message);
+  }
+}
+
+const step = async <T>(s: LeaseStep, f: () => Promise<T>): Promise<T> => {
+  try {
+    return await f();
+  } catch (e) {
+    throw new LeaseStepError(s, e instanceof Error ? e : new Error(String(e)));
+  }
+};
+
 /** metav1.MicroTime as the apiserver writes it. */
 export const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
 
@@ -25,13 +46,13 @@ export class Elector {
 
   constructor(private io: LeaseIO, private identity: string, private leaseDurationS: number, private clock: () => number = Date.now) {}
 
-  /** True when this candidate holds the lease after the call. Throws what the API returned. */
+  /** True when this candidate holds the lease after the call. Throws what the API returned, as a LeaseStepError. */
   async tryAcquireOrRenew(): Promise<boolean> {
     const now = this.clock();
     const fresh: LeaseSpec = { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationS, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 };
-    const cur = await this.io.get();
+    const cur = await step('get', () => this.io.get());
     if (!cur) {
-      await this.io.create(fresh);
+      await step('create', () => this.io.create(fresh));
       this.observe(fresh, now);
       return true;
     }
@@ -46,7 +67,7 @@ export class Elector {
     const next: LeaseSpec = holder === this.identity
       ? { ...fresh, acquireTime: cur.spec.acquireTime ?? fresh.acquireTime, leaseTransitions: cur.spec.leaseTransitions ?? 0 }
       : { ...fresh, leaseTransitions: (cur.spec.leaseTransitions ?? 0) + 1 };
-    await this.io.update(next, cur.resourceVersion);
+    await step('update', () => this.io.update(next, cur.resourceVersion));
     this.observe(next, now);
     return true;
   }

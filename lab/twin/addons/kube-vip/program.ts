@@ -11,7 +11,7 @@ import { klogLine, slogLine } from '../logfmt.ts';
 import { reachApi } from '../reach.ts';
 import { allowed, forbiddenMessage, type Request } from '../rbac.ts';
 import { kubeVipConfig, type KubeVipConfig } from './config.ts';
-import { Elector, type LeaseIO, type LeaseSpec } from './election.ts';
+import { Elector, LeaseStepError, type LeaseIO, type LeaseSpec } from './election.ts';
 import { hostNet, type NetOps } from './net.ts';
 
 export const KUBE_VIP_VERSION = 'v0.9.2';
@@ -97,13 +97,14 @@ class KubeVip {
     this.info(`Starting kube-vip.io [${KUBE_VIP_VERSION}]`);
     this.info(`namespace [${c.namespace}], Mode: [ARP], Features(s): Control Plane:[${c.controlPlane}], Services:[${this.a.env.svc_enable === 'true'}]`);
     if (!c.interfaceName) {
+      // kube-vip/kube-vip v0.9.2 cmd/kube-vip.go (manager) and pkg/vip/util.go GetDefaultGatewayInterface.
+      this.info('No interface is specified for VIP in config, auto-detecting default Interface');
       const dflt = await this.net.defaultRouteInterface();
       if (!dflt) {
-        this.a.log(slogLine('ERROR', 'unable to find interface with default route'));
+        this.a.log(slogLine('ERROR', 'detecting interface', { err: 'Unable to find default route' }));
         return;
       }
-      this.info(`No interface is specified for VIP in config, auto-detecting default Interface`);
-      this.info(`kube-vip will bind to interface [${dflt}]`);
+      this.info('kube-vip bind', { interface: dflt });
       c.interfaceName = dflt;
     } else if (!(await this.net.linkExists(c.interfaceName))) {
       this.a.log(slogLine('ERROR', 'checking interface', { err: `${c.interfaceName} is not valid interface, reason: get ${c.interfaceName} failed, error: Link not found` }));
@@ -164,11 +165,18 @@ class KubeVip {
         return e instanceof ApiError || e instanceof Error ? e : new Error(String(e));
       }
     };
+    // client-go's words for the call that failed (kubernetes/client-go v0.32.3 tools/leaderelection/leaderelection.go).
+    const failed = (e: Error) => {
+      const s = e instanceof LeaseStepError ? e.step : 'get';
+      if (s === 'create') this.a.log(klogLine('E', 'leaderelection.go:440', `error initially creating leader election record: ${e.message}`));
+      else if (s === 'update') this.a.log(klogLine('E', 'leaderelection.go:472', `Failed to update lock: ${e.message}`));
+      else this.a.log(klogLine('E', 'leaderelection.go:436', `error retrieving resource lock ${lock}: ${e.message}`));
+    };
     this.a.log(klogLine('I', 'leaderelection.go:257', `attempting to acquire leader lease ${lock}...`));
     let leader = '';
     for (;;) {
       const r = await attempt();
-      if (r instanceof Error) this.a.log(klogLine('E', 'leaderelection.go:436', `error retrieving resource lock ${lock}: ${r.message}`));
+      if (r instanceof Error) failed(r);
       else if (r) break;
       const seen = elector.holder();
       if (seen && seen !== leader) {
@@ -186,7 +194,7 @@ class KubeVip {
       await this.sleep(c.retryPeriodS * 1000);
       const r = await attempt();
       if (r === true) lastRenew = Date.now();
-      else if (r instanceof Error) this.a.log(klogLine('E', 'leaderelection.go:436', `error retrieving resource lock ${lock}: ${r.message}`));
+      else if (r instanceof Error) failed(r);
       if (r === false || Date.now() - lastRenew > c.renewDeadlineS * 1000) {
         this.a.log(klogLine('I', 'leaderelection.go:297', `failed to renew lease ${lock}: context deadline exceeded`));
         // OnStoppedLeading (kube-vip v0.9.2 pkg/cluster/clusterLeaderElection.go): the VIP goes, then a panic
