@@ -4,12 +4,12 @@
 //     pkg/polymorphichelpers/rollout_status.go DaemonSetStatusViewer): the controller has observed this
 //     generation (metadata.generation <= status.observedGeneration), and updatedNumberScheduled and
 //     numberAvailable reach desiredNumberScheduled. metadata.generation moves on ANY spec change (a new
-//     rollout width too), so it says nothing about the pods (kubernetes/kubernetes v1.33.5
+//     rollout width too), so it says nothing about the pods (kubernetes/kubernetes @152b09ac
 //     pkg/registry/apps/daemonset/strategy.go PrepareForUpdate).
 //   A current pod: its `controller-revision-hash` label is the hash of the DaemonSet's current
 //     ControllerRevision, the one of the highest revision once the controller has observed the generation
-//     (pkg/controller/daemon/update.go constructHistory bumps the matching revision to the top;
-//     daemon/util IsPodUpdated compares the hash). Not `pod-template-generation`: a template changed and
+//     (kubernetes/kubernetes @7e74f25f pkg/controller/daemon/update.go constructHistory bumps the matching
+//     revision to the top; kubernetes/kubernetes @05c351a9 pkg/controller/daemon/util/daemonset_util.go IsPodUpdated compares the hash). Not `pod-template-generation`: a template changed and
 //     changed back gets a new template generation, but the controller finds the old revision, keeps its pods
 //     and relabels nothing. Only when no ControllerRevision is readable does the label stand in, compared
 //     with the DaemonSet's template generation (annotation `deprecated.daemonset.template.generation`), as the

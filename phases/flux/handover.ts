@@ -2,7 +2,8 @@
 // shows), each change only when the probe says it is still needed:
 //   1. remove the HelmChart manifest from the auto-deploy folder: k3s's deploy controller applies every file
 //      there at its start and when it changes, and never deletes anything when a file goes
-//      (k3s-io/k3s v1.33.5+k3s1 pkg/deploy/controller.go), so without the file nothing brings the chart back;
+//      (k3s-io/k3s @0301210f pkg/deploy/controller.go: listFilesIn, deploy; only a disabled file is deleted),
+//      so without the file nothing brings the chart back;
 //   2. annotate the HelmChart `helmcharts.helm.cattle.io/unmanaged`: helm-controller's shouldManage is then
 //      false for it, so neither its install nor its remove handler (helm uninstall) runs for it again;
 //   3. take helm-controller's finalizer off: it is added while the chart is managed and removed only by the
@@ -48,7 +49,7 @@ export const ownershipOf = (ctx: RunContext) => ctx.facts.get<CiliumOwnership>(P
 /**
  * The live cilium DaemonSet (read-only), for the roll check across the hand-over: its template generation
  * (the annotation `deprecated.daemonset.template.generation`) moves only when the pod template changes
- * (kubernetes/kubernetes v1.33.5 pkg/registry/apps/daemonset/strategy.go PrepareForUpdate), which is what
+ * (kubernetes/kubernetes @152b09ac pkg/registry/apps/daemonset/strategy.go PrepareForUpdate), which is what
  * rolls the agents; metadata.generation also moves for a new rollout width.
  */
 export const DAEMONSET_PROBE = { command: 'k3s kubectl get daemonset -n kube-system cilium -o json', sudo: true };

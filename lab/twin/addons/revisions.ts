@@ -1,4 +1,4 @@
-// The DaemonSet controller's history (kubernetes/kubernetes v1.33.5 pkg/controller/daemon/update.go
+// The DaemonSet controller's history (kubernetes/kubernetes @7e74f25f pkg/controller/daemon/update.go
 // constructHistory, snapshot, cleanupHistory): one ControllerRevision `<ds>-<hash>` per pod template,
 // labelled with the template's labels and `controller-revision-hash`, owned by the DaemonSet, its data the
 // template as a `$patch: replace` patch. The one matching the current template is bumped to the highest

@@ -1,8 +1,9 @@
-// What kube-apiserver's DaemonSet strategy does to a DaemonSet on create and update (kubernetes/kubernetes
-// v1.33.5 pkg/registry/apps/daemonset/strategy.go, PrepareForCreate / PrepareForUpdate): metadata.generation
+// What kube-apiserver's DaemonSet strategy does to a DaemonSet on create and update (kubernetes/kubernetes @152b09ac
+// pkg/registry/apps/daemonset/strategy.go, PrepareForCreate / PrepareForUpdate): metadata.generation
 // goes up on ANY spec change, the template generation only when spec.template changes. apps/v1 has no
 // spec.templateGeneration field: it is served as the annotation `deprecated.daemonset.template.generation`
-// (kubernetes/api v0.33.5 apps/v1/types.go DeprecatedTemplateGeneration; pkg/apis/apps/v1 conversion), so a
+// (kubernetes/api v0.33.5 apps/v1/types.go DeprecatedTemplateGeneration; kubernetes/kubernetes
+// pkg/apis/apps/v1/conversion.go), so a
 // client cannot set or drop it on update. The DaemonSet controller labels its pods with it
 // (`pod-template-generation`). Pure.
 export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
