@@ -46,6 +46,8 @@ ${dependsOn ? `  dependsOn:\n    - name: ${dependsOn}\n` : ''}${extra}`;
 describeAsRoot('flux: the cluster handed over to GitOps', () => {
   const stateDir = freshStateDir();
   let inventory: string;
+  /** The bootstrap's HelmChart as it was before the hand-over. */
+  let chartBefore: Promise<string> | undefined;
 
   beforeAll(async () => {
     await ensureLab();
@@ -67,6 +69,7 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
       onEvent: (e) => {
         if (e.type !== 'phase-start' || e.phase !== 'flux') return;
         before = generation();
+        chartBefore = kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o json').then((x) => x.stdout);
         finalizers = kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o jsonpath={.metadata.finalizers[*]}').then((x) => x.stdout.trim());
       },
     });
@@ -111,6 +114,32 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
       expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
       for (const h of ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3']) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
     }
+  });
+
+  it('a HelmChart an older bootstrap left Terminating (unmanaged, its finalizer on): the next run takes the finalizer off and it goes', async () => {
+    // What the hand-over without its finalizer step left on real clusters: deleted, held by helm-controller's finalizer.
+    const { spec } = JSON.parse((await chartBefore) ?? '{}');
+    const stuck = {
+      apiVersion: 'helm.cattle.io/v1',
+      kind: 'HelmChart',
+      metadata: { name: 'cilium', namespace: 'kube-system', annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' }, finalizers: ['wrangler.cattle.io/on-helm-chart-remove'] },
+      spec: { ...spec, chartContent: undefined },
+    };
+    await hostExec(FOUNDER, 'k3s kubectl create -f -', { input: JSON.stringify(stuck) });
+    await kubectl('delete helmchart.helm.cattle.io -n kube-system cilium --wait=false');
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o jsonpath={.metadata.deletionTimestamp}')).stdout).not.toBe('');
+    const r = await bootstrap(['--json'], { stateDir, inventory });
+    expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
+    // The cilium phase counts the unmanaged chart as handed over (no manifest written back); the hand-over finishes it.
+    const changed = r.events.filter((e) => e.type === 'step-end' && e.status === 'changed');
+    expect(changed.map((e) => e.step)).toEqual(['cilium-handover']);
+    expect(changed[0].changes.map((c: any) => c.summary)).toEqual([
+      'take the finalizer wrangler.cattle.io/on-helm-chart-remove off HelmChart kube-system/cilium: helm-controller no longer removes it from an unmanaged chart (the release stays)',
+      'delete HelmChart kube-system/cilium and wait until it is gone (at most 60 s): HelmRelease kube-system/cilium owns Cilium',
+    ]);
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
+    const again = await bootstrap(['--only', 'flux'], { stateDir, inventory });
+    expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
   });
 
   it('a new rollout width through the HelmRelease (not the pod template): generation moves, the agents stay, and a full run converges', async () => {
