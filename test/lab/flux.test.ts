@@ -128,7 +128,7 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     await hostExec(FOUNDER, 'k3s kubectl create -f -', { input: JSON.stringify(stuck) });
     await kubectl('delete helmchart.helm.cattle.io -n kube-system cilium --wait=false');
     expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o jsonpath={.metadata.deletionTimestamp}')).stdout).not.toBe('');
-    const r = await bootstrap(['--json'], { stateDir, inventory });
+    const r = await bootstrap(['--from', 'cilium', '--json'], { stateDir, inventory });
     expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
     // The cilium phase counts the unmanaged chart as handed over (no manifest written back); the hand-over finishes it.
     const changed = r.events.filter((e) => e.type === 'step-end' && e.status === 'changed');
@@ -154,7 +154,7 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect(JSON.parse((await kubectl('get daemonset -n kube-system cilium -o jsonpath={.spec.updateStrategy}')).stdout)).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
     expect(after).toEqual({ generation: before.generation + 1, templateGeneration: before.templateGeneration, pods: before.pods });
     // The cilium gate judges the agents by their revision, not by metadata.generation: current, Ready.
-    const r = await bootstrap(['--json'], { stateDir, inventory: wider });
+    const r = await bootstrap(['--from', 'cilium', '--json'], { stateDir, inventory: wider });
     expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
     expect(r.events.filter((e) => e.type === 'gate-end' && e.phase === 'cilium').map((e) => `${e.gate}=${e.status}`)).toEqual(['cilium-rolled-out=ok']);
     expect(r.events.filter((e) => e.type === 'step-end' && e.status === 'changed').map((e) => e.step)).toEqual([]);
