@@ -18,7 +18,7 @@ import { founderRef } from './hosts.ts';
 import { kubectl } from './k3s/remote-k3s.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
-import { checkAdoption, DAEMONSET_PROBE, daemonSetGeneration, handoverStep, ownershipOf, type CiliumOwnership } from './flux/handover.ts';
+import { checkAdoption, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf, type CiliumOwnership } from './flux/handover.ts';
 import { crdWaitChange, installApply } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
 import { helmChartValues } from './flux/parity.ts';
@@ -79,11 +79,11 @@ export const flux: Phase = {
       id: 'install',
       title: "Flux's install manifests (flux.install)",
       objects: installObjects,
-      // The cilium DaemonSet's generation before anything of Flux runs: a roll across the hand-over shows.
+      // The cilium DaemonSet's template generation before anything of Flux runs: a roll across the hand-over shows.
       probe: () => ({ ciliumDs: DAEMONSET_PROBE }),
       extend: (live, probe, ctx, d) => ({
         changes: crdWaitChange(installObjects(ctx), live, d),
-        facts: { ciliumGenerationBefore: daemonSetGeneration(probe.ciliumDs.stdout, probe.ciliumDs.code) },
+        facts: { ciliumGenerationBefore: templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code) },
       }),
       apply: installApply,
     }),

@@ -10,6 +10,7 @@ import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { containersToRead } from './pod-containers.ts';
 import { imagePullCause, isAirGapped, placedBy } from '../images/pull-cause.ts';
+import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
 const POLL_MS = 3_000;
 const AGENT_SELECTOR = 'k8s-app=cilium';
@@ -23,6 +24,8 @@ interface Seen {
   rolledOut: boolean;
   /** The agent pods as read (for their container states). */
   raw: any[];
+  /** kubectl rollout status's words for where the rollout is. */
+  rollout: string;
 }
 
 async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<Seen> {
@@ -30,24 +33,22 @@ async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run'
   const nodes = await kubectl(ctx, host, 'get nodes -o json');
   const ds = await kubectl(ctx, host, 'get daemonset -n kube-system cilium -o json');
   const d = ds.code === 0 ? JSON.parse(ds.stdout) : undefined;
-  const st = d?.status ?? {};
-  const rolledOut =
-    d !== undefined &&
-    (st.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
-    st.updatedNumberScheduled === st.desiredNumberScheduled &&
-    st.numberAvailable === st.desiredNumberScheduled;
+  // The DaemonSet's revisions (filtered by owner in the judgement): which pods run the current template.
+  const revs = d ? await kubectl(ctx, host, 'get controllerrevisions -n kube-system -o json') : undefined;
+  const revisions = revs?.code === 0 ? (JSON.parse(revs.stdout).items as any[]) : [];
+  const verdict = d ? daemonSetRollout(d) : { done: false, message: 'daemonsets.apps "cilium" not found' };
   const items = pods.code === 0 ? (JSON.parse(pods.stdout).items as any[]) : [];
   const nodeItems = nodes.code === 0 ? (JSON.parse(nodes.stdout).items as any[]) : [];
   return {
-    rolledOut,
+    rolledOut: verdict.done,
+    rollout: verdict.message,
     raw: items,
     desired: nodeItems.length,
     pods: items.map((p) => {
       const container = (p.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent') ?? p.spec?.containers?.[0];
       const env = Object.fromEntries((container?.env ?? []).filter((e: any) => typeof e.value === 'string').map((e: any) => [e.name, e.value]));
       const ready = (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
-      const generation = Number(p.metadata?.labels?.['pod-template-generation']);
-      const current = d === undefined || !Number.isFinite(generation) || generation === d.metadata?.generation;
+      const current = podIsCurrent(p, d, revisions);
       return { name: p.metadata.name, node: p.spec?.nodeName, env, ready, current, logContainers: containersToRead(p) };
     }),
     notReadyNodes: nodeItems
@@ -64,7 +65,7 @@ export const ciliumRolledOut: Gate = {
   async run(host, ctx, signal) {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
     const kubernetesIp = ctx.inventory.derived.serviceAddresses.kubernetes;
-    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, raw: [] };
+    let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, rollout: '', raw: [] };
     do {
       seen = await look(ctx, host);
       // Drift is a stop as soon as a pod of the CURRENT template shows it: that will not fix itself. Pods
@@ -99,7 +100,7 @@ export const ciliumRolledOut: Gate = {
         host: notReady[0]?.node,
         evidence: {
           command: `kubectl get pods -n kube-system -l ${AGENT_SELECTOR}; kubectl rollout status -n kube-system daemonset/cilium`,
-          seen: `${seen.pods.length - notReady.length} of ${seen.desired} agents Ready${notReady.length ? `; not Ready: ${notReady.map((p) => `${p.name} on ${p.node}`).join(', ')}` : ''}${seen.rolledOut ? '' : '; the DaemonSet has not rolled its template out to every node'}`,
+          seen: `${seen.pods.length - notReady.length} of ${seen.desired} agents Ready${notReady.length ? `; not Ready: ${notReady.map((p) => `${p.name} on ${p.node}`).join(', ')}` : ''}${seen.rolledOut ? '' : `; kubectl rollout status: ${seen.rollout.trim()}`}`,
         },
       });
     }

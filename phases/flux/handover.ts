@@ -1,22 +1,37 @@
 // The hand-over of Cilium from the bootstrap's HelmChart to Flux's HelmRelease. The plan (what check mode
-// shows): remove the HelmChart manifest from the auto-deploy folder (or k3s would apply it again at its
-// next start), annotate the HelmChart `helmcharts.helm.cattle.io/unmanaged` (helm-controller then leaves
-// the release alone) and delete it. Performing it first waits until Flux is Ready and its HelmRelease has
-// adopted the release, then proves parity: same values, and the cilium DaemonSet did not roll. Only then
-// does the HelmChart go: a drift keeps it, so nothing is lost.
+// shows), each change only when the probe says it is still needed:
+//   1. remove the HelmChart manifest from the auto-deploy folder: k3s's deploy controller applies every file
+//      there at its start and when it changes, and never deletes anything when a file goes
+//      (k3s-io/k3s @0301210f pkg/deploy/controller.go: listFilesIn, deploy; only a disabled file is deleted),
+//      so without the file nothing brings the chart back;
+//   2. annotate the HelmChart `helmcharts.helm.cattle.io/unmanaged`: helm-controller's shouldManage is then
+//      false for it, so neither its install nor its remove handler (helm uninstall) runs for it again;
+//   3. take helm-controller's finalizer off: it is added while the chart is managed and removed only by the
+//      remove handler, which no longer runs; left on, the deleted chart would stay Terminating forever, and
+//      removing the annotation later would uninstall Cilium under Flux. Only after step 2: a managed chart
+//      that loses its finalizer gets it back. No wait between: the controller's own writes carry the
+//      resourceVersion it read, so a stale one is refused (409), never applied over the annotation;
+//   4. delete it and wait until it is gone (HELMCHART_NOT_GONE when it is not within the budget).
+// Performing it first waits until Flux is Ready and its HelmRelease has adopted the release, then proves
+// parity: same values, and the cilium DaemonSet's pod template did not roll. Only then does the HelmChart
+// go: a drift keeps it, so nothing is lost.
 import { applyChange } from '../../src/engine/apply.ts';
 import type { Change } from '../../src/engine/changes.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, Plan, Step } from '../../src/engine/phase.ts';
 import { PHASE_FACTS } from '../../src/engine/phase.ts';
-import { CauseError } from '../../src/errors.ts';
+import { CauseError, causesOf } from '../../src/errors.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../cilium/helmchart.ts';
 import { kubectl } from '../k3s/remote-k3s.ts';
+import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from './helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
 
-export const UNMANAGED = 'helmcharts.helm.cattle.io/unmanaged';
+export { UNMANAGED } from './helmchart-object.ts';
+/** How long the delete waits for the HelmChart to be gone. */
+export const GONE_WAIT_S = 60;
+const DELETE_PREFIX = 'k3s kubectl delete';
 /** The waits of the hand-over share one budget (shortened by flux.waitSeconds). */
 export const HANDOVER_BUDGET_MS = FLUX_WAIT_MAX_MS;
 
@@ -31,24 +46,41 @@ export interface CiliumOwnership {
 
 export const ownershipOf = (ctx: RunContext) => ctx.facts.get<CiliumOwnership>(PHASE_FACTS, 'ciliumOwnership')!;
 
-/** The live cilium DaemonSet's generation (read-only), for the roll check across the hand-over. */
-export const DAEMONSET_PROBE = { command: 'k3s kubectl get daemonset -n kube-system cilium -o jsonpath={.metadata.generation}', sudo: true };
+/**
+ * The live cilium DaemonSet (read-only), for the roll check across the hand-over: its template generation
+ * (the annotation `deprecated.daemonset.template.generation`) moves only when the pod template changes
+ * (kubernetes/kubernetes @152b09ac pkg/registry/apps/daemonset/strategy.go PrepareForUpdate), which is what
+ * rolls the agents; metadata.generation also moves for a new rollout width.
+ */
+export const DAEMONSET_PROBE = { command: 'k3s kubectl get daemonset -n kube-system cilium -o json', sudo: true };
+export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
-export function daemonSetGeneration(stdout: string, code: number | null): number | undefined {
-  const n = Number(stdout.trim());
-  return code === 0 && stdout.trim() !== '' && Number.isFinite(n) ? n : undefined;
+export function templateGenerationOf(stdout: string, code: number | null): number | undefined {
+  if (code !== 0 || stdout.trim() === '') return undefined;
+  const n = Number(JSON.parse(stdout).metadata?.annotations?.[TEMPLATE_GENERATION]);
+  return Number.isInteger(n) ? n : undefined;
 }
 
-/** Pure: the hand-over's changes from what the probe saw (none once Flux owns Cilium). */
-export function handoverChanges(o: CiliumOwnership, seen: { helmChart: boolean; manifest: boolean }): Change[] {
+/** Pure: the hand-over's changes from what the probe saw (none once the HelmChart and its manifest are gone). */
+export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChartObject; manifest: boolean }): Change[] {
+  const name = `HelmChart ${o.helmChart.namespace}/${o.helmChart.name}`;
   const hc = `-n ${o.helmChart.namespace} helmchart.helm.cattle.io/${o.helmChart.name}`;
+  const chart = seen.helmChart;
+  const at = chart ? chart.finalizers.indexOf(REMOVE_FINALIZER) : -1;
+  const patch = JSON.stringify([
+    { op: 'test', path: `/metadata/finalizers/${at}`, value: REMOVE_FINALIZER },
+    { op: 'remove', path: `/metadata/finalizers/${at}` },
+  ]);
   return [
     ...(seen.manifest ? [{ kind: 'command' as const, description: `remove ${HELMCHART_MANIFEST}: Flux owns Cilium from now on`, command: `rm -f ${shq(HELMCHART_MANIFEST)}`, sudo: true }] : []),
-    ...(seen.helmChart
-      ? [
-          { kind: 'command' as const, description: `annotate HelmChart ${o.helmChart.namespace}/${o.helmChart.name} ${UNMANAGED} (the release stays)`, command: `k3s kubectl annotate --overwrite ${hc} ${UNMANAGED}=true`, sudo: true },
-          { kind: 'command' as const, description: `delete HelmChart ${o.helmChart.namespace}/${o.helmChart.name}: HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name} owns Cilium`, command: `k3s kubectl delete ${hc} --wait=false`, sudo: true },
-        ]
+    ...(chart && !chart.unmanaged
+      ? [{ kind: 'command' as const, description: `annotate ${name} ${UNMANAGED} (helm-controller leaves the release alone from now on)`, command: `k3s kubectl annotate --overwrite ${hc} ${UNMANAGED}=true`, sudo: true }]
+      : []),
+    ...(at >= 0
+      ? [{ kind: 'command' as const, description: `take the finalizer ${REMOVE_FINALIZER} off ${name}: helm-controller no longer removes it from an unmanaged chart (the release stays)`, command: `k3s kubectl patch ${hc} --type=json -p ${shq(patch)}`, sudo: true }]
+      : []),
+    ...(chart
+      ? [{ kind: 'command' as const, description: `delete ${name} and wait until it is gone (at most ${GONE_WAIT_S} s): HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name} owns Cilium`, command: `${DELETE_PREFIX} ${hc} --ignore-not-found --timeout=${GONE_WAIT_S}s`, sudo: true, timeoutMs: (GONE_WAIT_S + 30) * 1000 }]
       : []),
   ];
 }
@@ -56,12 +88,12 @@ export function handoverChanges(o: CiliumOwnership, seen: { helmChart: boolean; 
 /** Pure: CILIUM_PARITY_DRIFT when the values differ or the agents rolled, else nothing. */
 export function parityDrift(o: CiliumOwnership, bootstrapValues: unknown, whose: string, liveValues: unknown, ds?: { before?: number; after?: number }): CauseError | undefined {
   const keys = valuesDiff(bootstrapValues, liveValues);
-  const roll = ds && rolled(ds.before === undefined ? undefined : { generation: ds.before }, ds.after === undefined ? undefined : { generation: ds.after });
+  const roll = ds && rolled(ds.before === undefined ? undefined : { templateGeneration: ds.before }, ds.after === undefined ? undefined : { templateGeneration: ds.after });
   if (!keys.length && !roll) return undefined;
   const hr = `HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name}`;
   const parts = [
     keys.length ? `${hr} spec.values differ from ${whose} at ${keys.join(', ')}` : '',
-    roll ? `the cilium DaemonSet rolled (generation ${ds!.before} → ${ds!.after}): Flux upgraded the release with other values` : '',
+    roll ? `the cilium DaemonSet rolled (template generation ${ds!.before} → ${ds!.after}): Flux upgraded the release with another pod template` : '',
   ].filter(Boolean);
   const seen = parts.join('; ');
   return new CauseError('CILIUM_PARITY_DRIFT', {
@@ -83,14 +115,33 @@ export async function checkAdoption(ctx: RunContext, host: HostRef, signal: Abor
   const o = ownershipOf(ctx);
   await waitFluxReady(ctx, host, signal);
   const hr = await waitHelmReleaseReady(ctx, host, o.helmRelease, signal);
-  const after = ds ? daemonSetGeneration(...(await readGeneration(ctx, host))) : undefined;
+  const after = ds ? templateGenerationOf(...(await readTemplateGeneration(ctx, host))) : undefined;
   const drift = parityDrift(o, reference.values, reference.whose, hr.spec?.values ?? {}, ds ? { before: ds.before, after } : undefined);
   if (drift) throw drift;
 }
 
-async function readGeneration(ctx: RunContext, host: HostRef): Promise<[string, number | null]> {
-  const r = await kubectl(ctx, host, 'get daemonset -n kube-system cilium -o jsonpath={.metadata.generation}');
+async function readTemplateGeneration(ctx: RunContext, host: HostRef): Promise<[string, number | null]> {
+  const r = await kubectl(ctx, host, 'get daemonset -n kube-system cilium -o json');
   return [r.stdout, r.code];
+}
+
+/** Performs one change; the delete's wait running out is HELMCHART_NOT_GONE, with what still holds the chart. */
+async function applyHandoverChange(ctx: RunContext, host: HostRef, o: CiliumOwnership, change: Change): Promise<void> {
+  try {
+    await applyChange(ctx.remote(host), change, ctx.signal);
+  } catch (err) {
+    const [cause] = causesOf(err);
+    if (change.kind !== 'command' || !change.command.startsWith(DELETE_PREFIX) || !cause) throw err;
+    const left = helmChartObject(await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} --ignore-not-found -o json`).catch(() => undefined));
+    const seen = left
+      ? `HelmChart ${o.helmChart.namespace}/${o.helmChart.name} is still there ${left.deleting ? 'and Terminating' : 'and not marked for deletion'}, held by the finalizers [${left.finalizers.join(', ')}]`
+      : `the delete did not finish within ${GONE_WAIT_S} s`;
+    throw new CauseError('HELMCHART_NOT_GONE', {
+      host: host.name,
+      message: seen,
+      evidence: { command: change.command, exitCode: cause.evidence.exitCode, excerpt: cause.evidence.excerpt, seen },
+    });
+  }
 }
 
 export const handoverStep: Step = {
@@ -99,12 +150,12 @@ export const handoverStep: Step = {
   probe: (_h, ctx) => {
     const o = ownershipOf(ctx);
     return {
-      helmChart: { command: `k3s kubectl get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} --ignore-not-found -o name`, sudo: true },
+      helmChart: helmChartProbe(o.helmChart),
       manifest: { command: `test -f ${shq(HELMCHART_MANIFEST)}`, sudo: true },
     };
   },
   plan: ({ probe, ctx }): Plan => ({
-    changes: handoverChanges(ownershipOf(ctx), { helmChart: probe.helmChart.code === 0 && probe.helmChart.stdout.trim() !== '', manifest: probe.manifest.code === 0 }),
+    changes: handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 }),
   }),
   async apply(plan, host, ctx) {
     const o = ownershipOf(ctx);
@@ -116,6 +167,6 @@ export const handoverStep: Step = {
         ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
         : { values: o.values, whose: 'the values the bootstrap renders from gitops.checkout' };
     await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get<number>(host.name, 'ciliumGenerationBefore') });
-    for (const change of plan.changes) await applyChange(ctx.remote(host), change, ctx.signal);
+    for (const change of plan.changes) await applyHandoverChange(ctx, host, o, change);
   },
 };

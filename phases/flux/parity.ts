@@ -32,10 +32,11 @@ export function helmChartValues(helmChart: { spec?: { valuesContent?: string } }
 }
 
 export interface DaemonSetMark {
-  generation: number;
+  /** The DaemonSet's template generation (it moves only when spec.template changes). */
+  templateGeneration: number;
 }
 
-/** The cilium DaemonSet rolled between the two looks: its spec (the pod template) changed. */
+/** The cilium DaemonSet rolled between the two looks: its pod template changed (a new rollout width alone is no roll). */
 export function rolled(before: DaemonSetMark | undefined, after: DaemonSetMark | undefined): boolean {
-  return before !== undefined && after !== undefined && after.generation !== before.generation;
+  return before !== undefined && after !== undefined && after.templateGeneration !== before.templateGeneration;
 }

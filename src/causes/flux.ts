@@ -58,6 +58,11 @@ export const fluxCauses = defineCauses({
     meaning: 'The HelmRelease at cilium.helmRelease did not adopt (install or upgrade) the Cilium release within the budget, so the bootstrap keeps its HelmChart: nothing was handed over.',
     remedy: 'kubectl -n <namespace> describe helmrelease <name>; helm history <release> -n <namespace>; fix and rerun with --only flux.',
   },
+  HELMCHART_NOT_GONE: {
+    title: "The bootstrap's Cilium HelmChart did not go at the hand-over",
+    meaning: "After it was marked unmanaged and helm-controller's finalizer was taken off, the HelmChart was deleted but still exists when the wait ran out: a finalizer the bootstrap does not know holds it (the evidence lists them), or the API did not answer. Flux owns Cilium already; the release is untouched.",
+    remedy: 'kubectl -n kube-system get helmchart <name> -o yaml: remove what holds it (the finalizer named in the evidence, once its controller has no work left), and rerun with --only flux. Never remove the unmanaged annotation: helm-controller would uninstall Cilium.',
+  },
   CILIUM_PARITY_DRIFT: {
     title: "Flux's Cilium values differ from the bootstrap's",
     meaning: "The live HelmRelease's spec.values differ from the values the bootstrap installed (its HelmChart) or would install from this checkout, or the cilium DaemonSet rolled across the hand-over: Flux and the bootstrap fight over the CNI. The differing keys are named as dotted paths.",

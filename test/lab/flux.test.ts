@@ -15,6 +15,13 @@ import { editFile, labInventory } from '../support/lab-inventory.ts';
 const FOUNDER = 'k3s-lab-1';
 const kubectl = (args: string) => hostExec(FOUNDER, `k3s kubectl ${args}`, { allowFail: true });
 const generation = async () => (await kubectl('get daemonset -n kube-system cilium -o jsonpath={.metadata.generation}')).stdout.trim();
+const HELMCHART_GONE = 'Error from server (NotFound): helmcharts.helm.cattle.io "cilium" not found';
+/** The DaemonSet's two generations and its agents' pod names (the same names: no pod was replaced). */
+async function ciliumDs(): Promise<{ generation: number; templateGeneration: string; pods: string[] }> {
+  const ds = JSON.parse((await kubectl('get daemonset -n kube-system cilium -o json')).stdout);
+  const pods = JSON.parse((await kubectl('get pods -n kube-system -l k8s-app=cilium -o json')).stdout).items.map((p: any) => p.metadata.name).sort();
+  return { generation: ds.metadata.generation, templateGeneration: ds.metadata.annotations['deprecated.daemonset.template.generation'], pods };
+}
 
 /** Adds `files` to the checkout and lists them in `dir`'s kustomization.yaml. */
 function addResources(checkout: string, dir: string, files: Record<string, string>): void {
@@ -39,6 +46,8 @@ ${dependsOn ? `  dependsOn:\n    - name: ${dependsOn}\n` : ''}${extra}`;
 describeAsRoot('flux: the cluster handed over to GitOps', () => {
   const stateDir = freshStateDir();
   let inventory: string;
+  /** The bootstrap's HelmChart as it was before the hand-over. */
+  let chartBefore: Promise<string> | undefined;
 
   beforeAll(async () => {
     await ensureLab();
@@ -53,7 +62,17 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
 
   it('builds every phase from cold: verify passes, Flux is Ready, Cilium changes hands without a roll', async () => {
     let before: Promise<string> | undefined;
-    const r = await bootstrap(['--json'], { stateDir, inventory, onEvent: (e) => e.type === 'phase-start' && e.phase === 'flux' && (before = generation()) });
+    let finalizers: Promise<string> | undefined;
+    const r = await bootstrap(['--json'], {
+      stateDir,
+      inventory,
+      onEvent: (e) => {
+        if (e.type !== 'phase-start' || e.phase !== 'flux') return;
+        before = generation();
+        chartBefore = kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o json').then((x) => x.stdout);
+        finalizers = kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o jsonpath={.metadata.finalizers[*]}').then((x) => x.stdout.trim());
+      },
+    });
     expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
     expect(r.code).toBe(0);
     const gates = r.events.filter((e) => e.type === 'gate-end').map((e) => `${e.phase}/${e.gate}=${e.status}`);
@@ -61,12 +80,16 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect(gates.filter((g) => g.startsWith('verify/')).every((g) => g.endsWith('=ok'))).toBe(true);
     const handover = r.events.find((e) => e.type === 'step-end' && e.step === 'cilium-handover');
     expect(handover.status).toBe('changed');
+    // helm-controller (its twin) had put its finalizer on the managed chart; the hand-over takes it off.
+    expect(await finalizers).toBe('wrangler.cattle.io/on-helm-chart-remove');
     expect(handover.changes.map((c: any) => c.summary)).toEqual([
       'remove /var/lib/rancher/k3s/server/manifests/cilium.yaml: Flux owns Cilium from now on',
-      'annotate HelmChart kube-system/cilium helmcharts.helm.cattle.io/unmanaged (the release stays)',
-      'delete HelmChart kube-system/cilium: HelmRelease kube-system/cilium owns Cilium',
+      'annotate HelmChart kube-system/cilium helmcharts.helm.cattle.io/unmanaged (helm-controller leaves the release alone from now on)',
+      'take the finalizer wrangler.cattle.io/on-helm-chart-remove off HelmChart kube-system/cilium: helm-controller no longer removes it from an unmanaged chart (the release stays)',
+      'delete HelmChart kube-system/cilium and wait until it is gone (at most 60 s): HelmRelease kube-system/cilium owns Cilium',
     ]);
-    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).code).not.toBe(0);
+    // Gone, not Terminating.
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
     expect((await hostExec(FOUNDER, 'test -f /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
     const hr = await kubectl(`get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`);
     expect(hr.stdout).toBe('True');
@@ -80,14 +103,61 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect(r.stdout).not.toContain(body);
   });
 
-  it('a second run changes nothing, --check would change nothing, and the HelmChart stays gone', async () => {
-    const again = await bootstrap([], { stateDir, inventory });
-    expect(again.code, again.stdout).toBe(0);
+  it('a second and a third run change nothing, --check would change nothing, and the HelmChart stays gone', async () => {
+    for (const _ of [1, 2]) {
+      const again = await bootstrap([], { stateDir, inventory });
+      expect(again.code, again.stdout).toBe(0);
+      expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
+      const check = await bootstrap(['--check'], { stateDir, inventory });
+      expect(check.code, check.stdout).toBe(0);
+      expect(check.stdout).toMatch(/^\d+ ok, 0 would change/m);
+      expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
+      for (const h of ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3']) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
+    }
+  });
+
+  it('a HelmChart an older bootstrap left Terminating (unmanaged, its finalizer on): the next run takes the finalizer off and it goes', async () => {
+    // What the hand-over without its finalizer step left on real clusters: deleted, held by helm-controller's finalizer.
+    const { spec } = JSON.parse((await chartBefore) ?? '{}');
+    const stuck = {
+      apiVersion: 'helm.cattle.io/v1',
+      kind: 'HelmChart',
+      metadata: { name: 'cilium', namespace: 'kube-system', annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' }, finalizers: ['wrangler.cattle.io/on-helm-chart-remove'] },
+      spec: { ...spec, chartContent: undefined },
+    };
+    await hostExec(FOUNDER, 'k3s kubectl create -f -', { input: JSON.stringify(stuck) });
+    await kubectl('delete helmchart.helm.cattle.io -n kube-system cilium --wait=false');
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium -o jsonpath={.metadata.deletionTimestamp}')).stdout).not.toBe('');
+    const r = await bootstrap(['--from', 'cilium', '--json'], { stateDir, inventory });
+    expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
+    // The cilium phase counts the unmanaged chart as handed over (no manifest written back); the hand-over finishes it.
+    const changed = r.events.filter((e) => e.type === 'step-end' && e.status === 'changed');
+    expect(changed.map((e) => e.step)).toEqual(['cilium-handover']);
+    expect(changed[0].changes.map((c: any) => c.summary)).toEqual([
+      'take the finalizer wrangler.cattle.io/on-helm-chart-remove off HelmChart kube-system/cilium: helm-controller no longer removes it from an unmanaged chart (the release stays)',
+      'delete HelmChart kube-system/cilium and wait until it is gone (at most 60 s): HelmRelease kube-system/cilium owns Cilium',
+    ]);
+    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
+    const again = await bootstrap(['--only', 'flux'], { stateDir, inventory });
     expect(again.stdout).toMatch(/^\d+ ok, 0 changed/m);
-    const check = await bootstrap(['--check'], { stateDir, inventory });
-    expect(check.code, check.stdout).toBe(0);
-    expect(check.stdout).toMatch(/^\d+ ok, 0 would change/m);
-    expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).code).not.toBe(0);
+  });
+
+  it('a new rollout width through the HelmRelease (not the pod template): generation moves, the agents stay, and a full run converges', async () => {
+    // maxSurge 0 beside maxUnavailable 1: a change of spec.updateStrategy, outside spec.template. (The twin's
+    // API does not default maxSurge, so adding it is a spec change here; on a real apiserver the same kind of
+    // change is a new maxUnavailable.)
+    const wider = labInventory({ gitops: (c) => editFile(join(c, 'platform', 'cilium', 'helmrelease.yaml'), /(\s+)maxUnavailable: 1/, '$1maxUnavailable: 1$1maxSurge: 0') });
+    const before = await ciliumDs();
+    const flux = await bootstrap(['--only', 'flux'], { stateDir, inventory: wider });
+    expect(flux.code, flux.stdout).toBe(0);
+    const after = await ciliumDs();
+    expect(JSON.parse((await kubectl('get daemonset -n kube-system cilium -o jsonpath={.spec.updateStrategy}')).stdout)).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
+    expect(after).toEqual({ generation: before.generation + 1, templateGeneration: before.templateGeneration, pods: before.pods });
+    // The cilium gate judges the agents by their revision, not by metadata.generation: current, Ready.
+    const r = await bootstrap(['--from', 'cilium', '--json'], { stateDir, inventory: wider });
+    expect(stopsOf(r), JSON.stringify(stopsOf(r))).toEqual([]);
+    expect(r.events.filter((e) => e.type === 'gate-end' && e.phase === 'cilium').map((e) => `${e.gate}=${e.status}`)).toEqual(['cilium-rolled-out=ok']);
+    expect(r.events.filter((e) => e.type === 'step-end' && e.status === 'changed').map((e) => e.step)).toEqual([]);
   });
 
   // Flux retries every failure but Stalled, so the gate waits its whole budget before it names one:

@@ -177,9 +177,15 @@ describeAsRoot('Flux twins against the lab GitOps server', () => {
     await until('the request handled', async () => ((await kubectl('get helmrelease -n kube-system cilium -o jsonpath={.status.lastHandledReconcileAt}')) === 'lab-1' ? true : undefined), 30_000);
     expect(await ready('helmrelease', 'cilium', 'True', 'kube-system')).toMatchObject({ message: expect.stringContaining('cilium.v2 ') });
     // The hand-over: k3s's helm-controller leaves an unmanaged HelmChart alone, and deleting it keeps the release.
+    // Its finalizer stays on (the remove handler is out of scope for an unmanaged chart): the chart stays
+    // Terminating until it is taken off.
     await kubectl('annotate --overwrite -n kube-system helmchart.helm.cattle.io/cilium helmcharts.helm.cattle.io/unmanaged=true');
-    await kubectl('delete -n kube-system helmchart.helm.cattle.io/cilium');
+    await kubectl('delete -n kube-system helmchart.helm.cattle.io/cilium --wait=false');
     await new Promise((r) => setTimeout(r, 4000)); // a round of both helm-controllers
+    expect(await kubectl('get -n kube-system helmchart.helm.cattle.io/cilium -o jsonpath={.metadata.finalizers[*]}')).toBe('wrangler.cattle.io/on-helm-chart-remove');
+    expect(await kubectl('get secrets -n kube-system -l owner=helm,name=cilium,status=deployed -o name')).toBe('secret/sh.helm.release.v1.cilium.v2\n');
+    await kubectl(`patch -n kube-system helmchart.helm.cattle.io/cilium --type=json -p '[{"op":"remove","path":"/metadata/finalizers/0"}]'`);
+    expect(await kubectl('get -n kube-system helmchart.helm.cattle.io --ignore-not-found -o name')).toBe('');
     expect(await kubectl('get secrets -n kube-system -l owner=helm,name=cilium,status=deployed -o name')).toBe('secret/sh.helm.release.v1.cilium.v2\n');
     expect((await dsTemplate()).metadata.generation).toBe(before.metadata.generation);
     expect(await ready('helmrelease', 'cilium', 'True', 'kube-system')).toMatchObject({ reason: 'UpgradeSucceeded' });

@@ -12,7 +12,7 @@ const inner: Step = {
   plan: () => ({ changes: [{ kind: 'command', description: 'write the HelmChart', command: 'write' }] }),
 };
 
-function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolean }) {
+function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolean; unmanaged?: boolean }) {
   const facts = new Facts();
   facts.set(PHASE_FACTS, { ciliumRelease: { helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' } } });
   const ctx = { facts } as any;
@@ -25,7 +25,7 @@ function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolea
       host: {} as any,
       local: undefined,
       ctx,
-      probe: { file: { stdout: '', stderr: '', code: seen.file ? 0 : 1 }, helmChartObject: r(seen.helmChart, 'helmchart.helm.cattle.io/cilium\n'), helmReleaseObject: r(seen.helmRelease, 'helmrelease.helm.toolkit.fluxcd.io/cilium\n') },
+      probe: { file: { stdout: '', stderr: '', code: seen.file ? 0 : 1 }, helmChartObject: r(seen.helmChart, JSON.stringify({ metadata: { name: 'cilium', ...(seen.unmanaged ? { annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' } } : {}) } })), helmReleaseObject: r(seen.helmRelease, 'helmrelease.helm.toolkit.fluxcd.io/cilium\n') },
     }),
   };
 }
@@ -46,8 +46,13 @@ describe('the cilium step once Flux owns Cilium', () => {
   ])('%s: the HelmChart step plans as before', (_what, seen) => {
     expect(planWith(seen).plan.changes).toHaveLength(1);
   });
-  it('fluxOwnsCilium is exactly: no manifest, no HelmChart, a HelmRelease', () => {
-    expect(fluxOwnsCilium({ manifest: false, helmChart: false, helmRelease: true })).toBe(true);
-    expect(fluxOwnsCilium({ manifest: true, helmChart: false, helmRelease: true })).toBe(false);
+  it('a HelmChart the hand-over already marked unmanaged (left Terminating, or an interrupted hand-over) counts as handed over', () => {
+    expect(planWith({ file: false, helmChart: true, helmRelease: true, unmanaged: true }).plan).toEqual({ changes: [], facts: { ciliumOwner: 'flux' } });
+  });
+  it('fluxOwnsCilium is exactly: no manifest, no managed HelmChart, a HelmRelease', () => {
+    expect(fluxOwnsCilium({ manifest: false, helmChart: 'absent', helmRelease: true })).toBe(true);
+    expect(fluxOwnsCilium({ manifest: false, helmChart: 'unmanaged', helmRelease: true })).toBe(true);
+    expect(fluxOwnsCilium({ manifest: false, helmChart: 'managed', helmRelease: true })).toBe(false);
+    expect(fluxOwnsCilium({ manifest: true, helmChart: 'absent', helmRelease: true })).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 // Cilium parity across the hand-over: the differing keys as dotted paths, and the roll of the agents.
 import { describe, expect, it } from 'vitest';
 import { helmChartValues, rolled, valuesDiff } from '../../phases/flux/parity.ts';
-import { handoverChanges, parityDrift, pick, type CiliumOwnership } from '../../phases/flux/handover.ts';
+import { handoverChanges, parityDrift, pick, templateGenerationOf, type CiliumOwnership } from '../../phases/flux/handover.ts';
+import { helmChartObject, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../phases/flux/helmchart-object.ts';
 
 const own: CiliumOwnership = { helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' }, values: {} };
 
@@ -28,10 +29,15 @@ describe('helmChartValues / rolled / pick', () => {
     expect(helmChartValues({ spec: { valuesContent: 'a: 1\nb:\n  c: x\n' } })).toEqual({ a: 1, b: { c: 'x' } });
     expect(helmChartValues({ spec: {} })).toEqual({});
   });
-  it('a changed generation is a roll; an unknown side is not', () => {
-    expect(rolled({ generation: 1 }, { generation: 2 })).toBe(true);
-    expect(rolled({ generation: 2 }, { generation: 2 })).toBe(false);
-    expect(rolled(undefined, { generation: 2 })).toBe(false);
+  it('a changed template generation is a roll; an unknown side is not', () => {
+    expect(rolled({ templateGeneration: 1 }, { templateGeneration: 2 })).toBe(true);
+    expect(rolled({ templateGeneration: 2 }, { templateGeneration: 2 })).toBe(false);
+    expect(rolled(undefined, { templateGeneration: 2 })).toBe(false);
+  });
+  it("the roll check reads the DaemonSet's template generation, not metadata.generation (a new rollout width is no roll)", () => {
+    const ds = JSON.stringify({ metadata: { generation: 3, annotations: { 'deprecated.daemonset.template.generation': '1' } } });
+    expect(templateGenerationOf(ds, 0)).toBe(1);
+    expect(templateGenerationOf('', 1)).toBeUndefined();
   });
   it('pick follows a dotted path', () => {
     expect(pick({ a: { b: [0, { c: 5 }] } }, 'a.b[1].c')).toBe(5);
@@ -50,20 +56,36 @@ describe('parityDrift', () => {
   });
   it('a roll alone is a drift too', () => {
     const e = parityDrift(own, { a: 1 }, 'x', { a: 1 }, { before: 1, after: 2 })!;
-    expect(e.message).toContain('the cilium DaemonSet rolled (generation 1 → 2)');
+    expect(e.message).toContain('the cilium DaemonSet rolled (template generation 1 → 2)');
   });
 });
 
 describe('handoverChanges', () => {
-  it('removes the manifest, marks the HelmChart unmanaged and deletes it, in that order', () => {
-    const c = handoverChanges(own, { helmChart: true, manifest: true });
-    expect(c.map((x) => (x.kind === 'command' ? x.command : ''))).toEqual([
+  const commands = (c: ReturnType<typeof handoverChanges>) => c.map((x) => (x.kind === 'command' ? x.command : ''));
+  const chart = (o: Partial<HelmChartObject> = {}): HelmChartObject => ({ unmanaged: false, finalizers: [REMOVE_FINALIZER], deleting: false, ...o });
+  it('removes the manifest, marks the HelmChart unmanaged, takes the finalizer off, deletes it and waits, in that order', () => {
+    expect(commands(handoverChanges(own, { helmChart: chart(), manifest: true }))).toEqual([
       'rm -f /var/lib/rancher/k3s/server/manifests/cilium.yaml',
       'k3s kubectl annotate --overwrite -n kube-system helmchart.helm.cattle.io/cilium helmcharts.helm.cattle.io/unmanaged=true',
-      'k3s kubectl delete -n kube-system helmchart.helm.cattle.io/cilium --wait=false',
+      `k3s kubectl patch -n kube-system helmchart.helm.cattle.io/cilium --type=json -p '[{"op":"test","path":"/metadata/finalizers/0","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/0"}]'`,
+      'k3s kubectl delete -n kube-system helmchart.helm.cattle.io/cilium --ignore-not-found --timeout=60s',
     ]);
   });
-  it('plans nothing once Flux owns Cilium', () => {
-    expect(handoverChanges(own, { helmChart: false, manifest: false })).toEqual([]);
+  it('a chart left Terminating by an earlier hand-over (unmanaged, finalizer on): only the finalizer and the wait', () => {
+    expect(commands(handoverChanges(own, { helmChart: chart({ unmanaged: true, deleting: true, finalizers: ['other/x', REMOVE_FINALIZER] }), manifest: false }))).toEqual([
+      `k3s kubectl patch -n kube-system helmchart.helm.cattle.io/cilium --type=json -p '[{"op":"test","path":"/metadata/finalizers/1","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/1"}]'`,
+      'k3s kubectl delete -n kube-system helmchart.helm.cattle.io/cilium --ignore-not-found --timeout=60s',
+    ]);
+  });
+  it('a chart helm-controller never claimed (no finalizer): annotate, delete, wait', () => {
+    expect(commands(handoverChanges(own, { helmChart: chart({ finalizers: [] }), manifest: false }))).toHaveLength(2);
+  });
+  it('plans nothing once the HelmChart and its manifest are gone', () => {
+    expect(handoverChanges(own, { helmChart: undefined, manifest: false })).toEqual([]);
+  });
+  it('reads the probe: gone when empty, the annotation, the finalizers and the deletion mark', () => {
+    expect(helmChartObject({ stdout: '', stderr: '', code: 0 })).toBeUndefined();
+    const seen = { metadata: { annotations: { [UNMANAGED]: 'true' }, finalizers: [REMOVE_FINALIZER], deletionTimestamp: '2026-12-01T00:00:00Z' } };
+    expect(helmChartObject({ stdout: JSON.stringify(seen), stderr: '', code: 0 })).toEqual({ unmanaged: true, finalizers: [REMOVE_FINALIZER], deleting: true });
   });
 });

@@ -17,6 +17,7 @@ import { type NodeContext, nowIso } from './context.ts';
 import type { PodLogs } from './pod-logs.ts';
 import { containerId } from '../runtime/tasks.ts';
 import { pullWithBackOff } from '../runtime/image-pull.ts';
+import { collectRevisions, constructHistory } from './revisions.ts';
 import { type NodeView, containerEnv, maxUnavailable, nodeView, podFitsNode, podFromTemplate, templateHash } from './scheduling.ts';
 
 const info = (r: string) => BUILTIN.find((x) => x.resource === r)!;
@@ -152,6 +153,10 @@ export class DaemonSetKubelet {
       const program = this.programs.find((p) => p.container(ds));
       if (!program) continue;
       const hash = templateHash(ds.spec?.template);
+      if (this.ctx.etcd) {
+        const podHashes = new Set<string>(pods.filter((p) => ownedBy(p, ds)).map((p) => p.metadata.labels?.['controller-revision-hash']));
+        await constructHistory(this.ctx.store, ds, hash, podHashes).catch(() => undefined);
+      }
       let run: any;
       for (const n of controlled) {
         const r = await this.controlNode(ds, hash, n, nodes, pods);
@@ -181,6 +186,7 @@ export class DaemonSetKubelet {
         const node = p.spec?.nodeName;
         if (!live.has(owner.uid) || (node && !names.has(node))) await this.deletePod(p);
       }
+      await collectRevisions(this.ctx.store, live).catch(() => undefined);
     }
     for (const [name, s] of this.slots) {
       if (keep.has(name)) continue;

@@ -3,6 +3,7 @@
 // tolerations the DaemonSet controller adds itself), the pod made from the template, and the env a
 // container sees (explicit values and fieldRefs; kubelet's own KUBERNETES_SERVICE_* only when not given).
 import { createHash } from 'node:crypto';
+import { templateGeneration } from '../api/daemonset-strategy.ts';
 
 export interface NodeView {
   name: string;
@@ -68,6 +69,7 @@ export function templateHash(template: any): string {
   return createHash('sha256').update(JSON.stringify(template ?? {})).digest('hex').slice(0, 10);
 }
 
+/** The pod the controller creates: labelled with the template's hash and template generation (daemon/util CreatePodTemplate), not metadata.generation. */
 export function podFromTemplate(ds: any, node: string, hash: string): any {
   const t = ds.spec?.template ?? {};
   return {
@@ -76,7 +78,7 @@ export function podFromTemplate(ds: any, node: string, hash: string): any {
     metadata: {
       name: podNameFor(ds.metadata.name, ds.metadata.uid, node, hash),
       namespace: ds.metadata.namespace,
-      labels: { ...(t.metadata?.labels ?? {}), 'controller-revision-hash': hash, 'pod-template-generation': String(ds.metadata.generation ?? 1) },
+      labels: { ...(t.metadata?.labels ?? {}), 'controller-revision-hash': hash, 'pod-template-generation': String(templateGeneration(ds) ?? 1) },
       annotations: t.metadata?.annotations ?? {},
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, uid: ds.metadata.uid, controller: true, blockOwnerDeletion: true }],
     },

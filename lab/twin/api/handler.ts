@@ -8,6 +8,7 @@ import { applyPatch, patchTypeOf, PatchError } from './patch.ts';
 import { BUILTIN, type ResourceInfo, type ResourceRegistry, apiVersionOf, keyPrefix } from './resources.ts';
 import { matchFields, matchLabels, parseLabelSelector } from './selectors.ts';
 import { ApiError, badRequest, notFound } from './status.ts';
+import { pendingDeletion } from './finalizers.ts';
 import { etcdFailure, type ObjectStore } from './store.ts';
 import { toTable } from './table.ts';
 import { serveWatch } from './watch.ts';
@@ -213,6 +214,8 @@ export class KubeApi {
     if (method === 'DELETE' && t.name) {
       await this.opts.hooks?.beforeDelete?.(t.info, await this.store.get(t.info, t.ns, t.name));
       const obj = await this.store.delete(t.info, t.ns, t.name);
+      // Held by a finalizer: the apiserver answers with the marked object (handlers/delete.go).
+      if (pendingDeletion(obj)) return send(res, 200, obj);
       await this.cascade(t.info, obj);
       send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: t.name, group: t.info.group, kind: t.info.resource, uid: obj.metadata?.uid } });
       return;
@@ -223,8 +226,9 @@ export class KubeApi {
       const deleted = [];
       for (const o of items.filter((x) => matchLabels(labels, x.metadata?.labels))) {
         await this.opts.hooks?.beforeDelete?.(t.info, o);
-        deleted.push(await this.store.delete(t.info, o.metadata.namespace, o.metadata.name));
-        await this.cascade(t.info, o);
+        const gone = await this.store.delete(t.info, o.metadata.namespace, o.metadata.name);
+        deleted.push(gone);
+        if (!pendingDeletion(gone)) await this.cascade(t.info, o);
       }
       send(res, 200, { kind: `${t.info.kind}List`, apiVersion: apiVersionOf(t.info), metadata: {}, items: deleted });
       return;

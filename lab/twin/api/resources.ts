@@ -32,6 +32,7 @@ export const BUILTIN: ResourceInfo[] = [
   r('apps', 'v1', 'daemonsets', 'DaemonSet', true, ['ds'], true),
   r('apps', 'v1', 'statefulsets', 'StatefulSet', true, ['sts'], true),
   r('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], true),
+  r('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   r('batch', 'v1', 'jobs', 'Job', true, [], true),
   r('batch', 'v1', 'cronjobs', 'CronJob', true, ['cj'], true),
   r('coordination.k8s.io', 'v1', 'leases', 'Lease', true),

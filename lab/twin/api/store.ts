@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { EtcdClient, EtcdError, type KV } from '../etcd/client.ts';
 import { type ResourceInfo, objectKey, keyPrefix, apiVersionOf } from './resources.ts';
 import { alreadyExists, conflict, notFound, unavailable, timeout, ApiError, badRequest } from './status.ts';
+import { canonical, prepareDaemonSetCreate, prepareDaemonSetUpdate } from './daemonset-strategy.ts';
+import { carryDeletion, clearDeletion, deleteOnUpdate, finalizersOf, markDeleting } from './finalizers.ts';
 
 export function decode(kv: KV): any {
   const obj = JSON.parse(kv.value);
@@ -27,9 +29,13 @@ export function etcdFailure(e: unknown): ApiError {
 }
 
 const specOf = (o: any) => {
-  const { metadata: _m, status: _s, ...rest } = o ?? {};
-  return JSON.stringify(rest);
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o ?? {};
+  return canonical(rest);
 };
+
+const isDaemonSet = (info: ResourceInfo) => info.group === 'apps' && info.resource === 'daemonsets';
+/** The kind as apierrors.NewInvalid names it: Kind.group (Kind alone in the core group). */
+const qualifiedKind = (info: ResourceInfo) => (info.group ? `${info.kind}.${info.group}` : info.kind);
 
 export class ObjectStore {
   constructor(readonly etcd: EtcdClient) {}
@@ -78,6 +84,8 @@ export class ObjectStore {
     meta.generation = 1;
     delete meta.resourceVersion;
     delete meta.managedFields;
+    clearDeletion(meta);
+    if (isDaemonSet(info)) prepareDaemonSetCreate(obj);
     this.present(info, obj);
     const key = objectKey(info, ns, meta.name);
     const r = await this.wrap(() => this.etcd.putIf(key, encode(obj), 0));
@@ -110,19 +118,37 @@ export class ObjectStore {
     m.creationTimestamp = old.metadata.creationTimestamp;
     m.generation = (old.metadata.generation ?? 1) + (specOf(next) !== specOf(old) ? 1 : 0);
     delete m.managedFields;
+    carryDeletion(next, old, qualifiedKind(info), name);
+    if (isDaemonSet(info) && !opts.onlyStatus) prepareDaemonSetUpdate(next, old);
     this.present(info, next);
-    const r = await this.wrap(() => this.etcd.putIf(key, encode(next), kv.modRevision));
+    // The write that takes a marked object's last finalizer off deletes it.
+    const r = deleteOnUpdate(next)
+      ? await this.wrap(() => this.etcd.deleteIf(key, kv.modRevision))
+      : await this.wrap(() => this.etcd.putIf(key, encode(next), kv.modRevision));
     if (!r.ok) throw conflict(info.group, info.resource, name);
     m.resourceVersion = String(r.revision);
     return next;
   }
 
+  /**
+   * Deletes an object, or, while it has finalizers, only marks it (deletionTimestamp): it stays until an
+   * update removes the last one. Returns the object as it was deleted, or marked (see pendingDeletion).
+   */
   async delete(info: ResourceInfo, ns: string | undefined, name: string): Promise<any> {
     const key = objectKey(info, ns, name);
     const kv = await this.wrap(() => this.etcd.get(key));
     if (!kv) throw notFound(info.group, info.resource, name);
+    const old = decode(kv);
+    if (finalizersOf(old).length) {
+      if (old.metadata.deletionTimestamp) return this.present(info, old);
+      const marked = markDeleting(old);
+      const w = await this.wrap(() => this.etcd.putIf(key, encode(marked), kv.modRevision));
+      if (!w.ok) throw conflict(info.group, info.resource, name);
+      marked.metadata.resourceVersion = String(w.revision);
+      return this.present(info, marked);
+    }
     const r = await this.wrap(() => this.etcd.deleteIf(key, kv.modRevision));
     if (!r.ok) throw conflict(info.group, info.resource, name);
-    return this.present(info, decode(kv));
+    return this.present(info, old);
   }
 }

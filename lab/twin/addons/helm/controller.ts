@@ -5,6 +5,12 @@
 // status. The install pod itself is not run. `bootstrap: true` charts install on a cluster without a CNI;
 // other charts wait until some Node is Ready (their Job pod would need the pod network). Every server runs
 // this; two servers racing create the same release version and only one create succeeds.
+// Deletion (k3s-io/helm-controller v0.16.17 chart.go Register: remove.RegisterScopedOnRemoveHandler
+// "on-helm-chart-remove", scoped by shouldManage; pkg/remove/handler.go; rancher/wrangler v3.2.1
+// pkg/generic/remove.go): a managed chart gets the finalizer wrangler.cattle.io/on-helm-chart-remove; a
+// managed chart being deleted is uninstalled (helm-delete) and then loses the finalizer. An unmanaged chart
+// is out of scope for both: no finalizer is added or taken off, so once it has one a delete leaves it
+// Terminating until someone removes it; and its install Job goes (the generating handler applies an empty set).
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
 import { BUILTIN } from '../../api/resources.ts';
@@ -12,7 +18,7 @@ import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';
 import { type AddonContext, nowIso } from '../context.ts';
 import { renderCilium } from './cilium-chart.ts';
-import { releaseSecret, type ReleaseInput } from './release.ts';
+import { decodeRelease, releaseSecret, type ReleaseInput } from './release.ts';
 import { tgzFiles } from './tgz.ts';
 import { coalesce } from './values.ts';
 
@@ -23,6 +29,14 @@ const NODES = info('nodes');
 const NAMESPACES = info('namespaces');
 export const UNMANAGED = 'helmcharts.helm.cattle.io/unmanaged';
 export const CONFIG_HASH = 'helmcharts.helm.cattle.io/configHash';
+/** wrangler's finalizer prefix and the remove handler's name. */
+export const REMOVE_FINALIZER = 'wrangler.cattle.io/on-helm-chart-remove';
+
+/** chart.go shouldManage: a chart with content (or a chart name) and without the unmanaged annotation. */
+export function shouldManage(hc: any): boolean {
+  if (!hc?.spec?.chart && !hc?.spec?.chartContent) return false;
+  return hc.metadata?.annotations?.[UNMANAGED] === undefined;
+}
 
 export function configHash(spec: any): string {
   const h = createHash('sha256');
@@ -70,8 +84,21 @@ export class HelmController {
   async reconcile(): Promise<void> {
     const charts = await this.ctx.registry.findKind('helm.cattle.io/v1', 'HelmChart');
     if (!charts) return;
-    for (const hc of (await this.ctx.store.list(charts)).items) {
-      if (hc.metadata.annotations?.[UNMANAGED] !== undefined || !hc.spec?.chartContent) continue;
+    for (let hc of (await this.ctx.store.list(charts)).items) {
+      if (!shouldManage(hc)) {
+        await this.dropInstallJob(hc);
+        continue;
+      }
+      const finalizers: string[] = hc.metadata.finalizers ?? [];
+      if (hc.metadata.deletionTimestamp) {
+        if (finalizers.includes(REMOVE_FINALIZER)) await this.remove(charts, hc);
+        continue;
+      }
+      if (!finalizers.includes(REMOVE_FINALIZER)) {
+        // wrangler's addFinalizer: an update of the object as it was read (a newer write wins, retried next round).
+        hc = await this.ctx.store.update(charts, hc.metadata.namespace, hc.metadata.name, { ...hc, metadata: { ...hc.metadata, finalizers: [...finalizers, REMOVE_FINALIZER] } }, { expectedRV: hc.metadata.resourceVersion, keepStatus: true });
+      }
+      if (!hc.spec.chartContent) continue;
       const hash = configHash(hc.spec);
       const jobName = `helm-install-${hc.metadata.name}`;
       const job = await this.ctx.store.tryGet(JOBS, hc.metadata.namespace, jobName);
@@ -79,6 +106,39 @@ export class HelmController {
       if (!hc.spec.bootstrap && !(await this.someNodeReady())) continue;
       await this.install(charts, hc, hash, jobName, job);
     }
+  }
+
+  /** An unmanaged chart's generating handler returns nothing: the objects it applied (the install Job) go. */
+  private async dropInstallJob(hc: any): Promise<void> {
+    const name = `helm-install-${hc.metadata.name}`;
+    const job = await this.ctx.store.tryGet(JOBS, hc.metadata.namespace, name);
+    if (!job || !(job.metadata.ownerReferences ?? []).some((o: any) => o.uid === hc.metadata.uid)) return;
+    await this.ctx.store.delete(JOBS, hc.metadata.namespace, name).catch(() => undefined);
+  }
+
+  /**
+   * OnRemove for a managed chart being deleted: helm uninstall (the deployed release's objects, then every
+   * release record), the chart's Job removed, then the finalizer taken off, which lets the chart go.
+   */
+  private async remove(charts: any, hc: any): Promise<void> {
+    const release = hc.metadata.name;
+    const ns = hc.spec.targetNamespace || hc.metadata.namespace;
+    const { store } = this.ctx;
+    const history = (await store.list(SECRETS, ns)).items.filter((s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === release);
+    const deployed = history.find((s) => s.metadata.labels?.status === 'deployed');
+    if (deployed) {
+      for (const doc of YAML.parseAllDocuments(String(decodeRelease(deployed.data.release).manifest ?? ''))) {
+        const o = doc.toJS();
+        const i = o?.kind ? await this.ctx.registry.findKind(o.apiVersion, o.kind) : undefined;
+        if (i) await store.delete(i, i.namespaced ? o.metadata?.namespace ?? ns : undefined, o.metadata?.name).catch(() => undefined);
+      }
+    }
+    for (const s of history) await store.delete(SECRETS, ns, s.metadata.name).catch(() => undefined);
+    await store.delete(JOBS, hc.metadata.namespace, `helm-install-${release}`).catch(() => undefined);
+    await this.ctx.etcd.delete(`/twin/helm-install/${hc.metadata.namespace}/${release}`).catch(() => undefined);
+    log.info(`helm-controller: Uninstalled HelmChart using Job ${hc.metadata.namespace}/helm-delete-${release}, removing resources`);
+    const finalizers = (hc.metadata.finalizers ?? []).filter((f: string) => f !== REMOVE_FINALIZER);
+    await store.update(charts, hc.metadata.namespace, hc.metadata.name, { ...hc, metadata: { ...hc.metadata, finalizers } }, { expectedRV: hc.metadata.resourceVersion, keepStatus: true });
   }
 
   private async someNodeReady(): Promise<boolean> {
