@@ -12,6 +12,8 @@ import type { Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 
 export const LOCK_DIR = '/run/bootstrap.lock';
+/** Taking the lock on one host (the script's tries included). */
+export const LOCK_ACQUIRE_BUDGET_MS = 30_000;
 /** How often a holder refreshes its owner record. */
 export const HEARTBEAT_S = 60;
 /** A record not refreshed for this long belongs to a dead run (ten missed heartbeats). */
@@ -56,7 +58,7 @@ rm -rf "$t"; echo contended; exit 5`;
 
 export async function acquireLock(remote: Remote, owner: LockOwner, opts: LockOptions = {}): Promise<{ tookOverStale?: { runId: string; since: number; who: string } }> {
   const dir = opts.dir ?? LOCK_DIR;
-  const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: 30_000, signal: opts.signal });
+  const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: LOCK_ACQUIRE_BUDGET_MS, signal: opts.signal });
   const [state, runId, since, ...who] = res.stdout.trim().split(' ');
   if (res.code === 0 && state === 'acquired') return {};
   if (res.code === 0 && state === 'stale') return { tookOverStale: { runId, since: Number(since), who: who.join(' ') } };

@@ -10,8 +10,10 @@ import type { Journal } from './journal.ts';
 import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { batchScript, parseBatch } from './probe-batch.ts';
 import type { LoggedCommand } from '../transport/types.ts';
+import { sudoWantsPassword } from '../transport/sudo.ts';
 
-const PROBE_BUDGET_MS = 60_000;
+/** One probe batch's budget (a host's read-only probes, run as one remote execution). */
+export const PROBE_BUDGET_MS = 60_000;
 
 export interface Waiver {
   cause: string;
@@ -238,6 +240,14 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
         logAs: (r) => batchLogEntries(batch, parseBatch(r.stdout, keys), sudo, r),
       });
       ctx.signal.throwIfAborted();
+      if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
+        // Passed the connection's sudo check, refused now: passwordless sudo was withdrawn during the run.
+        throw new CauseError('SUDO_NEEDS_PASSWORD', {
+          host: host.name,
+          message: `sudo on ${host.name} asks for a password`,
+          evidence: { command: `sudo -n sh -s (${keys.length} read-only probes)`, exitCode: res.code, seen: 'sudo wants a password (it did not when the run connected)', excerpt: res.stderr.slice(-2000) },
+        });
+      }
       if (res.code !== 0) {
         // The frames are base64: say in words which probes answered and which did not, and show the
         // batch's own error output (decoded probe output stays in the run log, redacted).

@@ -36,6 +36,16 @@ export interface SshTransportOptions {
   maxChannels?: number;
 }
 
+/** The connection defaults (SshTransportOptions says what each is). */
+export const CONNECT_DEFAULTS = { connectTimeoutMs: 10_000, retries: 2, retryMinTimeoutMs: 500 } as const;
+
+/** The longest a connection to one host may take with the defaults: every attempt's budget and the backoffs between them. */
+export function connectBudgetMs(d: { connectTimeoutMs: number; retries: number; retryMinTimeoutMs: number } = CONNECT_DEFAULTS): number {
+  let backoff = 0;
+  for (let i = 0; i < d.retries; i++) backoff += d.retryMinTimeoutMs * 2 ** i;
+  return (d.retries + 1) * d.connectTimeoutMs + backoff;
+}
+
 /** A jump host connection shared by the hosts behind it, closed when the last of them closes. */
 interface SharedJump {
   target: SshTarget;
@@ -53,9 +63,9 @@ export class SshTransport implements Transport {
     this.settings = {
       env,
       authSock: opts.authSock === null ? undefined : (opts.authSock ?? process.env.SSH_AUTH_SOCK) || undefined,
-      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
-      retries: opts.retries ?? 2,
-      retryMinTimeoutMs: opts.retryMinTimeoutMs ?? 500,
+      connectTimeoutMs: opts.connectTimeoutMs ?? CONNECT_DEFAULTS.connectTimeoutMs,
+      retries: opts.retries ?? CONNECT_DEFAULTS.retries,
+      retryMinTimeoutMs: opts.retryMinTimeoutMs ?? CONNECT_DEFAULTS.retryMinTimeoutMs,
       keepaliveIntervalMs: opts.keepaliveIntervalMs ?? 10_000,
       maxChannels: opts.maxChannels ?? 8,
     };

@@ -28,18 +28,24 @@ export function sudoStopCommand(tag: string): string {
   return `sudo -n sh -c ${shellQuote(`for p in $(pgrep -f -- '${pattern}'); do s=$(ps -o sid= -p "$p") && pkill -TERM -s $s; done; true`)}`;
 }
 
+/** The sudo probe's budget, once per connection. */
+export const SUDO_PROBE_BUDGET_MS = 15_000;
+
 /** The probe: exits 0 when the user may run anything as root without a password. */
 export const SUDO_PROBE = 'sudo -n true';
 
 /** sudo's words when it would have to ask (the password, or a terminal to ask on). */
 const NEEDS_PASSWORD = /a password is required|a terminal is required|must have a tty|no askpass program/i;
 
+/** Whether a `sudo -n` command's error output says sudo would have asked (sudo withdrawn after the connection's check). */
+export const sudoWantsPassword = (stderr: string): boolean => NEEDS_PASSWORD.test(stderr);
+
 /**
  * Check, once per connection, that sudo works without a password. Throws SUDO_NEEDS_PASSWORD when sudo
  * would ask; GATE_FAILED when sudo fails for another reason (not installed, user not allowed at all).
  */
 export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
-  const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? 15_000, signal: opts.signal });
+  const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? SUDO_PROBE_BUDGET_MS, signal: opts.signal });
   if (r.code === 0) return;
   const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
   const evidence = { command: SUDO_PROBE, exitCode: r.code, excerpt };
