@@ -62,7 +62,13 @@ export function bootstrap(
       clearTimeout(timer);
       const run = { code, stdout, stderr, ms: Date.now() - t0, events };
       // No run may leak a secret, whatever the test checks (the token, the client key, the deploy key).
-      const leaks = secretLeaks(run, opts.stateDir, opts.inventory ?? paths.inventory);
+      let leaks: string[];
+      try {
+        leaks = secretLeaks(run, opts.stateDir, opts.inventory ?? paths.inventory);
+      } catch (err) {
+        reject(err); // an unreadable state folder fails the test instead of hanging it
+        return;
+      }
       if (leaks.length) reject(new Error(`the run leaked secrets:\n${leaks.join('\n')}`));
       else resolve(run);
     });
