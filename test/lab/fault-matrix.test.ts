@@ -1,0 +1,319 @@
+// The lab fault matrix (test/support/fault-matrix.ts): on the shared, converged cluster each row injects
+// its fault at its moment of a run, sees the run stop with the row's cause naming the row's host within the
+// budget plus 2 s, heals, and reruns: exit 0, and nothing lost (etcd's voters are the servers, every node
+// Ready, a ConfigMap written before the first fault still there).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { parse, stringify } from 'yaml';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { fault, hostExec, paths } from '../../lab/api.ts';
+import { describeAsRoot } from '../support/env.ts';
+import { ensureLab, holdLab, hosts } from '../support/lab.ts';
+import { bootstrap, freshStateDir, resetCluster, stopsOf, voters } from '../support/cluster.ts';
+import { labInventory } from '../support/lab-inventory.ts';
+import { FAULT_ROWS, type FaultRow } from '../support/fault-matrix.ts';
+
+const FOUNDER = 'k3s-lab-1';
+const MARKER = 'fault-matrix-marker';
+const kubectl = (args: string) => hostExec(FOUNDER, `k3s kubectl ${args}`);
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/** Polls `ok` every second until it holds or `ms` ran out (heals that take effect in the background). */
+async function until(what: string, ms: number, ok: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok().catch(() => false))) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await sleep(1000);
+  }
+}
+
+const nodesReady = async () => {
+  const r = await kubectl(`get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`);
+  const seen = r.stdout.trim().split('\n');
+  return seen.length === hosts().length && seen.every((s) => s === 'True');
+};
+
+interface Env {
+  stateDir: string;
+  inventory: string;
+}
+
+interface Injection {
+  /** Puts the fault in place (resolves once it is). */
+  inject: (env: Env) => Promise<void>;
+  heal: (env: Env) => Promise<void>;
+  /** A run of its own that must be under way first (the live lock holder). */
+  alongside?: (env: Env) => { started: Promise<void>; done: Promise<unknown> };
+  /** The run's inventory, when the row needs another one (built once, from the shared one). */
+  inventory?: (env: Env) => string;
+}
+
+const knownHostsLine = (address: string) => readFileSync(paths.knownHosts, 'utf8').split('\n').findIndex((l) => l.startsWith(`${address} `));
+function editKnownHosts(edit: (lines: string[], i: number) => void, name: string): () => void {
+  const original = readFileSync(paths.knownHosts, 'utf8');
+  const lines = original.split('\n');
+  const address = hosts().find((h) => h.name === name)!.address;
+  const i = knownHostsLine(address);
+  if (i < 0) throw new Error(`no known_hosts line for ${address}`);
+  edit(lines, i);
+  writeFileSync(paths.knownHosts, lines.join('\n'));
+  return () => writeFileSync(paths.knownHosts, original);
+}
+
+const restores = new Map<string, () => void>();
+let holder: { done: Promise<unknown> } | undefined;
+let route = '';
+let ss = '';
+let identity = { file: '', key: '' };
+
+const INJECTIONS: Record<string, Injection> = {
+  'token-torn': {
+    inject: async ({ stateDir }) => {
+      const file = join(stateDir, 'lab', 'cluster-token.json');
+      const text = readFileSync(file, 'utf8');
+      restores.set('token-torn', () => writeFileSync(file, text, { mode: 0o600 }));
+      writeFileSync(file, text.slice(0, Math.floor(text.length / 2)), { mode: 0o600 });
+    },
+    heal: async () => restores.get('token-torn')!(),
+  },
+  'journal-torn': {
+    inject: async ({ stateDir }) => {
+      const file = join(stateDir, 'lab', 'journal.json');
+      const text = readFileSync(file, 'utf8');
+      writeFileSync(file, text.slice(0, Math.floor(text.length / 2)));
+    },
+    heal: async ({ stateDir }) => rmSync(join(stateDir, 'lab', 'journal.json')),
+  },
+  'known-hosts-missing': {
+    inject: async () => void restores.set('kh', editKnownHosts((lines, i) => lines.splice(i, 1), 'k3s-lab-3')),
+    heal: async () => restores.get('kh')!(),
+  },
+  'host-key-changed': {
+    inject: async () => {
+      // k3s-lab-2's key under k3s-lab-3's address: what a reinstalled (or impostor) host presents.
+      const other = readFileSync(paths.knownHosts, 'utf8').split('\n')[knownHostsLine(hosts().find((h) => h.name === 'k3s-lab-2')!.address)];
+      const address = hosts().find((h) => h.name === 'k3s-lab-3')!.address;
+      restores.set('kh', editKnownHosts((lines, i) => (lines[i] = `${address} ${other.split(' ').slice(1).join(' ')}`), 'k3s-lab-3'));
+    },
+    heal: async () => restores.get('kh')!(),
+  },
+  'ssh-port-blocked': {
+    inject: () => fault('k3s-lab-2', 'block-port', '22'),
+    heal: () => fault('k3s-lab-2', 'unblock-port', '22'),
+  },
+  'operator-partition': {
+    inject: () => fault('k3s-lab-3', 'partition'),
+    heal: async () => {
+      await fault('k3s-lab-3', 'heal');
+      await until('k3s-lab-3 Ready after the partition', 120_000, nodesReady);
+    },
+  },
+  'agent-stopped': {
+    inject: () => fault('k3s-lab-agent-1', 'stop'),
+    heal: async () => {
+      await fault('k3s-lab-agent-1', 'start');
+      await until('the agent Ready after its boot', 180_000, nodesReady);
+    },
+  },
+  'sudo-revoked': {
+    inject: async () => void (await hostExec('k3s-lab-2', "sed -i 's/NOPASSWD://' /etc/sudoers.d/ops")),
+    heal: async () => void (await hostExec('k3s-lab-2', "sed -i 's/ALL=(ALL) ALL/ALL=(ALL) NOPASSWD:ALL/' /etc/sudoers.d/ops")),
+  },
+  'ssh-key-revoked': {
+    inject: async () => void (await hostExec('k3s-lab-2', 'mv /home/ops/.ssh/authorized_keys /home/ops/.ssh/authorized_keys.fault')),
+    heal: async () => void (await hostExec('k3s-lab-2', 'mv /home/ops/.ssh/authorized_keys.fault /home/ops/.ssh/authorized_keys')),
+  },
+  'identity-torn': {
+    // A copy of the key, named by an inventory of its own, is what tears: the lab's key stays whole.
+    inventory: ({ inventory }) => {
+      const inv = parse(readFileSync(inventory, 'utf8'));
+      const file = writeNear(inventory, '');
+      identity = { file: join(file, '..', 'id_ed25519'), key: readFileSync(inv.ssh.identityFile, 'utf8') };
+      writeFileSync(identity.file, identity.key, { mode: 0o600 });
+      inv.ssh.identityFile = identity.file;
+      writeFileSync(file, stringify(inv));
+      return file;
+    },
+    inject: async () => writeFileSync(identity.file, identity.key.slice(0, Math.floor(identity.key.length / 2)), { mode: 0o600 }),
+    heal: async () => writeFileSync(identity.file, identity.key, { mode: 0o600 }),
+  },
+  'sudo-revoked-mid-run': {
+    inject: async () => void (await hostExec('k3s-lab-2', "sed -i 's/NOPASSWD://' /etc/sudoers.d/ops")),
+    // Without sudo the stopped run could not release its lock there: removed by hand, as LOCK_HELD's remedy says.
+    heal: async () => void (await hostExec('k3s-lab-2', "sed -i 's/ALL=(ALL) ALL/ALL=(ALL) NOPASSWD:ALL/' /etc/sudoers.d/ops; rm -rf /run/bootstrap.lock")),
+  },
+  'lock-held': {
+    inject: async () => {},
+    alongside: ({ inventory }) => {
+      let started!: () => void;
+      const startedP = new Promise<void>((res) => (started = res));
+      // A run of its own state folder (another operator's laptop), in verify while the row's run starts.
+      const done = bootstrap(VERIFY_ARGS, { stateDir: freshStateDir(), inventory, onEvent: (e) => e.type === 'phase-start' && e.phase === 'verify' && started() });
+      // A holder that ended before verify (refused itself) lets the row go on, to fail on what it sees.
+      void done.then(() => started(), () => started());
+      holder = { done };
+      return { started: startedP, done };
+    },
+    heal: async () => {
+      const r = (await holder!.done) as { code: number | null; stdout: string };
+      expect(r.code, r.stdout.slice(-2000)).toBe(0);
+    },
+  },
+  'disk-full': {
+    inject: () => fault('k3s-lab-3', 'fill-disk'),
+    heal: () => fault('k3s-lab-3', 'free-disk'),
+  },
+  'clock-skew': {
+    inject: () => fault('k3s-lab-2', 'clock-skew', '600'),
+    heal: () => fault('k3s-lab-2', 'clock-skew', '0'),
+  },
+  'nic-renamed': {
+    inventory: ({ inventory }) => {
+      // kube-vip's NIC named in the inventory (the lab's is eth0), as operators with several NICs do.
+      const inv = parse(readFileSync(inventory, 'utf8'));
+      inv.controlPlane.interface = 'eth0';
+      return writeNear(inventory, stringify(inv));
+    },
+    inject: () => fault('k3s-lab-3', 'rename-nic', 'ens5'),
+    heal: () => fault('k3s-lab-3', 'rename-nic', 'eth0'),
+  },
+  'tool-removed': {
+    inject: async () => {
+      ss = (await hostExec('k3s-lab-3', 'command -v ss')).stdout.trim();
+      await hostExec('k3s-lab-3', `mv ${ss} ${ss}.fault`);
+    },
+    heal: async () => void (await hostExec('k3s-lab-3', `mv ${ss}.fault ${ss}`)),
+  },
+  'default-route-lost': {
+    inject: async () => {
+      route = (await hostExec('k3s-lab-3', 'ip -4 route show default')).stdout.trim();
+      await hostExec('k3s-lab-3', 'ip route del default');
+    },
+    heal: async () => void (await hostExec('k3s-lab-3', `ip route replace ${route}`)),
+  },
+  'k3s-stopped': {
+    inject: async () => void (await hostExec('k3s-lab-3', 'systemctl stop k3s.service')),
+    heal: async () => {
+      await hostExec('k3s-lab-3', 'systemctl start --no-block k3s.service');
+      await until('k3s-lab-3 Ready after k3s started', 180_000, async () => (await hostExec('k3s-lab-3', 'k3s kubectl get --raw /readyz --request-timeout=3s', { allowFail: true })).stdout.trim() === 'ok' && nodesReady());
+    },
+  },
+  'apiserver-port-blocked': {
+    inject: () => fault('k3s-lab-3', 'block-port', '6443'),
+    heal: () => fault('k3s-lab-3', 'unblock-port', '6443'),
+  },
+  'coredns-down': {
+    inject: async () => void (await kubectl(`-n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":0}}'`)),
+    heal: async () => {
+      await kubectl(`-n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":1}}'`);
+      await until('CoreDNS ready again', 120_000, async () => (await kubectl("-n kube-system get deployment coredns -o jsonpath='{.status.readyReplicas}'")).stdout.trim() === '1');
+    },
+  },
+};
+
+const VERIFY_ARGS = ['--only', 'verify', '--json'];
+
+/** A copy of the inventory in a folder of its own beside it (an environment is named after its file). */
+function writeNear(inventory: string, text: string): string {
+  const dir = join(inventory, '..', `variant-${Math.random().toString(36).slice(2, 8)}`);
+  const file = join(dir, 'lab.yaml');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Runs the row's run with its fault injected at its trigger; returns the run and when the clock started. */
+async function runWithFault(row: FaultRow, how: Injection, env: Env) {
+  let clockFrom = 0;
+  let injected: Promise<void> | undefined;
+  const t = (e: any) => (e.t = Date.now());
+  const matches = (e: any) =>
+    row.trigger.at !== 'before' &&
+    e.type === row.trigger.at &&
+    (row.trigger.at !== 'phase-start' || e.phase === row.trigger.phase) &&
+    (row.trigger.at !== 'gate-start' || e.gate === row.trigger.gate);
+  if (row.trigger.at === 'before') {
+    await how.inject(env);
+    injected = Promise.resolve();
+  }
+  const r = await bootstrap(row.args, {
+    stateDir: env.stateDir,
+    inventory: env.inventory,
+    timeoutMs: 300_000,
+    onEvent: (e, child: ChildProcess) => {
+      t(e);
+      if (row.trigger.at === 'before' && !clockFrom) clockFrom = e.t;
+      if (!injected && matches(e)) {
+        // Frozen at the event while the fault goes in: it lands at this moment, not a little later.
+        child.kill('SIGSTOP');
+        injected = how.inject(env).finally(() => {
+          clockFrom = Date.now();
+          child.kill('SIGCONT');
+        });
+        injected.catch(() => undefined); // a failed injection fails the row where it is awaited, below
+      }
+    },
+  });
+  await injected;
+  return { r, clockFrom, injected: injected !== undefined };
+}
+
+describeAsRoot('the lab fault matrix', () => {
+  const base: Env = { stateDir: freshStateDir(), inventory: '' };
+  const timings: string[] = [];
+
+  beforeAll(async () => {
+    await ensureLab();
+    base.inventory = labInventory();
+    // The cluster every row starts from, built from nothing: its token is this file's (a cluster another
+    // file built has a token of another state folder). Flux is left out: no row needs it.
+    await resetCluster();
+    const r = await bootstrap(['--until', 'verify', '--json'], { ...base, timeoutMs: 900_000 });
+    expect(r.code, r.stdout.slice(-3000)).toBe(0);
+    await kubectl(`create configmap ${MARKER} -n default --from-literal=written=before-the-faults --dry-run=client -o yaml | k3s kubectl apply -f -`);
+  }, 1_600_000);
+
+  afterAll(() => {
+    // Each row's cost, so the matrix's share of CI time can be read off the run.
+    console.info(`fault matrix timings:\n${timings.join('\n')}`);
+  });
+
+  for (const row of FAULT_ROWS) {
+    it(`${row.id}: ${row.fault}, at ${row.moment} → ${row.cause} (${row.host})`, async () => {
+      const how = INJECTIONS[row.id];
+      expect(how, `no injection for row ${row.id}`).toBeDefined();
+      const t0 = Date.now();
+      const release = await holdLab();
+      const env: Env = { ...base, inventory: how.inventory ? how.inventory(base) : base.inventory };
+      let healed = false;
+      try {
+        const along = how.alongside?.(env);
+        if (along) await along.started;
+        const { r, clockFrom, injected } = await runWithFault(row, how, env);
+        expect(injected, 'the trigger event never came').toBe(true);
+        const stops = stopsOf(r);
+        expect(stops, r.stdout.slice(-3000)).toContainEqual(expect.objectContaining({ cause: row.cause, ...(row.host === '-' ? {} : { host: row.host }) }));
+        expect(r.code).not.toBe(0);
+        const stopped = r.events.find((e) => e.type === 'stopped' && e.error.cause === row.cause);
+        const from = row.budgetFromGate ? Math.max(clockFrom, r.events.find((e) => e.type === 'gate-start' && e.gate === row.budgetFromGate)?.t ?? Infinity) : clockFrom;
+        const took = stopped.t - from;
+        expect(took, `${row.cause} came ${took} ms after the fault`).toBeLessThanOrEqual(row.budgetMs + 2_000);
+        const tHeal = Date.now();
+        await how.heal(env);
+        healed = true;
+        const again = await bootstrap(row.rerunArgs ?? row.args.filter((a) => a !== '--resume'), { ...env, timeoutMs: 300_000 });
+        expect(again.code, again.stdout.slice(-3000)).toBe(0);
+        // Nothing lost.
+        const servers = hosts().filter((h) => h.role === 'server').map((h) => h.name);
+        expect(await voters()).toEqual(Object.fromEntries(servers.map((s) => [s, 'True'])));
+        expect(await nodesReady()).toBe(true);
+        expect((await kubectl(`get configmap ${MARKER} -n default -o jsonpath='{.data.written}'`)).stdout).toBe('before-the-faults');
+        timings.push(`${row.id}: ${((Date.now() - t0) / 1000).toFixed(1)} s (stop ${(took / 1000).toFixed(1)} s after the fault, heal + rerun ${((Date.now() - tHeal) / 1000).toFixed(1)} s)`);
+      } finally {
+        if (!healed) await how.heal(env).catch(() => undefined);
+        release();
+      }
+    }, 600_000);
+  }
+});

@@ -1,0 +1,312 @@
+// The lab fault matrix as data: each row is one fault, the moment of a run it is injected at, the cause the
+// run must stop with (naming the host), the budget that stop must come within, and the heal after which a
+// rerun must pass with nothing lost. Pure: test/lab/fault-matrix.test.ts runs the rows on the shared lab,
+// and README.md's "Failure handling" table is rendered from them (test/unit/fault-matrix-readme.test.ts
+// keeps the two equal). Budgets are the engine's and the phases' own constants, never copied numbers.
+import type { CauseId } from '../../src/causes/catalogue.ts';
+import { LOCK_ACQUIRE_BUDGET_MS } from '../../src/engine/lock.ts';
+import { PROBE_BUDGET_MS } from '../../src/engine/run.ts';
+import { connectBudgetMs } from '../../src/transport/ssh.ts';
+import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
+import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';
+
+/**
+ * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
+ * its connections); the clock starts at the run's first event. Otherwise at the first event of that type
+ * (and phase/gate, when given): the run is frozen (SIGSTOP) at that event while the fault goes in and
+ * resumed (SIGCONT) once it is in place, so the fault lands exactly there and the clock starts at the resume.
+ */
+export type Trigger = { at: 'before' } | { at: 'run-start' } | { at: 'phase-start'; phase: string } | { at: 'gate-start'; gate: string };
+
+export interface FaultRow {
+  id: string;
+  /** What breaks, in words. */
+  fault: string;
+  /** When it hurts, in words. */
+  moment: string;
+  trigger: Trigger;
+  /** The bootstrap arguments of the run that meets the fault (and of the rerun after the heal). */
+  args: string[];
+  /** Arguments of the rerun when they differ. */
+  rerunArgs?: string[];
+  cause: CauseId;
+  /** The host the stop names. */
+  host: string;
+  /** The budget the stop must come within (plus 2 s), and which constant it is. */
+  budgetMs: number;
+  budget: string;
+  /** The gate whose start the budget is counted from (a gate that starts after the fault went in). */
+  budgetFromGate?: string;
+  heal: string;
+}
+
+const S2 = 'k3s-lab-2';
+const S3 = 'k3s-lab-3';
+const AGENT = 'k3s-lab-agent-1';
+const BASELINE = ['--only', 'node-baseline', '--json'];
+const VERIFY = ['--only', 'verify', '--json'];
+const CONNECT = connectBudgetMs();
+
+export const FAULT_ROWS: FaultRow[] = [
+  {
+    id: 'token-torn',
+    fault: "the state folder's cluster-token.json torn (half written)",
+    moment: 'a join reads the token',
+    trigger: { at: 'before' },
+    args: ['--only', 'k3s-join', '--json'],
+    cause: 'TOKEN_MALFORMED',
+    host: '-',
+    budgetMs: CONNECT,
+    budget: 'the connections (connectBudgetMs)',
+    heal: 'the token file restored',
+  },
+  {
+    id: 'journal-torn',
+    fault: 'the journal torn (half written)',
+    moment: '`--resume` reads it',
+    trigger: { at: 'before' },
+    args: ['--only', 'node-baseline', '--resume', '--json'],
+    cause: 'STATE_FILE_CORRUPT',
+    host: '-',
+    budgetMs: 0,
+    budget: 'none: read before any host is dialled',
+    heal: 'the torn journal removed (`rm`, as the remedy says)',
+  },
+  {
+    id: 'known-hosts-missing',
+    fault: "a host's known_hosts entry missing",
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'HOST_KEY_UNKNOWN',
+    host: S3,
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'the entry restored',
+  },
+  {
+    id: 'host-key-changed',
+    fault: "a host's key changed (another key under its address)",
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'HOST_KEY_MISMATCH',
+    host: S3,
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'the entry restored',
+  },
+  {
+    id: 'ssh-port-blocked',
+    fault: 'port 22 blocked on a server (nftables, reject)',
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'SSH_UNREACHABLE',
+    host: S2,
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'port unblocked',
+  },
+  {
+    id: 'operator-partition',
+    fault: "a server's cable pulled (operator and peers lose it)",
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'SSH_UNREACHABLE',
+    host: S3,
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'cable plugged back',
+  },
+  {
+    id: 'agent-stopped',
+    fault: 'the agent host powered off',
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'SSH_UNREACHABLE',
+    host: AGENT,
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'host started, its node Ready again',
+  },
+  {
+    id: 'sudo-revoked',
+    fault: "ops's passwordless sudo revoked",
+    moment: 'the run checks each new connection',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'SUDO_NEEDS_PASSWORD',
+    host: S2,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS,
+    budget: 'connectBudgetMs + SUDO_PROBE_BUDGET_MS',
+    heal: 'the sudoers entry restored',
+  },
+  {
+    id: 'ssh-key-revoked',
+    fault: "the operator's key removed from ops's authorized_keys",
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'SSH_AUTH_FAILED',
+    host: S2,
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'authorized_keys restored',
+  },
+  {
+    id: 'identity-torn',
+    fault: "the operator's identity file torn (half a key)",
+    moment: 'the run connects',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'SSH_IDENTITY_UNUSABLE',
+    host: '-',
+    budgetMs: CONNECT,
+    budget: 'connectBudgetMs',
+    heal: 'the key restored',
+  },
+  {
+    id: 'sudo-revoked-mid-run',
+    fault: "ops's passwordless sudo revoked after the run connected",
+    moment: "node-baseline's sudo probe batch",
+    trigger: { at: 'phase-start', phase: 'node-baseline' },
+    args: BASELINE,
+    cause: 'SUDO_NEEDS_PASSWORD',
+    host: S2,
+    budgetMs: PROBE_BUDGET_MS,
+    budget: 'PROBE_BUDGET_MS',
+    heal: 'the sudoers entry restored; the lock the run could not release without sudo removed',
+  },
+  {
+    id: 'lock-held',
+    fault: 'another live run holds the host locks',
+    moment: 'the second run takes the locks (the first is in verify)',
+    trigger: { at: 'before' },
+    args: BASELINE,
+    cause: 'LOCK_HELD',
+    host: 'k3s-lab-1',
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS,
+    budget: 'connectBudgetMs + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS',
+    heal: 'the first run ends',
+  },
+  {
+    id: 'disk-full',
+    fault: 'the disk under /var/lib/rancher full',
+    moment: "node-baseline's probes",
+    trigger: { at: 'run-start' },
+    args: BASELINE,
+    cause: 'DISK_LOW',
+    host: S3,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
+    heal: 'the disk freed',
+  },
+  {
+    id: 'clock-skew',
+    fault: "a server's clock 10 min ahead",
+    moment: "node-baseline's probes",
+    trigger: { at: 'run-start' },
+    args: BASELINE,
+    cause: 'CLOCK_SKEW',
+    host: S2,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
+    heal: 'clock skew 0',
+  },
+  {
+    id: 'nic-renamed',
+    fault: 'the NIC controlPlane.interface names renamed (eth0 → ens5)',
+    moment: "node-baseline's probes",
+    trigger: { at: 'run-start' },
+    args: BASELINE,
+    cause: 'NIC_NOT_FOUND',
+    host: S3,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
+    heal: 'renamed back to eth0',
+  },
+  {
+    id: 'tool-removed',
+    fault: 'a program the engine runs removed from a server (`ss`, of iproute2)',
+    moment: "node-baseline's probes",
+    trigger: { at: 'run-start' },
+    args: BASELINE,
+    cause: 'TOOL_MISSING',
+    host: S3,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
+    heal: 'the program put back',
+  },
+  {
+    id: 'default-route-lost',
+    fault: "a server's default route deleted",
+    moment: "node-baseline's probes",
+    trigger: { at: 'run-start' },
+    args: BASELINE,
+    cause: 'NO_DEFAULT_ROUTE',
+    host: S3,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
+    heal: 'the route put back',
+  },
+  {
+    id: 'k3s-stopped',
+    fault: 'k3s stopped on a server',
+    moment: 'verify, after node Ready passed',
+    trigger: { at: 'gate-start', gate: etcdVoters.id },
+    args: VERIFY,
+    cause: 'API_UNREACHABLE_VIA',
+    host: S3,
+    budgetMs: apiReady.budgetMs,
+    budget: 'apiReady.budgetMs',
+    budgetFromGate: apiReady.id,
+    heal: 'k3s started, the server Ready again',
+  },
+  {
+    id: 'apiserver-port-blocked',
+    fault: 'port 6443 blocked on a server',
+    moment: 'verify, after node Ready passed',
+    trigger: { at: 'gate-start', gate: etcdVoters.id },
+    args: VERIFY,
+    cause: 'API_UNREACHABLE_VIA',
+    host: S3,
+    budgetMs: apiReady.budgetMs,
+    budget: 'apiReady.budgetMs',
+    budgetFromGate: apiReady.id,
+    heal: 'port unblocked',
+  },
+  {
+    id: 'coredns-down',
+    fault: 'CoreDNS scaled to 0',
+    moment: 'verify, before the CoreDNS check',
+    trigger: { at: 'gate-start', gate: apiReady.id },
+    args: VERIFY,
+    cause: 'COREDNS_NOT_READY',
+    host: 'k3s-lab-1',
+    budgetMs: corednsReady.budgetMs,
+    budget: 'corednsReady.budgetMs',
+    budgetFromGate: corednsReady.id,
+    heal: 'CoreDNS scaled back to 1, Ready',
+  },
+];
+
+/** Rows the matrix does not hold (yet), and why: the README says so beside the table. */
+export const NOT_IN_MATRIX = [
+  'during an upgrade: upgrades are not built yet (issue 18)',
+];
+
+const cell = (s: string) => s.replaceAll('|', '\\|');
+const seconds = (ms: number) => (ms === 0 ? '0 s' : `${ms / 1000} s`);
+
+/** README.md's table (the lines between its markers). */
+export function readmeTable(rows: FaultRow[] = FAULT_ROWS): string {
+  const head = ['| fault | moment | cause (host) | budget (+ 2 s) | heal, then a rerun passes |', '| --- | --- | --- | --- | --- |'];
+  const body = rows.map((r) => `| ${cell(r.fault)} | ${cell(r.moment)} | \`${r.cause}\` (${r.host === '-' ? 'the file' : r.host}) | ${seconds(r.budgetMs)}: ${cell(r.budget)} | ${cell(r.heal)} |`);
+  return [...head, ...body].join('\n');
+}
+
+export const README_BEGIN = '<!-- fault-matrix:begin (generated from test/support/fault-matrix.ts) -->';
+export const README_END = '<!-- fault-matrix:end -->';
