@@ -1,12 +1,13 @@
 // k3s-founder: install k3s on the founder and initialise the cluster — unless some server already
 // holds this environment's datastore while the founder does not (then cluster-init would split it).
+import { createHash } from 'node:crypto';
 import { CauseError } from '../src/errors.ts';
-import type { Phase } from '../src/engine/phase.ts';
+import { PHASE_FACTS, type Phase } from '../src/engine/phase.ts';
 import { founderRef, serverRefs } from './hosts.ts';
 import { founderApiReady } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { DB_DIR } from './k3s/render.ts';
-import { ensureToken, prepareToken } from './k3s/token.ts';
+import { DB_DIR, TOKEN_FILE } from './k3s/render.ts';
+import { ensureToken, prepareToken, readToken } from './k3s/token.ts';
 
 /** What a config shows before the first run created the token (check mode never creates one). */
 export const TOKEN_NOT_YET = '<generated at the first run>';
@@ -19,10 +20,17 @@ export const k3sFounder: Phase = {
   concurrency: 'serial',
   preflight: {
     hosts: (c) => serverRefs(c.inventory),
-    probe: () => ({ datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true } }),
-    check: (seen) => {
+    probe: () => ({
+      datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
+      // The sha256 of the secret part of the server's token (K10<ca hash>::server:<secret>): compared with
+      // the state folder's, so that the secret itself never leaves the host.
+      tokenSecret: { command: `test -f ${TOKEN_FILE} && printf %s "$(sed -n 's/^.*::server://p' ${TOKEN_FILE})" | sha256sum | cut -d' ' -f1`, sudo: true },
+    }),
+    check: (seen, ctx) => {
       const holders = [...seen].filter(([, p]) => p.datastore.stdout.trim() === 'present').map(([h]) => h);
-      if (!holders.length || holders.some((h) => h.founder)) return [];
+      const founder = [...seen].find(([h]) => h.founder);
+      if (founder && holders.includes(founder[0])) return tokenStops(founder[0].name, founder[1].tokenSecret.stdout.trim(), ctx.facts.get<string | null>(PHASE_FACTS, 'stateTokenSha'));
+      if (!holders.length) return [];
       return [
         new CauseError('EXISTING_CLUSTER_FOUND', {
           host: holders.map((h) => h.name).join(', '),
@@ -39,7 +47,35 @@ export const k3sFounder: Phase = {
     if (token) ctx.redact(token.secret);
     return token?.secret ?? TOKEN_NOT_YET;
   }),
-  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED).
-  prepare: prepareToken,
+  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED);
+  // the hash of a well-formed one is what the preflight compares with a running founder's.
+  prepare: async (ctx) => {
+    const { stops } = await prepareToken(ctx);
+    if (stops.length) return { stops };
+    const token = readToken(ctx.stateDir);
+    return { stops, facts: { stateTokenSha: token ? sha256(token.secret) : null } };
+  },
   gates: [founderApiReady],
 };
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * A founder that already runs a cluster keeps its token: a run whose state folder holds no token (a fresh
+ * folder, another machine) or another one would write a new token into its config and restart k3s, which
+ * then refuses to start ("bootstrap data already found and encrypted with different token"). Stopped
+ * before any change, in check mode too.
+ */
+export function tokenStops(founder: string, hostSha: string, stateSha: string | null | undefined): CauseError[] {
+  if (stateSha === undefined || !/^[0-9a-f]{64}$/.test(hostSha) || hostSha === stateSha) return [];
+  return [
+    new CauseError('STATE_TOKEN_MISMATCH', {
+      host: founder,
+      evidence: {
+        command: `sha256 of the secret in ${TOKEN_FILE}, against the state folder's cluster-token.json`,
+        seen: stateSha === null ? "the founder runs a cluster, but this state folder has no cluster token (a fresh state folder, or another operator's machine)" : "the founder runs a cluster whose token is not the one in this state folder",
+      },
+      retryable: false,
+    }),
+  ];
+}

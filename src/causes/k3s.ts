@@ -27,6 +27,11 @@ export const k3sCauses = defineCauses({
     meaning: 'The token\'s CA hash is right but its secret is not: the founder answered 401 to the joiner\'s bootstrap request (or to an agent\'s config request), or the datastore was encrypted with another token. The token in the state folder is not this cluster\'s.',
     remedy: 'Use the token the cluster was built with (the state folder of the run that built it, or a backup); never generate a new one for an existing cluster.',
   },
+  STATE_TOKEN_MISMATCH: {
+    title: "The founder runs a cluster whose token is not this state folder's",
+    meaning: "The founder already holds a datastore, and the state folder of this run has no cluster token or another one. Going on would write a new token into the founder's config and restart k3s, which then refuses to start (its bootstrap data is encrypted with the old token). Nothing was changed.",
+    remedy: 'Run from the state folder that built the cluster (BOOTSTRAP_STATE_DIR on the machine that built it), or put its cluster-token.json back from a backup (`bootstrap backup` keeps it); never run a fresh state folder against a running cluster.',
+  },
   TOKEN_MALFORMED: {
     title: 'The cluster token is not in a form k3s accepts',
     meaning: 'The token in the state folder (cluster-token.json) or a backup is neither K10<64 hex>::<user>:<password> nor a bare secret; k3s would refuse it ("invalid token CA hash length", "invalid token format"). Nothing was sent to any host.',

@@ -3,8 +3,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fault } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { ensureLab, hosts } from '../support/lab.ts';
-import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from '../support/cluster.ts';
+import { ensureLab, hostExec, hosts } from '../support/lab.ts';
+import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, voters } from '../support/cluster.ts';
 
 // Every host of the lab (the shared lab has three servers and an agent): --check touches none of them.
 const all = () => hosts().map((h) => h.name);
@@ -53,6 +53,21 @@ describeAsRoot('cold build up to the joins', () => {
     const r = await bootstrap(['--until', 'k3s-join', '--check'], { stateDir });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^\d+ ok, 0 would change/m);
+  });
+
+  it("a fresh state folder against the running cluster is STATE_TOKEN_MISMATCH, and the founder's config is left alone", async () => {
+    const founder = hosts()[0].name;
+    const before = await hostFingerprint(founder);
+    const config = async () => (await hostExec(founder, 'sha256sum /etc/rancher/k3s/config.yaml')).stdout;
+    const was = await config();
+    for (const check of [true, false]) {
+      const r = await bootstrap(['--until', 'k3s-join', '--json', ...(check ? ['--check'] : [])], { stateDir: freshStateDir() });
+      expect(stopOf(r), r.stdout).toMatchObject({ cause: 'STATE_TOKEN_MISMATCH', host: founder });
+      expect(r.events.some((e) => e.type === 'step-end' && e.phase === 'k3s-founder' && e.status === 'changed')).toBe(false);
+    }
+    expect(await config()).toBe(was);
+    expect(await hostFingerprint(founder)).toBe(before);
+    expect(await voters()).toEqual({ 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' });
   });
 
   it('never prints or logs the cluster token', async () => {
