@@ -1,7 +1,7 @@
 // A seeded fuzz test of the inventory entry points: thousands of mutated inventories (from the operator
 // environments and the test fixtures) run through the CLI in-process, as `validate`, `validate --json`,
 // `plan` and `plan --json`. For every input: no crash (never exit 70, never "internal error"), no hang
-// (the four commands together under 2 s), validate exits 0 or 65, and every `--json` run prints exactly
+// (the four commands together under 2 s of CPU and 10 s of wall time), validate exits 0 or 65, and every `--json` run prints exactly
 // one JSON object. BOOTSTRAP_FUZZ_N sets the number of inputs (default 2000), BOOTSTRAP_FUZZ_SEED the seed;
 // a failure names the seed, the input's index and strategy, and carries the input itself.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,11 @@ import { cli } from '../support/cli.ts';
 
 const N = Number(process.env.BOOTSTRAP_FUZZ_N ?? 2000);
 const SEED = Number(process.env.BOOTSTRAP_FUZZ_SEED ?? 0x5eed_b007);
+// The budget is CPU time: validation is pure computation, and wall time on a loaded machine (CI runs the lab
+// beside this layer) measures the neighbours too. A blocked read (a FIFO, a device) costs no CPU, so wall
+// time has its own, looser bound: that is the hang it catches.
 const BUDGET_MS = 2000;
+const WALL_BUDGET_MS = 10_000;
 
 /** mulberry32: a tiny deterministic PRNG, enough to replay an input from its seed and index. */
 function mulberry32(seed: number) {
@@ -246,11 +250,14 @@ describe(`fuzzed inventories (seed ${SEED}, ${N} inputs)`, () => {
         JSON.stringify(inp.text.length > 4000 ? inp.text.slice(0, 4000) + '…' : inp.text);
       current = `seed ${SEED} input ${i} strategy "${inp.strategy}"`;
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       const runs: [string[], Awaited<ReturnType<typeof cli>>][] = [];
       for (const argv of [['validate', '--json'], ['validate'], ['plan'], ['plan', '--json']]) {
         runs.push([argv, await cli([...argv, '--inventory', file])]);
       }
-      const ms = performance.now() - t0;
+      const wall = performance.now() - t0;
+      const used = process.cpuUsage(cpu0);
+      const ms = (used.user + used.system) / 1000;
       if (ms > slowest.ms) slowest = { ms, i };
       for (const [argv, r] of runs) {
         const what = `${argv.join(' ')} → exit ${r.code}; ${where()}\nstdout: ${r.stdout.slice(0, 2000)}\nstderr: ${r.stderr.slice(0, 2000)}`;
@@ -261,7 +268,8 @@ describe(`fuzzed inventories (seed ${SEED}, ${N} inputs)`, () => {
       }
       // validate and plan agree on the verdict
       expect(runs[2][1].code, `plan and validate disagree; ${where()}`).toBe(runs[0][1].code);
-      expect(ms, `the four commands took ${Math.round(ms)} ms; ${where()}`).toBeLessThan(BUDGET_MS);
+      expect(ms, `the four commands took ${Math.round(ms)} ms of CPU; ${where()}`).toBeLessThan(BUDGET_MS);
+      expect(wall, `the four commands took ${Math.round(wall)} ms (wall; a blocked read?); ${where()}`).toBeLessThan(WALL_BUDGET_MS);
       if (runs[0][1].code === 0) accepted++;
       perStrategy.set(inp.strategy, (perStrategy.get(inp.strategy) ?? 0) + 1);
       timeOf.set(inp.strategy, (timeOf.get(inp.strategy) ?? 0) + ms);
@@ -270,7 +278,7 @@ describe(`fuzzed inventories (seed ${SEED}, ${N} inputs)`, () => {
     expect(warnings).toEqual([]);
     if (process.env.BOOTSTRAP_FUZZ_STATS) {
       const rows = [...timeOf].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k}: ${perStrategy.get(k)} inputs, ${Math.round(v)} ms`);
-      process.stderr.write(`fuzz: ${accepted} of ${N} accepted; slowest input ${slowest.i} (${Math.round(slowest.ms)} ms)\n${rows.join('\n')}\n`);
+      process.stderr.write(`fuzz: ${accepted} of ${N} accepted; slowest input ${slowest.i} (${Math.round(slowest.ms)} ms of CPU)\n${rows.join('\n')}\n`);
     }
     expect(perStrategy.size).toBe(Math.min(N, names.length));
     expect(names.length).toBeGreaterThanOrEqual(20);
