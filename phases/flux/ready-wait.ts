@@ -6,6 +6,7 @@
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
 import { podsImagePull } from '../images/pods.ts';
 import { CauseError, CauseErrors } from '../../src/errors.ts';
+import { withDeadline } from '../../src/util/deadline.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
@@ -23,7 +24,7 @@ export const FLUX_WAIT_MAX_MS = 300_000;
 export const fluxWaitMs = (ctx: RunContext) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
 
 /** `signal` ended also at flux.waitSeconds. */
-export const fluxWaitSignal = (ctx: RunContext, signal: AbortSignal) => AbortSignal.any([signal, AbortSignal.timeout(fluxWaitMs(ctx))]);
+export const fluxWaitSignal = (ctx: RunContext, signal: AbortSignal) => withDeadline(signal, fluxWaitMs(ctx));
 
 export interface NamedObject {
   name: string;

@@ -3,6 +3,7 @@
 // delete would skip that and leave a member no server answers for), the wait for the member to go is
 // bounded, then its old k3s state on the host is wiped so that it joins as a new member.
 // On every other host and run these steps plan nothing.
+import { withDeadline } from '../../src/util/deadline.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
@@ -90,7 +91,7 @@ export const deleteOldNode: Step = {
 };
 
 async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
-  const budget = AbortSignal.any([ctx.signal, AbortSignal.timeout(MEMBER_GONE_BUDGET_MS)]);
+  const budget = withDeadline(ctx.signal, MEMBER_GONE_BUDGET_MS);
   let seen = '';
   do {
     const node = await kubectl(ctx, via, `get node ${host.name} -o name`, 15_000).catch(() => undefined);
