@@ -5,6 +5,7 @@ import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import { LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
+import { LAB_IMAGE_ARCHIVES } from '../../lab/image-archives.ts';
 import { serviceAddresses } from '../../src/inventory/service-addresses.ts';
 import { hostExec, hosts } from './lab.ts';
 
@@ -16,8 +17,10 @@ export interface GateRun {
 export async function runGate(gate: Gate, hostName: string, apiEndpoint: { host: string; port: number }): Promise<GateRun> {
   const signal = AbortSignal.timeout(gate.budgetMs);
   const ctx = {
-    // The lab's service network, as the inventory `lab up` writes derives it (the ClusterIP gates name).
-    inventory: { derived: { apiEndpoint, serviceAddresses: serviceAddresses(LAB_SERVICE_CIDR) } },
+    // The lab's service network, as the inventory `lab up` writes derives it (the ClusterIP gates name),
+    // and its image archives (the lab is air-gapped: a pull that cannot succeed is named at once).
+    inventory: { derived: { apiEndpoint, serviceAddresses: serviceAddresses(LAB_SERVICE_CIDR), paths: { imageArchives: LAB_IMAGE_ARCHIVES.map((file) => ({ file })) } } },
+    facts: { get: () => undefined },
     clock: systemClock,
     signal,
     remote: (h: HostRef) => ({
