@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
 import { repoRoot } from '../support/cli.ts';
 import { describeAsRoot } from '../support/env.ts';
+import { LOCK_DIR } from '../../src/engine/lock.ts';
 import { ensureLab, hostExec, hosts, paths } from '../support/lab.ts';
 
 interface TtyRun {
@@ -56,11 +57,11 @@ function onTerminal(args: string[], stateDir: string, when: RegExp, presses: num
   );
 }
 
-/** The hosts that still hold the run lock (the lock is a folder under /run on each host). */
+/** The hosts that still hold the run lock (the engine's lock folder under /run on each host). */
 async function locked(): Promise<string[]> {
   const held: string[] = [];
   for (const h of hosts()) {
-    const r = await hostExec(h.name, 'test -e /run/bootstrap.lock && echo held || echo free');
+    const r = await hostExec(h.name, `test -e ${LOCK_DIR} && echo held || echo free`);
     if (r.stdout.trim() === 'held') held.push(h.name);
   }
   return held;
@@ -106,6 +107,6 @@ describeAsRoot('Ctrl-C on a terminal', () => {
     // heals what an operator would simply wait out.
     const next = await bootstrap(['--until', 'node-baseline', '--json'], { stateDir });
     if (next.code !== 0) expect(stopOf(next)?.cause, next.stdout).toBe('LOCK_HELD');
-    for (const h of hosts()) await hostExec(h.name, 'rm -rf /run/bootstrap.lock');
+    for (const h of hosts()) await hostExec(h.name, `rm -rf ${LOCK_DIR}`);
   });
 });
