@@ -33,6 +33,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const cmd = parseCommand(argv);
     return await dispatch(cmd, io);
   } catch (err) {
+    // --json is read off argv itself: a command line that does not parse still asked for JSON.
+    if (argv.includes('--json')) reportJson(err, io);
     return report(err, io);
   }
 }
@@ -87,6 +89,22 @@ async function validateCommand(file: string, json: boolean, io: Io): Promise<num
   if (!result.ok) throw new InventoryInvalid(file, result.violations);
   io.out(`${file}: ok`);
   return 0;
+}
+
+/**
+ * With --json every stop is on stdout as JSON too, also one before any session began (an inventory refused,
+ * an artifact missing, a usage error): the `stopped` event the session's stream would end with, one per
+ * cause. Bugs are not causes: they go to stderr only (with their stack), and stdout stays empty.
+ */
+function reportJson(err: unknown, io: Io): void {
+  const stopped = (error: object) => io.out(JSON.stringify({ type: 'stopped', error }));
+  if (err instanceof InventoryInvalid) {
+    for (const v of err.violations) stopped({ cause: v.id, message: v.message, path: v.path, file: err.file, runbook: 'runbooks/causes.md' });
+  } else if (err instanceof BootstrapError) {
+    const causes = causesOf(err);
+    if (causes.length) for (const c of causes) stopped(c.toJSON());
+    else stopped({ message: err.message, exitCode: err.exitCode });
+  }
 }
 
 function report(err: unknown, io: Io): number {

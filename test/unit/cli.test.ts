@@ -66,6 +66,21 @@ describe('the command line', () => {
     expect(r.stderr).toMatch(/artifacts\/k3s/);
   });
 
+  it('--json prints a stopped object per cause for stops before any session: artifacts, inventory, usage', async () => {
+    const lines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const artifacts = await cli(['prod', '--until', 'k3s-join', '--json']);
+    expect(artifacts.code).toBe(1);
+    const stops = lines(artifacts.stdout);
+    expect(stops.length).toBeGreaterThan(0);
+    for (const s of stops) expect(s).toMatchObject({ type: 'stopped', error: { cause: 'ARTIFACT_MISSING', remedy: expect.any(String) } });
+    const invalid = await cli(['--inventory', fixture('founder-none'), '--json']);
+    expect(invalid.code).toBe(65);
+    expect(lines(invalid.stdout).map((s) => s.error.cause)).toContain('FOUNDER_NOT_UNIQUE');
+    const usage = await cli(['prod', '--chek', '--json']);
+    expect(usage.code).toBe(64);
+    expect(lines(usage.stdout)).toEqual([{ type: 'stopped', error: { message: expect.stringContaining('--chek'), exitCode: 64 } }]);
+  });
+
   it('plans the DAG per host without connecting', async () => {
     const r = await cli(['plan', 'prod']);
     expect(r.code).toBe(0);
