@@ -16,7 +16,12 @@ import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.t
  * (and phase/gate, when given): the run is frozen (SIGSTOP) at that event while the fault goes in and
  * resumed (SIGCONT) once it is in place, so the fault lands exactly there and the clock starts at the resume.
  */
-export type Trigger = { at: 'before' } | { at: 'run-start' } | { at: 'phase-start'; phase: string } | { at: 'gate-start'; gate: string };
+export type Trigger =
+  | { at: 'before' }
+  | { at: 'run-start' }
+  | { at: 'phase-start'; phase: string }
+  | { at: 'step-start'; phase: string; step: string; host?: string }
+  | { at: 'gate-start'; gate: string; host?: string };
 
 export interface FaultRow {
   id: string;
@@ -38,6 +43,12 @@ export interface FaultRow {
   /** The gate whose start the budget is counted from (a gate that starts after the fault went in). */
   budgetFromGate?: string;
   heal: string;
+  /**
+   * The lab test file that runs the row, when it is not test/lab/fault-matrix.test.ts: a fault whose moment
+   * needs a cluster shape or a run of its own (a restore behind the bastion, Flux) rides on the file that
+   * builds that anyway, instead of the matrix building it again.
+   */
+  file?: string;
 }
 
 const S2 = 'k3s-lab-2';

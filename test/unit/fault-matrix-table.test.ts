@@ -27,6 +27,14 @@ describe('the lab fault matrix table', () => {
     }
   });
 
+  it('runs every row: a row of another lab file is named there (runFaultRow with its id)', () => {
+    for (const r of FAULT_ROWS.filter((x) => x.file)) {
+      const text = readFileSync(join(repoRoot, r.file!), 'utf8');
+      expect(text, `${r.file} does not run row ${r.id}`).toContain(`'${r.id}'`);
+      expect(text, `${r.file} does not run row ${r.id}`).toContain('runFaultRow(');
+    }
+  });
+
   it('renders each row once, with its cause and budget in seconds', () => {
     const table = readmeTable().split('\n');
     expect(table).toHaveLength(FAULT_ROWS.length + 2);
