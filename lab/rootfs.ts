@@ -2,7 +2,7 @@
 // temporary folder and renamed into place, so a killed build never leaves a half cache; reused by every
 // later `lab up` (the folder name is a hash of everything that goes into it).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CACHE_DIR } from './config.ts';
 import { LabUnavailable } from './errors.ts';
@@ -51,6 +51,53 @@ export async function ensureRootfs(log: (line: string) => void, cacheDir = CACHE
   const dir = rootfsDir(cacheDir);
   if (existsSync(join(dir, '.complete'))) return dir;
   mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+  // Two lab instances coming up at once (the test suite runs two) build it once: the second waits for the
+  // first, then finds it complete. Without this the second's rename replaced a root the first lab runs on.
+  const release = await buildLock(`${dir}.lock`, log);
+  try {
+    if (existsSync(join(dir, '.complete'))) return dir;
+    return await build(dir, cacheDir, log);
+  } finally {
+    release();
+  }
+}
+
+/** A lock folder holding its builder's pid; one left by a builder that died is taken over. */
+async function buildLock(lock: string, log: (line: string) => void): Promise<() => void> {
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      return () => rmSync(lock, { recursive: true, force: true });
+    } catch {
+      let pid = NaN;
+      try {
+        pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+      } catch {
+        // being written or removed: look again
+      }
+      if (Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!said) log('another lab instance is building the root filesystem: waiting for it');
+      said = true;
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function build(dir: string, cacheDir: string, log: (line: string) => void): Promise<string> {
   await removeStaleBuilds(cacheDir);
   const mirror = machineMirror(SUITE);
   if (!mirror) throw new LabUnavailable(`no apt source for Debian ${SUITE} on this machine (set BOOTSTRAP_LAB_MIRROR)`);
@@ -76,13 +123,7 @@ export async function removeStaleBuilds(cacheDir = CACHE_DIR): Promise<void> {
   // A build whose builder still runs belongs to another lab instance building right now: leave it.
   const builderAlive = (e: string) => {
     const pid = Number(e.match(/\.build-(\d+)$/)?.[1]);
-    if (!pid) return false;
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
+    return pid > 0 && alive(pid);
   };
   for (const e of entries.filter((e) => e.includes('.build-') && !builderAlive(e))) {
     const p = join(cacheDir, e);

@@ -3,13 +3,16 @@
 // (CI reads that line; vitest's own summary is not one it knows). Extra arguments go to one vitest run,
 // e.g. `npm test -- --project unit`.
 //
-// Without arguments the lab layer and the two others run side by side, as two vitest processes: the lab
-// files run one at a time and mostly wait on hosts, so the unit and OpenSSH layers (a few minutes of CPU)
-// fit into that waiting instead of adding to the wall time. They run at a lower priority (nice) so the
-// lab's twins keep the CPU their timings need; their output is printed in one piece when they end, so the
-// lab's progress stays readable.
+// Without arguments three vitest processes run side by side:
+// - the lab files in two groups, each on a lab of its own (BOOTSTRAP_LAB_INSTANCE 0 and 1: separate hosts,
+//   subnets and state), balanced by what each file took in CI (LAB_SECONDS). Lab files mostly wait on
+//   hosts and budgets, so two labs cost little more CPU than one and halve the wall time; within a group
+//   the files still run one at a time, sharing that group's lab;
+// - the unit and OpenSSH layers (a few minutes of CPU), fitted into the labs' waiting.
+// All but the first lab group run at a lower priority (nice) so the first group's twins keep the CPU their
+// timings need, and print their output in one piece when they end, so progress stays readable.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,11 +20,11 @@ const dir = mkdtempSync(join(tmpdir(), 'bootstrap-test-'));
 const extra = process.argv.slice(2);
 
 /** One vitest process; resolves with its exit status and its JSON report's counts. */
-function vitest(name, args, { buffered = false, niceness = 0 } = {}) {
+function vitest(name, args, { buffered = false, niceness = 0, env = {} } = {}) {
   const report = join(dir, `${name}.json`);
   const argv = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args];
   const [cmd, cmdArgs] = niceness ? ['nice', ['-n', String(niceness), 'npx', ...argv]] : ['npx', argv];
-  const child = spawn(cmd, cmdArgs, { stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+  const child = spawn(cmd, cmdArgs, { stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } });
   const out = [];
   if (buffered) {
     child.stdout.on('data', (b) => out.push(b));
@@ -30,7 +33,7 @@ function vitest(name, args, { buffered = false, niceness = 0 } = {}) {
   return new Promise((resolve) => {
     child.on('close', (status) => {
       if (buffered) {
-        process.stdout.write(`\n── ${name} (ran beside the lab layer) ──\n`);
+        process.stdout.write(`\n── ${name} (ran beside the first lab group) ──\n`);
         process.stdout.write(Buffer.concat(out));
       }
       resolve({ status, ...counts(report) });
@@ -51,9 +54,52 @@ function counts(report) {
   }
 }
 
+/**
+ * Seconds each lab file took in CI (a file not listed counts as LAB_DEFAULT_SECONDS). Only the split
+ * depends on them: update them from the durations vitest prints when a file grows or shrinks much.
+ */
+const LAB_SECONDS = {
+  'flux.test.ts': 560,
+  'verify.test.ts': 490,
+  'fault-matrix.test.ts': 600,
+  'replace-server.test.ts': 362,
+  'dr-restore.test.ts': 400,
+  'twin-addons-cilium.test.ts': 280,
+  'k3s-join-causes.test.ts': 227,
+  'twin-addons-flux.test.ts': 200,
+  'cilium-cold-build.test.ts': 177,
+  'demo.test.ts': 147,
+  'twin-addons-kube-vip.test.ts': 146,
+  'twin-k3s.test.ts': 142,
+  'cluster-drift.test.ts': 129,
+  'k3s-cold-build.test.ts': 80,
+};
+const LAB_DEFAULT_SECONDS = 30;
+
+/** The lab files in `groups` groups of about equal time: the longest first, each to the lightest group. */
+function splitLabFiles(files, groups) {
+  const out = Array.from({ length: groups }, () => ({ files: [], seconds: 0 }));
+  const weight = (f) => LAB_SECONDS[f] ?? LAB_DEFAULT_SECONDS;
+  for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = out.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+    lightest.files.push(f);
+    lightest.seconds += weight(f);
+  }
+  return out;
+}
+
+function labGroups() {
+  const files = readdirSync('test/lab').filter((f) => f.endsWith('.test.ts'));
+  return splitLabFiles(files, 2).map((g, i) => {
+    console.log(`lab group ${i + 1} (lab instance ${i}, about ${Math.round(g.seconds / 60)} min): ${g.files.join(' ')}`);
+    const args = ['--project', 'lab', ...g.files.map((f) => `test/lab/${f}`)];
+    return vitest(`lab group ${i + 1}`, args, { env: { BOOTSTRAP_LAB_INSTANCE: String(i) }, ...(i > 0 && { buffered: true, niceness: 5 }) });
+  });
+}
+
 const runs = extra.length
   ? [vitest('tests', extra)]
-  : [vitest('lab', ['--project', 'lab']), vitest('unit and ssh', ['--project', 'unit', '--project', 'ssh'], { buffered: true, niceness: 10 })];
+  : [...labGroups(), vitest('unit and ssh', ['--project', 'unit', '--project', 'ssh'], { buffered: true, niceness: 10 })];
 const results = await Promise.all(runs);
 rmSync(dir, { recursive: true, force: true });
 const sum = (k) => results.reduce((n, r) => n + r[k], 0);

@@ -8,7 +8,7 @@ import { kubeConfigFor } from '../../src/kube/client.ts';
 import { openTunnel } from '../../src/kube/tunnel.ts';
 import { SshTransport } from '../../src/transport/ssh.ts';
 import { describeAsRoot } from '../support/env.ts';
-import { ensureLab } from '../support/lab.ts';
+import { ensureLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster } from '../support/cluster.ts';
 
 describeAsRoot('Kubernetes API through an SSH tunnel', () => {
@@ -23,7 +23,7 @@ describeAsRoot('Kubernetes API through an SSH tunnel', () => {
 
   it('lists the nodes with the fetched kubeconfig, verifying the cluster certificate through the tunnel', async () => {
     const transport = new SshTransport({ authSock: null });
-    const remote = await transport.connect({ name: 'k3s-lab-1', address: '10.77.0.10', port: 22, user: 'ops', identityFile: paths.key, knownHostsFile: paths.knownHosts });
+    const remote = await transport.connect({ name: 'k3s-lab-1', address: hosts()[0].address, port: 22, user: 'ops', identityFile: paths.key, knownHostsFile: paths.knownHosts });
     const tunnel = await openTunnel(remote);
     try {
       const kc = kubeConfigFor(join(stateDir, 'lab'), { tunnelPort: tunnel.port });

@@ -1,5 +1,5 @@
 // The SSH transport against the lab's Debian hosts (systemd, their own sshd on port 22, the operator
-// on 10.77.0.1): the same promises as test/ssh, on machines that look like the real ones.
+// on the lab's .1): the same promises as test/ssh, on machines that look like the real ones.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { SshTransport, type SshRemote } from '../../src/transport/ssh.ts';
 import { checkSudo } from '../../src/transport/sudo.ts';
 import type { SshTarget } from '../../src/transport/types.ts';
 import { fault } from '../../lab/api.ts';
+import { NET } from '../../lab/config.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hostExec, hosts, paths } from '../support/lab.ts';
 import { tempDir } from '../support/sshd.ts';
@@ -60,7 +61,7 @@ describeAsRoot('SSH transport against lab hosts', () => {
     const from = (await remote.exec('echo $SSH_CLIENT')).stdout.split(' ')[0];
     expect(from).toBe(jump.address);
     const direct = await connect(target(behind.name));
-    expect((await direct.exec('echo $SSH_CLIENT')).stdout.split(' ')[0]).toBe('10.77.0.1');
+    expect((await direct.exec('echo $SSH_CLIENT')).stdout.split(' ')[0]).toBe(NET.operator);
   });
 
   it('stops an unknown host with HOST_KEY_UNKNOWN; the fingerprint is the one the host\'s console shows', async () => {

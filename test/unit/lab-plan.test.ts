@@ -1,5 +1,5 @@
 // The lab's pure parts: host names and addresses, the inventory it writes, the mirror it picks, the
-// scripts a host boots with. No root needed.
+// scripts a host boots with. No root needed, no lab: a unit test (of lab instance 0, the default).
 import { describe, expect, it } from 'vitest';
 import { bootScript, outerScript } from '../../lab/boot-script.ts';
 import { isValidNicName, labConfig, planBastion, planHosts, paths } from '../../lab/config.ts';
