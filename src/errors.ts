@@ -105,3 +105,16 @@ export function causesOf(err: unknown): CauseError[] {
   if (err instanceof CauseErrors) return err.errors;
   return [];
 }
+
+/**
+ * What a run stops with when several things failed at once (hosts of a parallel phase, every stop of a
+ * check): one cause as itself, several as CauseErrors, and a bug — anything that is not a named cause —
+ * as the bug itself, whatever causes came with it, so it is never hidden behind them.
+ */
+export function stopOf(errors: readonly unknown[]): unknown {
+  if (errors.length === 0) throw new Error('stopOf: nothing failed');
+  const bug = errors.find((e) => causesOf(e).length === 0);
+  if (bug !== undefined) return bug;
+  const causes = errors.flatMap(causesOf);
+  return causes.length === 1 ? causes[0] : new CauseErrors(causes);
+}

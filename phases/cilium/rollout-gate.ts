@@ -3,7 +3,7 @@
 // container of an agent pod — the init container it is stuck on (config fails first when the API is out of
 // reach) or the agent itself — stops at once (the ClusterIP fallback of an empty k8sServiceHost, an API it
 // cannot reach).
-import { CauseError, CauseErrors } from '../../src/errors.ts';
+import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
@@ -76,7 +76,7 @@ export const ciliumRolledOut: Gate = {
         port,
         kubernetesIp,
       );
-      if (drift.length) throw drift.length === 1 ? drift[0] : new CauseErrors(drift);
+      if (drift.length) throw stopOf(drift);
       // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
       const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory), placedBy(ctx));
       if (pull?.decided) throw pull.cause;

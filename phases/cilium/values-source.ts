@@ -4,7 +4,7 @@
 import { readFile as fsReadFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { CauseError, CauseErrors } from '../../src/errors.ts';
+import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import { substitutionVars, type SubstitutionVars } from './flux-vars.ts';
 import { gitopsInvalid, type ReadFile } from './kustomize.ts';
@@ -117,7 +117,7 @@ function unresolved(problems: ReturnType<typeof substituteTree>['problems'], fil
       },
     });
   });
-  return errors.length === 1 ? errors[0] : new CauseErrors(errors);
+  return stopOf(errors) as CauseError | CauseErrors;
 }
 
 /** ciliumValues for a loaded inventory (its gitops checkout and path, its cilium.helmRelease). */

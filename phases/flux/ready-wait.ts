@@ -5,7 +5,7 @@
 // that is still inside its own timeout — so the wait goes on to its budget and then names the last
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
 import { podsImagePull } from '../images/pods.ts';
-import { CauseError, CauseErrors } from '../../src/errors.ts';
+import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
@@ -45,7 +45,7 @@ export function verdictError(v: FluxVerdict, command = `kubectl ${LIST.replace('
 
 export function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
   const errors = vs.map((v) => verdictError(v));
-  return errors.length === 1 ? errors[0] : new CauseErrors(errors);
+  return stopOf(errors) as CauseError | CauseErrors;
 }
 
 /** For each Kustomization whose health checks run, the objects they wait for that are not ready (one kubectl per namespace). */

@@ -1,6 +1,6 @@
 // Reading the cluster for verify, over the run's SSH connections: through any server that answers (the
 // founder first), and running several read-only commands on one host as one batch.
-import { CauseErrors, type CauseError } from '../../src/errors.ts';
+import { type CauseError, stopOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { batchScript, parseBatch } from '../../src/engine/probe-batch.ts';
@@ -59,7 +59,7 @@ export async function settle(ctx: RunContext, signal: AbortSignal, check: { id: 
   let v = await look();
   while (v.stops.length && ctx.clock.now() < deadline && (await pause(ctx, POLL_MS, signal))) v = await look();
   for (const r of v.rows) ctx.emit({ type: 'check', phase: VERIFY_PHASE, check: check.id, title: check.title, host: r.host, ok: r.ok, detail: r.detail });
-  if (v.stops.length) throw v.stops.length === 1 ? v.stops[0] : new CauseErrors(v.stops);
+  if (v.stops.length) throw stopOf(v.stops);
 }
 
 export const lastLine = (r: { stdout: string; stderr: string; code: number | null }) =>

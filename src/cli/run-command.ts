@@ -2,7 +2,7 @@
 // the session with the chosen view. Ctrl-C once: cancel cleanly (locks released, journal kept);
 // twice: exit at once.
 import { existsSync } from 'node:fs';
-import { CauseErrors, EXIT_WOULD_CHANGE, UsageError, causesOf } from '../errors.ts';
+import { EXIT_WOULD_CHANGE, UsageError, causesOf, stopOf } from '../errors.ts';
 import { systemClock, type Clock } from '../engine/clock.ts';
 import { selectPhases } from '../engine/dag.ts';
 import { validatedOrder } from '../engine/dag-rules.ts';
@@ -90,7 +90,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
     );
   }
   const missing = checkArtifacts(loaded.derived);
-  if (missing.length) throw missing.length === 1 ? missing[0] : new CauseErrors(missing);
+  if (missing.length) throw stopOf(missing);
 
   const view = chooseView(args.json, io);
   for (const w of loaded.warnings) view.emit({ type: 'warning', message: `${w.path}: ${w.message}` });

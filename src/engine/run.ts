@@ -1,6 +1,6 @@
 // Runs the selected phases: per phase, its hosts (serially or with a bound), per host the steps
 // (probe → plan → apply) and then the gates. Check mode runs every probe and plan, never an apply.
-import { CauseError, CauseErrors, causesOf } from '../errors.ts';
+import { CauseError, causesOf, stopOf } from '../errors.ts';
 import { eachLimited } from '../util/limit.ts';
 import { applyChange, type UploadProgress } from './apply.ts';
 import { describeChange } from './changes.ts';
@@ -61,12 +61,11 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
     const errors = await eachLimited(hosts, limit, runOne);
     summary.phaseDurations[phase.id] = ctx.clock.now() - phaseStart;
     if (errors.length) {
-      const causes = errors.flatMap(causesOf);
-      const bug = errors.find((e) => causesOf(e).length === 0);
-      if (bug !== undefined) throw bug; // not a named cause: a bug, let it surface
+      const stop = stopOf(errors);
+      if (!causesOf(stop).length) throw stop; // a bug: it surfaces as itself, without the phase-end
       ctx.emit({ type: 'phase-end', phase: phase.id, durationMs: summary.phaseDurations[phase.id], status: 'stopped' });
       summary.durationMs = ctx.clock.now() - started;
-      throw causes.length === 1 ? causes[0] : new CauseErrors(causes);
+      throw stop;
     }
     ctx.emit({ type: 'phase-end', phase: phase.id, durationMs: summary.phaseDurations[phase.id], status: 'done' });
   }
@@ -85,7 +84,7 @@ export async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunS
   }
   if (stops.length) {
     summary.stopped++;
-    throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
+    throw stopOf(stops);
   }
 }
 
@@ -98,7 +97,8 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, sum
     const probes = await runProbes(host, ctx, Object.entries(preflight.probe(host, ctx)).map(([k, c]) => [`pre.${k}`, c]));
     results.set(host, probeFor(probes, 'pre'));
   });
-  if (errors.length) throw errors.length === 1 ? errors[0] : new CauseErrors(errors.flatMap(causesOf));
+  // A bug on one host surfaces as itself, also when another host stopped with a cause.
+  if (errors.length) throw stopOf(errors);
   // In inventory order, whatever order the probes came back in: verdicts name hosts deterministically.
   const seen = new Map(targets.map((h) => [h, results.get(h)!]));
   const verdict = preflight.check(seen, ctx);
@@ -107,7 +107,7 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, sum
   const stops = found.filter((stop) => !waive(stop, phase, ctx, waived));
   if (stops.length) {
     summary.stopped++;
-    throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
+    throw stopOf(stops);
   }
 }
 
@@ -144,7 +144,7 @@ async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: Ru
       Object.assign(recorded, plan.facts);
     }
     const stops = (plan.stops ?? []).filter((stop) => !waive(stop, phase, ctx, waived));
-    if (stops.length) throw stops.length === 1 ? stops[0] : new CauseErrors(stops);
+    if (stops.length) throw stopOf(stops);
     const views = plan.changes.map(describeChange);
     let status: 'ok' | 'changed' | 'would-change' = 'ok';
     if (plan.changes.length && ctx.check) {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
-import { CauseError, CauseErrors, causesOf } from '../errors.ts';
+import { CauseError, causesOf, stopOf } from '../errors.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
@@ -180,9 +180,5 @@ function neededHosts(opts: SessionOptions): HostRef[] {
 }
 
 function throwAll(errors: unknown[]): void {
-  if (!errors.length) return;
-  const causes = errors.flatMap(causesOf);
-  const bug = errors.find((e) => causesOf(e).length === 0);
-  if (bug !== undefined) throw bug; // not a named cause: a bug, let it surface
-  throw causes.length === 1 ? causes[0] : new CauseErrors(causes);
+  if (errors.length) throw stopOf(errors);
 }

@@ -284,3 +284,51 @@ describe('--resume', () => {
     expect(resumed.events.some((e) => e.type === 'gate-end' && e.gate === 'proof' && e.status === 'ok')).toBe(true);
   });
 });
+
+describe('a stop of several hosts at once', () => {
+  // A preflight probe on h1 hits a bug (the remote throws a TypeError) while h2's probe fails with a named
+  // cause: the run must surface the bug, never a cause that hides it, nor an empty CauseErrors.
+  const preflightPhase = (): Phase => ({
+    id: 'pre',
+    title: 'pre',
+    needs: [],
+    hosts: () => H,
+    concurrency: 4,
+    steps: [],
+    preflight: { probe: () => ({ x: { command: 'true' } }), check: () => [] },
+  });
+
+  function breakRemote(f: ReturnType<typeof fixture>, name: string, err: unknown) {
+    const remote = f.remotes.get(name)!;
+    remote.exec = async () => {
+      throw err;
+    };
+  }
+
+  it('surfaces a bug on one host although another host stopped with a cause', async () => {
+    const f = fixture({ check: false, hosts: H });
+    breakRemote(f, 'h1', new TypeError('cannot read properties of undefined'));
+    breakRemote(f, 'h2', new CauseError('SSH_UNREACHABLE', { host: 'h2' }));
+    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(() => undefined, (e) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe('cannot read properties of undefined');
+  });
+
+  it('surfaces the first bug when every host hit one (not an empty CauseErrors)', async () => {
+    const f = fixture({ check: false, hosts: H });
+    breakRemote(f, 'h1', new RangeError('first'));
+    breakRemote(f, 'h2', new RangeError('second'));
+    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(() => undefined, (e) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(['first', 'second']).toContain((error as Error).message);
+  });
+
+  it('names every host when all stopped with causes', async () => {
+    const f = fixture({ check: false, hosts: H });
+    breakRemote(f, 'h1', new CauseError('SSH_UNREACHABLE', { host: 'h1' }));
+    breakRemote(f, 'h2', new CauseError('SSH_UNREACHABLE', { host: 'h2' }));
+    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(() => undefined, (e) => e);
+    expect(error).toBeInstanceOf(CauseErrors);
+    expect((error as CauseErrors).errors.map((e) => e.host).sort()).toEqual(['h1', 'h2']);
+  });
+});
