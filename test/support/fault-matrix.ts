@@ -318,7 +318,8 @@ const seconds = (ms: number) => (ms === 0 ? '0 s' : `${ms / 1000} s`);
 /** README.md's table (the lines between its markers). */
 export function readmeTable(rows: FaultRow[] = FAULT_ROWS): string {
   const head = ['| fault | moment | cause (host) | budget (+ 2 s) | heal, then a rerun passes |', '| --- | --- | --- | --- | --- |'];
-  const body = rows.map((r) => `| ${cell(r.fault)} | ${cell(r.moment)} | \`${r.cause}\` (${r.host === '-' ? 'the file' : r.host}) | ${seconds(r.budgetMs)}: ${cell(r.budget)} | ${cell(r.heal)} |`);
+  const moment = (r: FaultRow) => (r.file ? `${r.moment} (run by \`${r.file}\`)` : r.moment);
+  const body = rows.map((r) => `| ${cell(r.fault)} | ${cell(moment(r))} | \`${r.cause}\` (${r.host === '-' ? 'the file' : r.host}) | ${seconds(r.budgetMs)}: ${cell(r.budget)} | ${cell(r.heal)} |`);
   return [...head, ...body].join('\n');
 }
 
