@@ -27,10 +27,12 @@ export class CauseError extends BootstrapError {
   /** Whether retrying could ever help (host key mismatch, auth failure: never). */
   readonly retryable: boolean;
   override readonly cause?: unknown;
+  /** A remedy for this stop instead of the catalogue's, when the situation changes what to do. */
+  private readonly remedyHere?: string;
 
   constructor(
     causeId: CauseId,
-    opts: { host?: string; evidence?: Evidence; message?: string; retryable?: boolean; cause?: unknown } = {},
+    opts: { host?: string; evidence?: Evidence; message?: string; retryable?: boolean; cause?: unknown; remedy?: string } = {},
   ) {
     const info = causeInfo(causeId);
     super(opts.message ?? info.title);
@@ -40,10 +42,11 @@ export class CauseError extends BootstrapError {
     this.evidence = opts.evidence ?? {};
     this.retryable = opts.retryable ?? false;
     this.cause = opts.cause;
+    this.remedyHere = opts.remedy;
   }
 
   get remedy(): string {
-    return causeInfo(this.causeId).remedy;
+    return this.remedyHere ?? causeInfo(this.causeId).remedy;
   }
 
   get runbook(): string {

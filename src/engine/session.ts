@@ -152,7 +152,10 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   } catch (thrown) {
     // Never let a failure read as success: a missing error object is itself a bug to report.
     const err = thrown ?? new Error('a phase failed without an error object (a bug)');
-    result.error = deps.signal.aborted && causesOf(err).length === 0 ? new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' } }) : err;
+    // A check run keeps no journal: there is nothing to --resume, the same command runs again from the start.
+    const interrupted = () =>
+      new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' }, ...(opts.check && { remedy: 'Run the same command again: a check run changes nothing and keeps no journal, so there is nothing to --resume.' }) });
+    result.error = deps.signal.aborted && causesOf(err).length === 0 ? interrupted() : err;
     result.summary.stopped = Math.max(1, result.summary.stopped);
     for (const c of causesOf(result.error)) {
       log.note(`stopped: ${c.causeId} ${c.host ?? ''} ${JSON.stringify(c.evidence)}`);

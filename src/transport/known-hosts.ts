@@ -104,16 +104,12 @@ export function checkHostKey(entries: KnownHostsEntry[], host: string, port: num
   return { kind: 'unknown', otherTypes: plain };
 }
 
-/** Host key algorithms ssh2 can negotiate, in its default order. */
-const SSH2_HOST_KEY_ALGORITHMS = [
-  'ssh-ed25519',
-  'ecdsa-sha2-nistp256',
-  'ecdsa-sha2-nistp384',
-  'ecdsa-sha2-nistp521',
-  'rsa-sha2-512',
-  'rsa-sha2-256',
-  'ssh-rsa',
-];
+/**
+ * Host key algorithms ssh2 can negotiate, in its default order, without `ssh-rsa`: an RSA host key signs
+ * with SHA-2 (rsa-sha2-512/256) on every OpenSSH since 7.2, and OpenSSH 8.8 stopped accepting the SHA-1
+ * signature by default (its release notes); offering it only lets a man in the middle ask for the weak one.
+ */
+const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256'];
 
 /**
  * The host key algorithms to offer, those already recorded for this host first — as `ssh` does, so a

@@ -38,3 +38,31 @@ it('a stop in prepare ends the run before any connection', async () => {
   expect(events.filter((e) => e.type === 'stopped')).toHaveLength(1);
   expect(existsSync(join(stateDir, 'journal.json'))).toBe(false);
 });
+
+it('Ctrl-C in check mode says to run the same command again, not --resume (a check run keeps no journal)', async () => {
+  const abort = new AbortController();
+  const host: HostRef = { name: 'node-1', address: '10.0.0.1', role: 'server', founder: true };
+  // The interrupt comes while the run prepares; what it stops is not a named cause, so the run names INTERRUPTED.
+  const phase = {
+    id: 'p',
+    title: 'a phase interrupted while it prepares',
+    hosts: () => [host],
+    steps: [],
+    prepare: async () => {
+      abort.abort();
+      throw new Error('cancelled');
+    },
+  } as unknown as Phase;
+  const run = (check: boolean) =>
+    runSession(
+      { transport: { connect: async () => ({}), close: async () => undefined } as any, clock: systemClock, emit: () => undefined, signal: abort.signal },
+      { env: 't', inventory: {} as any, phases: [phase], hosts: [host], target: (h) => ({ host: h.address }) as any, check, resume: false, stateDir: mkdtempSync(join(tmpdir(), 'bootstrap-int-')), waivers: [] },
+    );
+  const checked = (await run(true)).error as CauseError;
+  expect(checked.causeId).toBe('INTERRUPTED');
+  expect(checked.remedy).toMatch(/same command again/);
+  expect(checked.remedy).not.toMatch(/--resume to continue/);
+  const applied = (await run(false)).error as CauseError;
+  expect(applied.causeId).toBe('INTERRUPTED');
+  expect(applied.remedy).toMatch(/Rerun with --resume/);
+});
