@@ -1,6 +1,7 @@
-// One run at a time per host: a lock directory in /run on the host (/run is emptied at boot, so a
-// rebooted host holds no lock). Every step that decides who holds it is one rename(2) on the host, so two
-// runs racing for it can never both win:
+// One run at a time per host: a lock directory in /run/lock on the host (a tmpfs emptied at boot, so a
+// rebooted host holds no lock; sticky and world-writable, so the SSH user who owns the lock can release it
+// without root when sudo was taken away mid-run, while no other user can remove or replace it). Every
+// step that decides who holds it is one rename(2) on the host, so two runs racing for it can never both win:
 // - acquire: the lock is built aside (`<dir>.new.<run>`, owner record inside) and renamed into place;
 //   rename onto an existing lock fails, so the lock never exists without its owner record;
 // - staleness is judged on the host's own clock: the holder refreshes its record every HEARTBEAT_S (the
@@ -11,7 +12,7 @@ import { CauseError } from '../errors.ts';
 import type { Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 
-export const LOCK_DIR = '/run/bootstrap.lock';
+export const LOCK_DIR = '/run/lock/bootstrap.lock';
 /** Taking the lock on one host (the script's tries included). */
 export const LOCK_ACQUIRE_BUDGET_MS = 30_000;
 /** How often a holder refreshes its owner record. */
@@ -38,8 +39,11 @@ export function acquireScript(owner: LockOwner, opts: LockOptions = {}): string 
   return `
 d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(owner.runId)}; who=${shq(owner.who)}
 t="$d.new.$me"; g="$d.stale.$me"; took=
+p=$(dirname "$d"); [ -d "$p" ] || mkdir -m 1777 "$p" || exit 4
 rm -rf "$t" "$g"; mkdir -m 700 "$t" || exit 4
 printf '%s %s %s\\n' "$me" "$(date +%s)" "$who" > "$t/owner" || exit 4
+# Owned by the SSH user (sudo names it): the lock's own user may release it without root.
+[ -z "$SUDO_UID" ] || chown "$SUDO_UID" "$t" "$t/owner" || exit 4
 i=0
 while [ $i -lt ${TRIES} ]; do
   i=$((i + 1))
@@ -98,5 +102,7 @@ read oid rest < "$d/owner" 2>/dev/null; [ "$oid" = "$me" ] || exit 0
 mv -T "$d" "$g" 2>/dev/null || exit 0
 read gid rest < "$g/owner" 2>/dev/null
 if [ "$gid" = "$me" ]; then rm -rf "$g"; else mv -T "$g" "$d" 2>/dev/null; fi; true`;
-  await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
+  const released = await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
+  // sudo taken away during the run: the SSH user owns the lock (see acquireScript) and removes it itself.
+  if (released?.code !== 0) await remote.exec(`sh -c ${shq(script)}`, { timeoutMs: 15_000 }).catch(() => undefined);
 }

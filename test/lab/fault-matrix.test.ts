@@ -127,8 +127,9 @@ const INJECTIONS: Record<string, Injection> = {
   },
   'sudo-revoked-mid-run': {
     inject: async () => void (await hostExec('k3s-lab-2', "sed -i 's/NOPASSWD://' /etc/sudoers.d/ops")),
-    // Without sudo the stopped run could not release its lock there: removed by hand, as LOCK_HELD's remedy says.
-    heal: async () => void (await hostExec('k3s-lab-2', "sed -i 's/ALL=(ALL) ALL/ALL=(ALL) NOPASSWD:ALL/' /etc/sudoers.d/ops; rm -rf /run/bootstrap.lock")),
+    // Nothing removed by hand: the stopped run released its lock there without sudo (the SSH user owns it),
+    // or the rerun would stop with LOCK_HELD.
+    heal: async () => void (await hostExec('k3s-lab-2', "sed -i 's/ALL=(ALL) ALL/ALL=(ALL) NOPASSWD:ALL/' /etc/sudoers.d/ops")),
   },
   'lock-held': {
     inject: async () => {},

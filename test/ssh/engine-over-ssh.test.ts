@@ -8,6 +8,7 @@ import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import type { HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
+import { LOCK_DIR } from '../../src/engine/lock.ts';
 import { fromText } from '../../src/inventory/load.ts';
 import { SshTransport } from '../../src/transport/ssh.ts';
 import { checkSudo } from '../../src/transport/sudo.ts';
@@ -87,7 +88,7 @@ describeAsRoot('the engine over real SSH', () => {
     const check = await runFileStep(true);
     expect(check.result.summary).toMatchObject({ ok: 1, wouldChange: 0 });
     // The lock was taken and released: none is left on the host.
-    expect(() => readFileSync('/run/bootstrap.lock/owner')).toThrow();
+    expect(() => readFileSync(`${LOCK_DIR}/owner`)).toThrow();
     // The run log recorded the remote commands, and each probe of a batch as text: its command, exit
     // code and decoded output (the motd's content, not a base64 frame).
     const log = readFileSync(first.result.logFile, 'utf8');
@@ -97,8 +98,8 @@ describeAsRoot('the engine over real SSH', () => {
   });
 
   it('stops with LOCK_HELD when another run holds the lock', async () => {
-    mkdirSync('/run/bootstrap.lock', { recursive: true });
-    writeFileSync('/run/bootstrap.lock/owner', `other-run ${Math.floor(Date.now() / 1000)} someone@elsewhere\n`);
+    mkdirSync(LOCK_DIR, { recursive: true });
+    writeFileSync(`${LOCK_DIR}/owner`, `other-run ${Math.floor(Date.now() / 1000)} someone@elsewhere\n`);
     // The journal of the run that holds the lock, which the refused run must leave as it is.
     const journal = join(tmp.dir, 'state', 'journal.json');
     mkdirSync(join(tmp.dir, 'state'), { recursive: true });
@@ -109,10 +110,10 @@ describeAsRoot('the engine over real SSH', () => {
       expect(r.events).toContainEqual(expect.objectContaining({ type: 'stopped', error: expect.objectContaining({ cause: 'LOCK_HELD', host: 'node-1' }) }));
       expect(JSON.stringify(r.events)).toContain('someone@elsewhere');
       expect(readFileSync(journal, 'utf8')).toBe(holders);
-      expect(readFileSync('/run/bootstrap.lock/owner', 'utf8')).toMatch(/^other-run /);
+      expect(readFileSync(`${LOCK_DIR}/owner`, 'utf8')).toMatch(/^other-run /);
     } finally {
       const { rmSync } = await import('node:fs');
-      rmSync('/run/bootstrap.lock', { recursive: true, force: true });
+      rmSync(LOCK_DIR, { recursive: true, force: true });
     }
   });
 

@@ -89,7 +89,7 @@ export async function resetCluster(): Promise<void> {
           // stopping the slice kills them and removes their cgroups; a shim outside it is killed by its path.
           'systemctl stop kubepods.slice 2>/dev/null',
           "pkill -9 -f '/var/lib/rancher/k3s/data/[^/]*/bin/containerd-shim' 2>/dev/null",
-          'rm -rf /var/lib/rancher/k3s /run/k3s /var/lib/kubelet /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service /etc/systemd/system/k3s-agent.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/bootstrap.lock',
+          'rm -rf /var/lib/rancher/k3s /run/k3s /var/lib/kubelet /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service /etc/systemd/system/k3s-agent.service.env /etc/sysctl.d/90-k3s.conf /etc/modules-load.d/k3s.conf /run/lock/bootstrap.lock',
           // kube-vip's address stays on a NIC when its process is killed: a cold build starts without it.
           `for d in $(ls /sys/class/net); do ip addr del ${NET.vip}/32 dev $d 2>/dev/null; done`,
           'rm -f /etc/cni/net.d/05-cilium.conflist',

@@ -192,7 +192,7 @@ export const FAULT_ROWS: FaultRow[] = [
     host: S2,
     budgetMs: PROBE_BUDGET_MS,
     budget: 'PROBE_BUDGET_MS',
-    heal: 'the sudoers entry restored; the lock the run could not release without sudo removed',
+    heal: 'the sudoers entry restored (the run released its lock without sudo)',
   },
   {
     id: 'lock-held',
