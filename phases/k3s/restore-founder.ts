@@ -55,7 +55,8 @@ export function restoreStep(backup: Backup): Step {
         try {
           await applyChange(ctx.remote(target), change, ctx.signal);
         } catch (err) {
-          if (change.kind !== 'command' || change.command !== resetCommand) throw err;
+          // Only the reset's own failure is the reset's cause; a lost connection (SSH_UNREACHABLE) stays one.
+          if (change.kind !== 'command' || change.command !== resetCommand || causesOf(err)[0]?.causeId !== 'APPLY_FAILED') throw err;
           const seen = causesOf(err)[0]?.evidence;
           throw new CauseError(DIFFERENT_TOKEN.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
             host: host.name,

@@ -5,6 +5,7 @@
 import { finished } from 'node:stream/promises';
 import { countBytes, uploadBudgetMs as transferBudgetMs, type UploadProgress } from '../engine/apply.ts';
 import { CauseError } from '../errors.ts';
+import { connectionLost } from '../transport/lost.ts';
 import type { ExecResult, Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import type { SnapshotSink } from './store.ts';
@@ -47,6 +48,7 @@ export async function pullSnapshot(remote: Remote, path: string, sink: SnapshotS
     const writeError = sink.errored ?? (copy.code === 0 ? await finished(sink).then(() => undefined, (err: Error) => err) : undefined);
     opts.signal?.throwIfAborted(); // Ctrl-C: the engine's own stop, not a failed copy
     if (writeError) throw backupFailed(remote.host, `cat ${path} > ${sink.path}`, copy, `the backup file could not be written: ${writeError.message}`);
+    if (copy.lost) throw connectionLost(remote.host, `cat ${path}`);
     if (copy.code !== 0) {
       const seen = copy.code === null ? `the copy did not finish within its budget of ${Math.round(budgetMs / 1000)} s` : 'the snapshot could not be read back';
       throw backupFailed(remote.host, `cat ${path}`, copy, seen);

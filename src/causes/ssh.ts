@@ -5,8 +5,9 @@ import { defineCauses } from './define.ts';
 export const sshCauses = defineCauses({
   SSH_UNREACHABLE: {
     title: 'The host does not answer on its SSH port',
-    meaning: 'The TCP connection to the SSH port was refused or timed out (host down, wrong address, firewall).',
-    remedy: 'Check the host is powered on and the address and port in the inventory are right; try `ssh -v` by hand.',
+    meaning:
+      'The TCP connection to the SSH port was refused or timed out (host down, wrong address, firewall), or the open connection was lost while a command ran (the host went down or off the network: it stopped answering the SSH keepalives).',
+    remedy: 'Check the host is powered on and reachable and the address and port in the inventory are right; try `ssh -v` by hand; then rerun the same command (every step is idempotent).',
   },
   SSH_HANDSHAKE_FAILED: {
     title: 'The host answered, but the SSH handshake failed',

@@ -3,7 +3,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { CauseError } from '../errors.ts';
-import type { Remote } from '../transport/types.ts';
+import { connectionLost } from '../transport/lost.ts';
+import type { ExecResult, Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import type { Change } from './changes.ts';
 
@@ -56,6 +57,7 @@ export async function applyChange(remote: Remote, change: Change, signal?: Abort
     const command = `sh -c ${shq(script)}`;
     if (change.kind === 'file') {
       const res = await remote.exec(command, { sudo: true, stdin: change.content, secret, timeoutMs: DEFAULT_COMMAND_BUDGET_MS, signal });
+      throwIfLost(remote, res, `write ${change.path}`);
       if (res.code !== 0) throw applyFailed(remote.host, `write ${change.path}`, res.code, res.stderr);
       return;
     }
@@ -67,6 +69,7 @@ export async function applyChange(remote: Remote, change: Change, signal?: Abort
     file.once('error', (err) => counted.destroy(err));
     try {
       const res = await remote.exec(command, { sudo: true, stdin: file.pipe(counted), timeoutMs: budgetMs, signal });
+      throwIfLost(remote, res, `upload ${change.localPath} → ${change.path}`);
       if (res.code !== 0) {
         const seen = res.code === null ? `the upload did not finish within its budget of ${Math.round(budgetMs / 1000)} s (${totalBytes} bytes at ${UPLOAD_BYTES_PER_SECOND / 1024 / 1024} MiB/s plus ${UPLOAD_FLOOR_MS / 1000} s)` : undefined;
         throw applyFailed(remote.host, `upload ${change.localPath} → ${change.path}`, res.code, res.stderr, seen);
@@ -84,7 +87,13 @@ export async function applyChange(remote: Remote, change: Change, signal?: Abort
     timeoutMs: change.timeoutMs ?? DEFAULT_COMMAND_BUDGET_MS,
     signal,
   });
+  throwIfLost(remote, res, change.secret ? '(command holding a secret)' : change.command);
   if (res.code !== 0) throw applyFailed(remote.host, change.secret ? '(command holding a secret)' : change.command, res.code, res.stderr || res.stdout);
+}
+
+/** A change whose connection was lost is the host's absence (SSH_UNREACHABLE), not the change's failure. */
+function throwIfLost(remote: Remote, res: ExecResult, what: string): void {
+  if (res.lost) throw connectionLost(remote.host, what);
 }
 
 /** A pass-through that reports each tenth of `total` bytes as it goes by (uploads of PROGRESS_MIN_BYTES and more). */

@@ -9,6 +9,7 @@
 // - take-over: the stale lock is renamed aside (only one taker can move a given directory) and its owner
 //   compared with the one judged stale; a taker that moved a fresh lock by mistake puts it back.
 import { CauseError } from '../errors.ts';
+import { connectionLost } from '../transport/lost.ts';
 import type { Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 
@@ -63,6 +64,7 @@ rm -rf "$t"; echo contended; exit 5`;
 export async function acquireLock(remote: Remote, owner: LockOwner, opts: LockOptions = {}): Promise<{ tookOverStale?: { runId: string; since: number; who: string } }> {
   const dir = opts.dir ?? LOCK_DIR;
   const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: LOCK_ACQUIRE_BUDGET_MS, signal: opts.signal });
+  if (res.lost) throw connectionLost(remote.host, `acquire ${dir}`);
   const [state, runId, since, ...who] = res.stdout.trim().split(' ');
   if (res.code === 0 && state === 'acquired') return {};
   if (res.code === 0 && state === 'stale') return { tookOverStale: { runId, since: Number(since), who: who.join(' ') } };

@@ -11,6 +11,7 @@ import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, ty
 import { batchScript, parseBatch } from './probe-batch.ts';
 import type { LoggedCommand } from '../transport/types.ts';
 import { sudoWantsPassword } from '../transport/sudo.ts';
+import { connectionLost } from '../transport/lost.ts';
 
 /** One probe batch's budget (a host's read-only probes, run as one remote execution). */
 export const PROBE_BUDGET_MS = 60_000;
@@ -240,6 +241,7 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
         logAs: (r) => batchLogEntries(batch, parseBatch(r.stdout, keys), sudo, r),
       });
       ctx.signal.throwIfAborted();
+      if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
       if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
         // Passed the connection's sudo check, refused now: passwordless sudo was withdrawn during the run.
         throw new CauseError('SUDO_NEEDS_PASSWORD', {

@@ -64,7 +64,7 @@ export function runChannel(link: Link, command: string, opts: ExecOptions, onSto
     let code: number | null = null;
     let done = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (final: number | null, stopped = false) => {
+    const finish = (final: number | null, stopped = false, lost = false) => {
       if (done) return;
       done = true;
       link.running.delete(onLost);
@@ -77,6 +77,7 @@ export function runChannel(link: Link, command: string, opts: ExecOptions, onSto
           stderr: Buffer.concat(err).toString('utf8'),
           code: final,
           durationMs: Date.now() - started,
+          ...(lost && !stopped && { lost: true as const }),
         },
         stopped,
       });
@@ -96,7 +97,8 @@ export function runChannel(link: Link, command: string, opts: ExecOptions, onSto
       finish(null, true);
     };
     const onAbort = () => void stop();
-    const onLost = () => finish(null, stopping);
+    // The connection is gone (link.ts): the command's end will never be reported.
+    const onLost = () => finish(null, stopping, true);
     link.running.add(onLost);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.timeoutMs !== undefined) timer = setTimeout(() => void stop(), opts.timeoutMs);

@@ -19,6 +19,7 @@ export interface LinkSettings {
   retries: number;
   retryMinTimeoutMs: number;
   keepaliveIntervalMs: number;
+  keepaliveCountMax: number;
   maxChannels: number;
 }
 
@@ -69,7 +70,7 @@ export async function connectOnce(target: SshTarget, via: Link | undefined, s: L
       sock,
       readyTimeout: s.connectTimeoutMs,
       keepaliveInterval: s.keepaliveIntervalMs,
-      keepaliveCountMax: 3,
+      keepaliveCountMax: s.keepaliveCountMax,
       hostVerifier: makeHostVerifier(entries, target, seen),
       algorithms: { serverHostKey: preferredHostKeyAlgorithms(entries, target.address, target.port) as never },
     });

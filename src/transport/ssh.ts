@@ -30,7 +30,7 @@ export interface SshTransportOptions {
   retries?: number;
   /** First backoff delay; doubles each attempt. Default 500 ms. */
   retryMinTimeoutMs?: number;
-  /** SSH keepalive interval (a dead connection is noticed after 3 unanswered). Default 10 s. */
+  /** SSH keepalive interval (a dead connection is noticed after KEEPALIVE_DEFAULTS.countMax unanswered). Default 10 s. */
   keepaliveIntervalMs?: number;
   /** Most channels (commands, tunnels) open at once on one connection; sshd's MaxSessions defaults to 10. */
   maxChannels?: number;
@@ -44,6 +44,23 @@ export function connectBudgetMs(d: { connectTimeoutMs: number; retries: number; 
   let backoff = 0;
   for (let i = 0; i < d.retries; i++) backoff += d.retryMinTimeoutMs * 2 ** i;
   return (d.retries + 1) * d.connectTimeoutMs + backoff;
+}
+
+/**
+ * SSH keepalives on every connection: one every intervalMs; a connection that leaves countMax of them
+ * unanswered is dead (ssh2's keepaliveInterval and keepaliveCountMax). This is what notices a host that
+ * vanished without a word (power cut, cable pulled): nothing on the wire says the connection ended.
+ */
+export const KEEPALIVE_DEFAULTS = { intervalMs: 10_000, countMax: 3 } as const;
+
+/**
+ * The longest a connection to a host that stopped answering stays unnoticed with the defaults: ssh2 sends a
+ * keepalive each interval after the last answer and gives up at the one after countMax unanswered, so
+ * (countMax + 1) intervals after the last answer. A command running on it then ends as lost
+ * (ExecResult.lost), and the step that ran it stops with SSH_UNREACHABLE.
+ */
+export function lostConnectionBudgetMs(k: { intervalMs: number; countMax: number } = KEEPALIVE_DEFAULTS): number {
+  return k.intervalMs * (k.countMax + 1);
 }
 
 /** A jump host connection shared by the hosts behind it, closed when the last of them closes. */
@@ -66,7 +83,8 @@ export class SshTransport implements Transport {
       connectTimeoutMs: opts.connectTimeoutMs ?? CONNECT_DEFAULTS.connectTimeoutMs,
       retries: opts.retries ?? CONNECT_DEFAULTS.retries,
       retryMinTimeoutMs: opts.retryMinTimeoutMs ?? CONNECT_DEFAULTS.retryMinTimeoutMs,
-      keepaliveIntervalMs: opts.keepaliveIntervalMs ?? 10_000,
+      keepaliveIntervalMs: opts.keepaliveIntervalMs ?? KEEPALIVE_DEFAULTS.intervalMs,
+      keepaliveCountMax: KEEPALIVE_DEFAULTS.countMax,
       maxChannels: opts.maxChannels ?? 8,
     };
   }

@@ -1,6 +1,7 @@
 // Root on the hosts goes through `sudo -n` (never a password prompt: a prompt would hang the run).
 // A command is wrapped whole in `sh -c`, so pipes, `&&` and redirections run as root too.
 import { CauseError } from '../errors.ts';
+import { connectionLost } from './lost.ts';
 import type { Remote } from './types.ts';
 
 /** POSIX single-quoting: one word for sh, whatever the value holds. */
@@ -47,6 +48,7 @@ export const sudoWantsPassword = (stderr: string): boolean => NEEDS_PASSWORD.tes
 export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
   const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? SUDO_PROBE_BUDGET_MS, signal: opts.signal });
   if (r.code === 0) return;
+  if (r.lost) throw connectionLost(remote.host, SUDO_PROBE);
   const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
   const evidence = { command: SUDO_PROBE, exitCode: r.code, excerpt };
   if (NEEDS_PASSWORD.test(r.stderr)) {

@@ -44,6 +44,11 @@ export interface ExecResult {
   /** null when the command did not exit on its own (timeout, abort, channel closed). */
   code: number | null;
   durationMs: number;
+  /**
+   * The SSH connection was lost while the command ran (code null): the host went down, its cable was
+   * pulled, or it left the keepalives unanswered. The command may or may not have run to its end there.
+   */
+  lost?: true;
 }
 
 /** One host, one connection, reused for every step of the run. */

@@ -6,7 +6,10 @@
 // and its CRs), `bootstrap backup`, the fetched kubeconfig's own instructions for reaching the API from here,
 // the whole lab destroyed (`lab down`, `lab up --bastion`: new hosts, same addresses, new host keys),
 // refusals of a backup without its token and of a corrupted snapshot before any host is touched, the
-// restore's plan (check mode changes nothing), then `bootstrap lab --restore <backup>`: every object back
+// restore's plan (check mode changes nothing), then `bootstrap lab --restore <backup>` meeting the fault-matrix
+// row restore-server-lost (k3s-lab-3 loses power as k3s-join starts to rejoin it: SSH_UNREACHABLE naming it
+// within the keepalive budget), the host powered on, and the runbook's restore command again: it finishes
+// what the stopped one left (the founder not restored again, k3s-lab-2 not wiped again), every object back
 // with the same content, 3 voters, the agent back, the VIP up, verify passing. One cluster for the whole file.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,7 +20,7 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { bastion, down, hostExec, proxyThroughBastion, ssh, up } from '../../lab/api.ts';
+import { bastion, down, fault, hostExec, proxyThroughBastion, ssh, up } from '../../lab/api.ts';
 import { NET, OPS_USER, OUTSIDE, paths } from '../../lab/config.ts';
 import { tcpOpen } from '../../lab/operator.ts';
 import { run } from '../../lab/run.ts';
@@ -33,6 +36,8 @@ import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, voters
 import { labBlock, runBlock } from '../support/runbook-blocks.ts';
 import { repoRoot } from '../support/cli.ts';
 import { secretLeaks } from '../support/secret-scan.ts';
+import { FAULT_ROWS } from '../support/fault-matrix.ts';
+import { runFaultRow, type Injection } from '../support/fault-run.ts';
 
 const RUNBOOK = readFileSync(`${repoRoot}/runbooks/dr-restore.md`, 'utf8');
 const SHAPE = { servers: 3, agents: 1, bastion: true };
@@ -315,12 +320,41 @@ describeAsRoot('disaster recovery behind a bastion: cold build, drill, bootstrap
     expect(existsSync(join(envState, 'cluster-token.json'))).toBe(false);
   }, LONG);
 
-  it('bootstrap lab --restore: every object back by content, 3 voters, the agent back, the VIP up, verify passes', async () => {
+  it('bootstrap lab --restore, k3s-lab-3 losing power as k3s-join starts to rejoin it → SSH_UNREACHABLE naming it; powered on, the same restore finishes: every object back by content, 3 voters, the agent back, the VIP up, verify passes', async () => {
+    const S3 = 'k3s-lab-3';
+    const injection: Injection = {
+      // A power cut: the cable goes first, so the host's dying sockets say nothing on the wire (the lab's
+      // `stop` alone kills the processes while the NIC is still up, and their kernel sockets close cleanly,
+      // which a real power cut never does). The run notices by its unanswered SSH keepalives.
+      inject: async () => {
+        await fault(S3, 'partition');
+        await fault(S3, 'stop');
+      },
+      heal: async () => {
+        await fault(S3, 'heal');
+        await fault(S3, 'start');
+      },
+      // The runbook's restore command, as the operator types it again.
+      rerun: () => block('restore'),
+    };
     const t0 = Date.now();
-    const r = await block('restore');
+    const row = FAULT_ROWS.find((r) => r.id === 'restore-server-lost')!;
+    const { stopped, rerun: r, runMs, tookMs, healAndRerunMs } = await runFaultRow(row, injection, { stateDir, inventory, values: { backup: backupId } }, { timeoutMs: LONG });
     const ms = Date.now() - t0;
-    expect(r.code, r.stdout.split('\n').slice(-40).join('\n') + r.stderr).toBe(0);
-    console.log(`dr drill: bootstrap lab --restore from start to verified in ${(ms / 1000).toFixed(1)} s`);
+    console.log(
+      `dr drill: bootstrap lab --restore from start to verified in ${(ms / 1000).toFixed(1)} s: stopped after ${(runMs / 1000).toFixed(1)} s ` +
+        `(SSH_UNREACHABLE ${(tookMs / 1000).toFixed(1)} s after the power cut), heal + the restore again ${(healAndRerunMs / 1000).toFixed(1)} s`,
+    );
+    expect(stopOf(stopped)).toMatchObject({ cause: 'SSH_UNREACHABLE', host: S3, message: `lost the SSH connection to ${S3} while a command ran` });
+    // How far the stopped restore got: the founder restored, k3s-lab-2 wiped and rejoined as a voter.
+    const ended = (step: string, host: string) => stopped.events.find((e) => e.type === 'step-end' && e.step === step && e.host === host)?.status;
+    expect(ended('restore', 'k3s-lab-1')).toBe('changed');
+    expect(ended('restore-wipe', 'k3s-lab-2')).toBe('changed');
+    expect(stopped.events.some((e) => e.type === 'gate-end' && e.gate === 'etcd-voter' && e.host === 'k3s-lab-2' && e.status === 'ok')).toBe(true);
+    // The rerun went on from there: neither the founder restored again nor k3s-lab-2 wiped again.
+    expect(r.stdout).toMatch(new RegExp(`\n  k3s-lab-1  restore etcd from backup ${backupId} [^\n]*: ok\n`));
+    expect(r.stdout).toMatch(/\n  k3s-lab-2  stop k3s and wipe [^\n]*: ok\n/);
+    expect(r.stdout).toMatch(/\n  k3s-lab-3  stop k3s and wipe [^\n]*: changed\n/);
     expect(r.stdout).toMatch(/every object of backup \S+ is back \(\d+ objects\): ok/);
     expect(r.stdout).toMatch(/verify done/);
     expect(await drillContent()).toEqual(before);

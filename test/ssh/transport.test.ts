@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CauseError } from '../../src/errors.ts';
-import { SshTransport, type SshRemote } from '../../src/transport/ssh.ts';
+import { KEEPALIVE_DEFAULTS, lostConnectionBudgetMs, SshTransport, type SshRemote } from '../../src/transport/ssh.ts';
 import type { CommandLog, SshTarget } from '../../src/transport/types.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureTestUsers, freePort, makeKeypair, OPS_USER, startSshd, tempDir, type Sshd } from '../support/sshd.ts';
@@ -139,10 +139,34 @@ describeAsRoot('SSH transport against a real sshd', () => {
     // Kill this connection's sshd session process from inside: the command never returns normally.
     const killed = await remote.exec('kill -9 $PPID', { timeoutMs: 5_000 });
     expect(killed.code).toBeNull();
+    expect(killed.lost).toBe(true); // lost, not stopped at its budget: the step names SSH_UNREACHABLE
     expect(killed.durationMs).toBeLessThan(3_000); // noticed at once, not at the command's budget
     await new Promise((res) => setTimeout(res, 200));
     expect((await remote.exec('echo back')).stdout).toBe('back\n');
     expect(sshd.connections()).toBe(before + 1);
+  });
+
+  it('notices a connection whose host stopped answering (no word on the wire) within lostConnectionBudgetMs: the command ends lost', async () => {
+    // The session's own sshd process frozen: the TCP connection stays open, nothing answers, as after a
+    // power cut or a pulled cable. Keepalives 4 times a second, so the budget is 1 s instead of 40 s.
+    const keepalive = { intervalMs: 250, countMax: KEEPALIVE_DEFAULTS.countMax };
+    const quick = new SshTransport({ authSock: null, home: tmp.dir, keepaliveIntervalMs: keepalive.intervalMs });
+    const r = await quick.connect(target);
+    const session = Number((await r.exec('echo $PPID')).stdout.trim());
+    expect(session).toBeGreaterThan(1);
+    process.kill(session, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const frozen = await r.exec('echo never', { timeoutMs: 30_000 });
+      expect(frozen).toMatchObject({ code: null, lost: true });
+      expect(Date.now() - started).toBeLessThanOrEqual(lostConnectionBudgetMs(keepalive) + 500);
+    } finally {
+      process.kill(session, 'SIGKILL');
+      await r.close();
+      await quick.close();
+    }
+    // The default: 3 unanswered keepalives 10 s apart, noticed at the 4th interval.
+    expect(lostConnectionBudgetMs()).toBe(40_000);
   });
 
   it('leaves no test processes behind on the server user', () => {

@@ -6,7 +6,7 @@
 import type { CauseId } from '../../src/causes/catalogue.ts';
 import { LOCK_ACQUIRE_BUDGET_MS } from '../../src/engine/lock.ts';
 import { PROBE_BUDGET_MS } from '../../src/engine/run.ts';
-import { connectBudgetMs } from '../../src/transport/ssh.ts';
+import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';
 
@@ -30,7 +30,10 @@ export interface FaultRow {
   /** When it hurts, in words. */
   moment: string;
   trigger: Trigger;
-  /** The bootstrap arguments of the run that meets the fault (and of the rerun after the heal). */
+  /**
+   * The bootstrap arguments of the run that meets the fault (and of the rerun after the heal); a `<name>`
+   * placeholder (`<backup>`) is filled by the file that runs the row (FaultEnv.values).
+   */
   args: string[];
   /** Arguments of the rerun when they differ. */
   rerunArgs?: string[];
@@ -304,6 +307,21 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: 'corednsReady.budgetMs',
     budgetFromGate: corednsReady.id,
     heal: 'CoreDNS scaled back to 1, Ready',
+  },
+  {
+    id: 'restore-server-lost',
+    fault: 'a server loses power in the middle of a restore (its cable first, so nothing on the wire says so, as in a power cut)',
+    moment: "`--restore`: k3s-join starts to rejoin it, after the founder's cluster-reset and the first server's rejoin",
+    trigger: { at: 'step-start', phase: 'k3s-join', step: 'restore-wipe', host: S3 },
+    args: ['--restore', '<backup>', '--json'],
+    // The runbook's restore command (the drill runs its `sh lab restore` block as the rerun).
+    rerunArgs: ['--restore', '<backup>'],
+    cause: 'SSH_UNREACHABLE',
+    host: S3,
+    budgetMs: lostConnectionBudgetMs(),
+    budget: 'lostConnectionBudgetMs (its SSH keepalives unanswered)',
+    heal: "cable back, host started; the same `--restore <backup>` finishes the restore without restoring the founder or wiping k3s-lab-2 again: every object back by content, 3 voters, the agent",
+    file: 'test/lab/dr-restore.test.ts',
   },
 ];
 

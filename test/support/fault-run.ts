@@ -9,6 +9,8 @@ import type { FaultRow } from './fault-matrix.ts';
 export interface FaultEnv {
   stateDir: string;
   inventory: string;
+  /** Values of the `<name>` placeholders in the row's arguments (a backup id known only at run time). */
+  values?: Record<string, string>;
 }
 
 export interface Injection {
@@ -21,6 +23,22 @@ export interface Injection {
   alongside?: (env: FaultEnv) => { started: Promise<void>; done: Promise<unknown> };
   /** The run's inventory, when the row needs another one (built once, from the shared one). */
   inventory?: (env: FaultEnv) => string;
+  /**
+   * The rerun after the heal, when it is not `bootstrap` with the row's arguments: the operator's own
+   * command from a runbook. It must exit 0 as well.
+   */
+  rerun?: (env: FaultEnv, args: string[]) => Promise<Pick<BootstrapRun, 'code' | 'stdout' | 'stderr'>>;
+}
+
+/** The row's arguments with their `<name>` placeholders filled from env.values (one without a value throws). */
+export function argsFor(args: string[], env: FaultEnv): string[] {
+  return args.map((a) =>
+    a.replace(/<([a-z][a-z0-9-]*)>/g, (_, name: string) => {
+      const v = env.values?.[name];
+      if (v === undefined) throw new Error(`no value for <${name}> in the row's arguments`);
+      return v;
+    }),
+  );
 }
 
 /** The event a row's trigger names. */
@@ -41,7 +59,7 @@ async function runWithFault(row: FaultRow, how: Injection, env: FaultEnv, timeou
     await how.inject(env);
     injected = Promise.resolve();
   }
-  const r = await bootstrap(row.args, {
+  const r = await bootstrap(argsFor(row.args, env), {
     stateDir: env.stateDir,
     inventory: env.inventory,
     timeoutMs,
@@ -65,7 +83,9 @@ async function runWithFault(row: FaultRow, how: Injection, env: FaultEnv, timeou
 
 export interface FaultRowResult {
   stopped: BootstrapRun;
-  rerun: BootstrapRun;
+  rerun: Pick<BootstrapRun, 'code' | 'stdout' | 'stderr'>;
+  /** The stopped run from its start to its stop event. */
+  runMs: number;
   /** How long after the fault the stop came. */
   tookMs: number;
   healAndRerunMs: number;
@@ -94,9 +114,11 @@ export async function runFaultRow(row: FaultRow, how: Injection, base: FaultEnv,
     const tHeal = Date.now();
     await how.heal(env);
     healed = true;
-    const rerun = await bootstrap(row.rerunArgs ?? row.args.filter((a) => a !== '--resume'), { ...env, timeoutMs });
-    expect(rerun.code, rerun.stdout.slice(-3000)).toBe(0);
-    return { stopped: r, rerun, tookMs, healAndRerunMs: Date.now() - tHeal };
+    const rerunArgs = argsFor(row.rerunArgs ?? row.args.filter((a) => a !== '--resume'), env);
+    const rerun = how.rerun ? await how.rerun(env, rerunArgs) : await bootstrap(rerunArgs, { ...env, timeoutMs });
+    expect(rerun.code, rerun.stdout.slice(-3000) + rerun.stderr).toBe(0);
+    const runMs = stopped.t - (r.events.find((e) => e.type === 'run-start')?.t ?? stopped.t);
+    return { stopped: r, rerun, runMs, tookMs, healAndRerunMs: Date.now() - tHeal };
   } finally {
     if (!healed) await how.heal(env).catch(() => undefined);
   }
