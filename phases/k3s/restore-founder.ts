@@ -34,8 +34,12 @@ export function restoreStep(backup: Backup): Step {
       ready: { command: `${K3S_BIN} kubectl get --raw=/readyz 2>&1`, sudo: true },
     }),
     plan: ({ host, probe, ctx }) => {
-      // A rerun after this server was restored from this backup and serves: nothing to redo.
-      if (markedWith(probe.marker.stdout, id) && probe.ready.stdout.trim() === 'ok') return { changes: [], facts: { restoredNow: false } };
+      // A rerun after this server was restored from this backup (the marker is written once the reset
+      // succeeded): nothing to redo, also when it does not serve at this moment (k3s restarting after a power
+      // cut). A second reset would wipe whatever the cluster wrote since; the service step starts k3s and
+      // the founder's API gate names it if it never serves. Starting over is the operator's decision
+      // (runbooks/dr-restore.md: remove the marker).
+      if (markedWith(probe.marker.stdout, id)) return { changes: [], facts: { restoredNow: false } };
       const others = joinerRefs(ctx.inventory).filter((h) => h.name !== host.name);
       const changes: Change[] = [
         ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true })),
