@@ -1,11 +1,12 @@
 // Fault injection: what can go wrong with real hardware, on demand, and how each one heals.
-import { isValidNicName, type HostPlan } from './config.ts';
+import { NET, isValidNicName, type HostPlan } from './config.ts';
 import { LabUsage } from './errors.ts';
 import { hostExec } from './host.ts';
 import { start, stop, wipe } from './lifecycle.ts';
 import { renameNic, setCable } from './network.ts';
 import { FAKETIME_RUN, FAKETIME_SEM, FAKETIME_SHM } from './rootfs-customize.ts';
 import { run } from './run.ts';
+import { labHosts } from './state.ts';
 
 export const FAULT_KINDS = [
   'stop',
@@ -14,6 +15,8 @@ export const FAULT_KINDS = [
   'heal',
   'block-port',
   'unblock-port',
+  'cut-peers',
+  'heal-peers',
   'clock-skew',
   'fill-disk',
   'free-disk',
@@ -56,6 +59,33 @@ function nftScript(port: number, add: boolean): string {
   return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab blocked { ${port} }`].join('\n');
 }
 
+/** The table of `cut-peers`: a table of its own, so `heal-peers` and `unblock-port` never undo each other. */
+const PEERS_TABLE = 'inet bootstrap_lab_peers';
+
+/**
+ * `cut-peers`: nftables in the host's own network namespace DROPS every IPv4 packet to and from the other
+ * lab hosts and the VIP, as a cut link between two switches (or a firewall that drops) does: a peer's
+ * connection waits for its timeout, nothing is refused. The operator's side (.1, the hosts' gateway) and
+ * anything else stay reachable, so SSH from the operator still works. ARP is not filtered (the inet family
+ * sees IP only). The table is replaced whole: cutting twice leaves one set of rules.
+ */
+export function peersCutScript(peers: string[]): string {
+  return [
+    `table ${PEERS_TABLE}`,
+    `delete table ${PEERS_TABLE}`,
+    `table ${PEERS_TABLE} {`,
+    `  set peers { type ipv4_addr; elements = { ${peers.join(', ')} } }`,
+    '  chain input { type filter hook input priority -10; policy accept; ip saddr @peers drop; }',
+    '  chain output { type filter hook output priority -10; policy accept; ip daddr @peers drop; }',
+    '}',
+  ].join('\n');
+}
+
+/** Every other cluster host of the lab, and the control-plane VIP. */
+export function peersOf(host: HostPlan, hosts: HostPlan[]): string[] {
+  return [...hosts.filter((h) => h.name !== host.name && h.role !== 'bastion').map((h) => h.address), NET.vip];
+}
+
 export async function fault(host: HostPlan, kind: string, arg?: string): Promise<void> {
   if (!isFaultKind(kind)) throw new LabUsage(`unknown fault ${kind} (kinds: ${FAULT_KINDS.join(', ')})`);
   if (host.role === 'bastion' && !BASTION_FAULTS.includes(kind)) throw new LabUsage(`the bastion takes ${BASTION_FAULTS.join(', ')}, not ${kind}`);
@@ -78,6 +108,15 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
       if (res.code !== 0 && kind === 'block-port') throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
       return;
     }
+    case 'cut-peers': {
+      const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], { input: peersCutScript(peersOf(host, labHosts())), allowFail: true });
+      if (res.code !== 0) throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
+      return;
+    }
+    case 'heal-peers':
+      // healing a host that is not cut is fine
+      await run('ip', ['netns', 'exec', host.netns, 'nft', 'delete', 'table', ...PEERS_TABLE.split(' ')], { allowFail: true });
+      return;
     case 'clock-skew': {
       const offset = faketimeOffset(arg);
       // Heal: the preload goes first, so no new process loads libfaketime while its files go away.

@@ -5,14 +5,17 @@ import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
-import { matchJoinFailure } from './journal-causes.ts';
+import { matchJoinFailure, type JournalMatch } from './journal-causes.ts';
+import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from './kubeconfig-file.ts';
 import { KUBECONFIG_FILE, TOKEN_FILE } from './render.ts';
-import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
+import { excerpt, journalSince, kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
 import { readToken, secretOf, writeToken } from './token.ts';
 
 const POLL_MS = 2_000;
 const TRANSIENT_LIMIT_MS = 60_000;
+/** How often, while etcd refuses a join for its health, the other servers are read for a lost quorum. */
+const QUORUM_CHECK_MS = 6_000;
 
 export const founderApiReady: Gate = {
   id: 'founder-api-ready',
@@ -67,6 +70,7 @@ export const joinerIsVoter: Gate = {
     // A transient refusal (etcd not yet counting a fresh member healthy) is named only if it persists.
     let transientSince: number | undefined;
     let transient: ReturnType<typeof matchJoinFailure>;
+    let quorumCheckedAt = -Infinity;
     do {
       // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
       const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
@@ -75,6 +79,13 @@ export const joinerIsVoter: Gate = {
       if (voter.startsWith('True')) return;
       const journal = await journalSince(ctx, host, cursor);
       const known = matchJoinFailure(journal);
+      // etcd refuses the join for its health: if a majority of its members is down, waiting cannot help,
+      // and the servers to bring back are named, not the joiner.
+      if (known?.id === 'ETCD_CLUSTER_UNHEALTHY' && ctx.clock.now() - quorumCheckedAt >= QUORUM_CHECK_MS) {
+        quorumCheckedAt = ctx.clock.now();
+        const lost = quorumLost(await readServers(ctx, host));
+        if (lost) throw quorumLostError(host.name, lost, known, journal);
+      }
       if (known?.transient) {
         transientSince ??= ctx.clock.now();
         transient = known;
@@ -83,9 +94,14 @@ export const joinerIsVoter: Gate = {
       }
       const persistent = known && (!known.transient || ctx.clock.now() - transientSince! > TRANSIENT_LIMIT_MS);
       if (known && persistent) {
+        // The founder answering the operator while the joiner cannot reach it: the path between them is cut.
+        const founderAnswers = res !== undefined && (res.code === 0 || NOT_FOUND.test(res.stderr));
+        const unreachable = known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
+          ? `${host.name} cannot reach ${ctx.inventory.derived.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
+          : undefined;
         throw new CauseError(known.id, {
           host: host.name,
-          message: known.detail ? `critical configuration mismatched: ${known.detail}` : undefined,
+          message: known.detail ? `critical configuration mismatched: ${known.detail}` : unreachable,
           evidence: { command: 'journalctl -u k3s.service', seen: known.line, excerpt: excerpt(journal, 15) },
         });
       }
@@ -104,3 +120,18 @@ export const joinerIsVoter: Gate = {
     });
   },
 };
+
+/** The stop for a join that waits on a cluster without quorum: it names the members that are down. */
+function quorumLostError(joiner: string, lost: QuorumLost, refusal: JournalMatch, journal: string): CauseError {
+  const names = lost.down.map((d) => d.name);
+  const up = lost.members.length - lost.down.length;
+  return new CauseError('ETCD_QUORUM_LOST', {
+    host: names.join(', '),
+    message: `etcd has lost quorum: ${up} of its ${lost.members.length} members answer, ${lost.needed} are needed; ${joiner} cannot join until ${names.join(' and ')} ${names.length === 1 ? 'is' : 'are'} back`,
+    evidence: {
+      command: `${MEMBER_PROBE} (on each other server); journalctl -u k3s.service on ${joiner}`,
+      seen: `${lost.down.map((d) => `${d.name}: ${d.down}`).join('; ')}; ${joiner}: ${refusal.line}`,
+      excerpt: excerpt(journal, 15),
+    },
+  });
+}

@@ -53,6 +53,9 @@ export const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) =>
   { id: 'ETCD_PEER_UNREACHABLE', re: /cannot fetch cluster info from peer urls|dial tcp [\d.]+:2380: connect: connection refused/ },
   { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: unhealthy cluster/, transient: true },
   { id: 'ETCD_CLUSTER_UNHEALTHY', re: /etcdserver: too many learner members in cluster/, transient: true },
+  // The server joined could not read etcd's member list for /db/info (k3s asks for it linearizably: it
+  // needs quorum); k3s retries every second. The gate then asks whether quorum is lost (join-quorum.ts).
+  { id: 'ETCD_CLUSTER_UNHEALTHY', re: /Waiting to retrieve etcd cluster member list: .*failed to get etcd MemberList/, transient: true },
 ];
 
 /**

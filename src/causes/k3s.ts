@@ -49,8 +49,13 @@ export const k3sCauses = defineCauses({
   },
   ETCD_CLUSTER_UNHEALTHY: {
     title: 'etcd refused to add the joiner: the cluster is not healthy enough',
-    meaning: 'etcd answered "unhealthy cluster" (a member is unreachable, so adding one would risk quorum) or "too many learner members" (another join is still a learner).',
+    meaning: 'etcd answered "unhealthy cluster" (a member is unreachable, so adding one would risk quorum) or "too many learner members" (another join is still a learner), or the server joined could not read etcd\'s member list ("failed to get etcd MemberList"), for a minute.',
     remedy: 'Make every existing member healthy and reachable on tcp/2380 (etcdctl endpoint health), let a pending learner finish, then rerun with --resume.',
+  },
+  ETCD_QUORUM_LOST: {
+    title: 'etcd has lost quorum: a majority of its members is down',
+    meaning: 'A server was joining when fewer than a majority of the etcd members (the servers holding etcd data) answered: the named servers\' k3s is stopped or failed, or the host does not answer. etcd refuses every change then, the join included, and the API cannot read its data; waiting does not help.',
+    remedy: 'Bring the named servers back (systemctl start k3s; journalctl -u k3s says why it stopped): once a majority answers, the join goes on by itself; then rerun with --resume. If they are lost for good, restore from a backup (runbooks/dr-restore.md).',
   },
   DUPLICATE_NODE_NAME: {
     title: 'An etcd member with this node name already exists',

@@ -191,6 +191,21 @@ const INJECTIONS: Record<string, Injection> = {
     inject: () => fault('k3s-lab-3', 'block-port', '6443'),
     heal: () => fault('k3s-lab-3', 'unblock-port', '6443'),
   },
+  'join-peers-cut': {
+    setup: () => neverJoined('k3s-lab-3'),
+    inject: () => fault('k3s-lab-3', 'cut-peers'),
+    heal: () => fault('k3s-lab-3', 'heal-peers'),
+  },
+  'join-etcd-member-killed': {
+    setup: () => neverJoined('k3s-lab-3'),
+    // A crash, not a shutdown: every process of the unit (k3s and its etcd child) gets SIGKILL at once;
+    // the stop right after cancels systemd's restart (Restart=always), so the member stays dead.
+    inject: async () => void (await hostExec('k3s-lab-2', 'systemctl kill --signal=SIGKILL k3s.service; systemctl stop k3s.service; pkill -9 -x etcd; true')),
+    heal: async () => {
+      await hostExec('k3s-lab-2', 'systemctl start --no-block k3s.service');
+      await until('k3s-lab-2 serving again (quorum back)', 120_000, () => readyz('k3s-lab-2'));
+    },
+  },
   'coredns-down': {
     inject: async () => void (await kubectl(`-n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":0}}'`)),
     heal: async () => {
@@ -201,6 +216,19 @@ const INJECTIONS: Record<string, Injection> = {
 };
 
 const VERIFY_ARGS = ['--only', 'verify', '--json'];
+
+/**
+ * A server back to "never joined" (as k3s-join-causes.test.ts resets its joiners): k3s stopped, its etcd
+ * killed, its k3s state, binary and unit gone, and its Node deleted through the founder, whose finalizer
+ * removes its etcd member. The cluster goes on with the other two voters.
+ */
+async function neverJoined(name: string): Promise<void> {
+  await hostExec(name, 'systemctl stop k3s.service; pkill -9 -x etcd; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service; systemctl daemon-reload; systemctl reset-failed; true');
+  await kubectl(`delete node ${name} --ignore-not-found`);
+}
+
+/** The API of a server answers /readyz (its etcd has quorum). */
+const readyz = async (name: string) => (await hostExec(name, 'k3s kubectl get --raw /readyz --request-timeout=3s', { allowFail: true })).stdout.trim() === 'ok';
 
 /** A copy of the inventory in a folder of its own beside it (an environment is named after its file). */
 function writeNear(inventory: string, text: string): string {

@@ -45,7 +45,7 @@ describeAsRoot('lab faults', () => {
   afterEach(async () => {
     try {
       for (const h of [A, B]) {
-        for (const [kind, arg] of [['start'], ['heal'], ['unblock-port', '22'], ['free-disk'], ['clock-skew', '0']] as const) {
+        for (const [kind, arg] of [['start'], ['heal'], ['heal-peers'], ['unblock-port', '22'], ['free-disk'], ['clock-skew', '0']] as const) {
           await fault(h.name, kind, arg).catch(() => {});
         }
         const nic = (await status()).find((s) => s.name === h.name)?.nic;
@@ -89,6 +89,24 @@ describeAsRoot('lab faults', () => {
 
     await fault(A.name, 'unblock-port', '22');
     expect(await connectFromPeer(A.address, 22)).toBe('connected');
+  });
+
+  it('cut-peers drops traffic between the host and the other hosts and the VIP, the operator still reaches it; heal-peers mends it', async () => {
+    expect(await connectFromPeer(A.address, 22)).toBe('connected');
+    await fault(A.name, 'cut-peers');
+    // Dropped, not refused: the peer's connect waits until its own timeout gives up, with nothing said.
+    expect(await connectFromPeer(A.address, 22)).not.toMatch(/connected|refused/);
+    expect(await pingFromPeer(A.address)).toBe(false);
+    // and from the host's side: neither a peer nor the VIP
+    const out = await hostExec(A.name, `timeout 3 bash -c 'exec 3<>/dev/tcp/${B.address}/22' 2>&1 && echo connected; ping -c 1 -w 2 ${NET.vip} >/dev/null 2>&1 || echo no-vip`, { allowFail: true });
+    expect(out.stdout.trim()).toBe('no-vip');
+    // the operator's side is not cut: SSH works
+    expect((await ssh(A.name, 'hostname')).stdout.trim()).toBe(A.name);
+    expect(await tcpOpen(A.address, 22, 1000)).toBe(true);
+
+    await fault(A.name, 'heal-peers');
+    expect(await connectFromPeer(A.address, 22)).toBe('connected');
+    expect(await pingFromPeer(A.address, 5)).toBe(true);
   });
 
   it('clock-skew makes the host\'s SSH sessions, sudo and new services see a skewed clock; clock-skew 0 heals it', async () => {

@@ -9,6 +9,7 @@ import { PROBE_BUDGET_MS } from '../../src/engine/run.ts';
 import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';
+import { joinerIsVoter } from '../../phases/k3s/gates.ts';
 
 /**
  * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
@@ -59,6 +60,9 @@ const S3 = 'k3s-lab-3';
 const AGENT = 'k3s-lab-agent-1';
 const BASELINE = ['--only', 'node-baseline', '--json'];
 const VERIFY = ['--only', 'verify', '--json'];
+const JOIN = ['--only', 'k3s-join', '--json'];
+/** The moment k3s-lab-3, taken back to "never joined" by the row's setup, has k3s started to join. */
+const S3_STARTS_K3S: Trigger = { at: 'step-start', phase: 'k3s-join', step: 'service', host: S3 };
 const CONNECT = connectBudgetMs();
 // Rows that wait out a connection's whole budget run a phase that needs the host and prepares nothing slow
 // before the connections (node-baseline runs the k3s binary for its version first; verify needs only the
@@ -322,6 +326,30 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: 'lostConnectionBudgetMs (its SSH keepalives unanswered)',
     heal: "cable back, host started; the same `--restore <backup>` finishes the restore without restoring the founder or wiping k3s-lab-2 again: every object back by content, 3 voters, the agent",
     file: 'test/lab/dr-restore.test.ts',
+  },
+  {
+    id: 'join-peers-cut',
+    fault: 'a joining server cut off from the other servers and the VIP (nftables drops both ways; the operator still reaches it over SSH)',
+    moment: 'k3s-join starts k3s on a server that never joined',
+    trigger: S3_STARTS_K3S,
+    args: JOIN,
+    cause: 'JOIN_FOUNDER_UNREACHABLE',
+    host: S3,
+    budgetMs: joinerIsVoter.budgetMs,
+    budget: 'joinerIsVoter.budgetMs',
+    heal: 'the cut mended (k3s, restarted by systemd, joins by itself)',
+  },
+  {
+    id: 'join-etcd-member-killed',
+    fault: "a voter's etcd member killed (SIGKILL, its k3s held down): 1 of the 2 voters left, quorum lost",
+    moment: 'k3s-join starts k3s on a server that never joined',
+    trigger: S3_STARTS_K3S,
+    args: JOIN,
+    cause: 'ETCD_QUORUM_LOST',
+    host: S2,
+    budgetMs: joinerIsVoter.budgetMs,
+    budget: 'joinerIsVoter.budgetMs',
+    heal: "k3s started again on the killed member's server (quorum back; the waiting joiner joins by itself)",
   },
 ];
 

@@ -45,6 +45,8 @@ describe('k3s config.yaml', () => {
 describe("naming a join failure from k3s's journal", () => {
   it.each([
     ['level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": dial tcp 10.77.0.10:6443: connect: connection refused"', 'JOIN_FOUNDER_UNREACHABLE'],
+    ['level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"', 'JOIN_FOUNDER_UNREACHABLE'],
+    ['level=info msg="Waiting to retrieve etcd cluster member list: failed to get MemberList from server: Internal error occurred: failed to get etcd MemberList: context deadline exceeded"', 'ETCD_CLUSTER_UNHEALTHY'],
     ['level=fatal msg="token CA hash does not match the Cluster CA certificate hash: 1a2b != 3c4d"', 'TOKEN_CA_MISMATCH'],
     ['etcd cluster join failed: cannot fetch cluster info from peer urls: could not retrieve cluster information', 'ETCD_PEER_UNREACHABLE'],
     ['rafthttp: dial tcp 10.77.0.10:2380: connect: connection refused', 'ETCD_PEER_UNREACHABLE'],

@@ -124,8 +124,8 @@ export class EtcdClient {
     await this.call('/v3/kv/deleterange', { key: b64(prefix), range_end: rangeEnd(prefix) });
   }
 
-  async members(): Promise<Member[]> {
-    const r = await this.call('/v3/cluster/member/list', {});
+  async members(timeoutMs = this.timeoutMs): Promise<Member[]> {
+    const r = await this.call('/v3/cluster/member/list', {}, timeoutMs);
     return (r.members ?? []).map((m: any) => ({
       id: String(m.ID), name: m.name ?? '', peerURLs: m.peerURLs ?? [], clientURLs: m.clientURLs ?? [], isLearner: Boolean(m.isLearner),
     }));

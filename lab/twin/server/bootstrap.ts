@@ -11,7 +11,7 @@ import { ensureCAs, readCAs, tlsPaths, writeCAs } from '../pki.ts';
 import { formatToken, hashCA, newSecret, parseToken } from '../token.ts';
 import { criticalArgs, mismatched } from './critical.ts';
 import { memberName, runMember, type Member } from './etcd-member.ts';
-import { fetchJSON, fetchText } from './fetch.ts';
+import { fetchJSON, getCACerts } from './fetch.ts';
 import type { ServerPaths } from './paths.ts';
 
 export interface Booted {
@@ -117,17 +117,9 @@ async function join(c: Ctx): Promise<Booted> {
 
   let cacerts: string;
   try {
-    const r = await fetchText(`${server}/cacerts`);
-    if (r.status !== 200) throw new Error(`${server}/cacerts: ${r.status} ${r.text.trim()}`);
-    cacerts = r.text;
+    cacerts = await getCACerts(server);
   } catch (e) {
-    return tokenFail(`failed to get CA certs: ${(e as Error).message}`);
-  }
-  // getCACerts asks again, verifying the server's certificate with the bundle it just received.
-  try {
-    await fetchText(`${server}/cacerts`, { ca: cacerts });
-  } catch (e) {
-    return tokenFail(`CA cert validation failed: ${(e as Error).message}`);
+    return tokenFail((e as Error).message);
   }
   if (!t.caHash) log.warn('Cluster CA certificate is not trusted by the host CA bundle, but the token does not include a CA hash. Use the full token from the server\'s node-token file to enable Cluster CA validation.');
   if (t.caHash && t.caHash !== hashCA(cacerts)) return tokenFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);

@@ -1,7 +1,7 @@
 // Datastore checks shared by normal starts and cluster resets.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import type { EtcdClient } from '../etcd/client.ts';
+import type { EtcdClient, Member } from '../etcd/client.ts';
 import { type CAMaterial, type TlsPaths, readCAs, writeCAs } from '../pki.ts';
 import { log } from '../log.ts';
 import { secretHash } from '../token.ts';
@@ -27,6 +27,21 @@ export async function waitForQuorumRead(etcd: EtcdClient, joining: boolean): Pro
       await sleep(1000);
     }
   }
+}
+
+/** How long k3s's /db/info handler gives etcd's member list (pkg/etcd/etcd.go infoHandler: 2 s). */
+export const DB_INFO_TIMEOUT_MS = 2_000;
+
+/**
+ * etcd's member list as k3s's /db/info reads it: clientv3 MemberList asks a LINEARIZABLE list (etcd-io/etcd
+ * v3.5.26 client/v3/cluster.go `Linearizable: true`; server/etcdserver/api/v3rpc/member.go waits for
+ * LinearizableReadNotify first), so without quorum it fails when the handler's 2 s run out. The lab's etcd
+ * is 3.4, whose member list is always served from the local member: a quorum read first stands in.
+ */
+export async function linearizableMembers(etcd: EtcdClient): Promise<Member[]> {
+  const deadline = Date.now() + DB_INFO_TIMEOUT_MS;
+  await etcd.call('/v3/kv/range', { key: Buffer.from('health').toString('base64') }, DB_INFO_TIMEOUT_MS);
+  return etcd.members(Math.max(1, deadline - Date.now()));
 }
 
 /**

@@ -4,7 +4,9 @@
 import https from 'node:https';
 
 export interface FetchOpts {
-  ca?: string; // verify against this CA; without it the certificate is not verified (as k3s's first /cacerts request)
+  ca?: string; // verify against this CA; without it the certificate is not verified (k3s's insecure /cacerts request)
+  /** Verify against the host's own CA bundle (Go's default client: k3s's first /cacerts request). */
+  systemCAs?: boolean;
   auth?: { user: string; password: string };
   method?: string;
   body?: unknown;
@@ -19,7 +21,7 @@ function goDialError(url: URL, code: string | undefined, message: string): strin
   const why = code === 'ECONNREFUSED' ? 'connect: connection refused'
     : code === 'EHOSTUNREACH' ? 'connect: no route to host'
     : code === 'ENETUNREACH' ? 'connect: network is unreachable'
-    : code === 'ETIMEDOUT' || code === 'TIMEOUT' ? 'i/o timeout'
+    : code === 'ETIMEDOUT' ? 'i/o timeout'
     : message;
   return `dial tcp ${hostPort}: ${why}`;
 }
@@ -52,7 +54,10 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
   return new Promise((resolve, reject) => {
     const req = https.request(url, {
       method,
-      ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }),
+      // A connection of its own, as k3s's clients (GetHTTPClient: DisableKeepAlives): Node's global agent
+      // would also put its own 5 s idle timeout on the socket.
+      agent: false,
+      ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: o.systemCAs === true }),
       headers: {
         ...(o.headers ?? {}),
         ...(o.auth ? { authorization: 'Basic ' + Buffer.from(`${o.auth.user}:${o.auth.password}`).toString('base64') } : {}),
@@ -61,24 +66,76 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+      });
     });
-    req.setTimeout(o.timeoutMs ?? 10_000, () => {
+    // k3s's clients have `Timeout: defaultClientTimeout` (10 s, pkg/clientaccess/token.go), a limit on the
+    // whole request: when it runs out, however far the request got (a dial whose SYNs are dropped
+    // included), Go's net/http says `context deadline exceeded (Client.Timeout exceeded while awaiting
+    // headers)` (src/net/http/client.go). Not a socket idle timeout: it counts from the request's start.
+    const timer = setTimeout(() => {
       const e = new Error('timeout') as NodeJS.ErrnoException;
-      e.code = 'TIMEOUT';
+      e.code = 'CLIENT_TIMEOUT';
       req.destroy(e);
-    });
+    }, o.timeoutMs ?? CLIENT_TIMEOUT_MS);
     req.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
       const tls = x509Error(e, url);
-      const detail = tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
+      const detail = e.code === 'CLIENT_TIMEOUT' ? CLIENT_TIMEOUT_TEXT : tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
       reject(new FetchError(`${verb} "${urlStr}": ${detail}`));
     });
     req.end(data);
   });
 }
 
+/** k3s's clientaccess timeout (pkg/clientaccess/token.go defaultClientTimeout) and Go's words when it runs out. */
+export const CLIENT_TIMEOUT_MS = 10_000;
+export const CLIENT_TIMEOUT_TEXT = 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)';
+
+/**
+ * The error of a refused request, as k3s-io/k3s pkg/clientaccess/token.go readBody makes it: a JSON
+ * metav1.Status body becomes its message (a StatusError), anything else `<url>: <status>`.
+ */
+export function refusal(urlStr: string, status: number, text: string): string {
+  try {
+    const body = JSON.parse(text);
+    if (body?.kind === 'Status' && typeof body.message === 'string') return body.message;
+  } catch {
+    /* not JSON */
+  }
+  return `${urlStr}: ${status} ${text.trim()}`;
+}
+
 export async function fetchJSON(urlStr: string, o: FetchOpts = {}): Promise<any> {
   const r = await fetchText(urlStr, o);
-  if (r.status >= 300) throw new FetchError(`${urlStr}: ${r.status} ${r.text.trim()}`);
+  if (r.status >= 300) throw new FetchError(refusal(urlStr, r.status, r.text));
   return JSON.parse(r.text);
+}
+
+/**
+ * k3s-io/k3s pkg/clientaccess/token.go getCACerts: a first request with the host's CA bundle ("expected to
+ * fail": a cluster CA is in no public bundle; its error is ignored, its wait is not), then the bundle
+ * downloaded without verifying (`failed to get CA certs: …`), then downloaded again verified with it
+ * (`CA cert validation failed: …`). Each request has the client's 10 s timeout, so a server whose packets
+ * are dropped fails after 20 s.
+ */
+export async function getCACerts(server: string): Promise<string> {
+  const url = `${server}/cacerts`;
+  await fetchText(url, { systemCAs: true }).catch(() => undefined);
+  let cacerts: string;
+  try {
+    const r = await fetchText(url);
+    if (r.status < 200 || r.status > 299) throw new FetchError(refusal(url, r.status, r.text));
+    cacerts = r.text;
+  } catch (e) {
+    throw new FetchError(`failed to get CA certs: ${(e as Error).message}`);
+  }
+  try {
+    await fetchText(url, { ca: cacerts });
+  } catch (e) {
+    throw new FetchError(`CA cert validation failed: ${(e as Error).message}`);
+  }
+  return cacerts;
 }

@@ -27,7 +27,7 @@ import { baseObjects } from './base-objects.ts';
 import { renewNodeLease } from './node-lease.ts';
 import { clusterReset } from './reset.ts';
 import { clusterDnsIP, kubernetesServiceIP, serviceRange } from '../service-network.ts';
-import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
+import { checkBootstrapToken, linearizableMembers, waitForQuorumRead } from './datastore.ts';
 
 const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
 
@@ -129,7 +129,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     agentSecret,
     criticalArgs: () => criticalArgs(s),
     bootstrap: () => readCAs(tls),
-    dbInfo: () => etcd.members(),
+    dbInfo: () => linearizableMembers(etcd),
     registerNode: async (b: any) => {
       try {
         await verifyNodePassword(store, String(b.name), String(b.password ?? ''));
