@@ -38,14 +38,27 @@ export function controllerOf(pod: any): string {
   return rs ? rs.replace(/-[a-z0-9]+$/, '') : pod?.metadata?.name ?? '';
 }
 
-/** Every container of these pods waiting CrashLoopBackOff after at least one restart. */
-export function crashLoops(pods: any[]): CrashLoop[] {
+const runs = (c: any) => JSON.stringify([c?.image, c?.command ?? null, c?.args ?? null]);
+
+/**
+ * Whether the container still runs what its Deployment's template says (image, command, args): a pod of an
+ * older template is on its way out (the template was just fixed), and its crash loop is no longer the story.
+ */
+function current(pod: any, container: string, deployments: any[]): boolean {
+  const d = deployments.find((x) => x?.metadata?.name === controllerOf(pod));
+  const want = d?.spec?.template?.spec?.containers?.find((c: any) => c.name === container);
+  if (!want) return true;
+  return runs(want) === runs((pod.spec?.containers ?? []).find((c: any) => c.name === container));
+}
+
+/** Every container of these pods waiting CrashLoopBackOff after at least one restart (of the Deployments' current templates, when given). */
+export function crashLoops(pods: any[], deployments: any[] = []): CrashLoop[] {
   const out: CrashLoop[] = [];
   for (const p of pods) {
     if (p?.metadata?.deletionTimestamp) continue;
     for (const s of p?.status?.containerStatuses ?? []) {
       const w = s?.state?.waiting;
-      if (w?.reason !== 'CrashLoopBackOff' || !(s.restartCount >= 1)) continue;
+      if (w?.reason !== 'CrashLoopBackOff' || !(s.restartCount >= 1) || !current(p, s.name, deployments)) continue;
       const t = s.lastState?.terminated;
       out.push({
         controller: controllerOf(p),
@@ -87,12 +100,20 @@ export function crashLoopCause(c: CrashLoop, log: { command: string; lines?: str
   });
 }
 
+/** flux-system's pods and Deployments in one read (a List of both kinds), or undefined when they cannot be read. */
+export async function readControllers(ctx: RunContext, host: HostRef): Promise<{ pods: any[]; deployments: any[] } | undefined> {
+  const res = await kubectl(ctx, host, `get pods,deployments -n ${FLUX_NAMESPACE} -o json`).catch(() => undefined);
+  if (res?.code !== 0) return undefined;
+  const items: any[] = JSON.parse(res.stdout).items ?? [];
+  return { pods: items.filter((i) => i.kind === 'Pod'), deployments: items.filter((i) => i.kind === 'Deployment') };
+}
+
 /**
  * The cause for the first crash-looping Flux controller among these pods (its crashed run's log read), or
  * undefined. Decided at once: see the top of this file.
  */
-export async function controllerCrashLoop(ctx: RunContext, host: HostRef, pods: any[]): Promise<CauseError | undefined> {
-  const [c] = crashLoops(pods);
+export async function controllerCrashLoop(ctx: RunContext, host: HostRef, pods: any[], deployments: any[] = []): Promise<CauseError | undefined> {
+  const [c] = crashLoops(pods, deployments);
   if (!c) return undefined;
   // While the container waits, `kubectl logs` shows the run that exited last (kubelet validateContainerLogStatus: lastState).
   const args = `logs -n ${c.namespace} ${c.pod} -c ${c.container} --tail=${CRASH_LOG_LINES}`;

@@ -6,13 +6,13 @@
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
 // Before either and at every look, the controllers' pods: one crash-looping is named at once (controllers.ts),
 // as is, on an air-gapped site, one whose image is on no node.
-import { podsPullCause, readPods } from '../images/pods.ts';
+import { podsPullCause } from '../images/pods.ts';
 import { CauseError, CauseErrors } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
-import { controllerCrashLoop, FLUX_NAMESPACE } from './controllers.ts';
+import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, stalledCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';
 
@@ -99,11 +99,11 @@ export async function requestReconcile(ctx: RunContext, host: HostRef): Promise<
  * returned (thrown by the caller at once on an air-gapped site, else when the budget ends: a registry may recover).
  */
 async function lookAtControllers(ctx: RunContext, host: HostRef): Promise<ReturnType<typeof podsPullCause>> {
-  const pods = await readPods(ctx, host, FLUX_NAMESPACE);
-  if (!pods) return undefined;
-  const crash = await controllerCrashLoop(ctx, host, pods);
+  const seen = await readControllers(ctx, host);
+  if (!seen) return undefined;
+  const crash = await controllerCrashLoop(ctx, host, seen.pods, seen.deployments);
   if (crash) throw crash;
-  const pull = podsPullCause(ctx, pods);
+  const pull = podsPullCause(ctx, seen.pods);
   if (pull?.decided) throw pull.cause;
   return pull;
 }

@@ -18,7 +18,11 @@ const ks = {
   status: { observedGeneration: 1, lastHandledReconcileAt: TOKEN, lastAttemptedRevision: 'main@sha1:1', conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: 'Applied revision: main@sha1:1' }] },
 };
 
-function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; imageArchives?: string[]; log?: string } = {}) {
+/** `get pods,deployments` answers a List of both kinds. */
+const podsAndDeployments = (pods: unknown[], deployments: unknown[] = []) =>
+  JSON.stringify({ kind: 'List', items: [...pods.map((p) => ({ kind: 'Pod', ...(p as object) })), ...deployments.map((d) => ({ kind: 'Deployment', ...(d as object) }))] });
+
+function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; deployments?: unknown[]; imageArchives?: string[]; log?: string } = {}) {
   const commands: string[] = [];
   let looks = 0;
   const controller = new AbortController();
@@ -30,7 +34,7 @@ function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]
       exec: async (cmd: string) => {
         commands.push(cmd);
         if (cmd.includes(' annotate ')) return { code: 0, stdout: '', stderr: '' };
-        if (cmd.includes(' get pods ')) return { code: 0, stdout: JSON.stringify({ items: opts.pods ?? [] }), stderr: '' };
+        if (cmd.includes(' get pods,deployments ')) return { code: 0, stdout: podsAndDeployments(opts.pods ?? [], opts.deployments), stderr: '' };
         if (cmd.includes(' logs ')) return { code: 0, stdout: opts.log ?? '', stderr: '' };
         const items = lists[Math.min(looks, lists.length - 1)];
         looks++;
@@ -133,9 +137,20 @@ describe('a crash-looping Flux controller', () => {
     const pods = () => (n++ < 2 ? [controllerPod('kustomize-controller', 0)] : [controllerPod('kustomize-controller', 2, backOff.replace('10s', '20s'))]);
     const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), { ...ks, status: { ...ks.status, lastHandledReconcileAt: 'older' } }]], 100);
     const exec = f.ctx.remote().exec;
-    f.ctx.remote = () => ({ exec: async (cmd: string) => (cmd.includes(' get pods ') ? { code: 0, stdout: JSON.stringify({ items: pods() }), stderr: '' } : exec(cmd)) });
+    f.ctx.remote = () => ({ exec: async (cmd: string) => (cmd.includes(' get pods,deployments ') ? { code: 0, stdout: podsAndDeployments(pods()), stderr: '' } : exec(cmd)) });
     expect((await run(f)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
     expect(f.looks()).toBe(3);
+  });
+
+  it('a pod of an older template (the Deployment just fixed, the pod on its way out) is not named', async () => {
+    const pod = controllerPod('source-controller', 2, backOff);
+    pod.spec.containers[0] = { ...pod.spec.containers[0], args: ['--feature-gates=CancelHealthCheckOnNewRevision=true'] } as any;
+    const fixed = { metadata: { name: 'source-controller', namespace: 'flux-system' }, spec: { template: { spec: { containers: [{ name: 'manager', image: 'ghcr.io/fluxcd/source-controller:v1.9.0' }] } } } };
+    const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [pod], deployments: [fixed] });
+    expect(await run(f)).toEqual([]);
+    // Still the template: named.
+    const same = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [controllerPod('source-controller', 2, backOff)], deployments: [fixed] });
+    expect((await run(same)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
   });
 
   it('a container restarted once at once after its first exit, or running again, is no crash loop: the wait goes on to Ready', async () => {
@@ -200,10 +215,10 @@ describe('waitHelmReleaseReady', () => {
     const airGapped = fakeCtx([[]], 100, { pods: [pod], imageArchives: ['/a/flux.tar'] });
     const [cause] = await run(airGapped);
     expect(cause).toEqual(['IMAGE_NOT_AVAILABLE', `${image} is not on k3s-2 and cannot be pulled: add an archive holding it to k3s.imageArchives`]);
-    expect(airGapped.commands.filter((c) => c.includes(' get pods '))).toHaveLength(1);
+    expect(airGapped.commands.filter((c) => c.includes(' get pods,deployments '))).toHaveLength(1);
     // With registries (no archives named) it may recover: named only when the budget ends.
     const online = fakeCtx([[]], 3, { pods: [pod] });
     expect((await run(online))[0][0]).toBe('IMAGE_NOT_AVAILABLE');
-    expect(online.commands.filter((c) => c.includes(' get pods ')).length).toBeGreaterThan(1);
+    expect(online.commands.filter((c) => c.includes(' get pods,deployments ')).length).toBeGreaterThan(1);
   });
 });
