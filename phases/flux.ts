@@ -29,7 +29,7 @@ const installObjects = fact<KubeObject[]>('fluxInstall');
 const secretObjects = fact<KubeObject[]>('fluxSecret');
 const sync = fact<KubeObject[]>('fluxSync');
 
-const fluxReady: Gate = {
+export const fluxReady: Gate = {
   id: 'flux-ready',
   title: 'Flux Ready (source, every Kustomization, the Cilium HelmRelease) with the same Cilium values',
   budgetMs: FLUX_WAIT_MAX_MS,

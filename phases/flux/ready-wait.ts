@@ -4,17 +4,22 @@
 // generation. Any other Ready=False may still clear — a dependency turns Ready, a retry, a health check
 // that is still inside its own timeout — so the wait goes on to its budget and then names the last
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
-import { podsImagePull } from '../images/pods.ts';
+// Before either and at every look, the controllers' pods: one crash-looping is named at once (controllers.ts),
+// as is, on an air-gapped site, one whose image is on no node.
+import { podsPullCause } from '../images/pods.ts';
 import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl, pause } from '../k3s/remote-k3s.ts';
+import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, stalledCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';
 
+/** The longest pause between two looks of a Flux wait. */
+export const FLUX_POLL_MAX_MS = 3_000;
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
-const pollMs = (n: number) => (n < 10 ? 1_000 : 3_000);
+const pollMs = (n: number) => (n < 10 ? 1_000 : FLUX_POLL_MAX_MS);
 const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
 
 /** The gates' budget for Flux Ready, and the default of flux.waitSeconds. */
@@ -89,16 +94,28 @@ export async function requestReconcile(ctx: RunContext, host: HostRef): Promise<
   }
 }
 
+/**
+ * One look at Flux's controllers: a crash-looping one is thrown at once; the image a pod cannot pull is
+ * returned (thrown by the caller at once on an air-gapped site, else when the budget ends: a registry may recover).
+ */
+async function lookAtControllers(ctx: RunContext, host: HostRef): Promise<ReturnType<typeof podsPullCause>> {
+  const seen = await readControllers(ctx, host);
+  if (!seen) return undefined;
+  const crash = await controllerCrashLoop(ctx, host, seen.pods, seen.deployments);
+  if (crash) throw crash;
+  const pull = podsPullCause(ctx, seen.pods);
+  if (pull?.decided) throw pull.cause;
+  return pull;
+}
+
 /** Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise. */
 export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal): Promise<void> {
+  // First the controllers: a reconcile request to one that cannot run is never answered.
+  let pull = await lookAtControllers(ctx, host);
   await requestReconcile(ctx, host);
   let last: FluxVerdict[] = [];
   let n = 0;
-  let pull: Awaited<ReturnType<typeof podsImagePull>>;
-  do {
-    // A controller whose image is on no node never reconciles anything: name the image (air-gapped: at once).
-    pull = await podsImagePull(ctx, host, 'flux-system');
-    if (pull?.decided) throw pull.cause;
+  for (;;) {
     const seen = await listFlux(ctx, host);
     if (seen) {
       const state = fluxState(seen.sources, seen.kustomizations);
@@ -108,7 +125,9 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
       if (stalled.length) throw verdictsError(stalled);
       if (last.some((v) => v.reason === 'HealthCheckRunning')) last = await healthDetails(ctx, host, last, seen.kustomizations);
     }
-  } while (await pause(ctx, pollMs(n++), signal));
+    if (!(await pause(ctx, pollMs(n++), signal))) break;
+    pull = await lookAtControllers(ctx, host);
+  }
   ctx.signal.throwIfAborted();
   if (pull) throw pull.cause;
   if (last.length) throw verdictsError(last);
@@ -123,6 +142,8 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   let seen = `${what} does not exist: the Kustomizations of gitops.path did not apply it`;
   let n = 0;
   do {
+    // helm-controller crash-looping answers nothing: named at once.
+    await lookAtControllers(ctx, host);
     const res = await kubectl(ctx, host, command).catch(() => undefined);
     if (res?.code === 0) {
       const obj = JSON.parse(res.stdout);

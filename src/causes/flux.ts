@@ -18,6 +18,11 @@ export const fluxCauses = defineCauses({
     meaning: 'The API server has not accepted the names of the CRDs named in the evidence, so GitRepository and Kustomization objects cannot be created yet.',
     remedy: 'kubectl get crd <name> -o yaml (its conditions say why: a name conflict, a conversion webhook); fix it and rerun with --only flux.',
   },
+  FLUX_CONTROLLER_CRASHLOOP: {
+    title: 'A Flux controller is crash-looping',
+    meaning: "The named controller's container exits at every start: kubelet restarts it after a back-off that doubles each time (CrashLoopBackOff, 10 s up to 5 min), and nothing that controller reconciles moves meanwhile (source-controller: no GitRepository is fetched; kustomize-controller: no Kustomization is applied; helm-controller: no HelmRelease). The evidence holds its exit code and the last lines it logged; waiting longer only lengthens the back-off, so the wait stops at once.",
+    remedy: "Read the log lines: `unable to load feature gates` (`feature-gate '<name>' not supported`) or `unknown flag` is an argument of its Deployment this controller version does not know — remove it from flux.install (or undo the patch applied to the Deployment: `kubectl -n flux-system edit deployment <controller>`); exit 137 / OOMKilled: raise its memory limit. `kubectl -n flux-system logs <pod> -c manager --previous` shows more. Once its pod is Running (`kubectl -n flux-system get pods`), rerun with --only flux.",
+  },
   FLUX_SOURCE_NOT_READY: {
     title: 'Flux cannot fetch the GitOps repository',
     meaning: "The flux-system GitRepository is not Ready; its message says why: the deploy key is refused (AuthenticationFailed), the server's host key is not in known_hosts, the branch does not exist, the server cannot be reached.",

@@ -1,7 +1,8 @@
 // The last phase in the lab: a cold build of every phase ends with Flux Ready on the lab's git server and
 // Cilium handed from the bootstrap's HelmChart to Flux's HelmRelease without a roll. Then, on the same
 // cluster, each Flux failure the lab can produce is published to the git server and named by its ROOT
-// cause with `--only flux`; the last case publishes the fixture again, so the file leaves Flux Ready.
+// cause with `--only flux`; the last case publishes the fixture again, so the file leaves Flux Ready. The
+// fault-matrix row flux-controller-crashloop runs here too, on the converged cluster (the matrix's has no Flux).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,6 +12,8 @@ import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hostExec } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, stopsOf } from '../support/cluster.ts';
 import { editFile, labInventory } from '../support/lab-inventory.ts';
+import { FAULT_ROWS } from '../support/fault-matrix.ts';
+import { runFaultRow, type Injection } from '../support/fault-run.ts';
 
 const FOUNDER = 'k3s-lab-1';
 const kubectl = (args: string) => hostExec(FOUNDER, `k3s kubectl ${args}`, { allowFail: true });
@@ -28,6 +31,46 @@ function addResources(checkout: string, dir: string, files: Record<string, strin
   for (const [name, text] of Object.entries(files)) writeFileSync(join(checkout, dir, name), text);
   editFile(join(checkout, dir, 'kustomization.yaml'), /resources:\n/, `resources:\n${Object.keys(files).map((f) => `  - ${f}\n`).join('')}`);
 }
+
+/** Polls `check` until it returns true, failing after `ms` with `what`. */
+async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+  const t0 = Date.now();
+  while (!(await check())) {
+    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+const json = async (args: string) => JSON.parse((await kubectl(`${args} -o json`)).stdout || '{}');
+const SOURCE = 'source-controller';
+/** A gate of kustomize- and helm-controller v1.9/v1.6 that source-controller v1.9.0 does not support. */
+const FOREIGN_GATE = '--feature-gates=CancelHealthCheckOnNewRevision=true';
+const sourcePods = async () => (await json(`get pods -n flux-system -l app=${SOURCE}`)).items ?? [];
+const availableOf = (d: any) => (d.status?.conditions ?? []).find((c: any) => c.type === 'Available');
+
+/** source-controller crash-looping: the gate added to its Deployment, Recreate replaces its pod, the new one exits at every start. */
+const crashLoop: Injection = {
+  inject: async () => {
+    const patch = JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: FOREIGN_GATE }]);
+    expect((await kubectl(`patch deployment -n flux-system ${SOURCE} --type=json -p '${patch}'`)).code).toBe(0);
+    // In place once kubelet holds the restarted container back: CrashLoopBackOff after a restart.
+    await until('source-controller in CrashLoopBackOff', 60_000, async () =>
+      (await sourcePods()).some((p: any) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' && p.status.containerStatuses[0].restartCount >= 1),
+    );
+  },
+  heal: async () => {
+    const args: string[] = (await json(`get deployment -n flux-system ${SOURCE}`)).spec?.template?.spec?.containers?.[0]?.args ?? [];
+    const at = args.indexOf(FOREIGN_GATE);
+    if (at >= 0) {
+      const patch = JSON.stringify([{ op: 'test', path: `/spec/template/spec/containers/0/args/${at}`, value: FOREIGN_GATE }, { op: 'remove', path: `/spec/template/spec/containers/0/args/${at}` }]);
+      expect((await kubectl(`patch deployment -n flux-system ${SOURCE} --type=json -p '${patch}'`)).code).toBe(0);
+    }
+    await until('source-controller Running and its Deployment Available', 60_000, async () => {
+      const pods = await sourcePods();
+      return pods.length === 1 && pods[0].status?.containerStatuses?.[0]?.ready === true && availableOf(await json(`get deployment -n flux-system ${SOURCE}`))?.status === 'True';
+    });
+  },
+};
 
 const tierKustomization = (name: string, path: string, dependsOn?: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -114,6 +157,43 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
       expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
       for (const h of ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3']) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
     }
+  });
+
+  it('fault matrix flux-controller-crashloop: source-controller exiting at every start when the wait for Flux Ready begins → FLUX_CONTROLLER_CRASHLOOP at once; healed, a rerun passes and nothing is lost', async () => {
+    const t0 = Date.now();
+    const before = { ds: await ciliumDs(), revision: (await json('get kustomization.kustomize.toolkit.fluxcd.io -n flux-system flux-system')).status?.lastAppliedRevision };
+    let duringCrash: { deployment: any; table: string } | undefined;
+    const row = FAULT_ROWS.find((r) => r.id === 'flux-controller-crashloop')!;
+    const injection: Injection = {
+      ...crashLoop,
+      inject: async (env) => {
+        await crashLoop.inject(env);
+        duringCrash = { deployment: await json(`get deployment -n flux-system ${SOURCE}`), table: (await kubectl(`get pods -n flux-system -l app=${SOURCE}`)).stdout };
+      },
+    };
+    const { stopped, tookMs, healAndRerunMs } = await runFaultRow(row, injection, { stateDir, inventory });
+    // What an operator sees: the Deployment unavailable in kube-controller-manager's words, the pod in back-off …
+    expect(availableOf(duringCrash!.deployment)).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
+    expect(duringCrash!.table).toMatch(/source-controller-\S+ +0\/1 +CrashLoopBackOff +[1-9]/);
+    // … and the stop naming the controller, its exit, the line it logged and what to do.
+    const stop = stopsOf(stopped).find((s) => s.cause === 'FLUX_CONTROLLER_CRASHLOOP');
+    expect(stop.message).toMatch(/^source-controller is crash-looping: pod flux-system\/source-controller-\S+ on k3s-lab-1, container manager exited with code 1 \(Error\) and was restarted \d+ times?; kubelet waits before the next start \(back-off \d+s restarting failed container=manager pod=source-controller-/);
+    expect(stop.evidence.excerpt).toContain(`"msg":"unable to load feature gates","error":"feature-gate 'CancelHealthCheckOnNewRevision' not supported"`);
+    expect(stop.remedy).toContain('unable to load feature gates');
+    // The crash loop alone is named: not the GitRepository it left unanswered.
+    expect(stopsOf(stopped).map((s) => s.cause)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
+    // Nothing lost: one source-controller pod, Running from its first start; Flux Ready at the same revision; Cilium untouched.
+    const [pod] = await sourcePods();
+    expect(pod.status.containerStatuses[0]).toMatchObject({ ready: true, restartCount: 0 });
+    expect(pod.spec.containers[0].args).not.toContain(FOREIGN_GATE);
+    for (const k of ['flux-system', 'platform']) {
+      const ks = await json(`get kustomization.kustomize.toolkit.fluxcd.io -n flux-system ${k}`);
+      expect(ks.status.conditions.find((c: any) => c.type === 'Ready'), k).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
+      expect(ks.status.lastAppliedRevision).toBe(before.revision);
+    }
+    expect((await kubectl(`get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`)).stdout).toBe('True');
+    expect(await ciliumDs()).toEqual(before.ds);
+    console.info(`flux-controller-crashloop: ${((Date.now() - t0) / 1000).toFixed(1)} s (stop ${(tookMs / 1000).toFixed(1)} s after the fault, heal + rerun ${(healAndRerunMs / 1000).toFixed(1)} s)`);
   });
 
   it('a HelmChart an older bootstrap left Terminating (unmanaged, its finalizer on): the next run takes the finalizer off and it goes', async () => {

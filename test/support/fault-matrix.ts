@@ -10,6 +10,8 @@ import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';
 import { joinerIsVoter } from '../../phases/k3s/gates.ts';
+import { fluxReady } from '../../phases/flux.ts';
+import { FLUX_POLL_MAX_MS } from '../../phases/flux/ready-wait.ts';
 
 /**
  * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
@@ -350,6 +352,19 @@ export const FAULT_ROWS: FaultRow[] = [
     budgetMs: joinerIsVoter.budgetMs,
     budget: 'joinerIsVoter.budgetMs',
     heal: "k3s started again on the killed member's server (quorum back; the waiting joiner joins by itself)",
+  },
+  {
+    id: 'flux-controller-crashloop',
+    fault: "source-controller exiting at every start: its Deployment given a feature gate it does not support (`--feature-gates=CancelHealthCheckOnNewRevision=true`, a kustomize- and helm-controller gate); its Recreate strategy replaced the only pod",
+    moment: "the flux phase's wait for Flux Ready begins, the new pod in CrashLoopBackOff",
+    trigger: { at: 'gate-start', gate: fluxReady.id },
+    args: ['--only', 'flux', '--json'],
+    cause: 'FLUX_CONTROLLER_CRASHLOOP',
+    host: 'k3s-lab-1',
+    budgetMs: FLUX_POLL_MAX_MS,
+    budget: "FLUX_POLL_MAX_MS: named at the wait's first look, before any reconcile request",
+    heal: 'the flag removed again: a new pod Running, the Deployment Available',
+    file: 'test/lab/flux.test.ts',
   },
 ];
 

@@ -1,5 +1,6 @@
 // The Flux wait with a fake API: it requests a reconcile first, waits while statuses are old, pending or
-// failed without Stalled, stops at once on Stalled, and ends at its budget with what it saw last.
+// failed without Stalled, stops at once on Stalled or a crash-looping controller, and ends at its budget with
+// what it saw last.
 import { describe, expect, it } from 'vitest';
 import { waitFluxReady, waitHelmReleaseReady } from '../../phases/flux/ready-wait.ts';
 import { causesOf } from '../../src/errors.ts';
@@ -17,7 +18,11 @@ const ks = {
   status: { observedGeneration: 1, lastHandledReconcileAt: TOKEN, lastAttemptedRevision: 'main@sha1:1', conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: 'Applied revision: main@sha1:1' }] },
 };
 
-function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; imageArchives?: string[] } = {}) {
+/** `get pods,deployments` answers a List of both kinds. */
+const podsAndDeployments = (pods: unknown[], deployments: unknown[] = []) =>
+  JSON.stringify({ kind: 'List', items: [...pods.map((p) => ({ kind: 'Pod', ...(p as object) })), ...deployments.map((d) => ({ kind: 'Deployment', ...(d as object) }))] });
+
+function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; deployments?: unknown[]; imageArchives?: string[]; log?: string } = {}) {
   const commands: string[] = [];
   let looks = 0;
   const controller = new AbortController();
@@ -29,7 +34,8 @@ function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]
       exec: async (cmd: string) => {
         commands.push(cmd);
         if (cmd.includes(' annotate ')) return { code: 0, stdout: '', stderr: '' };
-        if (cmd.includes(' get pods ')) return { code: 0, stdout: JSON.stringify({ items: opts.pods ?? [] }), stderr: '' };
+        if (cmd.includes(' get pods,deployments ')) return { code: 0, stdout: podsAndDeployments(opts.pods ?? [], opts.deployments), stderr: '' };
+        if (cmd.includes(' logs ')) return { code: 0, stdout: opts.log ?? '', stderr: '' };
         const items = lists[Math.min(looks, lists.length - 1)];
         looks++;
         if (looks >= budgetLooks) controller.abort();
@@ -91,6 +97,68 @@ describe('waitFluxReady', () => {
   });
 });
 
+/** A Flux controller's pod as kubelet reports it: running, or waiting CrashLoopBackOff after its last exit. */
+const controllerPod = (app: string, restartCount: number, waiting?: string) => ({
+  metadata: { name: `${app}-5d8b9c7f4b-x2k4p`, namespace: 'flux-system', labels: { app, 'pod-template-hash': '5d8b9c7f4b' }, uid: 'u1' },
+  spec: { nodeName: 'k3s-1', containers: [{ name: 'manager', image: `ghcr.io/fluxcd/${app}:v1.9.0` }] },
+  status: {
+    phase: 'Running',
+    containerStatuses: [{
+      name: 'manager', ready: !waiting, restartCount,
+      state: waiting ? { waiting: { reason: 'CrashLoopBackOff', message: waiting } } : { running: { startedAt: '2026-01-01T00:00:10Z' } },
+      lastState: restartCount ? { terminated: { exitCode: 1, reason: 'Error', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T00:00:01Z' } } : {},
+    }],
+  },
+});
+const GATE_LINE = `{"level":"error","ts":"2026-01-01T00:00:01.000Z","logger":"setup","msg":"unable to load feature gates","error":"feature-gate 'CancelHealthCheckOnNewRevision' not supported"}`;
+
+describe('a crash-looping Flux controller', () => {
+  const backOff = 'back-off 10s restarting failed container=manager pod=source-controller-5d8b9c7f4b-x2k4p_flux-system(u1)';
+
+  it('is named at the first look, before any reconcile request: controller, pod, node, exit code, back-off, its last log line', async () => {
+    const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [controllerPod('source-controller', 1, backOff)], log: `${GATE_LINE}\n` });
+    const h = { name: 'k3s-1', address: '', role: 'server' as const, founder: true };
+    const err = await waitFluxReady(f.ctx, h, f.signal).then(() => undefined, (e) => e);
+    const [cause] = causesOf(err);
+    expect(cause.causeId).toBe('FLUX_CONTROLLER_CRASHLOOP');
+    expect(cause.host).toBe('k3s-1');
+    expect(cause.message).toBe(`source-controller is crash-looping: pod flux-system/source-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 1 time; kubelet waits before the next start (${backOff}); its last log line: ${GATE_LINE}`);
+    expect(cause.evidence).toEqual({
+      command: 'kubectl logs -n flux-system source-controller-5d8b9c7f4b-x2k4p -c manager --tail=20',
+      seen: 'container manager of pod flux-system/source-controller-5d8b9c7f4b-x2k4p waiting CrashLoopBackOff after 1 time, exited with code 1 (Error) at 2026-01-01T00:00:01Z',
+      excerpt: GATE_LINE,
+    });
+    expect(f.commands.filter((c) => c.includes(' annotate '))).toEqual([]);
+    expect(f.looks()).toBe(0);
+  });
+
+  it('appearing during the wait is named at the next look, not when the budget ends', async () => {
+    let n = 0;
+    const pods = () => (n++ < 2 ? [controllerPod('kustomize-controller', 0)] : [controllerPod('kustomize-controller', 2, backOff.replace('10s', '20s'))]);
+    const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), { ...ks, status: { ...ks.status, lastHandledReconcileAt: 'older' } }]], 100);
+    const exec = f.ctx.remote().exec;
+    f.ctx.remote = () => ({ exec: async (cmd: string) => (cmd.includes(' get pods,deployments ') ? { code: 0, stdout: podsAndDeployments(pods()), stderr: '' } : exec(cmd)) });
+    expect((await run(f)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
+    expect(f.looks()).toBe(3);
+  });
+
+  it('a pod of an older template (the Deployment just fixed, the pod on its way out) is not named', async () => {
+    const pod = controllerPod('source-controller', 2, backOff);
+    pod.spec.containers[0] = { ...pod.spec.containers[0], args: ['--feature-gates=CancelHealthCheckOnNewRevision=true'] } as any;
+    const fixed = { metadata: { name: 'source-controller', namespace: 'flux-system' }, spec: { template: { spec: { containers: [{ name: 'manager', image: 'ghcr.io/fluxcd/source-controller:v1.9.0' }] } } } };
+    const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [pod], deployments: [fixed] });
+    expect(await run(f)).toEqual([]);
+    // Still the template: named.
+    const same = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [controllerPod('source-controller', 2, backOff)], deployments: [fixed] });
+    expect((await run(same)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
+  });
+
+  it('a container restarted once at once after its first exit, or running again, is no crash loop: the wait goes on to Ready', async () => {
+    const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [controllerPod('source-controller', 1), controllerPod('helm-controller', 3)] });
+    expect(await run(f)).toEqual([]);
+  });
+});
+
 describe('waitHelmReleaseReady', () => {
   const hr = (generation: number, observed: number | undefined, conditions: object[]) => ({
     kind: 'HelmRelease',
@@ -119,6 +187,17 @@ describe('waitHelmReleaseReady', () => {
     expect(f.looks()).toBe(1);
   });
 
+  it('helm-controller crash-looping is named at once', async () => {
+    const pending = hr(2, 1, [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Fulfilling prerequisites' }]);
+    const backOff = 'back-off 40s restarting failed container=manager pod=helm-controller-5d8b9c7f4b-x2k4p_flux-system(u1)';
+    const f = fakeCtx([pending as any], 50, { pods: [controllerPod('helm-controller', 3, backOff)], log: 'a\n\nb\n' });
+    const [[id, message]] = await runHr(f);
+    expect(id).toBe('FLUX_CONTROLLER_CRASHLOOP');
+    expect(message).toContain('helm-controller is crash-looping: pod flux-system/helm-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 3 times');
+    expect(message).toMatch(/; its last log line: b$/);
+    expect(f.looks()).toBe(0);
+  });
+
   it('SourceNotReady (errWaitForChart: observedGeneration not written) is waited on to the budget and named', async () => {
     const msg = `HelmChart 'kube-system/kube-system-cilium' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "cilium" not found`;
     const f = fakeCtx([hr(1, undefined, [{ type: 'Ready', status: 'False', reason: 'SourceNotReady', message: msg }]) as any], 5);
@@ -136,10 +215,10 @@ describe('waitHelmReleaseReady', () => {
     const airGapped = fakeCtx([[]], 100, { pods: [pod], imageArchives: ['/a/flux.tar'] });
     const [cause] = await run(airGapped);
     expect(cause).toEqual(['IMAGE_NOT_AVAILABLE', `${image} is not on k3s-2 and cannot be pulled: add an archive holding it to k3s.imageArchives`]);
-    expect(airGapped.commands.filter((c) => c.includes(' get pods '))).toHaveLength(1);
+    expect(airGapped.commands.filter((c) => c.includes(' get pods,deployments '))).toHaveLength(1);
     // With registries (no archives named) it may recover: named only when the budget ends.
     const online = fakeCtx([[]], 3, { pods: [pod] });
     expect((await run(online))[0][0]).toBe('IMAGE_NOT_AVAILABLE');
-    expect(online.commands.filter((c) => c.includes(' get pods ')).length).toBeGreaterThan(1);
+    expect(online.commands.filter((c) => c.includes(' get pods,deployments ')).length).toBeGreaterThan(1);
   });
 });

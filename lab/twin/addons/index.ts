@@ -35,7 +35,7 @@ export function startAddons(given: AddonContext): Addons {
   const runtime = root ? inProcessRuntime : new ProcessRuntime(ctx);
   const kubelet = new DaemonSetKubelet(ctx, logs, daemonPrograms(root), runtime);
   const helm = new HelmController(ctx);
-  const flux = new FluxControllers(ctx);
+  const flux = new FluxControllers(ctx, logs);
   kubelet.start();
   helm.start();
   flux.start();

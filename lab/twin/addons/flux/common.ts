@@ -141,20 +141,5 @@ export async function controllerDeployment(ctx: AddonContext, controller: string
   return ctx.store.tryGet(builtin('deployments'), FLUX_NS, controller);
 }
 
-/** The Deployment's status as if its one pod ran and were Ready (the twin is that pod). */
-export async function markDeploymentAvailable(ctx: AddonContext, d: any): Promise<void> {
-  const want = Number(d.spec?.replicas ?? 1);
-  const status = {
-    observedGeneration: d.metadata.generation ?? 1,
-    replicas: want, updatedReplicas: want, readyReplicas: want, availableReplicas: want,
-    conditions: [
-      { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' },
-      { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${d.metadata.name}-twin" has successfully progressed.` },
-    ],
-  };
-  if (JSON.stringify(d.status ?? {}) === JSON.stringify(status)) return;
-  await ctx.store.update(builtin('deployments'), d.metadata.namespace, d.metadata.name, { status }, { onlyStatus: true, expectedRV: d.metadata.resourceVersion }).catch(() => undefined);
-}
-
 /** The kind's ResourceInfo, or undefined while its CRD is not there. */
 export const findKind = (ctx: AddonContext, apiVersion: string, kind: string) => ctx.registry.findKind(apiVersion, kind);

@@ -1,13 +1,16 @@
-// The Flux controllers' pods, imitated inside the k3s twin: each of source-, kustomize- and helm-controller
-// acts once its Deployment exists in flux-system (the install manifest was applied), reports that
-// Deployment available, and reconciles only on the server that holds its leader-election Lease — one
-// actor per controller in the cluster, as upstream. notification-controller only reports its Deployment.
+// The Flux controllers inside the k3s twin: once a controller's Deployment exists in flux-system (the install
+// manifest was applied) its pods are made and run (./pods.ts: the Deployment controller and the kubelet);
+// while one of them runs with its container ready, source-, kustomize- and helm-controller reconcile, each
+// only on the server that holds its leader-election Lease — one actor per controller in the cluster, as
+// upstream. notification-controller only runs its pod.
 import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';
 import type { AddonContext } from '../context.ts';
-import { type Attempt, controllerDeployment, fluxElector, markDeploymentAvailable } from './common.ts';
+import type { PodLogs } from '../pod-logs.ts';
+import { type Attempt, controllerDeployment, fluxElector } from './common.ts';
 import { helmRound } from './helmrelease.ts';
 import { kustomizeRound } from './kustomization.ts';
+import { FluxPods } from './pods.ts';
 import { sourceRound } from './source.ts';
 
 type Round = (ctx: AddonContext, lastRun: Map<string, Attempt>) => Promise<void>;
@@ -22,8 +25,11 @@ const CONTROLLERS: [string, Round | undefined][] = [
 export class FluxControllers {
   private stopped = false;
   private timers: NodeJS.Timeout[] = [];
+  private pods: FluxPods;
 
-  constructor(private ctx: AddonContext) {}
+  constructor(private ctx: AddonContext, logs: PodLogs) {
+    this.pods = new FluxPods(ctx, logs);
+  }
 
   start(everyMs = 2000): void {
     for (const [i, [name, round]] of CONTROLLERS.entries()) {
@@ -32,10 +38,8 @@ export class FluxControllers {
       const tick = async () => {
         try {
           const d = await controllerDeployment(this.ctx, name);
-          if (d) {
-            await markDeploymentAvailable(this.ctx, d);
-            if (round && (await elector.tryAcquireOrRenew().catch(() => false))) await round(this.ctx, lastRun);
-          }
+          const running = await this.pods.sync(name, d);
+          if (d && running && round && (await elector.tryAcquireOrRenew().catch(() => false))) await round(this.ctx, lastRun);
         } catch (e) {
           if (!(e instanceof ApiError)) log.error(`${name} (Flux twin): ${(e as Error).message}`);
         }
@@ -48,5 +52,6 @@ export class FluxControllers {
   stop(): void {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
+    this.pods.stop();
   }
 }
