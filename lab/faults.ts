@@ -14,6 +14,8 @@ export const FAULT_KINDS = [
   'heal',
   'block-port',
   'unblock-port',
+  'block-egress',
+  'unblock-egress',
   'clock-skew',
   'fill-disk',
   'free-disk',
@@ -23,7 +25,7 @@ export const FAULT_KINDS = [
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** What the bastion shape's jump host takes: power, its leg on the hosts' segment (partition), ports. */
-const BASTION_FAULTS: readonly FaultKind[] = ['stop', 'start', 'partition', 'heal', 'block-port', 'unblock-port'];
+const BASTION_FAULTS: readonly FaultKind[] = ['stop', 'start', 'partition', 'heal', 'block-port', 'unblock-port', 'block-egress', 'unblock-egress'];
 
 export function isFaultKind(k: string): k is FaultKind {
   return (FAULT_KINDS as readonly string[]).includes(k);
@@ -36,6 +38,13 @@ function parsePort(arg: string | undefined): number {
   const port = Number(arg);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LabUsage(`a port is 1..65535, not ${arg ?? '(none)'}`);
   return port;
+}
+
+/** `block-egress`'s argument: an IPv4 address and a port, `10.77.0.9:6443`. */
+export function parseEgressTarget(arg: string | undefined): { address: string; port: number } {
+  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d+)$/.exec(arg ?? '');
+  if (!m || m[1]!.split('.').some((o) => Number(o) > 255)) throw new LabUsage(`block-egress takes an IPv4 address and a port (e.g. 10.77.0.9:6443), not ${arg ?? '(none)'}`);
+  return { address: m[1]!, port: parsePort(m[2]) };
 }
 
 /** faketime's offset syntax: "+300" / "-300" seconds. */
@@ -54,6 +63,22 @@ function nftScript(port: number, add: boolean): string {
   ];
   const rules = 'flush chain inet bootstrap_lab input\nadd rule inet bootstrap_lab input tcp dport @blocked reject with tcp reset\nadd rule inet bootstrap_lab input udp dport @blocked reject';
   return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab blocked { ${port} }`].join('\n');
+}
+
+/**
+ * A firewall on the host's way OUT (its own netns, chain `output`): TCP from the host to address:port gets
+ * a reset (the host's programs see "connection refused"), UDP an ICMP port unreachable; every other
+ * destination, and every connection towards the host, is left alone. The same table as block-port, its
+ * own set and chain.
+ */
+export function egressScript(address: string, port: number, add: boolean): string {
+  const setup = [
+    'add table inet bootstrap_lab',
+    'add set inet bootstrap_lab egress { type ipv4_addr . inet_service; }',
+    'add chain inet bootstrap_lab output { type filter hook output priority -10; policy accept; }',
+  ];
+  const rules = 'flush chain inet bootstrap_lab output\nadd rule inet bootstrap_lab output ip daddr . tcp dport @egress reject with tcp reset\nadd rule inet bootstrap_lab output ip daddr . udp dport @egress reject';
+  return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab egress { ${address} . ${port} }`].join('\n');
 }
 
 export async function fault(host: HostPlan, kind: string, arg?: string): Promise<void> {
@@ -76,6 +101,14 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
       const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], { input: nftScript(port, kind === 'block-port'), allowFail: true });
       // unblocking a port that is not blocked is fine
       if (res.code !== 0 && kind === 'block-port') throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
+      return;
+    }
+    case 'block-egress':
+    case 'unblock-egress': {
+      const { address, port } = parseEgressTarget(arg);
+      const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], { input: egressScript(address, port, kind === 'block-egress'), allowFail: true });
+      // unblocking what is not blocked is fine
+      if (res.code !== 0 && kind === 'block-egress') throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
       return;
     }
     case 'clock-skew': {
