@@ -12,7 +12,15 @@ export interface FetchOpts {
   timeoutMs?: number;
 }
 
-export class FetchError extends Error {}
+export class FetchError extends Error {
+  /** The connection itself failed (refused, unreachable, timed out before it was made): a load balancer tries another server. */
+  constructor(message: string, readonly dial = false) {
+    super(message);
+  }
+}
+
+/** Errors of a TCP connect that did not come about (what k3s's load balancer counts as a failed dial). */
+export const DIAL_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EADDRNOTAVAIL']);
 
 function goDialError(url: URL, code: string | undefined, message: string): string {
   const hostPort = `${url.hostname}:${url.port || 443}`;
@@ -50,6 +58,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
   const verb = method[0] + method.slice(1).toLowerCase();
   const data = o.body === undefined ? undefined : JSON.stringify(o.body);
   return new Promise((resolve, reject) => {
+    let connected = false;
     const req = https.request(url, {
       method,
       ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }),
@@ -63,6 +72,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
     });
+    req.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => (connected = true)) : (connected = true)));
     req.setTimeout(o.timeoutMs ?? 10_000, () => {
       const e = new Error('timeout') as NodeJS.ErrnoException;
       e.code = 'TIMEOUT';
@@ -71,7 +81,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
     req.on('error', (e: NodeJS.ErrnoException) => {
       const tls = x509Error(e, url);
       const detail = tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
-      reject(new FetchError(`${verb} "${urlStr}": ${detail}`));
+      reject(new FetchError(`${verb} "${urlStr}": ${detail}`, !connected && (DIAL_ERRORS.has(e.code ?? '') || e.code === 'TIMEOUT')));
     });
     req.end(data);
   });
