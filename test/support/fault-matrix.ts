@@ -9,6 +9,7 @@ import { PROBE_BUDGET_MS } from '../../src/engine/run.ts';
 import { connectBudgetMs } from '../../src/transport/ssh.ts';
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';
+import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
 
 /**
  * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
@@ -304,6 +305,20 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: 'corednsReady.budgetMs',
     budgetFromGate: corednsReady.id,
     heal: 'CoreDNS scaled back to 1, Ready',
+  },
+  {
+    id: 'rollout-vip-blocked',
+    fault: "the agent's way to the VIP's 6443 blocked (a firewall between that node and the VIP; its kubelet keeps the servers' own addresses)",
+    moment: "a Cilium rollout: changed HelmRelease values roll the DaemonSet, the agent's new pod dials the VIP",
+    // Before the HelmChart is written: the fault is in place before any pod of the new template exists.
+    trigger: { at: 'step-start', phase: 'cilium', step: 'helmchart' },
+    args: ['--only', 'cilium', '--json'],
+    cause: 'CILIUM_API_UNREACHABLE',
+    host: AGENT,
+    budgetMs: ciliumRolledOut.budgetMs,
+    budget: 'ciliumRolledOut.budgetMs (the config init container gives up after its minute of tries)',
+    budgetFromGate: ciliumRolledOut.id,
+    heal: 'the rule removed; the rerun waits for the kubelet to start the config container again',
   },
 ];
 
