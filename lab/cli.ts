@@ -13,8 +13,9 @@ const USAGE = `usage: npm run lab -- <command>
   ssh <host> [command...]                            SSH to a host as ops (strict host keys)
   fault <host> <kind> [arg]                          stop | start | partition | heal | block-port <port> |
                                                      unblock-port <port> | cut-peers | heal-peers |
-                                                     clock-skew <seconds> | fill-disk | free-disk |
-                                                     rename-nic <name> | wipe
+                                                     block-egress <address>:<port> |
+                                                     unblock-egress <address>:<port> | clock-skew <seconds> |
+                                                     fill-disk | free-disk | rename-nic <name> | wipe
   wipe <host>                                        reinstall a host: fresh disk and host key, same address`;
 
 const say = (line: string) => process.stderr.write(`${line}\n`);

@@ -17,6 +17,8 @@ export const FAULT_KINDS = [
   'unblock-port',
   'cut-peers',
   'heal-peers',
+  'block-egress',
+  'unblock-egress',
   'clock-skew',
   'fill-disk',
   'free-disk',
@@ -26,7 +28,7 @@ export const FAULT_KINDS = [
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** What the bastion shape's jump host takes: power, its leg on the hosts' segment (partition), ports. */
-const BASTION_FAULTS: readonly FaultKind[] = ['stop', 'start', 'partition', 'heal', 'block-port', 'unblock-port'];
+const BASTION_FAULTS: readonly FaultKind[] = ['stop', 'start', 'partition', 'heal', 'block-port', 'unblock-port', 'block-egress', 'unblock-egress'];
 
 export function isFaultKind(k: string): k is FaultKind {
   return (FAULT_KINDS as readonly string[]).includes(k);
@@ -39,6 +41,13 @@ function parsePort(arg: string | undefined): number {
   const port = Number(arg);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LabUsage(`a port is 1..65535, not ${arg ?? '(none)'}`);
   return port;
+}
+
+/** `block-egress`'s argument: an IPv4 address and a port, `10.77.0.9:6443`. */
+export function parseEgressTarget(arg: string | undefined): { address: string; port: number } {
+  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d+)$/.exec(arg ?? '');
+  if (!m || m[1]!.split('.').some((o) => Number(o) > 255)) throw new LabUsage(`block-egress takes an IPv4 address and a port (e.g. 10.77.0.9:6443), not ${arg ?? '(none)'}`);
+  return { address: m[1]!, port: parsePort(m[2]) };
 }
 
 /** faketime's offset syntax: "+300" / "-300" seconds. */
@@ -86,6 +95,22 @@ export function peersOf(host: HostPlan, hosts: HostPlan[]): string[] {
   return [...hosts.filter((h) => h.name !== host.name && h.role !== 'bastion').map((h) => h.address), NET.vip];
 }
 
+/**
+ * A firewall on the host's way OUT (its own netns, chain `output`): TCP from the host to address:port gets
+ * a reset (the host's programs see "connection refused"), UDP an ICMP port unreachable; every other
+ * destination, and every connection towards the host, is left alone. The same table as block-port, its
+ * own set and chain.
+ */
+export function egressScript(address: string, port: number, add: boolean): string {
+  const setup = [
+    'add table inet bootstrap_lab',
+    'add set inet bootstrap_lab egress { type ipv4_addr . inet_service; }',
+    'add chain inet bootstrap_lab output { type filter hook output priority -10; policy accept; }',
+  ];
+  const rules = 'flush chain inet bootstrap_lab output\nadd rule inet bootstrap_lab output ip daddr . tcp dport @egress reject with tcp reset\nadd rule inet bootstrap_lab output ip daddr . udp dport @egress reject';
+  return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab egress { ${address} . ${port} }`].join('\n');
+}
+
 export async function fault(host: HostPlan, kind: string, arg?: string): Promise<void> {
   if (!isFaultKind(kind)) throw new LabUsage(`unknown fault ${kind} (kinds: ${FAULT_KINDS.join(', ')})`);
   if (host.role === 'bastion' && !BASTION_FAULTS.includes(kind)) throw new LabUsage(`the bastion takes ${BASTION_FAULTS.join(', ')}, not ${kind}`);
@@ -117,6 +142,14 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
       // healing a host that is not cut is fine
       await run('ip', ['netns', 'exec', host.netns, 'nft', 'delete', 'table', ...PEERS_TABLE.split(' ')], { allowFail: true });
       return;
+    case 'block-egress':
+    case 'unblock-egress': {
+      const { address, port } = parseEgressTarget(arg);
+      const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], { input: egressScript(address, port, kind === 'block-egress'), allowFail: true });
+      // unblocking what is not blocked is fine
+      if (res.code !== 0 && kind === 'block-egress') throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
+      return;
+    }
     case 'clock-skew': {
       const offset = faketimeOffset(arg);
       // Heal: the preload goes first, so no new process loads libfaketime while its files go away.

@@ -13,6 +13,7 @@ import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSett
 import { HELMCHART_MANIFEST } from './cilium/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
 import { ciliumRolledOut } from './cilium/rollout-gate.ts';
+import { notingRelease } from './cilium/release-wait.ts';
 import { ciliumValuesFor } from './cilium/values-source.ts';
 import { managedFile } from './steps/managed-file.ts';
 
@@ -32,7 +33,8 @@ export const cilium: Phase = {
       const source = await ciliumValuesFor(ctx.inventory);
       const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);
       const ciliumRelease: CiliumRelease = { helmChart: { name: source.releaseName, namespace: 'kube-system' }, helmRelease: source.helmRelease };
-      return { stops: plan.stops, facts: { ciliumManifest: plan.manifest, ciliumCgroup: cgroupSetting(source.values), ciliumRelease } };
+      const ciliumHelmRelease = { name: source.releaseName, namespace: source.namespace };
+      return { stops: plan.stops, facts: { ciliumManifest: plan.manifest, ciliumCgroup: cgroupSetting(source.values), ciliumRelease, ciliumHelmRelease } };
     } catch (err) {
       const causes = causesOf(err);
       if (!causes.length) throw err;
@@ -51,16 +53,19 @@ export const cilium: Phase = {
       ),
   },
   steps: [
-    // Once the flux phase handed Cilium to its HelmRelease, this plans nothing (cilium/flux-owned.ts).
-    unlessFluxOwns(
-      managedFile({
-        id: 'helmchart',
-        title: `Cilium HelmChart ${HELMCHART_MANIFEST}`,
-        path: () => HELMCHART_MANIFEST,
-        local: async () => undefined,
-        content: (_l, _h, ctx) => ctx.facts.get<string>(PHASE_FACTS, 'ciliumManifest')!,
-        mode: '0600',
-      }),
+    // Once the flux phase handed Cilium to its HelmRelease, this plans nothing (cilium/flux-owned.ts). A new
+    // HelmChart notes the release's revision before it, for the gate to wait for its install.
+    notingRelease(
+      unlessFluxOwns(
+        managedFile({
+          id: 'helmchart',
+          title: `Cilium HelmChart ${HELMCHART_MANIFEST}`,
+          path: () => HELMCHART_MANIFEST,
+          local: async () => undefined,
+          content: (_l, _h, ctx) => ctx.facts.get<string>(PHASE_FACTS, 'ciliumManifest')!,
+          mode: '0600',
+        }),
+      ),
     ),
   ],
   gates: [ciliumRolledOut],

@@ -2,8 +2,10 @@
 // node's kubelet certificates from the supervisor (client: for the API; serving: for its own :10250),
 // keeps its Node registered and its status current through the server's supervisor port, and runs this
 // node's kubelet: the DaemonSet pods the servers' controller binds to this node (the Cilium agent), read and
-// written through the server's API with the node's client certificate (an agent has no etcd). Containerd
-// and the CNI datapath are not imitated; the Ready condition follows the same CNI config hook as servers.
+// written through the server's API with the node's client certificate (an agent has no etcd). Every request
+// goes through the agent's client load balancer (agent-lb.ts): the `--server` URL first, then, once the
+// supervisor has listed them, the servers' own addresses. Containerd and the CNI datapath are not imitated;
+// the Ready condition follows the same CNI config hook as servers.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_PASSWORD_FILE, nodePassword, passwordRejected } from './server/node-password.ts';
@@ -16,6 +18,7 @@ import { cniReady } from './server/node.ts';
 import { hashCA, parseToken } from './token.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
 import { ApiStore } from './api/client-store.ts';
+import { AgentLoadBalancer, urlAddress } from './agent-lb.ts';
 import { DaemonSetKubelet } from './addons/daemonsets.ts';
 import type { NodeContext } from './addons/context.ts';
 import { PodLogs } from './addons/pod-logs.ts';
@@ -49,12 +52,16 @@ export async function runAgent(s: Settings): Promise<void> {
   const root = process.env.K3S_TWIN_ADDON_ROOT;
   const cniDir = root ? join(root, 'etc/cni/net.d') : '/etc/cni/net.d';
   const cniDirs = [cniDir, join(dataDir, 'agent', 'etc', 'cni', 'net.d')];
+  // The load balancer starts before anything dials (k3s pkg/agent/proxy SetupProxy), the --server URL its
+  // default server.
+  const lb = new AgentLoadBalancer(urlAddress(server), log);
+  const via = <T>(path: string, call: (url: string) => Promise<T>) => lb.dial((base) => call(`${base}${path}`));
   // containerd starts, and k3s imports agent/images, before the agent dials its server.
   const images = startNodeImages(dataDir, registryReachable(root));
   let ca: string;
   for (;;) {
     try {
-      const r = await fetchText(`${server}/cacerts`);
+      const r = await via('/cacerts', (u) => fetchText(u));
       if (r.status !== 200) throw new Error(`${server}/cacerts: ${r.status}`);
       if (t.caHash && t.caHash !== hashCA(r.text)) throw new Error(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(r.text)}`);
       ca = r.text;
@@ -70,7 +77,7 @@ export async function runAgent(s: Settings): Promise<void> {
   let control: any;
   for (;;) {
     try {
-      control = await fetchJSON(`${server}/v1-k3s/config`, { ca, auth: { user: t.username || 'node', password: t.password } });
+      control = await via('/v1-k3s/config', (u) => fetchJSON(u, { ca, auth: { user: t.username || 'node', password: t.password } }));
       break;
     } catch (e) {
       log.info(`Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: ${(e as Error).message}`);
@@ -82,7 +89,19 @@ export async function runAgent(s: Settings): Promise<void> {
   const password = nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? NODE_PASSWORD_FILE);
   const labels = Object.fromEntries(list(s, 'node-label').map((l) => l.split('=') as [string, string]));
   const agentDir = join(dataDir, 'agent');
-  const certs = await nodeCertificates(server, t.password, ca, agentDir, name, password, ip);
+  const certs = await nodeCertificates(via, t.password, ca, agentDir, name, password, ip);
+  // k3s pkg/agent/tunnel/tunnel.go Setup: the apiserver addresses from the supervisor, then the load
+  // balancer dials those (its --server only as the fallback). The twin asks again at every heartbeat where
+  // k3s watches the `kubernetes` Endpoints.
+  const apiServers = () => via('/v1-k3s/apiservers', (u) => fetchJSON(u, { ca, auth: { user: 'node', password: t.password } })) as Promise<string[]>;
+  log.info('Getting list of apiserver endpoints from server');
+  try {
+    const addresses = await apiServers();
+    log.info(`Got apiserver addresses from supervisor: [${addresses.join(' ')}]`);
+    if (addresses.length) lb.update(addresses);
+  } catch (e) {
+    log.info(`Failed to retrieve list of apiservers from server: ${(e as Error).message}`);
+  }
   // The kubelet listens on every address (its default); K3S_TWIN_KUBELET_ADDRESS (tests on one machine) narrows it.
   const kubeletAddress = process.env.K3S_TWIN_KUBELET_ADDRESS;
   await startKubeletServer(certs.serving, certs.clientCA, 10250, root ? join(root, 'var/log/pods') : '/var/log/pods', kubeletAddress)
@@ -92,14 +111,14 @@ export async function runAgent(s: Settings): Promise<void> {
     // An agent has no service-cidr of its own: it takes the server's (pkg/agent/config/config.go get:
     // AgentConfig.ServiceCIDR = controlConfig.ServiceIPRange).
     serviceCidr: serviceRange(control?.criticalArgs?.['service-cidr']),
-    store: new ApiStore(server, { ca, ...certs.client }),
+    store: new ApiStore(lb, { ca, ...certs.client }),
     images,
   };
   const kubelet = new DaemonSetKubelet(ctx, new PodLogs(undefined, root ? join(root, 'var/log/pods') : undefined), [kubeVipProgram(hostNet), ciliumAgentProgram()]);
   let ready = false;
   for (;;) {
     try {
-      await fetchJSON(`${server}/v1-k3s/node`, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } });
+      await via('/v1-k3s/node', (u) => fetchJSON(u, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } }));
       if (!ready) {
         ready = true;
         kubelet.start();
@@ -112,6 +131,7 @@ export async function runAgent(s: Settings): Promise<void> {
       if (/\/v1-k3s\/node: 403 /.test(msg)) log.info(`Waiting to retrieve agent configuration; server is not ready: ${join(dataDir, 'agent', 'serving-kubelet.crt')}: ${passwordRejected()}`);
       else log.error(`Failed to update node ${name}: ${msg}`);
     }
+    await apiServers().then((a) => a.length && lb.update(a), () => undefined);
     await sleep(Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));
   }
 }
@@ -132,14 +152,16 @@ function splitPem(text: string): Pair {
  * and serving certificates (node name, password and IP in k3s-Node-* headers) and the client CA, kept in
  * <data-dir>/agent as k3s does. A 403 is the node password check; k3s words it as below and retries.
  */
-async function nodeCertificates(server: string, secret: string, ca: string, dir: string, name: string, password: string, ip: string): Promise<{ client: Pair; serving: Pair; clientCA: string }> {
+type Via = <T>(path: string, call: (url: string) => Promise<T>) => Promise<T>;
+
+async function nodeCertificates(via: Via, secret: string, ca: string, dir: string, name: string, password: string, ip: string): Promise<{ client: Pair; serving: Pair; clientCA: string }> {
   const auth = { user: 'node', password: secret };
   const headers = { 'k3s-Node-Name': name, 'k3s-Node-Password': password, 'k3s-Node-IP': ip };
   for (;;) {
     try {
       // Errors name the file the answer was for, as k3s does (`…/agent/serving-kubelet.crt: Node password rejected, …`).
       const get = async (path: string, file: string, named: boolean) => {
-        const r = await fetchText(`${server}${path}`, { ca, auth, headers: named ? headers : undefined });
+        const r = await via(path, (u) => fetchText(u, { ca, auth, headers: named ? headers : undefined }));
         if (r.status === 403 && named) throw new Error(`${join(dir, file)}: ${passwordRejected()}`);
         if (r.status !== 200) throw new Error(`${join(dir, file)}: ${r.status} ${r.text.trim()}`);
         return r.text;

@@ -2,7 +2,9 @@
 // belongs to k3s-agent.service). It serves with the node's serving certificate and authenticates clients
 // by a certificate of the cluster's client CA; k3s runs the kubelet with --anonymous-auth=false, so any
 // other request gets 401 "Unauthorized" (kubernetes pkg/kubelet/server/server.go InstallAuthFilter).
-// Authenticated: /healthz, and /containerLogs/<ns>/<pod>/<container> from the node's pod log files.
+// Authenticated: /healthz, and /containerLogs/<ns>/<pod>/<container> from the node's pod log files: the
+// container's newest run (`<restart>.log`), the one before with `previous=true`, the last `tailLines` lines
+// (pkg/kubelet/server/server.go getContainerLogs; what kube-apiserver forwards `kubectl logs` to).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import https from 'node:https';
 import { join } from 'node:path';
@@ -24,13 +26,18 @@ export function startKubeletServer(serving: { cert: string; key: string }, clien
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(path);
     if (m) {
       const [ns, pod, container] = m.slice(1).map(decodeURIComponent);
+      const q = new URL(req.url ?? '/', 'https://x').searchParams;
       const dir = existsSync(podLogDir) ? readdirSync(podLogDir).find((d) => d.startsWith(`${ns}_${pod}_`)) : undefined;
-      const file = dir ? join(podLogDir, dir, container, '0.log') : '';
-      if (file && existsSync(file)) {
+      const cdir = dir ? join(podLogDir, dir, container) : '';
+      const runs = cdir && existsSync(cdir) ? readdirSync(cdir).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b)) : [];
+      const file = runs[runs.length - (q.get('previous') === 'true' ? 2 : 1)];
+      if (file) {
         // CRI log lines: "<time> <stream> <tag> <line>"; the kubelet serves the line only.
-        const body = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => `${l.split(' ').slice(3).join(' ')}\n`).join('');
+        let lines = readFileSync(join(cdir, file), 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ').slice(3).join(' '));
+        const tail = q.get('tailLines');
+        if (tail !== null && Number(tail) >= 0) lines = Number(tail) === 0 ? [] : lines.slice(-Number(tail));
         res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end(body);
+        res.end(lines.map((l) => `${l}\n`).join(''));
         return;
       }
     }

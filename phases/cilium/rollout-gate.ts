@@ -1,14 +1,19 @@
 // Cilium's rollout gate, read live from the cluster (not from the template): the cilium DaemonSet rolled out
-// on every node, every agent Ready and dialling the VIP, every node Ready. A known failure in the log of any
-// container of an agent pod — the init container it is stuck on (config fails first when the API is out of
-// reach) or the agent itself — stops at once (the ClusterIP fallback of an empty k8sServiceHost, an API it
-// cannot reach).
+// on every node, every agent Ready and dialling the VIP, every node Ready. When this run wrote a new
+// HelmChart, first its install: until a newer release revision is deployed the DaemonSet is the old one
+// (release-wait.ts). A known failure in the log of any container of an agent pod — the init container it is
+// stuck on (config fails first when the API is out of reach) or the agent itself — stops at once (the
+// ClusterIP fallback of an empty k8sServiceHost, an API it cannot reach), unless that container was already
+// waiting out kubelet's back-off when the gate first looked and has not run since: its log is of a run
+// before this one (the cause may be fixed by now), so the gate waits for its next run, and names it from
+// that old log only when the budget ends without one.
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
-import { containersToRead } from './pod-containers.ts';
+import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
+import { installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
 import { imagePullCause, isAirGapped, placedBy } from '../images/pull-cause.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
@@ -17,7 +22,7 @@ const AGENT_SELECTOR = 'k8s-app=cilium';
 
 interface Seen {
   /** `current`: the pod runs the DaemonSet's current template (older ones are still to be replaced). */
-  pods: (AgentPod & { ready: boolean; current: boolean; logContainers: string[] })[];
+  pods: (AgentPod & { ready: boolean; current: boolean; logContainers: string[]; item: any })[];
   notReadyNodes: { name: string; message: string }[];
   desired: number;
   /** The DaemonSet has rolled its current template out to every node (what `kubectl rollout status` waits for). */
@@ -49,13 +54,26 @@ async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run'
       const env = Object.fromEntries((container?.env ?? []).filter((e: any) => typeof e.value === 'string').map((e: any) => [e.name, e.value]));
       const ready = (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
       const current = podIsCurrent(p, d, revisions);
-      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready, current, logContainers: containersToRead(p) };
+      return { name: p.metadata.name, node: p.spec?.nodeName, env, ready, current, logContainers: containersToRead(p), item: p };
     }),
     notReadyNodes: nodeItems
       .map((n) => ({ name: n.metadata.name, cond: (n.status?.conditions ?? []).find((c: any) => c.type === 'Ready') }))
       .filter((n) => n.cond?.status !== 'True')
       .map((n) => ({ name: n.name, message: n.cond?.message ?? 'no Ready condition' })),
   };
+}
+
+/** The first known failure in the log of a not-Ready agent pod of the current template (`skip`: logs not to go by). */
+async function knownFailure(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0], seen: Seen, kubernetesIp: string, skip: (pod: any, container: string) => boolean): Promise<CauseError | undefined> {
+  for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
+    for (const c of pod.logContainers) {
+      if (skip(pod.item, c)) continue;
+      const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} -c ${c} --tail=40`).catch(() => undefined);
+      const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout, kubernetesIp) : undefined;
+      if (known) return new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name} -c ${c}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
+    }
+  }
+  return undefined;
 }
 
 export const ciliumRolledOut: Gate = {
@@ -66,8 +84,20 @@ export const ciliumRolledOut: Gate = {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
     const kubernetesIp = ctx.inventory.derived.serviceAddresses.kubernetes;
     let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, rollout: '', raw: [] };
+    const pending = ctx.facts.get<PendingInstall>(host.name, 'ciliumInstall');
+    let revisions: Revision[] = [];
+    let installDone = !pending;
+    // Containers in back-off after a failed run at the gate's first look (see the header).
+    let backedOff: Map<string, number> | undefined;
     do {
+      if (!installDone) {
+        const r = await kubectl(ctx, host, revisionsQuery(pending!.release));
+        if (r.code === 0) revisions = parseRevisions(r.stdout);
+        installDone = installed(pending!, revisions);
+        if (!installDone) continue;
+      }
       seen = await look(ctx, host);
+      backedOff ??= backedOffContainers(seen.raw);
       // Drift is a stop as soon as a pod of the CURRENT template shows it: that will not fix itself. Pods
       // of an older template are being replaced (a rerun that repairs a bad release rolls them away).
       const drift = checkAgentServiceHost(
@@ -82,16 +112,19 @@ export const ciliumRolledOut: Gate = {
       if (pull?.decided) throw pull.cause;
       const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
       if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
-      for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
-        for (const c of pod.logContainers) {
-          const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} -c ${c} --tail=40`).catch(() => undefined);
-          const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout, kubernetesIp) : undefined;
-          if (known) {
-            throw new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name} -c ${c}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
-          }
-        }
-      }
+      const known = await knownFailure(ctx, host, seen, kubernetesIp, (pod, c) => isStaleFailure(backedOff!, pod, c));
+      if (known) throw known;
     } while (await pause(ctx, POLL_MS, signal));
+    if (!installDone) {
+      const r = pending!.release;
+      throw new CauseError('CILIUM_AGENTS_NOT_READY', {
+        host: host.name,
+        evidence: { command: `kubectl get secrets -n ${r.namespace} -l owner=helm,name=${r.name} -L version,status; kubectl get jobs -n kube-system helm-install-${r.name}`, seen: installState(pending!, revisions) },
+      });
+    }
+    // Nothing newer came within the budget: a failure from before this run is the best word there is.
+    const stale = await knownFailure(ctx, host, seen, kubernetesIp, () => false);
+    if (stale) throw stale;
     const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory), placedBy(ctx));
     if (pull) throw pull.cause;
     const notReady = seen.pods.filter((p) => !p.ready);

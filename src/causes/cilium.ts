@@ -69,7 +69,7 @@ export const ciliumCauses = defineCauses({
   },
   CILIUM_AGENTS_NOT_READY: {
     title: 'The cilium DaemonSet did not roll out on every node within its budget',
-    meaning: 'Some agents are not Ready. The evidence names them with their last log lines.',
+    meaning: 'Some agents are not Ready, or the HelmChart this run wrote was not installed (no newer Helm release revision deployed). The evidence names them with their last log lines, or the release revisions.',
     remedy: 'kubectl -n kube-system get pods -l k8s-app=cilium -o wide; read the named agent logs (cilium-dbg status inside the pod).',
   },
   NODE_NOT_READY: {

@@ -11,10 +11,12 @@ import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, holdLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, voters } from '../support/cluster.ts';
 import { runFaultRow, type FaultEnv, type Injection } from '../support/fault-run.ts';
-import { labInventory } from '../support/lab-inventory.ts';
+import { editFile, labInventory } from '../support/lab-inventory.ts';
+import { NET } from '../../lab/config.ts';
 import { FAULT_ROWS } from '../support/fault-matrix.ts';
 
 const FOUNDER = 'k3s-lab-1';
+const AGENT = 'k3s-lab-agent-1';
 const MARKER = 'fault-matrix-marker';
 const kubectl = (args: string) => hostExec(FOUNDER, `k3s kubectl ${args}`);
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
@@ -212,6 +214,17 @@ const INJECTIONS: Record<string, Injection> = {
       await kubectl(`-n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":1}}'`);
       await until('CoreDNS ready again', 120_000, async () => (await kubectl("-n kube-system get deployment coredns -o jsonpath='{.status.readyReplicas}'")).stdout.trim() === '1');
     },
+  },
+  'rollout-vip-blocked': {
+    // The shared checkout with one harmless value more (an extra env var of the agent container): a new pod
+    // template, so `--only cilium` writes a new HelmChart and the DaemonSet rolls. Not published: no Flux here.
+    inventory: () =>
+      labInventory({
+        publish: false,
+        gitops: (checkout) => editFile(join(checkout, 'platform', 'cilium', 'helmrelease.yaml'), /\n    kubeProxyReplacement: true\n/, '\n    kubeProxyReplacement: true\n    extraEnv: [{ name: FAULT_MATRIX_ROLLOUT, value: "1" }]\n'),
+      }),
+    inject: () => fault(AGENT, 'block-egress', `${NET.vip}:6443`),
+    heal: () => fault(AGENT, 'unblock-egress', `${NET.vip}:6443`),
   },
 };
 

@@ -14,6 +14,7 @@ const PEER = 'k3s-lab-1';
 // this lab instance's addresses (lab/config.ts), never another lab's
 const A = { name: 'k3s-lab-2', address: `${NET.base}${NET.firstHost + 1}` };
 const B = { name: 'k3s-lab-3', address: `${NET.base}${NET.firstHost + 2}` };
+const PEER_ADDRESS = `${NET.base}${NET.firstHost}`;
 
 /** From the peer: does `address` answer ARP? */
 async function answersArp(address: string): Promise<boolean> {
@@ -45,7 +46,7 @@ describeAsRoot('lab faults', () => {
   afterEach(async () => {
     try {
       for (const h of [A, B]) {
-        for (const [kind, arg] of [['start'], ['heal'], ['heal-peers'], ['unblock-port', '22'], ['free-disk'], ['clock-skew', '0']] as const) {
+        for (const [kind, arg] of [['start'], ['heal'], ['heal-peers'], ['unblock-port', '22'], ['unblock-egress', `${PEER_ADDRESS}:22`], ['free-disk'], ['clock-skew', '0']] as const) {
           await fault(h.name, kind, arg).catch(() => {});
         }
         const nic = (await status()).find((s) => s.name === h.name)?.nic;
@@ -107,6 +108,19 @@ describeAsRoot('lab faults', () => {
     await fault(A.name, 'heal-peers');
     expect(await connectFromPeer(A.address, 22)).toBe('connected');
     expect(await pingFromPeer(A.address, 5)).toBe(true);
+  });
+
+  it('block-egress cuts the host\'s way out to one address and port only, and unblock-egress opens it again', async () => {
+    /** From the host itself: connect to address:port, say what happened. */
+    const out = async (address: string) => (await ssh(A.name, `timeout 4 bash -c 'exec 3<>/dev/tcp/${address}/22' 2>&1 && echo connected`, { allowFail: true })).stdout.trim();
+    expect(await out(PEER_ADDRESS)).toBe('connected');
+    await fault(A.name, 'block-egress', `${PEER_ADDRESS}:22`);
+    expect(await out(PEER_ADDRESS)).toMatch(/Connection refused/);
+    expect(await out(B.address)).toBe('connected'); // another address
+    expect(await connectFromPeer(A.address, 22)).toBe('connected'); // towards the host: untouched
+
+    await fault(A.name, 'unblock-egress', `${PEER_ADDRESS}:22`);
+    expect(await out(PEER_ADDRESS)).toBe('connected');
   });
 
   it('clock-skew makes the host\'s SSH sessions, sudo and new services see a skewed clock; clock-skew 0 heals it', async () => {

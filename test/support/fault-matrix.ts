@@ -12,6 +12,7 @@ import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.t
 import { joinerIsVoter } from '../../phases/k3s/gates.ts';
 import { fluxReady } from '../../phases/flux.ts';
 import { FLUX_POLL_MAX_MS } from '../../phases/flux/ready-wait.ts';
+import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
 
 /**
  * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
@@ -365,6 +366,20 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: "FLUX_POLL_MAX_MS: named at the wait's first look, before any reconcile request",
     heal: 'the flag removed again: a new pod Running, the Deployment Available',
     file: 'test/lab/flux.test.ts',
+  },
+  {
+    id: 'rollout-vip-blocked',
+    fault: "the agent's way to the VIP's 6443 blocked (a firewall between that node and the VIP; its kubelet keeps the servers' own addresses)",
+    moment: "a Cilium rollout: changed HelmRelease values roll the DaemonSet, the agent's new pod dials the VIP",
+    // Before the HelmChart is written: the fault is in place before any pod of the new template exists.
+    trigger: { at: 'step-start', phase: 'cilium', step: 'helmchart' },
+    args: ['--only', 'cilium', '--json'],
+    cause: 'CILIUM_API_UNREACHABLE',
+    host: AGENT,
+    budgetMs: ciliumRolledOut.budgetMs,
+    budget: 'ciliumRolledOut.budgetMs (the config init container gives up after its minute of tries)',
+    budgetFromGate: ciliumRolledOut.id,
+    heal: 'the rule removed; the rerun waits for the kubelet to start the config container again',
   },
 ];
 

@@ -151,7 +151,7 @@ describe('add-on twins in a local k3s twin', () => {
     expect(status['kube-proxy-replacement'].mode).toBe('True');
     await waitFor('DaemonSet status', async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 1, 10_000);
   }, 90_000);
-  it('an agent joins: the servers bind a Cilium pod to it, its kubelet runs it through the API, its Node turns Ready; :10250 answers 401 without a client certificate', async () => {
+  it('an agent joins: the servers bind a Cilium pod to it, its kubelet runs it through the API (the servers the supervisor lists, its --server the fallback), its Node turns Ready, the logs of its pods come through the API from that kubelet; :10250 answers 401 without a client certificate', async () => {
     const AGENT_IP = '127.33.0.2';
     const dir = mkdtempSync(join(root, 'agent-'));
     const agentRoot = join(dir, 'host');
@@ -177,6 +177,18 @@ describe('add-on twins in a local k3s twin', () => {
       });
       expect(anonymous).toEqual({ status: 401, body: 'Unauthorized' });
       expect(readFileSync(join(dir, 'data', 'agent', 'client-kubelet.crt'), 'utf8')).toContain('BEGIN CERTIFICATE');
+      // The agent's client load balancer: its --server as the default, then the servers the supervisor lists.
+      expect(out).toContain(`msg="Updated load balancer k3s-agent-load-balancer default server: ${IP}:6443"`);
+      expect(out).toContain(`msg="Got apiserver addresses from supervisor: [${IP}:6443]"`);
+      expect(out).toContain(`msg="Updated load balancer k3s-agent-load-balancer server addresses -> [${IP}:6443] [default: ${IP}:6443]"`);
+      // The log of a pod on the agent lives on the agent: the API asks its kubelet (the newest run, tailLines).
+      const pod = (await pods('k8s-app=cilium')).find((x) => x.spec.nodeName === 'a1');
+      const config = await api(`/api/v1/namespaces/kube-system/pods/${pod.metadata.name}/log?container=config`);
+      expect(config.status).toBe(200);
+      expect(config.body).toContain(`msg="Establishing connection to apiserver" subsys=cilium-dbg module=k8s-client ipAddr=https://${IP}:6443`);
+      expect(config.body).toContain('msg="Connected to apiserver" subsys=cilium-dbg module=k8s-client');
+      expect((await api(`/api/v1/namespaces/kube-system/pods/${pod.metadata.name}/log?container=config&tailLines=1`)).body.trim().split('\n')).toHaveLength(1);
+      expect((await api(`/api/v1/namespaces/kube-system/pods/${pod.metadata.name}/log`)).body).toContain('msg="Daemon initialization completed"');
     } finally {
       p.kill('SIGTERM');
     }

@@ -229,6 +229,10 @@ describe('k3s twin on this machine', () => {
       expect(a1.metadata?.labels?.['node-role.kubernetes.io/control-plane']).toBeUndefined();
       expect(a1.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe(IP(50));
       expect(a1.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+      // Its client load balancer: the --server as the default, then every server the supervisor lists.
+      const all = [1, 2, 3].map((n) => `${IP(n)}:6443`).join(' ');
+      await waitFor('the servers in its load balancer', () => first.out().includes(`msg="Updated load balancer k3s-agent-load-balancer server addresses -> [${all}] [default: ${IP(2)}:6443]"`), 10_000, first.out);
+      expect(first.out()).toContain(`msg="Got apiserver addresses from supervisor: [${all}]"`);
       first.p.kill('SIGTERM');
       const rebuilt = agentRun(mkdtempSync(join(root, 'agent-rebuilt-')));
       try {

@@ -7,6 +7,8 @@ import type { AddonContext } from './context.ts';
 import { DaemonSetKubelet, inProcessRuntime } from './daemonsets.ts';
 import { HelmController } from './helm/controller.ts';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { tlsPaths } from '../pki.ts';
 import { ProcessRuntime } from '../runtime/process-runtime.ts';
 import { daemonPrograms } from '../runtime/programs.ts';
 import { updateOperatorStatus } from './cilium/operator.ts';
@@ -29,7 +31,11 @@ export function startAddons(given: AddonContext): Addons {
   const root = process.env.K3S_TWIN_ADDON_ROOT;
   const base: AddonContext = root ? { ...given, root, cniDir: join(root, 'etc/cni/net.d') } : given;
   const ctx: AddonContext = { ...base, images: startNodeImages(base.dataDir, registryReachable(root)) };
-  const logs = new PodLogs(ctx.etcd, ctx.root ? `${ctx.root}/var/log/pods` : undefined);
+  // A pod on an agent: its log is asked of that node's kubelet, as kube-apiserver does (its
+  // --kubelet-client-certificate; the twin presents its admin certificate, of the same client CA).
+  const tls = tlsPaths(ctx.dataDir);
+  const kubeletClient = () => ({ ca: readFileSync(tls.serverCA, 'utf8'), cert: readFileSync(tls.admin, 'utf8'), key: readFileSync(tls.adminKey, 'utf8') });
+  const logs = new PodLogs(ctx.etcd, ctx.root ? `${ctx.root}/var/log/pods` : undefined, kubeletClient);
   // On a lab host each container is its own process that outlives k3s, as real pods do; tests on one
   // machine run the containers inside the twin (they end with it).
   const runtime = root ? inProcessRuntime : new ProcessRuntime(ctx);

@@ -4,20 +4,33 @@
 // Each container keeps its own log per run (its restart count), as kubelet does: the current run, or the one
 // before it with previous=true. The API copy lives in etcd (appended in chunks, the last LOG_KEEP lines
 // served), so every server answers the same. An agent's kubelet has no etcd: its pods' logs stay in the
-// node's files. Which container, and whether it has a log yet, is decided as upstream does (kubernetes
+// node's files, and the API forwards a request for a pod on an agent to that node's kubelet
+// (GET https://<node>:10250/containerLogs/<ns>/<pod>/<container>, as kube-apiserver does: pkg/registry/core/
+// pod/strategy.go LogLocation), presenting a client certificate of the cluster's client CA and verifying
+// the kubelet's serving certificate against the server CA. Which container, and whether it has a log yet, is decided as upstream does (kubernetes
 // v1.33.5 pkg/registry/core/pod/strategy.go LogLocation; pkg/kubelet/kubelet_pods.go validateContainerLogStatus).
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
 import { join } from 'node:path';
 import type { EtcdClient } from '../etcd/client.ts';
 import type { ObjectStore } from '../api/store.ts';
 import { BUILTIN } from '../api/resources.ts';
 import { ApiError } from '../api/status.ts';
+import { goDialError } from './reach.ts';
 
 const LOG_KEEP = 2000;
 /** Chunks kept per pod; each flush appends one (only the new lines), so etcd never rewrites a long log. */
 const CHUNKS_KEEP = 200;
 const PODS = BUILTIN.find((x) => x.resource === 'pods')!;
+const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
+
+/** How the API reaches a kubelet: the server CA its serving certificate is checked against, a client certificate. */
+export interface KubeletClient {
+  ca: string;
+  cert: string;
+  key: string;
+}
 export const logPrefix = (ns: string, pod: string) => `/twin/podlogs/${ns}/${pod}/`;
 const runPrefix = (ns: string, pod: string, container: string, run: number) => `${logPrefix(ns, pod)}${container}/${String(run).padStart(6, '0')}/`;
 const bad = (message: string) => new ApiError(400, 'BadRequest', message);
@@ -28,7 +41,7 @@ export class PodLogs {
   private seq = 0;
   private timer?: NodeJS.Timeout;
 
-  constructor(private etcd: EtcdClient | undefined, private fileRoot = '/var/log/pods') {}
+  constructor(private etcd: EtcdClient | undefined, private fileRoot = '/var/log/pods', private kubelet?: () => KubeletClient) {}
 
   /** A logger for one run (restart count) of one container of one pod: each line goes to the node's file and (batched) to etcd. */
   writer(ns: string, pod: string, uid: string, container: string, run = 0): (line: string) => void {
@@ -106,10 +119,16 @@ export class PodLogs {
       const previous = url.searchParams.get('previous') === 'true';
       const container = whichContainer(obj, url.searchParams.get('container') ?? '');
       refuseWithoutLog(obj, container, previous);
-      let lines = await this.read(ns, pod, container, previous);
       const tail = url.searchParams.get('tailLines');
-      if (tail !== null && Number(tail) >= 0) lines = Number(tail) === 0 ? [] : lines.slice(-Number(tail));
-      const body = lines.map((l) => `${l}\n`).join('');
+      const node = this.kubelet && obj.spec?.nodeName ? await store.tryGet(NODES, undefined, obj.spec.nodeName) : undefined;
+      let body: string;
+      if (node && !Object.prototype.hasOwnProperty.call(node.metadata?.labels ?? {}, 'node-role.kubernetes.io/control-plane')) {
+        body = await fromKubelet(node, this.kubelet!(), ns, pod, container, previous, tail);
+      } else {
+        let lines = await this.read(ns, pod, container, previous);
+        if (tail !== null && Number(tail) >= 0) lines = Number(tail) === 0 ? [] : lines.slice(-Number(tail));
+        body = lines.map((l) => `${l}\n`).join('');
+      }
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     } catch (e) {
@@ -120,6 +139,28 @@ export class PodLogs {
     }
     return true;
   }
+}
+
+/** A pod's container log from its node's kubelet (an agent's: the lines live only there). */
+function fromKubelet(node: any, c: KubeletClient, ns: string, pod: string, container: string, previous: boolean, tail: string | null): Promise<string> {
+  const ip = (node.status?.addresses ?? []).find((a: any) => a.type === 'InternalIP')?.address;
+  const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250;
+  const q = new URLSearchParams({ ...(previous ? { previous: 'true' } : {}), ...(tail !== null ? { tailLines: tail } : {}) }).toString();
+  const url = `https://${ip}:${port}/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(pod)}/${encodeURIComponent(container)}${q ? `?${q}` : ''}`;
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ca: c.ca, cert: c.cert, key: c.key, rejectUnauthorized: true, timeout: 10_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d) => chunks.push(d));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode === 200) resolve(text);
+        else reject(new ApiError(res.statusCode === 404 ? 404 : 500, res.statusCode === 404 ? 'NotFound' : 'InternalError', text.trim() || `${url}: ${res.statusCode}`));
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`Get "${url}": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`)));
+    // kube-apiserver's words when it cannot reach the kubelet: the Go client's error, as an InternalError.
+    req.on('error', (e: NodeJS.ErrnoException) => reject(new ApiError(500, 'InternalError', e.message.startsWith('Get "') ? e.message : `Get "${url}": ${goDialError(ip, port, e)}`)));
+  });
 }
 
 /** The container a log request is for: the one named, or the pod's only (non-init) container. */

@@ -2,10 +2,19 @@
 // Kubernetes API instead: what a node without etcd (an agent's kubelet) uses. It authenticates with the
 // node's client certificate (CN system:node:<name>, from the supervisor's /v1-k3s/client-kubelet.crt) and
 // verifies the server against the cluster's server CA, as the kubelet's kubeconfig does. API failures come
-// back as the same ApiError (the server's metav1.Status), so callers treat both stores alike.
+// back as the same ApiError (the server's metav1.Status), so callers treat both stores alike. An agent's
+// requests go through its client load balancer (../agent-lb.ts): a server that cannot be dialled is
+// skipped for the next.
 import https from 'node:https';
+import type { AgentLoadBalancer } from '../agent-lb.ts';
+import { DIAL_ERRORS } from '../server/fetch.ts';
 import { type ResourceInfo } from './resources.ts';
 import { ApiError, notFound, unavailable } from './status.ts';
+
+/** A request whose connection was never made (the load balancer tries the next server). */
+class DialFailed extends Error {
+  readonly dial = true;
+}
 
 export interface ClientCredentials {
   ca: string;
@@ -22,14 +31,24 @@ export function resourcePath(info: ResourceInfo, ns?: string, name?: string, sub
 export class ApiStore {
   private agent: https.Agent;
 
-  constructor(private server: string, creds: ClientCredentials, private timeoutMs = 10_000) {
+  constructor(private server: string | Pick<AgentLoadBalancer, 'dial'>, creds: ClientCredentials, private timeoutMs = 10_000) {
     this.agent = new https.Agent({ keepAlive: true, ca: creds.ca, cert: creds.cert, key: creds.key, rejectUnauthorized: true });
   }
 
-  private request(method: string, path: string, body?: unknown): Promise<any> {
-    const url = new URL(path, this.server);
+  private async request(method: string, path: string, body?: unknown): Promise<any> {
+    try {
+      return await (typeof this.server === 'string' ? this.requestTo(this.server, method, path, body) : this.server.dial((base) => this.requestTo(base, method, path, body)));
+    } catch (e) {
+      if (e instanceof DialFailed) throw unavailable(e.message);
+      throw e;
+    }
+  }
+
+  private requestTo(server: string, method: string, path: string, body?: unknown): Promise<any> {
+    const url = new URL(path, server);
     const data = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
+      let connected = false;
       const req = https.request(url, {
         method,
         agent: this.agent,
@@ -51,8 +70,13 @@ export class ApiStore {
           reject(new ApiError(code, code === 401 ? 'Unauthorized' : 'InternalError', text.trim() || `${method} ${url.href}: ${code}`));
         });
       });
+      req.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => (connected = true)) : (connected = true)));
       req.setTimeout(this.timeoutMs, () => req.destroy(new Error(`${method} "${url.href}": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`)));
-      req.on('error', (e) => reject(e instanceof ApiError ? e : unavailable(e.message)));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (e instanceof ApiError) return reject(e);
+        if (!connected && (DIAL_ERRORS.has(e.code ?? '') || /Client\.Timeout/.test(e.message))) return reject(new DialFailed(e.message));
+        reject(unavailable(e.message));
+      });
       req.end(data);
     });
   }

@@ -14,7 +14,15 @@ export interface FetchOpts {
   timeoutMs?: number;
 }
 
-export class FetchError extends Error {}
+export class FetchError extends Error {
+  /** The connection itself failed (refused, unreachable, timed out before it was made): a load balancer tries another server. */
+  constructor(message: string, readonly dial = false) {
+    super(message);
+  }
+}
+
+/** Errors of a TCP connect that did not come about (what k3s's load balancer counts as a failed dial). */
+export const DIAL_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EADDRNOTAVAIL']);
 
 function goDialError(url: URL, code: string | undefined, message: string): string {
   const hostPort = `${url.hostname}:${url.port || 443}`;
@@ -52,6 +60,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
   const verb = method[0] + method.slice(1).toLowerCase();
   const data = o.body === undefined ? undefined : JSON.stringify(o.body);
   return new Promise((resolve, reject) => {
+    let connected = false;
     const req = https.request(url, {
       method,
       // A connection of its own, as k3s's clients (GetHTTPClient: DisableKeepAlives): Node's global agent
@@ -71,6 +80,9 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
         resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
       });
     });
+    // Whether the connection was made: a failure before it is a dial failure (the agent's load balancer
+    // then tries its next server).
+    req.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => (connected = true)) : (connected = true)));
     // k3s's clients have `Timeout: defaultClientTimeout` (10 s, pkg/clientaccess/token.go), a limit on the
     // whole request: when it runs out, however far the request got (a dial whose SYNs are dropped
     // included), Go's net/http says `context deadline exceeded (Client.Timeout exceeded while awaiting
@@ -84,7 +96,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
       clearTimeout(timer);
       const tls = x509Error(e, url);
       const detail = e.code === 'CLIENT_TIMEOUT' ? CLIENT_TIMEOUT_TEXT : tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
-      reject(new FetchError(`${verb} "${urlStr}": ${detail}`));
+      reject(new FetchError(`${verb} "${urlStr}": ${detail}`, !connected && (DIAL_ERRORS.has(e.code ?? '') || e.code === 'CLIENT_TIMEOUT')));
     });
     req.end(data);
   });

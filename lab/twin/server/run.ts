@@ -142,6 +142,14 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
       await renewNodeLease(store, String(b.name));
       return { ok: true };
     },
+    // k3s collects them from the `kubernetes` Endpoints (each apiserver's advertise address) and etcd; the
+    // twin has no Endpoints and takes every server Node's address, with this server's port.
+    apiServers: async () => ((await store.list(NODES, undefined)).items as any[])
+      .filter((n) => n.metadata?.labels?.['node-role.kubernetes.io/control-plane'] === 'true')
+      .map((n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'InternalIP')?.address)
+      .filter(Boolean)
+      .sort()
+      .map((ip: string) => `${ip}:${port}`),
     clientCA: () => readCAs(tls).clientCA,
     nodeCert: async (kind: 'client' | 'serving', node: string, password: string, ips: string[]) => {
       try {

@@ -2,7 +2,9 @@
 // anonymous; /v1-k3s/server-bootstrap (the cluster CAs, which k3s moves encrypted with the token) needs the
 // server token; /v1-k3s/config (the control config agents read, and joining servers read as user "node" in
 // compareConfig) and /v1-k3s/node (the twin's stand-in for the kubelet's registration) accept the server or
-// the agent token; /db/info (etcd members, pkg/etcd/etcd.go handler and infoHandler) is served without
+// the agent token; /v1-k3s/apiservers (the apiserver addresses an agent's client load balancer dials, a
+// JSON list of host:port; pkg/server/handlers/handlers.go APIServers) accepts the server or agent token;
+// /db/info (etcd members, pkg/etcd/etcd.go handler and infoHandler) is served without
 // credentials to a client on 127.0.0.1 or ::1 and needs the server token from anywhere else
 // (pkg/server/auth/auth.go IsLocalOrHasRole; k3s-io/k3s#10001).
 // A wrong password is answered 401 (a plain body, no metav1.Status), so a Go client's error reads
@@ -23,6 +25,8 @@ export interface SupervisorDeps {
   /** etcd's members as k3s encodes etcdserverpb.Member (see dbInfoJson). */
   dbInfo(): Promise<DbMember[]>;
   registerNode(body: any): Promise<unknown>;
+  /** Every server's apiserver address as host:port (k3s: the `kubernetes` Endpoints and etcd's apiaddresses). */
+  apiServers(): Promise<string[]>;
   clientCA(): string;
   /** Verifies the node's password (403 when it does not match), then signs its certificate. */
   nodeCert(kind: 'client' | 'serving', node: string, password: string, ips: string[]): Promise<string>;
@@ -97,7 +101,7 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
     return true;
   }
   const needsServer = path === '/v1-k3s/server-bootstrap' || path === '/db/info';
-  const isNode = path === '/v1-k3s/node' || path === '/v1-k3s/config' || path === '/v1-k3s/client-ca.crt' || path === '/v1-k3s/server-ca.crt' || path in NODE_CERTS;
+  const isNode = path === '/v1-k3s/node' || path === '/v1-k3s/config' || path === '/v1-k3s/apiservers' || path === '/v1-k3s/client-ca.crt' || path === '/v1-k3s/server-ca.crt' || path in NODE_CERTS;
   if (!needsServer && !isNode) return false;
   const cred = tokenFromBasicAuth(req);
   const okServer = cred?.password === d.serverSecret();
@@ -109,6 +113,7 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
   }
   try {
     if (path === '/v1-k3s/config') json(res, 200, { criticalArgs: d.criticalArgs() });
+    else if (path === '/v1-k3s/apiservers') json(res, 200, await d.apiServers());
     else if (path === '/v1-k3s/server-bootstrap') json(res, 200, d.bootstrap());
     else if (path === '/v1-k3s/client-ca.crt' || path === '/v1-k3s/server-ca.crt') {
       res.writeHead(200, { 'content-type': 'text/plain' });

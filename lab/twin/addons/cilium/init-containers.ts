@@ -102,6 +102,9 @@ async function buildConfig(r: InitRunner, spec: any, log: (line: string) => void
     const err = 'unable to create k8s client rest configuration: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined';
     return hiveFailed(log, err, 0);
   }
+  // v1.19's config container starts its hive, whose k8s client then dials (cilium issues #44464, #46010:
+  // `msg=Running`, `msg="Starting hive"`, then `Establishing connection to apiserver`).
+  log(slogLine('INFO', 'Starting hive', dbg));
   const c = await waitForConn(r.ctx, host, port, (msg, url) => log(slogLine('INFO', msg, { ...dbg, module: 'k8s-client', ipAddr: url })), r.sleep, r.stopped);
   if (c.ok) {
     log(slogLine('INFO', 'Connected to apiserver', { ...dbg, module: 'k8s-client' }));
