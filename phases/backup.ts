@@ -13,6 +13,7 @@ import { versionFromOutput } from '../src/backup/version.ts';
 import { founderRef, serverRefs } from './hosts.ts';
 import { DB_DIR, K3S_BIN, TOKEN_FILE } from './k3s/render.ts';
 import { secretOf } from './k3s/token.ts';
+import { lastLines } from '../src/util/text.ts';
 
 const SNAPSHOTS_DIR = `${DB_DIR}/snapshots`;
 const SNAPSHOT_PREFIX = 'bootstrap-backup';
@@ -21,7 +22,7 @@ export const SNAPSHOT_SAVED = new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+)
 const SAVE_BUDGET_MS = 300_000;
 
 function failed(host: HostRef, command: string, res: { code: number | null; stderr: string; stdout: string }, seen: string): CauseError {
-  return new CauseError('BACKUP_FAILED', { host: host.name, evidence: { command, exitCode: res.code, seen, excerpt: (res.stderr || res.stdout).trim().split('\n').slice(-15).join('\n') } });
+  return new CauseError('BACKUP_FAILED', { host: host.name, evidence: { command, exitCode: res.code, seen, excerpt: lastLines((res.stderr || res.stdout).trim(), 15) } });
 }
 
 function snapshotStep(id: string): Step {

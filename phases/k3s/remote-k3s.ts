@@ -4,6 +4,7 @@ import type { HostRef } from '../../src/engine/phase.ts';
 import type { ExecResult } from '../../src/transport/types.ts';
 import { shq } from '../../src/util/shell.ts';
 import { roleOf } from './render.ts';
+import { lastLines } from '../../src/util/text.ts';
 
 // async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
 /** kubectl's refusal of a missing object (`Error from server (NotFound): nodes "x" not found`). */
@@ -22,7 +23,7 @@ export async function journalSince(ctx: RunContext, host: HostRef, cursor: strin
 
 /** The last `n` lines, for evidence. */
 export function excerpt(text: string, n = 25): string {
-  return text.trimEnd().split('\n').slice(-n).join('\n');
+  return lastLines(text, n);
 }
 
 /** Sleeps `ms`, false when the budget (signal) ran out first. */

@@ -5,7 +5,8 @@
 // aside by k3s itself, never deleted (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go `Restore`: the db directory is
 // renamed to `<db>-old-<unix time>` before the snapshot is restored).
 import { CauseError, causesOf } from '../../src/errors.ts';
-import { applyChange, tail } from '../../src/engine/apply.ts';
+import { applyChange } from '../../src/engine/apply.ts';
+import { lastLines } from '../../src/util/text.ts';
 import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
@@ -64,7 +65,7 @@ export function restoreStep(backup: Backup): Step {
           const seen = causesOf(err)[0]?.evidence;
           throw new CauseError(DIFFERENT_TOKEN.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
             host: host.name,
-            evidence: { command: resetCommand, exitCode: seen?.exitCode, seen: tail(seen?.excerpt ?? '', 1), excerpt: seen?.excerpt },
+            evidence: { command: resetCommand, exitCode: seen?.exitCode, seen: lastLines(seen?.excerpt ?? '', 1), excerpt: seen?.excerpt },
           });
         }
       }

@@ -7,6 +7,7 @@ import { listObjectsCommand, missingObjects, objectKeys } from '../../src/backup
 import type { Backup } from '../../src/backup/store.ts';
 import { pause } from './remote-k3s.ts';
 import { isNodePasswordObject } from './restore-passwords.ts';
+import { lastLines } from '../../src/util/text.ts';
 
 const SHOWN = 30;
 /** The same objects missing in this many listings in a row (3 s apart) is the answer: no need to sit out the budget. */
@@ -37,7 +38,7 @@ export function restoreComplete(backup: Backup): Gate {
           listed = true;
           if (stable >= STABLE_LISTINGS) break;
         } else {
-          failure = res ? (res.stderr || res.stdout).trim().split('\n').slice(-3).join('\n') : 'no answer';
+          failure = res ? lastLines((res.stderr || res.stdout).trim(), 3) : 'no answer';
         }
       } while (!signal.aborted && (await pause(ctx, 3_000, signal)));
       throw new CauseError('RESTORE_INCOMPLETE', {

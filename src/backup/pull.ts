@@ -9,6 +9,7 @@ import { connectionLost } from '../transport/lost.ts';
 import type { ExecResult, Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import type { SnapshotSink } from './store.ts';
+import { lastLines } from '../util/text.ts';
 
 export interface PulledSnapshot {
   sha256: string;
@@ -17,7 +18,7 @@ export interface PulledSnapshot {
 
 /** BACKUP_FAILED on `host`: the command, what it printed (never the snapshot itself) and what was seen. */
 export function backupFailed(host: string, command: string, res: Pick<ExecResult, 'code' | 'stderr' | 'stdout'>, seen: string): CauseError {
-  return new CauseError('BACKUP_FAILED', { host, evidence: { command, exitCode: res.code, seen, excerpt: (res.stderr || res.stdout).trim().split('\n').slice(-15).join('\n') } });
+  return new CauseError('BACKUP_FAILED', { host, evidence: { command, exitCode: res.code, seen, excerpt: lastLines((res.stderr || res.stdout).trim(), 15) } });
 }
 
 /**

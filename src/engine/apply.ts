@@ -7,6 +7,7 @@ import { connectionLost } from '../transport/lost.ts';
 import type { ExecResult, Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import type { Change } from './changes.ts';
+import { lastLines } from '../util/text.ts';
 
 const DEFAULT_COMMAND_BUDGET_MS = 120_000;
 
@@ -119,10 +120,7 @@ export function countBytes(total: number, report: (bytes: number, percent: numbe
 function applyFailed(host: string, command: string, code: number | null, output: string, seen?: string): CauseError {
   return new CauseError('APPLY_FAILED', {
     host,
-    evidence: { command, exitCode: code, excerpt: tail(output, 20), seen: seen ?? (code === null ? 'the command did not finish within its budget' : `exit ${code}`) },
+    evidence: { command, exitCode: code, excerpt: lastLines(output, 20), seen: seen ?? (code === null ? 'the command did not finish within its budget' : `exit ${code}`) },
   });
 }
 
-export function tail(text: string, lines: number): string {
-  return text.trimEnd().split('\n').slice(-lines).join('\n');
-}

@@ -1,7 +1,7 @@
 // What ssh2/node-ssh threw while connecting, as a named cause with evidence an operator can rerun.
 import { CauseError } from '../errors.ts';
 import { hostKeyError, type HostKeySeen } from './host-key.ts';
-import { shellQuote } from './sudo.ts';
+import { shq } from '../util/shell.ts';
 import type { SshTarget } from './types.ts';
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EPIPE', 'EHOSTDOWN', 'EAI_AGAIN']);
@@ -30,7 +30,7 @@ export function classifyConnectError(
       retryable: false,
       cause: err,
       evidence: {
-        command: target.identityFile ? sshCmd.replace('ssh -v', `ssh -v -i ${shellQuote(target.identityFile)}`) : sshCmd,
+        command: target.identityFile ? sshCmd.replace('ssh -v', `ssh -v -i ${shq(target.identityFile)}`) : sshCmd,
         seen: `user ${target.user}: the host accepted none of: ${offered.join(', ')}`,
       },
     });

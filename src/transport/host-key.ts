@@ -13,7 +13,7 @@ import {
   type HostKeyVerdict,
   type KnownHostsEntry,
 } from './known-hosts.ts';
-import { shellQuote } from './sudo.ts';
+import { shq } from '../util/shell.ts';
 import type { SshTarget } from './types.ts';
 
 /** known_hosts entries of a file; a missing file records nothing (every host is unknown). */
@@ -57,8 +57,8 @@ export function hostKeyError(seen: HostKeySeen, target: SshTarget, via?: SshTarg
     const scan = `ssh-keyscan${seen.hashedFile ? ' -H' : ''} -p ${target.port} -t ${keyscanType(type)} ${target.address}`;
     // Behind a jump host the operator's machine cannot reach the host: scan from the jump host.
     const command = via
-      ? `ssh -p ${via.port} ${via.user}@${via.address} ${shellQuote(scan)} >> ${shellQuote(file)}`
-      : `${scan} >> ${shellQuote(file)}`;
+      ? `ssh -p ${via.port} ${via.user}@${via.address} ${shq(scan)} >> ${shq(file)}`
+      : `${scan} >> ${shq(file)}`;
     const others = verdict.otherTypes.length
       ? `; known_hosts records other key types for it: ${verdict.otherTypes.map(describe).join(', ')}`
       : '';
@@ -85,7 +85,7 @@ export function hostKeyError(seen: HostKeySeen, target: SshTarget, via?: SshTarg
         : `host key of ${where} differs from ${first.file} line ${first.line}: expected ${fingerprint(first.key)}, seen ${fp}`,
     retryable: false,
     evidence: {
-      command: `ssh-keygen -F ${shellQuote(knownHostsName(target.address, target.port))} -f ${shellQuote(first.file)}`,
+      command: `ssh-keygen -F ${shq(knownHostsName(target.address, target.port))} -f ${shq(first.file)}`,
       excerpt: [...expected.map((e) => `${verdict.kind === 'revoked' ? 'revoked' : 'expected'}: ${describe(e)}`), `seen: ${type} ${fp}`].join('\n'),
       seen:
         verdict.kind === 'revoked'

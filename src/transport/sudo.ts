@@ -1,21 +1,17 @@
 // Root on the hosts goes through `sudo -n` (never a password prompt: a prompt would hang the run).
 // A command is wrapped whole in `sh -c`, so pipes, `&&` and redirections run as root too.
 import { CauseError } from '../errors.ts';
+import { shq } from '../util/shell.ts';
 import { connectionLost } from './lost.ts';
 import type { Remote } from './types.ts';
 
-/** POSIX single-quoting: one word for sh, whatever the value holds. */
-export function shellQuote(value: string): string {
-  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The command line that runs `command` as root without a password prompt. `tag` becomes the shell's $0:
  * it names the command in `ps` on the host and lets sudoStopCommand find it.
  */
 export function sudoCommand(command: string, tag?: string): string {
-  return `sudo -n sh -c ${shellQuote(command)}${tag ? ` ${tag}` : ''}`;
+  return `sudo -n sh -c ${shq(command)}${tag ? ` ${tag}` : ''}`;
 }
 
 /**
@@ -26,7 +22,7 @@ export function sudoCommand(command: string, tag?: string): string {
  */
 export function sudoStopCommand(tag: string): string {
   const pattern = `${tag.slice(0, -1)}[${tag.slice(-1)}]$`;
-  return `sudo -n sh -c ${shellQuote(`for p in $(pgrep -f -- '${pattern}'); do s=$(ps -o sid= -p "$p") && pkill -TERM -s $s; done; true`)}`;
+  return `sudo -n sh -c ${shq(`for p in $(pgrep -f -- '${pattern}'); do s=$(ps -o sid= -p "$p") && pkill -TERM -s $s; done; true`)}`;
 }
 
 /** The sudo probe's budget, once per connection. */

@@ -1,7 +1,8 @@
 // Root through `sudo -n sh -c`: the command survives quoting whole, whatever it holds.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellQuote, sudoCommand, sudoStopCommand } from '../../src/transport/sudo.ts';
+import { sudoCommand, sudoStopCommand } from '../../src/transport/sudo.ts';
+import { shq } from '../../src/util/shell.ts';
 
 /** What sh makes of a word: run `printf %s WORD` through a real shell. */
 const shWord = (word: string) => execFileSync('sh', ['-c', `printf %s ${word}`]).toString();
@@ -9,9 +10,9 @@ const shWord = (word: string) => execFileSync('sh', ['-c', `printf %s ${word}`])
 describe('sudo command lines', () => {
   it('quotes any value as one sh word', () => {
     for (const v of ['plain', "it's", 'a "b" $HOME `id` \\n', 'semi; colon && pipe | x', '', "''", 'new\nline']) {
-      expect(shWord(shellQuote(v))).toBe(v);
+      expect(shWord(shq(v))).toBe(v);
     }
-    expect(shellQuote('/etc/rancher/k3s/config.yaml')).toBe('/etc/rancher/k3s/config.yaml');
+    expect(shq('/etc/rancher/k3s/config.yaml')).toBe('/etc/rancher/k3s/config.yaml');
   });
 
   it('wraps the whole compound command in sudo -n sh -c, with an optional tag as $0', () => {
