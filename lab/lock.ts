@@ -5,18 +5,10 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from './config.ts';
+import { alive } from './processes.ts';
 import { sleep } from './run.ts';
 
 const lockDir = () => join(paths.stateDir, 'lock');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function holder(): number {
   try {

@@ -12,6 +12,16 @@ function nsInode(path: string): number | undefined {
 }
 
 /** PIDs (machine view) of every process in network namespace `netns`. */
+/** A process of this machine with that pid runs (signal 0 tests it without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function netnsPids(netns: string): number[] {
   const ino = nsInode(`/run/netns/${netns}`);
   if (ino === undefined) return [];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { CACHE_DIR } from './config.ts';
 import { LabUnavailable } from './errors.ts';
 import { unmountUnder } from './mounts.ts';
-import { killPids, processesUsing } from './processes.ts';
+import { alive, killPids, processesUsing } from './processes.ts';
 import { machineMirror } from './mirror.ts';
 import { customizeScript } from './rootfs-customize.ts';
 import { run } from './run.ts';
@@ -85,15 +85,6 @@ async function buildLock(lock: string, log: (line: string) => void): Promise<() 
       said = true;
       await new Promise((res) => setTimeout(res, 1000));
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
