@@ -21,7 +21,7 @@ export async function journalSince(ctx: RunContext, host: HostRef, cursor: strin
   return res.stdout;
 }
 
-/** The last `n` lines, for evidence. */
+/** The last `n` lines, for evidence (25 unless told). */
 export function excerpt(text: string, n = 25): string {
   return lastLines(text, n);
 }

@@ -5,7 +5,6 @@ import { shq } from '../util/shell.ts';
 import { connectionLost } from './lost.ts';
 import type { Remote } from './types.ts';
 
-
 /**
  * The command line that runs `command` as root without a password prompt. `tag` becomes the shell's $0:
  * it names the command in `ps` on the host and lets sudoStopCommand find it.
