@@ -13,47 +13,11 @@ import { writeFileAtomic } from '../../src/util/atomic-file.ts';
 import { join } from 'node:path';
 import { CauseError } from '../../src/errors.ts';
 
-export interface ClusterToken {
-  secret: string;
-  /** The full form, known once the founder has created its CA. */
-  full?: string;
-}
+// The token's shape and form check live on the ground floor (backups read them too).
+export { checkTokenForm, tokenFormProblem, type ClusterToken } from '../../src/k3s/cluster-token.ts';
+import { checkTokenForm, type ClusterToken } from '../../src/k3s/cluster-token.ts';
 
 const file = (stateDir: string) => join(stateDir, 'cluster-token.json');
-
-/**
- * What is wrong with a token's form, in k3s's words, or undefined when k3s would accept it. The bare
- * secret the engine generates is hex; a full token must pin a 64-hex CA hash and carry user and password.
- */
-export function tokenFormProblem(token: ClusterToken): string | undefined {
-  if (typeof token?.secret !== 'string' || !token.secret) return 'token must not be empty';
-  // A bare secret that starts with K10 or holds "::" would be parsed by k3s as a full token.
-  if (token.secret.startsWith('K10') || /\s/.test(token.secret)) return 'invalid token format';
-  if (token.full === undefined) return undefined;
-  if (typeof token.full !== 'string' || !token.full.startsWith('K10')) return 'invalid token format';
-  const rest = token.full.slice(3);
-  const sep = rest.indexOf('::');
-  if (sep < 0) return 'invalid token format';
-  const hash = rest.slice(0, sep);
-  if (hash.length !== 64) return 'invalid token CA hash length';
-  if (!/^[0-9a-f]{64}$/.test(hash)) return 'invalid token CA hash length';
-  const creds = rest.slice(sep + 2);
-  const colon = creds.indexOf(':');
-  if (colon < 1 || colon === creds.length - 1 || /\s/.test(creds)) return 'invalid token format';
-  return undefined;
-}
-
-/** Refuses a token k3s would refuse (TOKEN_MALFORMED); `where` names the file, never the token. */
-export function checkTokenForm(token: ClusterToken, where: string): ClusterToken {
-  const problem = tokenFormProblem(token);
-  if (problem) {
-    throw new CauseError('TOKEN_MALFORMED', {
-      evidence: { command: `read ${where}`, seen: `k3s would refuse this token: ${problem} (expected K10<64 hex>::<user>:<password> or a bare secret)` },
-      retryable: false,
-    });
-  }
-  return token;
-}
 
 export function readToken(stateDir: string): ClusterToken | undefined {
   if (!existsSync(file(stateDir))) return undefined;

@@ -3,7 +3,7 @@
 // state folder holds no OTHER token (the restored cluster keeps the backup's: decided in dr-restore.md).
 // Pure: the caller reads the files and hashes the snapshot.
 import { CauseError } from '../errors.ts';
-import type { ClusterToken } from '../../phases/k3s/token.ts';
+import type { ClusterToken } from '../k3s/cluster-token.ts';
 import type { Backup } from './store.ts';
 import { compareK3sVersions } from './version.ts';
 

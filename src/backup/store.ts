@@ -6,7 +6,7 @@ import { chmodSync, close, closeSync, createReadStream, existsSync, fsync, fsync
 import { Writable } from 'node:stream';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CauseError } from '../errors.ts';
-import type { ClusterToken } from '../../phases/k3s/token.ts';
+import type { ClusterToken } from '../k3s/cluster-token.ts';
 
 export const SNAPSHOT_FILE = 'snapshot';
 export const TOKEN_FILE = 'cluster-token.json';
