@@ -14,7 +14,7 @@ import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
 import { installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
-import { imagePullCause, isAirGapped, placedBy } from '../images/pull-cause.ts';
+import { podsPullCause } from '../images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
 const POLL_MS = 3_000;
@@ -108,7 +108,7 @@ export const ciliumRolledOut: Gate = {
       );
       if (drift.length) throw stopOf(drift);
       // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
-      const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory), placedBy(ctx));
+      const pull = podsPullCause(ctx, seen.raw);
       if (pull?.decided) throw pull.cause;
       const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
       if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
@@ -125,7 +125,7 @@ export const ciliumRolledOut: Gate = {
     // Nothing newer came within the budget: a failure from before this run is the best word there is.
     const stale = await knownFailure(ctx, host, seen, kubernetesIp, () => false);
     if (stale) throw stale;
-    const pull = imagePullCause(seen.raw, isAirGapped(ctx.inventory), placedBy(ctx));
+    const pull = podsPullCause(ctx, seen.raw);
     if (pull) throw pull.cause;
     const notReady = seen.pods.filter((p) => !p.ready);
     if (notReady.length || seen.pods.length < seen.desired || !seen.rolledOut) {

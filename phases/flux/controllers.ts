@@ -78,8 +78,8 @@ export function crashLoops(pods: any[], deployments: any[] = []): CrashLoop[] {
 const exitText = (e: CrashLoop['exit']) =>
   !e ? 'exited (kubelet reports no last state)' : `exited with code ${e.exitCode ?? '?'}${e.reason ? ` (${e.reason})` : ''}${e.signal ? `, signal ${e.signal}` : ''}`;
 
-/** The log lines worth showing: the last ones of the run that crashed, blank lines dropped. */
-export function lastLines(log: string, n = CRASH_LOG_LINES): string[] {
+/** The log lines worth showing: the last ones of the run that crashed, blank lines dropped (a list, unlike util/text's lastLines). */
+export function crashLogLines(log: string, n = CRASH_LOG_LINES): string[] {
   return log.split('\n').map((l) => l.trimEnd()).filter(Boolean).slice(-n);
 }
 
@@ -118,5 +118,5 @@ export async function controllerCrashLoop(ctx: RunContext, host: HostRef, pods: 
   // While the container waits, `kubectl logs` shows the run that exited last (kubelet validateContainerLogStatus: lastState).
   const args = `logs -n ${c.namespace} ${c.pod} -c ${c.container} --tail=${CRASH_LOG_LINES}`;
   const res = await kubectl(ctx, host, args).catch(() => undefined);
-  return crashLoopCause(c, { command: `kubectl ${args}`, lines: res?.code === 0 ? lastLines(res.stdout) : undefined });
+  return crashLoopCause(c, { command: `kubectl ${args}`, lines: res?.code === 0 ? crashLogLines(res.stdout) : undefined });
 }

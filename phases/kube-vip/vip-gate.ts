@@ -10,7 +10,7 @@ import { handshakeVia } from '../../src/kube/handshake.ts';
 import { founderRef } from '../hosts.ts';
 import { excerpt, kubectl, NOT_FOUND, pause } from '../k3s/remote-k3s.ts';
 import { DATA_DIR } from '../k3s/render.ts';
-import { imagePullCause, isAirGapped, placedBy } from '../images/pull-cause.ts';
+import { podsPullCause } from '../images/pods.ts';
 import { matchKubeVipLog } from './log-causes.ts';
 import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from './render.ts';
 
@@ -57,7 +57,7 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
   const founder = founderRef(ctx.inventory)[0];
   // A pod whose image is on no node never logs: name the image before reading logs that do not exist.
   const pods = await kubectl(ctx, founder, `get pods -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} -o json`).catch(() => undefined);
-  const pull = pods?.code === 0 ? imagePullCause(JSON.parse(pods.stdout).items ?? [], isAirGapped(ctx.inventory), placedBy(ctx)) : undefined;
+  const pull = pods?.code === 0 ? podsPullCause(ctx, JSON.parse(pods.stdout).items ?? []) : undefined;
   if (pull && (pull.decided || final)) return pull.cause;
   const logs = await kubectl(ctx, founder, `logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} --tail=40 --prefix`).catch(() => undefined);
   const logText = logs?.code === 0 ? logs.stdout : '';

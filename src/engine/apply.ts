@@ -88,8 +88,9 @@ export async function applyChange(remote: Remote, change: Change, signal?: Abort
     timeoutMs: change.timeoutMs ?? DEFAULT_COMMAND_BUDGET_MS,
     signal,
   });
-  throwIfLost(remote, res, change.secret ? '(command holding a secret)' : change.command);
-  if (res.code !== 0) throw applyFailed(remote.host, change.secret ? '(command holding a secret)' : change.command, res.code, res.stderr || res.stdout);
+  const shown = change.secret ? '(command holding a secret)' : change.command;
+  throwIfLost(remote, res, shown);
+  if (res.code !== 0) throw applyFailed(remote.host, shown, res.code, res.stderr || res.stdout);
 }
 
 /** A change whose connection was lost is the host's absence (SSH_UNREACHABLE), not the change's failure. */
