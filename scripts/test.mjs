@@ -48,11 +48,25 @@ function counts(report) {
       passed: json.numPassedTests,
       failed: json.numFailedTests + (json.numRuntimeErrorTestSuites ?? 0),
       skipped: json.numPendingTests + json.numTodoTests,
+      failures: failuresOf(json),
     };
   } catch {
-    return { passed: 0, failed: 1, skipped: 0 };
+    return { passed: 0, failed: 1, skipped: 0, failures: [`${report}: no report (the vitest process died?)`] };
   }
 }
+
+/** "file › test: first line of the error" for each failed test or file, for the closing lines. */
+function failuresOf(json) {
+  const out = [];
+  for (const file of json.testResults ?? []) {
+    const name = file.name.replace(`${process.cwd()}/`, '');
+    const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of failed) out.push(`${name} › ${t.fullName ?? t.title}: ${firstLine(t.failureMessages?.[0])}`);
+    if (!failed.length && file.status === 'failed') out.push(`${name}: ${firstLine(file.message)}`);
+  }
+  return out;
+}
+const firstLine = (text) => (text ?? '').split('\n').find((l) => l.trim()) ?? '(no message)';
 
 /**
  * Seconds each lab file took in CI (a file not listed counts as LAB_DEFAULT_SECONDS). Only the split
@@ -104,5 +118,7 @@ const results = await Promise.all(runs);
 rmSync(dir, { recursive: true, force: true });
 const sum = (k) => results.reduce((n, r) => n + r[k], 0);
 const skipped = sum('skipped');
+// The failures once more at the very end, where a CI log's tail shows them.
+for (const f of results.flatMap((r) => r.failures)) console.log(`failed: ${f}`);
 console.log(`tests: ${sum('passed')} passed, ${sum('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(results.every((r) => r.status === 0) && sum('failed') === 0 ? 0 : 1);
