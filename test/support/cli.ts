@@ -1,7 +1,7 @@
 // Runs the CLI in-process with captured output (fast), or as the real executable (what operators run).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { main, type Io } from '../../src/cli/main.ts';
+import { main, type Io } from '../../cli/main.ts';
 
 export async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseCommand } from '../../src/cli/args.ts';
+import { parseCommand } from '../../cli/args.ts';
 import { CauseError, UsageError } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
 import { serverRefs } from '../../phases/hosts.ts';

@@ -3,7 +3,7 @@
 // a build, or while an operator investigates) and no journal is written. The drill stops k3s on the VIP
 // holder, so `--drill` runs as a normal session: it takes every host's lock (it must not race a build)
 // and check mode never runs it.
-import { verifyPhase } from '../../phases/verify.ts';
+import { verifyPhase } from '../phases/verify.ts';
 import type { Io } from './main.ts';
 import { defaultRunDeps, runCommand, type RunDeps } from './run-command.ts';
 

@@ -1,17 +1,17 @@
 // `bootstrap backup <env>`: a session of its own (connect, lock, one phase) that takes an etcd snapshot on
 // the founder (or the server named by --server: the other hosts may then be down) and copies it, the token and the manifest into the environment's backup folder.
 // `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
-import { causesOf, UsageError } from '../errors.ts';
-import { listBackups, backupId, backupsDir } from '../backup/store.ts';
+import { causesOf, UsageError } from '../src/errors.ts';
+import { listBackups, backupId, backupsDir } from '../src/backup/store.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
-import { runSession } from '../engine/session.ts';
-import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
-import { loadInventory } from '../inventory/load.ts';
-import { allHostRefs } from '../../phases/hosts.ts';
-import { backupPhase } from '../../phases/backup.ts';
-import { jsonRenderer } from '../view/json.ts';
-import { plainRenderer } from '../view/plain.ts';
+import { runSession } from '../src/engine/session.ts';
+import { ensureStateDir, stateDirFor } from '../src/engine/state-dir.ts';
+import { loadInventory } from '../src/inventory/load.ts';
+import { allHostRefs } from '../phases/hosts.ts';
+import { backupPhase } from '../phases/backup.ts';
+import { jsonRenderer } from '../src/view/json.ts';
+import { plainRenderer } from '../src/view/plain.ts';
 import type { Io } from './main.ts';
 import { defaultRunDeps, type RunDeps } from './run-command.ts';
 
