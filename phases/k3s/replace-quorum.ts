@@ -5,7 +5,6 @@
 import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../hosts.ts';
 import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
 import { compareMembers, readMembers, type Member } from '../verify/members.ts';
 import { kubectl, NOT_FOUND } from './remote-k3s.ts';
@@ -68,7 +67,7 @@ const QUORUM_POLL_MS = 3_000;
  * servers that do not even answer SSH will not come back by waiting, so then it stops at once.
  */
 export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<void> {
-  const others = serverRefs(ctx.inventory).filter((s) => s.name !== replaced.name);
+  const others = ctx.topology.servers.filter((s) => s.name !== replaced.name);
   const until = ctx.clock.now() + QUORUM_SETTLE_MS;
   for (;;) {
     const seen = await Promise.all(others.map((s) => readSurvivor(ctx, s, replaced.name)));

@@ -22,11 +22,31 @@ export interface RunContext {
   facts: Facts;
   /** Registers a secret value so that no log or event ever shows it. */
   redact(secret: string): void;
+  /** Who starts etcd and who joins it in this run (modes/ decides it; the k3s phases read it). */
+  topology: Topology;
+}
+
+/**
+ * The servers' roles for the k3s phases of a run: who founds the cluster (cluster-init), who joins it and
+ * through which address, and the server being replaced, if any. A mode decides it (modes/): the inventory's
+ * roles on every run, but a replace of the founder, where the first other server founds for the k3s phases
+ * and the rebuilt founder joins it (modes/replace.ts). Phases after k3s-join read the inventory's founder.
+ */
+export interface Topology {
+  /** The server that starts the cluster, or that the joiners dial. */
+  founder: HostRef;
+  /** The other servers, in inventory order; they join one at a time. */
+  joiners: HostRef[];
+  /** Every server in inventory order (`founder` set on the founder of this topology). */
+  servers: HostRef[];
+  agents: HostRef[];
+  /** The founder's API, where a joining server dials: https://<founder>:<port>. */
+  joinTarget: string;
   /**
    * `--replace <server>`: that server's Node is deleted, its old state wiped and it joins again as a new
    * member (phases/k3s/replace-*.ts). Absent on every other run.
    */
-  replace?: string;
+  replacing?: string;
 }
 
 export class Facts {

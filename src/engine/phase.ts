@@ -84,8 +84,8 @@ export interface Gate {
  * Its probe is read-only and runs in check mode too; `check` is pure.
  */
 export interface Preflight {
-  /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory. */
-  hosts?: (ctx: Pick<RunContext, 'inventory'>) => HostRef[];
+  /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory and ctx.topology. */
+  hosts?: (ctx: Pick<RunContext, 'inventory' | 'topology'>) => HostRef[];
   probe: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
   /** Pure: the causes that forbid the phase, and facts shared by all its hosts (under PHASE_FACTS). */
   check: (seen: Map<HostRef, ProbeResults>, ctx: RunContext) => CauseError[] | { stops: CauseError[]; facts?: Record<string, unknown> };
@@ -104,8 +104,8 @@ export interface Phase {
   id: PhaseId | string;
   title: string;
   needs: string[];
-  /** The hosts it runs on. Reads only ctx.inventory (the engine calls it before connecting). */
-  hosts: (ctx: Pick<RunContext, 'inventory'>) => HostRef[];
+  /** The hosts it runs on. Reads only ctx.inventory and ctx.topology (the engine calls it before connecting). */
+  hosts: (ctx: Pick<RunContext, 'inventory' | 'topology'>) => HostRef[];
   /** How hosts run: 'serial' (etcd joins) or in parallel with a bound. */
   concurrency: 'serial' | number;
   preflight?: Preflight;

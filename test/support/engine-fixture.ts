@@ -1,5 +1,5 @@
 // A RunContext over LocalRemote hosts, for engine tests: real shell, real files, no SSH.
-import { Facts, type RunContext } from '../../src/engine/context.ts';
+import { Facts, type RunContext, type Topology } from '../../src/engine/context.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
@@ -7,6 +7,13 @@ import { LocalRemote } from './local-remote.ts';
 
 export function hosts(...names: string[]): HostRef[] {
   return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
+}
+
+/** The hosts' roles as a run sees them: the host marked founder founds, the other servers join it. */
+export function topologyFor(all: HostRef[]): Topology {
+  const servers = all.filter((h) => h.role === 'server');
+  const founder = servers.find((h) => h.founder) ?? servers[0];
+  return { founder, joiners: servers.filter((h) => h !== founder), servers, agents: all.filter((h) => h.role === 'agent'), joinTarget: `https://${founder?.address}:6443` };
 }
 
 export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
@@ -23,6 +30,7 @@ export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
     stateDir: '/nonexistent',
     facts: new Facts(),
     redact: () => undefined,
+    topology: topologyFor(opts.hosts),
   };
   return { ctx, remotes, events };
 }
