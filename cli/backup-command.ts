@@ -36,7 +36,15 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
   try {
     const result = await runSession(
       { transport: deps.transport, clock: deps.clock, emit, signal: abort.signal, preflight: deps.preflight },
-      { env, inventory: loaded, target: (h) => deps.target(loaded, h), stateDir, secrets: knownSecrets(stateDir, loaded), waivers: loaded.derived.waivers, plan },
+      {
+        env,
+        inventory: loaded,
+        target: (h) => deps.target(loaded, h),
+        stateDir,
+        secrets: knownSecrets(stateDir, loaded),
+        waivers: loaded.derived.waivers,
+        plan,
+      },
     );
     if (result.error) {
       if (causesOf(result.error).some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;

@@ -88,7 +88,15 @@ export async function runPlanned(loaded: LoadedInventory, plan: RunPlan, json: b
     const stateDir = ensureStateDir(stateDirFor(env, io.env));
     const result = await runSession(
       { transport: deps.transport, clock: deps.clock, emit: view.emit, signal: abort.signal, preflight: deps.preflight },
-      { env, inventory: loaded, target: (h) => deps.target(loaded, h), stateDir, secrets: knownSecrets(stateDir, loaded), waivers: loaded.derived.waivers, plan },
+      {
+        env,
+        inventory: loaded,
+        target: (h) => deps.target(loaded, h),
+        stateDir,
+        secrets: knownSecrets(stateDir, loaded),
+        waivers: loaded.derived.waivers,
+        plan,
+      },
     );
     await view.finish();
     const note = !result.error && !json ? kubeconfigNote(loaded, stateDir) : undefined;

@@ -74,6 +74,12 @@ export function dagRun(loaded: LoadedInventory, run: DagRun): RunPlan {
   const missing = checkArtifacts(loaded.derived);
   if (missing.length) throw stopOf(missing);
   const warnings = loaded.warnings.map((w) => `${w.path}: ${w.message}`);
-  if (recovery && !sel.until && until !== ordered.at(-1)!.id) warnings.push(`the ${recovery} ends at ${until}: ${ordered.filter((p) => p.pending).map((p) => p.id).join(', ')} not built yet`);
+  if (recovery && !sel.until && until !== ordered.at(-1)!.id)
+    warnings.push(
+      `the ${recovery} ends at ${until}: ${ordered
+        .filter((p) => p.pending)
+        .map((p) => p.id)
+        .join(', ')} not built yet`,
+    );
   return { phases, topology: run.topology, check: sel.check, resume: sel.resume, warnings, ...(run.precheck && { precheck: run.precheck }) };
 }

@@ -18,7 +18,9 @@ export function replaceRun(loaded: LoadedInventory, name: string, sel: RunSelect
   if (!derived.servers.some((s) => s.name === name)) {
     const agent = derived.agents.some((a) => a.name === name);
     throw new UsageError(
-      agent ? `--replace ${name}: an agent holds no etcd member; rerun bootstrap <env> to rejoin it` : `--replace ${name}: not a server of the inventory (servers: ${derived.servers.map((s) => s.name).join(', ')})`,
+      agent
+        ? `--replace ${name}: an agent holds no etcd member; rerun bootstrap <env> to rejoin it`
+        : `--replace ${name}: not a server of the inventory (servers: ${derived.servers.map((s) => s.name).join(', ')})`,
     );
   }
   return dagRun(loaded, {
@@ -27,9 +29,14 @@ export function replaceRun(loaded: LoadedInventory, name: string, sel: RunSelect
     topology: replaceTopology(loaded, name),
     recovery: 'replace',
     refuse: (phases) => {
-      if (!phases.some((p) => p.id === 'k3s-join')) throw new UsageError('--replace deletes, wipes and rejoins the server in k3s-join: select it (--until k3s-join or later)');
+      if (!phases.some((p) => p.id === 'k3s-join'))
+        throw new UsageError('--replace deletes, wipes and rejoins the server in k3s-join: select it (--until k3s-join or later)');
     },
-    precheck: (ctx) => checkQuorum(ctx, ctx.topology.servers.find((s) => s.name === name)!),
+    precheck: (ctx) =>
+      checkQuorum(
+        ctx,
+        ctx.topology.servers.find((s) => s.name === name)!,
+      ),
   });
 }
 
