@@ -9,12 +9,12 @@
 // that old log only when the budget ends without one.
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
+import { excerpt, kubectl, pause } from '../../src/k3s/remote.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
 import { installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
-import { podsPullCause } from '../images/pods.ts';
+import { podsPullCause } from '../../src/images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
 const POLL_MS = 3_000;

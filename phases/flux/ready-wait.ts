@@ -6,12 +6,12 @@
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
 // Before either and at every look, the controllers' pods: one crash-looping is named at once (controllers.ts),
 // as is, on an air-gapped site, one whose image is on no node.
-import { podsPullCause } from '../images/pods.ts';
+import { podsPullCause } from '../../src/images/pods.ts';
 import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { kubectl, pause } from '../k3s/remote-k3s.ts';
+import { kubectl, pause } from '../../src/k3s/remote.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, stalledCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';

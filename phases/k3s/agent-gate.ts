@@ -6,9 +6,9 @@
 // host with the same name, a token of another cluster, the VIP unreachable), as for servers.
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { founderRef } from '../hosts.ts';
-import { matchJoinFailure } from './journal-causes.ts';
-import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
+import { founderRef } from '../../src/inventory/hosts.ts';
+import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
+import { excerpt, journalSince, kubectl, pause } from '../../src/k3s/remote.ts';
 
 export interface NodeLeaseView {
   renewTime?: string;

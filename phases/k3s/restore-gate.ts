@@ -5,7 +5,7 @@ import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { listObjectsCommand, missingObjects, objectKeys } from '../../src/backup/objects.ts';
 import type { Backup } from '../../src/backup/store.ts';
-import { pause } from './remote-k3s.ts';
+import { pause } from '../../src/k3s/remote.ts';
 import { isNodePasswordObject } from './restore-passwords.ts';
 import { lastLines } from '../../src/util/text.ts';
 

@@ -3,11 +3,10 @@
 // --arp --leaderElection --inCluster --taint`). Pure and deterministic: the same input gives the same bytes,
 // so a second run finds nothing to change.
 import { stringify } from 'yaml';
-import { MANIFESTS_DIR } from '../k3s/render.ts';
+import { MANIFESTS_DIR } from '../../src/k3s/paths.ts';
+import { KUBE_VIP_IMAGE } from '../../src/images/pins.ts';
 
 export const KUBE_VIP_MANIFEST = `${MANIFESTS_DIR}/kube-vip.yaml`;
-/** NOTE: vip_cidr was removed in v0.9.0 (silently ignored); this manifest uses vip_subnet, so >= v0.9.0. */
-export const KUBE_VIP_IMAGE = 'ghcr.io/kube-vip/kube-vip:v0.9.2';
 export const KUBE_VIP_NAMESPACE = 'kube-system';
 export const KUBE_VIP_DAEMONSET = 'kube-vip-ds';
 export const KUBE_VIP_LEASE = 'plndr-cp-lock';

@@ -7,10 +7,10 @@ import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
-import { founderRef } from '../hosts.ts';
-import { excerpt, kubectl, NOT_FOUND, pause } from '../k3s/remote-k3s.ts';
-import { DATA_DIR } from '../k3s/render.ts';
-import { podsPullCause } from '../images/pods.ts';
+import { founderRef } from '../../src/inventory/hosts.ts';
+import { excerpt, kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
+import { DATA_DIR } from '../../src/k3s/paths.ts';
+import { podsPullCause } from '../../src/images/pods.ts';
 import { matchKubeVipLog } from './log-causes.ts';
 import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from './render.ts';
 

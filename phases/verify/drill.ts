@@ -5,13 +5,13 @@
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../hosts.ts';
-import { pause } from '../k3s/remote-k3s.ts';
-import { roleOf } from '../k3s/render.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { pause } from '../../src/k3s/remote.ts';
+import { roleOf } from '../../src/k3s/paths.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../kube-vip/render.ts';
-import { MEMBER_LIST_COMMAND } from './checks.ts';
-import { compareMembers, readMembers } from './members.ts';
-import { parseNodes } from './nodes.ts';
+import { MEMBER_LIST_COMMAND } from '../../src/k3s/etcd-members.ts';
+import { compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { parseNodes } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */

@@ -5,8 +5,8 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { batchScript, parseBatch } from '../../src/engine/probe-batch.ts';
 import type { ExecResult } from '../../src/transport/types.ts';
-import { serverRefs } from '../hosts.ts';
-import { kubectl, pause } from '../k3s/remote-k3s.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { kubectl, pause } from '../../src/k3s/remote.ts';
 
 export const VERIFY_PHASE = 'verify';
 const POLL_MS = 3_000;
