@@ -10,7 +10,7 @@
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { excerpt, kubectl, pause } from '../../src/k3s/remote.ts';
-import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
+import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
 import { installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';

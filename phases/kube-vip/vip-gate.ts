@@ -9,12 +9,11 @@ import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
 import { excerpt, kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
-import { DATA_DIR } from '../../src/k3s/paths.ts';
+import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
 import { matchKubeVipLog } from './log-causes.ts';
-import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from './render.ts';
+import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
 
-export const SERVER_CA = `${DATA_DIR}/server/tls/server-ca.crt`;
 const POLL_MS = 2_000;
 
 type Answer = { ok: true } | { ok: false; certificate: boolean; seen: string; command: string; exitCode?: number | null };

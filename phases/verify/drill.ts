@@ -8,9 +8,8 @@ import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { pause } from '../../src/k3s/remote.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
-import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../kube-vip/render.ts';
-import { MEMBER_LIST_COMMAND } from '../../src/k3s/etcd-members.ts';
-import { compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
+import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { parseNodes } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 

@@ -12,7 +12,7 @@ import { allHostRefs } from '../inventory/hosts.ts';
 import { backupPhase } from '../../phases/backup.ts';
 import { jsonRenderer } from '../view/json.ts';
 import { plainRenderer } from '../view/plain.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultRunDeps, type RunDeps } from './run-command.ts';
 
 export interface BackupArgs {

@@ -25,3 +25,5 @@ export const TOKEN_FILE = `${DATA_DIR}/server/token`;
 export const KUBECONFIG_FILE = '/etc/rancher/k3s/k3s.yaml';
 export const IMAGES_DIR = `${DATA_DIR}/agent/images`;
 export const MANIFESTS_DIR = `${DATA_DIR}/server/manifests`;
+/** The CA that signs the API server's serving certificate (what a client checks the VIP's certificate against). */
+export const SERVER_CA = `${DATA_DIR}/server/tls/server-ca.crt`;
