@@ -8,7 +8,8 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
-import { excerpt, kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
+import { excerpt, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
 import { matchKubeVipLog } from './log-causes.ts';
@@ -86,14 +87,19 @@ export const vipAnswers: Gate = {
     // The operator's side is checked once, by the founder's gate.
     const ca = host.founder ? (await ctx.remote(host).exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000 })).stdout : '';
     let last: Answer = { ok: false, certificate: false, seen: 'not tried', command: '' };
-    do {
-      last = await answerFromServer(ctx, host);
-      if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);
-      if (last.ok) return;
-      // A known failure in kube-vip's log needs no waiting out.
-      const early = await diagnose(ctx, host, last);
-      if (early.causeId !== 'VIP_LEASE_NOT_HELD' && early.causeId !== 'VIP_NOT_ANSWERING') throw early;
-    } while (await pause(ctx, POLL_MS, signal));
+    const answered = await poll(ctx, signal, {
+      everyMs: POLL_MS,
+      look: async () => {
+        last = await answerFromServer(ctx, host);
+        if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);
+        if (last.ok) return true;
+        // A known failure in kube-vip's log needs no waiting out.
+        const early = await diagnose(ctx, host, last);
+        if (early.causeId !== 'VIP_LEASE_NOT_HELD' && early.causeId !== 'VIP_NOT_ANSWERING') throw early;
+        return undefined;
+      },
+    });
+    if (answered) return;
     throw await diagnose(ctx, host, last as Answer & { ok: false }, true);
   },
 };
