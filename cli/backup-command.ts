@@ -10,7 +10,7 @@ import { plainRenderer } from '../src/view/plain.ts';
 import { backupRun } from '../modes/backup.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultRunDeps, loadFor, type RunDeps } from './run-command.ts';
 
 export interface BackupArgs {

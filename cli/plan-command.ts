@@ -2,7 +2,7 @@
 import { loadInventory } from '../src/inventory/load.ts';
 import { buildOutline } from '../modes/build.ts';
 import { orJsonRefusal } from './json-refusal.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 
 export async function planCommand(file: string, json: boolean, io: Io): Promise<number> {
   const read = await orJsonRefusal(json, io, () => loadInventory(file));

@@ -18,7 +18,7 @@ import { replaceRun } from '../modes/replace.ts';
 import { restoreRun } from '../modes/restore.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultTransport, defaultPreflight, operatorSshConfig, sshTarget } from './transport-defaults.ts';
 
 export interface RunArgs {

@@ -1,7 +1,7 @@
 // `bootstrap verify <env> [--drill]`: the verify phase alone, as modes/verify.ts assembles it (a check-mode
 // session without --drill; with it, a normal one that takes every host's lock).
 import { verifyRun } from '../modes/verify.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultRunDeps, loadFor, runPlanned, type RunDeps } from './run-command.ts';
 
 export interface VerifyArgs {

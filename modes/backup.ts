@@ -5,7 +5,7 @@ import { UsageError } from '../src/errors.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
 import { backupPhase } from '../phases/backup.ts';
-import { topologyOf } from '../phases/hosts.ts';
+import { topologyOf } from '../src/inventory/hosts.ts';
 
 export function backupRun(loaded: LoadedInventory, opts: { id: string; server?: string }): RunPlan {
   const servers = loaded.derived.servers.map((s) => s.name);

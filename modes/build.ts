@@ -1,12 +1,11 @@
 // `bootstrap <env>`: the cold build (and every rerun of it), the DAG of phases/index.ts with the
 // inventory's roles. Also what `bootstrap plan <env>` shows of it, and the note a run ends with behind a bastion.
 import { existsSync } from 'node:fs';
-import { validatedOrder } from '../src/engine/dag-rules.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
-import { topologyOf } from '../phases/hosts.ts';
-import { allPhases } from '../phases/index.ts';
-import { kubeconfigPath } from '../phases/k3s/kubeconfig-file.ts';
+import { topologyOf } from '../src/inventory/hosts.ts';
+import { allPhases, validatedOrder } from '../phases/index.ts';
+import { kubeconfigPath } from '../src/k3s/kubeconfig-file.ts';
 import { dagRun, type RunSelection } from './compose.ts';
 
 export function buildRun(loaded: LoadedInventory, sel: RunSelection): RunPlan {

@@ -4,11 +4,10 @@
 // `topology.replacing`.
 import { UsageError } from '../src/errors.ts';
 import type { Topology } from '../src/engine/context.ts';
-import { validatedOrder } from '../src/engine/dag-rules.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
-import { topologyOf } from '../phases/hosts.ts';
-import { allPhases } from '../phases/index.ts';
+import { topologyOf } from '../src/inventory/hosts.ts';
+import { allPhases, validatedOrder } from '../phases/index.ts';
 import { checkQuorum } from '../phases/k3s/replace-quorum.ts';
 import { dagRun, type RunSelection } from './compose.ts';
 

@@ -4,12 +4,11 @@
 // time; kube-vip, Cilium, verify and Flux then converge as in a cold build. The node-password Secrets the
 // snapshot holds are deleted on the founder before any other node rejoins (restore-passwords.ts).
 import type { Backup } from '../src/backup/store.ts';
-import { validatedOrder } from '../src/engine/dag-rules.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
-import { topologyOf } from '../phases/hosts.ts';
-import { allPhases } from '../phases/index.ts';
+import { topologyOf } from '../src/inventory/hosts.ts';
+import { allPhases, validatedOrder } from '../phases/index.ts';
 import { installSteps } from '../phases/k3s/install-steps.ts';
 import { restoreStep } from '../phases/k3s/restore-founder.ts';
 import { restoreComplete } from '../phases/k3s/restore-gate.ts';

@@ -3,11 +3,10 @@
 // a build, or while an operator investigates) and no journal is written. The drill stops k3s on the VIP
 // holder, so `--drill` runs as a normal session: it takes every host's lock (it must not race a build)
 // and check mode never runs it.
-import { validatedOrder } from '../src/engine/dag-rules.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
-import { topologyOf } from '../phases/hosts.ts';
-import { allPhases } from '../phases/index.ts';
+import { topologyOf } from '../src/inventory/hosts.ts';
+import { allPhases, validatedOrder } from '../phases/index.ts';
 import { verifyPhase } from '../phases/verify.ts';
 import { dagRun } from './compose.ts';
 

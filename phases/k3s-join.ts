@@ -4,7 +4,7 @@
 import type { Phase } from '../src/engine/phase.ts';
 import { joinerIsVoter } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { prepareToken, readToken } from './k3s/token.ts';
+import { prepareToken, readToken } from '../src/k3s/token.ts';
 import { replaceSteps } from './k3s/replace-steps.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 

@@ -22,13 +22,13 @@ import type { HostRef, Plan, Step } from '../../src/engine/phase.ts';
 import { PHASE_FACTS } from '../../src/engine/phase.ts';
 import { CauseError, causesOf } from '../../src/errors.ts';
 import { shq } from '../../src/util/shell.ts';
-import { HELMCHART_MANIFEST } from '../cilium/helmchart.ts';
-import { kubectl } from '../k3s/remote-k3s.ts';
-import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from './helmchart-object.ts';
+import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
+import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
 
-export { UNMANAGED } from './helmchart-object.ts';
+export { UNMANAGED } from '../../src/k3s/helmchart-object.ts';
 /** How long the delete waits for the HelmChart to be gone. */
 export const GONE_WAIT_S = 60;
 const DELETE_PREFIX = 'k3s kubectl delete';

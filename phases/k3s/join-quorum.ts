@@ -6,7 +6,7 @@
 import { causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { DB_DIR, SERVER_ROLE } from './render.ts';
+import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
 
 /** What one other server showed: whether it holds an etcd member's data, and why it is down, if it is. */
 export interface ServerSeen {

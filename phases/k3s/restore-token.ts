@@ -4,7 +4,7 @@
 import type { Backup } from '../../src/backup/store.ts';
 import { readBackupToken } from '../../src/backup/store.ts';
 import type { TokenSource } from './install-steps.ts';
-import { readToken, writeToken } from './token.ts';
+import { readToken, writeToken } from '../../src/k3s/token.ts';
 
 export function backupToken(backup: Backup): TokenSource {
   return (_host, ctx) => {

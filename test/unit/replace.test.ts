@@ -4,7 +4,7 @@ import { parseCommand } from '../../cli/args.ts';
 import { replaceRun, replaceTopology } from '../../modes/replace.ts';
 import { CauseError, UsageError } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
-import { serverRefs, topologyOf } from '../../phases/hosts.ts';
+import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
 import { serverConfig } from '../../phases/k3s/render.ts';
 import { QUORUM_SETTLE_MS, REPLACE_FACTS, checkQuorum, quorumVerdict } from '../../phases/k3s/replace-quorum.ts';

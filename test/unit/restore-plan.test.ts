@@ -17,7 +17,7 @@ import { insertBefore } from '../../modes/compose.ts';
 import { restorePhases } from '../../modes/restore.ts';
 import { forgetNodePasswordsStep } from '../../phases/k3s/restore-passwords.ts';
 import { allPhases } from '../../phases/index.ts';
-import { serverRefs, topologyOf } from '../../phases/hosts.ts';
+import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 
 const seen = (out: Record<string, string | [string, number]>): ProbeResults =>
   Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { stdout: Array.isArray(v) ? v[0] : v, stderr: '', code: Array.isArray(v) ? v[1] : 0 }]));
