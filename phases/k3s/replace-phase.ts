@@ -23,7 +23,6 @@ export function withInventory(p: Phase, inventory: LoadedInventory): Phase {
       ...(s.probe && { probe: (h: Parameters<NonNullable<typeof s.probe>>[0], c: RunContext) => s.probe!(h, swap(c)) }),
       ...(s.local && { local: (h: Parameters<NonNullable<typeof s.local>>[0], c: RunContext) => s.local!(h, swap(c)) }),
       plan: (input) => s.plan({ ...input, ctx: swap(input.ctx) }),
-      ...(s.apply && { apply: (plan: Parameters<NonNullable<typeof s.apply>>[0], h: Parameters<NonNullable<typeof s.apply>>[1], c: RunContext) => s.apply!(plan, h, swap(c)) }),
     })),
     ...(p.gates && { gates: p.gates.map((g) => ({ ...g, run: (h: Parameters<typeof g.run>[0], c: RunContext, signal: AbortSignal) => g.run(h, swap(c), signal) })) }),
   };

@@ -4,7 +4,7 @@ import { createReadStream, mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, relative, isAbsolute } from 'node:path';
 import { Transform } from 'node:stream';
-import { CauseError } from '../errors.ts';
+import { CauseError, CauseErrors } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
 import type { ExecResult, Remote } from '../transport/types.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
@@ -51,7 +51,7 @@ export async function applyPlan(changes: Change[], host: HostRef, ctx: RunContex
   for (const change of changes) {
     ctx.signal.throwIfAborted();
     if (change.kind === 'local') writeLocal(change, ctx.stateDir);
-    else if (change.kind === 'action') await runAction(change, host, ctx, at);
+    else if (change.kind === 'action') await runAction(change, change.on ? hostNamed(ctx, change.on) : host, ctx, at);
     else await applyChange(ctx.remote(change.kind === 'command' && change.on ? hostNamed(ctx, change.on) : host), change, ctx.signal, progress);
   }
 }
@@ -87,6 +87,7 @@ async function runAction(change: ActionChange, host: HostRef, ctx: RunContext, a
   ctx.emit({ type: 'action-start', ...base, budgetMs: change.budgetMs });
   const t0 = ctx.clock.now();
   const budget = new AbortController();
+  const overran = () => applyFailed(host.name, change.description, null, '', `the action did not end within its budget of ${Math.round(change.budgetMs! / 1000)} s`);
   const onAbort = () => budget.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -96,13 +97,16 @@ async function runAction(change: ActionChange, host: HostRef, ctx: RunContext, a
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           budget.abort(new Error('budget'));
-          setTimeout(() => reject(applyFailed(host.name, change.description, null, '', `the action did not end within its budget of ${Math.round(change.budgetMs! / 1000)} s`)), ACTION_GRACE_MS).unref();
+          setTimeout(() => reject(overran()), ACTION_GRACE_MS).unref();
         }, change.budgetMs);
       }),
     ]);
     ctx.emit({ type: 'action-end', ...base, status: 'ok', durationMs: ctx.clock.now() - t0 });
   } catch (err) {
-    if (!ctx.signal.aborted) ctx.emit({ type: 'action-end', ...base, status: 'failed', durationMs: ctx.clock.now() - t0 });
+    ctx.signal.throwIfAborted(); // Ctrl-C: the run's own stop
+    ctx.emit({ type: 'action-end', ...base, status: 'failed', durationMs: ctx.clock.now() - t0 });
+    // Stopped by its budget without naming a cause of its own: the budget is the cause.
+    if (budget.signal.aborted && !(err instanceof CauseError) && !(err instanceof CauseErrors)) throw overran();
     throw err;
   } finally {
     clearTimeout(timer);

@@ -90,6 +90,8 @@ export interface ActionContext extends RunContext {
 export interface ActionChange {
   kind: 'action';
   description: string;
+  /** The host it acts through, by its inventory name (its context's `host`): the step's host when absent. */
+  on?: string;
   runs: string[];
   writes?: string[];
   budgetMs?: number;
@@ -135,7 +137,8 @@ export function describeChange(change: Change): { summary: string; detail: strin
   }
   if (change.kind === 'action') {
     const budget = change.budgetMs === undefined ? [] : [`(budget ${budgetSeconds(change.budgetMs)})`];
-    return { summary: change.description, detail: [...change.runs.map((c) => `$ ${c}`), ...(change.writes ?? []).map((w) => `writes ${w}`), ...budget].join('\n') };
+    const on = change.on ? `on ${change.on}: ` : '';
+    return { summary: change.description, detail: [...change.runs.map((c) => `${on}$ ${c}`), ...(change.writes ?? []).map((w) => `writes ${w}`), ...budget].join('\n') };
   }
   if (change.kind === 'local') {
     const verb = change.current === null ? 'create' : change.current === change.content ? 'chmod' : 'update';
