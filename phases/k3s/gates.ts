@@ -1,16 +1,17 @@
 // The gates of k3s-founder and k3s-join: bounded waits that end ok or in a named cause, and that
 // stop at once when k3s's journal already names the failure (no generic timeout to sit out).
-import { writeFileAtomic } from '../../src/util/atomic-file.ts';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
-import type { Gate } from '../../src/engine/phase.ts';
+import type { LocalChange } from '../../src/engine/changes.ts';
+import type { Gate, Step } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
 import { matchJoinFailure, type JournalMatch } from './journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from './kubeconfig-file.ts';
 import { KUBECONFIG_FILE, TOKEN_FILE } from './render.ts';
 import { excerpt, journalSince, kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
-import { readToken, secretOf, writeToken } from './token.ts';
+import { readToken, secretOf, tokenChange, type ClusterToken } from './token.ts';
 
 const POLL_MS = 2_000;
 const TRANSIENT_LIMIT_MS = 60_000;
@@ -19,13 +20,13 @@ const QUORUM_CHECK_MS = 6_000;
 
 export const founderApiReady: Gate = {
   id: 'founder-api-ready',
-  title: "founder's API ready (/readyz), kubeconfig and full token fetched",
+  title: "founder's API ready (/readyz)",
   budgetMs: 180_000,
   async run(host, ctx, signal) {
     let last = { code: null as number | null, out: '' };
     do {
       const res = await kubectl(ctx, host, "get --raw='/readyz'", 10_000);
-      if (res.code === 0 && res.stdout.trim() === 'ok') return fetchClusterAccess(host, ctx);
+      if (res.code === 0 && res.stdout.trim() === 'ok') return;
       last = { code: res.code, out: res.stderr || res.stdout };
     } while (await pause(ctx, POLL_MS, signal));
     const journal = await journalSince(ctx, host, ctx.facts.get(host.name, 'journalCursor'), 40).catch(() => '');
@@ -36,25 +37,52 @@ export const founderApiReady: Gate = {
   },
 };
 
-/** Keep the full token (joiners pin the CA with it) and the admin kubeconfig (0600) in the state folder. */
-async function fetchClusterAccess(host: Parameters<Gate['run']>[0], ctx: Parameters<Gate['run']>[1]) {
-  const token = await ctx.remote(host).exec(`cat ${TOKEN_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
-  const stored = readToken(ctx.stateDir);
-  const full = token.stdout.trim();
-  if (token.code === 0 && full && stored && secretOf(full) === stored.secret) {
-    ctx.redact(full);
-    writeToken(ctx.stateDir, { ...stored, full });
-  }
-  const kc = await ctx.remote(host).exec(`cat ${KUBECONFIG_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
-  if (kc.code === 0) {
-    // The operator's copy dials the VIP (the HA address), once kube-vip announces it; behind a bastion it
-    // also says how to reach that address from the operator's machine.
-    const doc = parse(kc.stdout);
-    for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
-    // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
-    writeFileAtomic(kubeconfigPath(ctx.stateDir), operatorKubeconfig(doc, ctx.inventory, ctx.stateDir));
-  }
+interface StateFiles {
+  token?: ClusterToken;
+  kubeconfig: { content: string; mode: string } | null;
 }
+
+/**
+ * Once the founder's API serves (after its gate): the full token (joiners pin the CA with it) and the admin
+ * kubeconfig (dialling the VIP, 0600) kept in the state folder. Both are read by secret probes (never
+ * logged) and written as local changes, only when the state folder's copy differs.
+ */
+export const clusterAccess: Step<StateFiles> = {
+  id: 'cluster-access',
+  title: 'full token and admin kubeconfig kept in the state folder',
+  local: async (_host, ctx) => {
+    const path = kubeconfigPath(ctx.stateDir);
+    return {
+      token: readToken(ctx.stateDir),
+      kubeconfig: existsSync(path) ? { content: readFileSync(path, 'utf8'), mode: (statSync(path).mode & 0o777).toString(8).padStart(4, '0') } : null,
+    };
+  },
+  probe: () => ({
+    token: { command: `cat ${TOKEN_FILE}`, sudo: true, secret: true },
+    kubeconfig: { command: `cat ${KUBECONFIG_FILE}`, sudo: true, secret: true },
+  }),
+  plan: ({ probe, local, ctx }) => {
+    const changes: LocalChange[] = [];
+    const full = probe.token.code === 0 ? probe.token.stdout.trim() : '';
+    const stored = local.token;
+    if (full && stored && secretOf(full) === stored.secret && stored.full !== full) {
+      ctx.redact(full);
+      changes.push(...tokenChange(ctx.stateDir, { ...stored, full }));
+    }
+    if (probe.kubeconfig.code === 0) {
+      // The operator's copy dials the VIP (the HA address), once kube-vip announces it; behind a bastion it
+      // also says how to reach that address from the operator's machine.
+      const doc = parse(probe.kubeconfig.stdout);
+      for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
+      const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
+      // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
+      if (local.kubeconfig?.content !== content || local.kubeconfig.mode !== '0600') {
+        changes.push({ kind: 'local', path: kubeconfigPath(ctx.stateDir), content, current: local.kubeconfig?.content ?? null, mode: '0600', secret: true });
+      }
+    }
+    return { changes };
+  },
+};
 
 export const joinerIsVoter: Gate = {
   id: 'etcd-voter',

@@ -1,7 +1,7 @@
 // A phase as it runs against another view of the inventory: every callback (hosts, preflight, steps,
 // gates) gets the run context with that inventory, nothing else differs (facts, connections, clock).
 import type { RunContext } from '../../src/engine/context.ts';
-import type { Phase } from '../../src/engine/phase.ts';
+import type { Phase, Step } from '../../src/engine/phase.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 
 export function withInventory(p: Phase, inventory: LoadedInventory): Phase {
@@ -18,12 +18,16 @@ export function withInventory(p: Phase, inventory: LoadedInventory): Phase {
         check: (seen, c) => pre.check(seen, swap(c)),
       },
     }),
-    steps: p.steps.map((s) => ({
+    steps: p.steps.map(swapStep),
+    ...(p.afterGates && { afterGates: p.afterGates.map(swapStep) }),
+    ...(p.gates && { gates: p.gates.map((g) => ({ ...g, run: (h: Parameters<typeof g.run>[0], c: RunContext, signal: AbortSignal) => g.run(h, swap(c), signal) })) }),
+  };
+  function swapStep<L>(s: Step<L>): Step<L> {
+    return {
       ...s,
       ...(s.probe && { probe: (h: Parameters<NonNullable<typeof s.probe>>[0], c: RunContext) => s.probe!(h, swap(c)) }),
       ...(s.local && { local: (h: Parameters<NonNullable<typeof s.local>>[0], c: RunContext) => s.local!(h, swap(c)) }),
       plan: (input) => s.plan({ ...input, ctx: swap(input.ctx) }),
-    })),
-    ...(p.gates && { gates: p.gates.map((g) => ({ ...g, run: (h: Parameters<typeof g.run>[0], c: RunContext, signal: AbortSignal) => g.run(h, swap(c), signal) })) }),
-  };
+    };
+  }
 }

@@ -12,7 +12,7 @@ import { restoreComplete } from './restore-gate.ts';
 import { wipeForRejoinStep } from './restore-join.ts';
 import { forgetNodePasswordsStep } from './restore-passwords.ts';
 import { restorePrepare } from './restore-prepare.ts';
-import { readToken, writeToken } from './token.ts';
+import { readToken } from './token.ts';
 
 export function restorePhases(phases: Phase[], backup: Backup): Phase[] {
   return phases.map((p) => (p.id === 'k3s-founder' ? restoreFounder(p, backup) : p.id === 'k3s-join' ? restoreJoin(p, backup) : p));
@@ -20,12 +20,12 @@ export function restorePhases(phases: Phase[], backup: Backup): Phase[] {
 
 function restoreFounder(p: Phase, backup: Backup): Phase {
   // The restored cluster keeps the backup's token: the founder's config carries it, and the environment's
-  // state folder gets it (prepare refused a state folder holding another one). Check mode writes nothing.
+  // state folder gets it (prepare refused a state folder holding another one): the config step's plan writes
+  // it there first (a local change). Check mode writes nothing.
   const install = installSteps((_host, ctx) => {
     const token = readBackupToken(backup)!;
     for (const t of [token.secret, token.full]) if (t) ctx.redact(t);
-    if (!ctx.check && !readToken(ctx.stateDir)) writeToken(ctx.stateDir, token);
-    return token.secret;
+    return readToken(ctx.stateDir) ? token.secret : { secret: token.secret, save: token };
   });
   return {
     ...p,
