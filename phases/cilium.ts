@@ -7,14 +7,14 @@ import { readFile } from 'node:fs/promises';
 import { CauseError, causesOf } from '../src/errors.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import { PHASE_FACTS } from '../src/engine/phase.ts';
-import { allHostRefs, founderRef } from './hosts.ts';
+import { allHostRefs, founderRef } from '../src/inventory/hosts.ts';
 import { unlessFluxOwns, type CiliumRelease } from './cilium/flux-owned.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
-import { HELMCHART_MANIFEST } from './cilium/helmchart.ts';
+import { HELMCHART_MANIFEST } from '../src/k3s/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
 import { ciliumRolledOut } from './cilium/rollout-gate.ts';
 import { notingRelease } from './cilium/release-wait.ts';
-import { ciliumValuesFor } from './cilium/values-source.ts';
+import { ciliumValuesFor } from '../src/gitops/values-source.ts';
 import { managedFile } from './steps/managed-file.ts';
 
 export const cilium: Phase = {

@@ -6,7 +6,7 @@
 // Flux itself), delete the HelmRelease first (with its release kept: spec.suspend, then remove it).
 import type { Step } from '../../src/engine/phase.ts';
 import { PHASE_FACTS } from '../../src/engine/phase.ts';
-import { helmChartObject, helmChartProbe } from '../flux/helmchart-object.ts';
+import { helmChartObject, helmChartProbe } from '../../src/k3s/helmchart-object.ts';
 
 export interface CiliumRelease {
   helmChart: { name: string; namespace: string };

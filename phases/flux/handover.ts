@@ -24,15 +24,15 @@ import { CauseError } from '../../src/errors.ts';
 import { connectionLost } from '../../src/transport/lost.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
-import { HELMCHART_MANIFEST } from '../cilium/helmchart.ts';
-import { kubectl } from '../k3s/remote-k3s.ts';
-import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from './helmchart-object.ts';
+import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
+import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { FLUX_NAMESPACE } from './controllers.ts';
 import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
-export { UNMANAGED } from './helmchart-object.ts';
+export { UNMANAGED } from '../../src/k3s/helmchart-object.ts';
 /** How long the delete waits for the HelmChart to be gone. */
 export const GONE_WAIT_S = 60;
 

@@ -6,11 +6,12 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
-import { IMAGES_PLACED_FACT } from '../images/pull-cause.ts';
+import { IMAGES_PLACED_FACT } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
-import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, configFor, roleOf, serverEnv, serverUnit } from './render.ts';
-import { readToken, tokenChange, type ClusterToken } from './token.ts';
+import { configFor, serverEnv, serverUnit } from './render.ts';
+import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
+import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 import { sha256File } from '../../src/util/sha256-file.ts';
 

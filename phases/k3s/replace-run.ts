@@ -5,7 +5,7 @@ import { UsageError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { serverRefs } from '../hosts.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 import { withInventory } from './replace-phase.ts';
 import { checkQuorum } from './replace-quorum.ts';
 

@@ -7,10 +7,9 @@ import { withDeadline } from '../../src/util/deadline.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
-import { readMembers } from '../verify/members.ts';
-import { DATA_DIR, SERVER_ROLE } from './render.ts';
-import { kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
+import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { DATA_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
 import { REPLACE_FACTS, membersOf, type ReplaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;

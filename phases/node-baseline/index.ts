@@ -5,10 +5,10 @@ import type { Phase, Plan, Step } from '../../src/engine/phase.ts';
 import { fileChange, type Change } from '../../src/engine/changes.ts';
 import { archOfFile } from '../../src/util/elf-arch.ts';
 import { shq } from '../../src/util/shell.ts';
-import { allHostRefs } from '../hosts.ts';
+import { allHostRefs } from '../../src/inventory/hosts.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
 import { versionStops } from './k3s-version.ts';
-import { imageStops } from '../images/stops.ts';
+import { imageStops } from '../../src/images/stops.ts';
 import { baselineProbes, identityProbes } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];

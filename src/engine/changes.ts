@@ -7,9 +7,9 @@ import { createTwoFilesPatch } from 'diff';
 import type { CauseId } from '../causes/catalogue.ts';
 import type { CauseError } from '../errors.ts';
 import type { ExecResult } from '../transport/types.ts';
-import { UPLOAD_BYTES_PER_SECOND, UPLOAD_FLOOR_MS, uploadBudgetMs } from './apply.ts';
+import { UPLOAD_BYTES_PER_SECOND, UPLOAD_FLOOR_MS, uploadBudgetMs } from './upload-budget.ts';
 import type { RunContext } from './context.ts';
-import type { HostRef } from './phase.ts';
+import type { HostRef } from './host-ref.ts';
 
 export interface FileChange {
   kind: 'file';
@@ -57,7 +57,7 @@ export interface UploadChange {
   sha256: string;
   /** What the host has now (its sha256), or null when absent. */
   currentSha256: string | null;
-  /** The file's size, when the planner knows it: the plan then shows the upload's budget (apply.ts uploadBudgetMs). */
+  /** The file's size, when the planner knows it: the plan then shows the upload's budget (upload-budget.ts uploadBudgetMs). */
   bytes?: number;
 }
 

@@ -4,7 +4,7 @@ import type { LoadedInventory } from '../inventory/load.ts';
 import type { Remote } from '../transport/types.ts';
 import type { Clock } from './clock.ts';
 import type { Emit } from './events.ts';
-import type { HostRef } from './phase.ts';
+import type { HostRef } from './host-ref.ts';
 
 export interface RunContext {
   env: string;
