@@ -1,5 +1,6 @@
 // The gates of k3s-founder and k3s-join: bounded waits that end ok or in a named cause, and that
 // stop at once when k3s's journal already names the failure (no generic timeout to sit out).
+import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
@@ -82,13 +83,39 @@ export const clusterAccess: Step<StateFiles> = {
       for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
       const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
       // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
-      if (local.kubeconfig?.content !== content || local.kubeconfig.mode !== '0600') {
+      if (!keepsKubeconfig(local.kubeconfig, doc, ctx) || local.kubeconfig?.mode !== '0600') {
         changes.push({ kind: 'local', path: kubeconfigPath(ctx.stateDir), content, current: local.kubeconfig?.content ?? null, mode: '0600', secret: true });
       }
     }
     return { changes };
   },
 };
+
+/** A kept copy whose client certificate ends within this is replaced by the founder's (renewed ones are fetched long before they end). */
+const RENEW_WITHIN_MS = 90 * 24 * 3600 * 1000;
+
+/**
+ * The state folder's kubeconfig stays when it is this one but for the admin credentials: every server
+ * issues its own (so a run through another founder, as a founder replace has, would rewrite it at each
+ * turn), and any one of them admits the operator while its certificate is not near its end.
+ */
+function keepsKubeconfig(local: StateFiles['kubeconfig'], doc: any, ctx: { inventory: Parameters<typeof operatorKubeconfig>[1]; stateDir: string; clock: { now(): number } }): boolean {
+  if (!local) return false;
+  const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
+  if (local.content === content) return true;
+  const mine = parse(local.content);
+  const user = mine?.users?.[0]?.user;
+  const cert = user?.['client-certificate-data'];
+  if (!cert || !doc?.users?.[0]?.user) return false;
+  const swapped = structuredClone(doc);
+  swapped.users[0].user = { ...swapped.users[0].user, 'client-certificate-data': cert, 'client-key-data': user['client-key-data'] };
+  if (operatorKubeconfig(swapped, ctx.inventory, ctx.stateDir) !== local.content) return false;
+  try {
+    return Date.parse(new X509Certificate(Buffer.from(cert, 'base64')).validTo) - ctx.clock.now() > RENEW_WITHIN_MS;
+  } catch {
+    return false;
+  }
+}
 
 export const joinerIsVoter: Gate = {
   id: 'etcd-voter',

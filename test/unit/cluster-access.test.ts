@@ -1,7 +1,7 @@
 // The founder's token and kubeconfig as local changes of plans: a new environment's token is kept in the
 // state folder by the config step before the config that carries it; once the API serves, the full token
 // and the kubeconfig (dialling the VIP) are kept, and only when the state folder's copy differs.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -80,5 +80,31 @@ describe('cluster access after the founder gate', () => {
   it('reads the token and the kubeconfig by secret probes: the run log never holds them', () => {
     const probes = clusterAccess.probe!(serverRefs({ derived: { servers: [{ name: 'a', address: '' }], founder: { name: 'a' } } } as never)[0], {} as RunContext);
     expect(Object.values(probes).map((p) => p.secret)).toEqual([true, true]);
+  });
+});
+
+describe("the kubeconfig of another server's admin credentials", () => {
+  it('is kept while its certificate is far from its end (every server issues its own), replaced when near it', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const { execFileSync } = await import('node:child_process');
+    const { ctx, stateDir, founder } = await setup();
+    writeFileSync(tokenPath(stateDir), JSON.stringify({ secret: 's3cret', full: FULL }));
+    const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-cert-'));
+    const certFor = (days: number) => {
+      const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      writeFileSync(join(dir, 'k.pem'), key);
+      execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'k.pem'), '-subj', '/CN=system:admin', '-days', String(days), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+      return { cert: Buffer.from(readFileSync(join(dir, 'c.pem'))).toString('base64'), key: Buffer.from(key).toString('base64') };
+    };
+    const yamlWith = (c: { cert: string; key: string }) => `${K3S_YAML}users:\n- name: default\n  user:\n    client-certificate-data: ${c.cert}\n    client-key-data: ${c.key}\n`;
+    const server1 = certFor(365);
+    const first = clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(yamlWith(server1)) }, local: await clusterAccess.local!(founder, ctx) });
+    writeFileSync(kubeconfigPath(stateDir), (first.changes[0] as LocalChange).content, { mode: 0o600 });
+    const again = async (seen: string) => clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(seen) }, local: await clusterAccess.local!(founder, ctx) }).changes.length;
+    // Another server's credentials, a year left on the copy: kept.
+    expect(await again(yamlWith(certFor(365)))).toBe(0);
+    // A copy whose certificate ends within 30 days: replaced.
+    writeFileSync(kubeconfigPath(stateDir), (clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(yamlWith(certFor(30))) }, local: { token: { secret: 's3cret', full: FULL }, kubeconfig: null } }).changes[0] as LocalChange).content, { mode: 0o600 });
+    expect(await again(yamlWith(server1))).toBe(1);
   });
 });
