@@ -10,13 +10,7 @@ import type { RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
-import { batchScript, parseBatch } from './probe-batch.ts';
-import type { LoggedCommand } from '../transport/types.ts';
-import { sudoWantsPassword } from '../transport/sudo.ts';
-import { connectionLost } from '../transport/lost.ts';
-
-/** One probe batch's budget (a host's read-only probes, run as one remote execution). */
-export const PROBE_BUDGET_MS = 60_000;
+import { runProbes } from './probes.ts';
 
 export interface Waiver {
   cause: string;
@@ -225,68 +219,6 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
 function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults> {
   const commands = steps.flatMap((step, j) => Object.entries(step.probe?.(host, ctx) ?? {}).map(([k, c]) => [`${offset + j}.${k}`, c] as [string, ProbeCommand]));
   return runProbes(host, ctx, commands);
-}
-
-/** Runs read-only commands in at most two remote executions (one as the user, one through sudo). */
-async function runProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][]): Promise<ProbeResults> {
-  const plain: Record<string, ProbeCommand> = {};
-  const root: Record<string, ProbeCommand> = {};
-  for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
-  // The two batches run at once on the one connection (two channels): probes are read-only.
-  const parts = await Promise.all(
-    ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
-      const keys = Object.keys(batch);
-      if (!keys.length) return {};
-      const sentMs = ctx.clock.now();
-      const res = await ctx.remote(host).exec(`sh -s`, {
-        sudo,
-        stdin: batchScript(batch),
-        timeoutMs: PROBE_BUDGET_MS,
-        signal: ctx.signal,
-        logAs: (r) => batchLogEntries(batch, parseBatch(r.stdout, keys), sudo, r),
-      });
-      ctx.signal.throwIfAborted();
-      if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
-      if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
-        // Passed the connection's sudo check, refused now: passwordless sudo was withdrawn during the run.
-        throw new CauseError('SUDO_NEEDS_PASSWORD', {
-          host: host.name,
-          message: `sudo on ${host.name} asks for a password`,
-          evidence: { command: `sudo -n sh -s (${keys.length} read-only probes)`, exitCode: res.code, seen: 'sudo wants a password (it did not when the run connected)', excerpt: res.stderr.slice(-2000) },
-        });
-      }
-      if (res.code !== 0) {
-        // The frames are base64: say in words which probes answered and which did not, and show the
-        // batch's own error output (decoded probe output stays in the run log, redacted).
-        const got = parseBatch(res.stdout, keys);
-        const missing = keys.filter((k) => got[k].code === null);
-        const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${missing.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ')}` : ''}`;
-        throw new CauseError('PROBE_FAILED', {
-          host: host.name,
-          evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, seen, excerpt: res.stderr.slice(-2000) },
-        });
-      }
-      const window = { sentMs, answeredMs: ctx.clock.now() };
-      const parsed = parseBatch(res.stdout, keys);
-      for (const k of keys) parsed[k].window = window;
-      return parsed;
-    }),
-  );
-  const results: ProbeResults = Object.assign({}, ...parts);
-  return results;
-}
-
-/** The run log's view of a probe batch: each probe as its own command, output decoded. */
-function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResults, sudo: boolean, whole: { code: number | null; stderr: string }): LoggedCommand[] {
-  const entries: LoggedCommand[] = Object.entries(batch).map(([key, cmd]) => ({
-    command: `${sudo ? 'sudo ' : ''}${cmd.command}   # probe ${key}`,
-    code: results[key].code,
-    // A secret probe's output (a token, a kubeconfig) is never logged, as a secret command's is not.
-    stdout: cmd.secret ? '(secret output: not logged)' : results[key].stdout,
-    stderr: cmd.secret ? '' : results[key].stderr,
-  }));
-  if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
-  return entries;
 }
 
 function probeFor(all: ProbeResults, index: number | string): ProbeResults {
