@@ -21,7 +21,7 @@ import { describeObject, fluxState, isReady, literalVariables, readyCondition, R
 export const FLUX_POLL_MAX_MS = 3_000;
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
 const pollMs = (n: number) => (n < 10 ? 1_000 : FLUX_POLL_MAX_MS);
-const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
+export const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
 
 /** The gates' budget for Flux Ready, and the default of flux.waitSeconds. */
 export const FLUX_WAIT_MAX_MS = 300_000;
