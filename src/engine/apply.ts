@@ -49,7 +49,7 @@ export async function applyPlan(changes: Change[], host: HostRef, ctx: RunContex
 export function hostNamed(ctx: Pick<RunContext, 'topology'>, name: string): HostRef {
   // The run's topology, not the inventory's roles: a replace may have moved the founder role.
   const host = [...ctx.topology.servers, ...ctx.topology.agents].find((h) => h.name === name);
-  if (!host) throw new Error(`a change runs on ${name}, which is no host of this run`);
+  if (!host) throw new Error(`a change runs on ${name}, which is no host of the inventory`);
   return host;
 }
 
