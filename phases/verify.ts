@@ -1,5 +1,5 @@
-// verify: proves the cluster highly available, read-only: every node Ready, etcd's voters exactly the
-// servers, the API ready through the VIP and each server's own address (seen from every server), the
+// verify: proves the cluster highly available, read-only: every node Ready, the API ready through the VIP
+// and each server's own address (seen from every server), etcd's voters exactly the servers, the
 // kube-vip lease held by a server, every Cilium agent Ready with kube-proxy replacement on and dialling the
 // VIP (live, from the running agents), every node reaching every other by Cilium's own health probes, CoreDNS ready. Each check prints a row per host and stops with a
 // named cause. With `drill` (bootstrap verify <env> --drill), a failover drill follows: it stops k3s on the
@@ -9,7 +9,10 @@ import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
 
-const CHECKS = [nodesReady, etcdVoters, apiReady, vipLeaseHeld, ciliumAgentsLive, ciliumNodeHealth, corednsReady];
+// The API before etcd's voters: a server whose k3s is down refuses its API at once, while its EtcdIsVoter
+// condition turns False only at the etcd leader's next tick (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go manageLearners, every 15 s), so
+// the operator is told the plainer cause whatever the moment verify runs.
+const CHECKS = [nodesReady, apiReady, etcdVoters, vipLeaseHeld, ciliumAgentsLive, ciliumNodeHealth, corednsReady];
 
 /**
  * `standalone` (bootstrap verify): the checks run although the session is in check mode (they only read).
