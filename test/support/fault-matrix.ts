@@ -8,7 +8,7 @@ import { LOCK_ACQUIRE_BUDGET_MS } from '../../src/engine/lock.ts';
 import { PROBE_BUDGET_MS } from '../../src/engine/probes.ts';
 import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
-import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';
+import { apiReady, corednsReady } from '../../phases/verify/checks.ts';
 import { joinerIsVoter } from '../../phases/k3s/gates.ts';
 import { fluxReady } from '../../phases/flux.ts';
 import { FLUX_POLL_MAX_MS } from '../../phases/flux/ready-wait.ts';
@@ -280,7 +280,7 @@ export const FAULT_ROWS: FaultRow[] = [
     id: 'k3s-stopped',
     fault: 'k3s stopped on a server',
     moment: 'verify, after node Ready passed',
-    trigger: { at: 'gate-start', gate: etcdVoters.id },
+    trigger: { at: 'gate-start', gate: apiReady.id },
     args: VERIFY,
     cause: 'API_UNREACHABLE_VIA',
     host: S3,
@@ -293,7 +293,7 @@ export const FAULT_ROWS: FaultRow[] = [
     id: 'apiserver-port-blocked',
     fault: 'port 6443 blocked on a server',
     moment: 'verify, after node Ready passed',
-    trigger: { at: 'gate-start', gate: etcdVoters.id },
+    trigger: { at: 'gate-start', gate: apiReady.id },
     args: VERIFY,
     cause: 'API_UNREACHABLE_VIA',
     host: S3,
