@@ -1,9 +1,9 @@
 // K3S_VERSION_MISMATCH: the k3s binary in k3s.artifacts must be the release k3s.version names, checked on
 // the operator's machine before anything changes (node-baseline's prepare, check mode too). Read-only.
-import { execFile } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { CauseError } from '../../src/errors.ts';
 import { archOfHeader } from '../../src/util/elf-arch.ts';
+import { runLocal } from '../../src/local/process.ts';
 import { normaliseArch } from './checks.ts';
 
 /** What the check needs from the operator's machine; injectable for tests. */
@@ -29,13 +29,7 @@ export const nodeVersionDeps: VersionDeps = {
     }
   },
   read: (path) => readFile(path),
-  run: (path, args) =>
-    new Promise((resolve) => {
-      execFile(path, args, { timeout: 15_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr || (err && code === null ? err.message : '')) });
-      });
-    }),
+  run: (path, args) => runLocal(path, args, 15_000),
   platform: { os: process.platform, arch: process.arch },
 };
 

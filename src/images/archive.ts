@@ -4,11 +4,11 @@
 // so the registry's digest is gone). The formats k3s imports from agent/images (rancher/wharfie
 // pkg/tarfile SupportedExtensions): .tar, .tar.gz/.tgz, .tar.zst/.tzst, .tar.lz4, .tar.bz2/.tbz; this
 // reader opens the first three (zstd through the `zstd` program) and says so for the others.
-import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import { streamLocal } from '../local/process.ts';
 
 export const ARCHIVE_EXTENSIONS = ['.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst'] as const;
 
@@ -194,7 +194,7 @@ function streamTar(stream: Readable): Promise<Map<string, Buffer>> {
 }
 
 function zstdTar(path: string): Promise<Map<string, Buffer>> {
-  const child = spawn('zstd', ['-dc', '--', path], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = streamLocal('zstd', ['-dc', '--', path]);
   const failed = new Promise<never>((_, reject) => child.on('error', () => reject(new Error('reading a .tar.zst needs the zstd program on this machine (Debian: apt-get install zstd)'))));
   const read = streamTar(child.stdout).finally(() => child.kill());
   return Promise.race([read, failed]);
