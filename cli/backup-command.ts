@@ -1,17 +1,14 @@
 // `bootstrap backup <env>`: a session of its own that takes an etcd snapshot (modes/backup.ts) into the
 // environment's backup folder.
 // `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
-import { causesOf } from '../src/errors.ts';
 import { listBackups, backupId, backupsDir } from '../src/backup/store.ts';
-import { runSession } from '../src/engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../src/engine/state-dir.ts';
 import { jsonRenderer } from '../src/view/json.ts';
 import { plainRenderer } from '../src/view/plain.ts';
 import { backupRun } from '../modes/backup.ts';
-import { knownSecrets } from './known-secrets.ts';
-import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
+import { onFirstAndSecondInterrupt } from './interrupt.ts';
 import type { Io } from './io.ts';
-import { defaultRunDeps, loadFor, type RunDeps } from './run-command.ts';
+import { defaultRunDeps, exitOfStop, loadFor, sessionOf, type RunDeps } from './run-command.ts';
 
 export interface BackupArgs {
   file: string;
@@ -34,23 +31,8 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
   const abort = new AbortController();
   const stopListening = deps.onInterrupt(onFirstAndSecondInterrupt(io, abort));
   try {
-    const result = await runSession(
-      { transport: deps.transport, clock: deps.clock, emit, signal: abort.signal, preflight: deps.preflight },
-      {
-        env,
-        inventory: loaded,
-        target: (h) => deps.target(loaded, h),
-        stateDir,
-        secrets: knownSecrets(stateDir, loaded),
-        waivers: loaded.derived.waivers,
-        plan,
-      },
-    );
-    if (result.error) {
-      if (causesOf(result.error).some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;
-      if (causesOf(result.error).length) return 1;
-      throw result.error;
-    }
+    const result = await sessionOf(loaded, plan, stateDir, emit, abort.signal, deps);
+    if (result.error) return exitOfStop(result.error);
     if (!args.json) io.out(`backup ${id}: ${backupsDir(stateDir)}/${id} (restore with: bootstrap ${env} --restore ${id})`);
     return 0;
   } finally {

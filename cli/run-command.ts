@@ -86,31 +86,39 @@ export async function runPlanned(loaded: LoadedInventory, plan: RunPlan, json: b
   const stopListening = deps.onInterrupt(onFirstAndSecondInterrupt(io, abort));
   try {
     const stateDir = ensureStateDir(stateDirFor(env, io.env));
-    const result = await runSession(
-      { transport: deps.transport, clock: deps.clock, emit: view.emit, signal: abort.signal, preflight: deps.preflight },
-      {
-        env,
-        inventory: loaded,
-        target: (h) => deps.target(loaded, h),
-        stateDir,
-        secrets: knownSecrets(stateDir, loaded),
-        waivers: loaded.derived.waivers,
-        plan,
-      },
-    );
+    const result = await sessionOf(loaded, plan, stateDir, view.emit, abort.signal, deps);
     await view.finish();
     const note = !result.error && !json ? kubeconfigNote(loaded, stateDir) : undefined;
     if (note) io.out(note);
-    if (result.error) {
-      const causes = causesOf(result.error);
-      if (causes.some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;
-      if (causes.length) return 1;
-      throw result.error; // a bug: main prints its stack
-    }
+    if (result.error) return exitOfStop(result.error);
     return plan.check && result.summary.wouldChange > 0 ? EXIT_WOULD_CHANGE : 0;
   } finally {
     stopListening();
   }
+}
+
+/** One session of a mode's plan, on the chosen view's events; `signal` is the operator's Ctrl-C. */
+export function sessionOf(loaded: LoadedInventory, plan: RunPlan, stateDir: string, emit: (e: EngineEvent) => void, signal: AbortSignal, deps: RunDeps) {
+  return runSession(
+    { transport: deps.transport, clock: deps.clock, emit, signal, preflight: deps.preflight },
+    {
+      env: loaded.inventory.environment,
+      inventory: loaded,
+      target: (h) => deps.target(loaded, h),
+      stateDir,
+      secrets: knownSecrets(stateDir, loaded),
+      waivers: loaded.derived.waivers,
+      plan,
+    },
+  );
+}
+
+/** The exit code of a session that stopped: 130 when interrupted, 1 for named causes; a bug is thrown (main prints its stack). */
+export function exitOfStop(error: unknown): number {
+  const causes = causesOf(error);
+  if (causes.some((c) => c.causeId === 'INTERRUPTED')) return EXIT_INTERRUPTED;
+  if (causes.length) return 1;
+  throw error;
 }
 
 function chooseView(json: boolean, io: Io): { emit: (e: EngineEvent) => void; finish: () => Promise<void> } {
