@@ -82,7 +82,7 @@ export const clusterAccess: Step<StateFiles> = {
       for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
       const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
       // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
-      if (!keepsKubeconfig(local.kubeconfig, doc, ctx) || local.kubeconfig?.mode !== '0600') {
+      if (!keepsKubeconfig(local.kubeconfig, doc, content, ctx) || local.kubeconfig?.mode !== '0600') {
         changes.push({ kind: 'local', path: kubeconfigPath(ctx.stateDir), content, current: local.kubeconfig?.content ?? null, mode: '0600', secret: true });
       }
     }
@@ -98,9 +98,13 @@ const RENEW_WITHIN_MS = 90 * 24 * 3600 * 1000;
  * issues its own (so a run through another founder, as a founder replace has, would rewrite it at each
  * turn), and any one of them admits the operator while its certificate is not near its end.
  */
-function keepsKubeconfig(local: StateFiles['kubeconfig'], doc: any, ctx: { inventory: Parameters<typeof operatorKubeconfig>[1]; stateDir: string; clock: { now(): number } }): boolean {
+function keepsKubeconfig(
+  local: StateFiles['kubeconfig'],
+  doc: any,
+  content: string,
+  ctx: { inventory: Parameters<typeof operatorKubeconfig>[1]; stateDir: string; clock: { now(): number } },
+): boolean {
   if (!local) return false;
-  const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
   if (local.content === content) return true;
   const mine = parse(local.content);
   const user = mine?.users?.[0]?.user;
