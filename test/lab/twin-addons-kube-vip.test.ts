@@ -91,7 +91,12 @@ describeAsRoot('kube-vip twin', () => {
     expect(SERVERS).toContain(lead);
     expect(await vipHolders(SERVERS)).toEqual([lead]);
     const leaderPod = pods.find((p) => p.spec.nodeName === lead);
-    const log = await kubectl(S1, `logs -n kube-system ${leaderPod.metadata.name}`);
+    // The leader may hold the VIP a moment before the kubelet reports its container started; until then
+    // the API answers `kubectl logs` with "is waiting to start: ContainerCreating", as it does upstream.
+    const log = await waitUntil('the leader pod\'s log', async () => {
+      const l = await kubectl(S1, `logs -n kube-system ${leaderPod.metadata.name}`, true);
+      return l.includes('successfully acquired lease') ? l : undefined;
+    }, 20_000);
     expect(log).toContain('successfully acquired lease kube-system/plndr-cp-lock');
     expect(log).toContain('[ARP manager] starting ARP/NDP advertisement');
     const lease = await kubectlJson(S1, 'get lease -n kube-system plndr-cp-lock');
