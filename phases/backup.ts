@@ -4,6 +4,7 @@
 // Not part of the build's DAG: a session of its own (src/cli/backup-command.ts).
 import { CauseError } from '../src/errors.ts';
 import type { RunContext } from '../src/engine/context.ts';
+import { hostFact } from '../src/engine/facts.ts';
 import type { HostRef, Phase, Step } from '../src/engine/phase.ts';
 import { countsByKind, listObjectsCommand, objectKeys } from '../src/backup/objects.ts';
 import { pullSnapshot } from '../src/backup/pull.ts';
@@ -20,6 +21,8 @@ const SNAPSHOT_PREFIX = 'bootstrap-backup';
 /** `k3s etcd-snapshot save`'s line naming the snapshot it wrote. */
 export const SNAPSHOT_SAVED = new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`);
 const SAVE_BUDGET_MS = 300_000;
+/** The server's k3s version, as the snapshot step's plan read it (for the manifest). */
+const k3sVersion = hostFact<string>('k3sVersion');
 
 function failed(host: HostRef, command: string, res: { code: number | null; stderr: string; stdout: string }, seen: string): CauseError {
   return new CauseError('BACKUP_FAILED', { host: host.name, evidence: { command, exitCode: res.code, seen, excerpt: lastLines((res.stderr || res.stdout).trim(), 15) } });
@@ -47,7 +50,7 @@ function snapshotStep(id: string): Step {
             sudo: true,
           },
         ],
-        facts: { k3sVersion: version },
+        facts: [k3sVersion(version)],
       };
     },
     apply: async (_plan, host, ctx) => takeBackup(id, host, ctx),
@@ -84,7 +87,7 @@ async function takeBackup(id: string, host: HostRef, ctx: RunContext): Promise<v
       id,
       env: ctx.env,
       takenAt: new Date(ctx.clock.now()).toISOString(),
-      k3sVersion: ctx.facts.get<string>(host.name, 'k3sVersion')!,
+      k3sVersion: ctx.facts.need(host.name, k3sVersion),
       snapshotServer: host.name,
       servers: serverRefs(ctx.inventory).map((s) => s.name),
       snapshotName: name,

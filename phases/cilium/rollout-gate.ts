@@ -13,7 +13,7 @@ import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
 import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
-import { installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
+import { ciliumInstall, installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
 import { podsPullCause } from '../images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
@@ -84,7 +84,7 @@ export const ciliumRolledOut: Gate = {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
     const kubernetesIp = ctx.inventory.derived.serviceAddresses.kubernetes;
     let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, rollout: '', raw: [] };
-    const pending = ctx.facts.get<PendingInstall>(host.name, 'ciliumInstall');
+    const pending = ctx.facts.get(host.name, ciliumInstall);
     let revisions: Revision[] = [];
     let installDone = !pending;
     // Containers in back-off after a failed run at the gate's first look (see the header).

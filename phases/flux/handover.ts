@@ -17,16 +17,17 @@
 // go: a drift keeps it, so nothing is lost.
 import { applyChange } from '../../src/engine/apply.ts';
 import type { Change } from '../../src/engine/changes.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
+import { hostFact } from '../../src/engine/facts.ts';
 import type { HostRef, Plan, Step } from '../../src/engine/phase.ts';
-import { PHASE_FACTS } from '../../src/engine/phase.ts';
 import { CauseError, causesOf } from '../../src/errors.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../cilium/helmchart.ts';
+import { ciliumRelease, type CiliumRelease } from '../cilium/release.ts';
 import { kubectl } from '../k3s/remote-k3s.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from './helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
-import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
+import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 
 export { UNMANAGED } from './helmchart-object.ts';
 /** How long the delete waits for the HelmChart to be gone. */
@@ -35,16 +36,17 @@ const DELETE_PREFIX = 'k3s kubectl delete';
 /** The waits of the hand-over share one budget (shortened by flux.waitSeconds). */
 export const HANDOVER_BUDGET_MS = FLUX_WAIT_MAX_MS;
 
-export interface CiliumOwnership {
-  /** The bootstrap's HelmChart (kube-system/<release name>). */
-  helmChart: NamedObject;
-  /** The HelmRelease at cilium.helmRelease, as Flux names it. */
-  helmRelease: NamedObject;
-  /** The values the bootstrap renders from the checkout (what its HelmChart installs). */
-  values: Record<string, unknown>;
-}
+/** What the hand-over reads of Cilium's release (cilium/release.ts): the HelmChart, the HelmRelease, the values. */
+export type CiliumOwnership = Pick<CiliumRelease, 'helmChart' | 'helmRelease' | 'values'>;
 
-export const ownershipOf = (ctx: RunContext) => ctx.facts.get<CiliumOwnership>(PHASE_FACTS, 'ciliumOwnership')!;
+/** The run's render of Cilium's release (the flux phase's prepare renders it, or the cilium phase's did). */
+export const ownershipOf = (ctx: ReadContext): CiliumOwnership => ctx.facts.need(ciliumRelease);
+
+/**
+ * The cilium DaemonSet's template generation before anything of Flux ran (the install step's probe);
+ * undefined when there was no DaemonSet to read: the roll check then has nothing to compare.
+ */
+export const ciliumGenerationBefore = hostFact<number | undefined>('ciliumGenerationBefore');
 
 /**
  * The live cilium DaemonSet (read-only), for the roll check across the hand-over: its template generation
@@ -166,7 +168,7 @@ export const handoverStep: Step = {
       chart.code === 0
         ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
         : { values: o.values, whose: 'the values the bootstrap renders from gitops.checkout' };
-    await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get<number>(host.name, 'ciliumGenerationBefore') });
+    await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get(host.name, ciliumGenerationBefore) });
     for (const change of plan.changes) await applyHandoverChange(ctx, host, o, change);
   },
 };

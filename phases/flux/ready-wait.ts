@@ -50,7 +50,7 @@ export function verdictError(v: FluxVerdict, command = `kubectl ${LIST.replace('
 
 export function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
   const errors = vs.map((v) => verdictError(v));
-  return stopOf(errors) as CauseError | CauseErrors;
+  return stopOf(errors);
 }
 
 /** For each Kustomization whose health checks run, the objects they wait for that are not ready (one kubectl per namespace). */

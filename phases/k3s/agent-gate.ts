@@ -7,6 +7,7 @@
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
+import { journalCursor } from './facts.ts';
 import { matchJoinFailure } from './journal-causes.ts';
 import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
 
@@ -32,7 +33,7 @@ export const agentRegistered: Gate = {
   budgetMs: 180_000,
   async run(host, ctx, signal) {
     const founder = founderRef(ctx.inventory)[0];
-    const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
+    const cursor = ctx.facts.get(host.name, journalCursor);
     let seen = 'no Node of this name';
     do {
       const node = await kubectl(ctx, founder, `get node ${host.name} -o name`, 10_000).catch(() => undefined);

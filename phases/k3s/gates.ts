@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../hosts.ts';
+import { journalCursor } from './facts.ts';
 import { matchJoinFailure, type JournalMatch } from './journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from './kubeconfig-file.ts';
@@ -28,7 +29,7 @@ export const founderApiReady: Gate = {
       if (res.code === 0 && res.stdout.trim() === 'ok') return fetchClusterAccess(host, ctx);
       last = { code: res.code, out: res.stderr || res.stdout };
     } while (await pause(ctx, POLL_MS, signal));
-    const journal = await journalSince(ctx, host, ctx.facts.get(host.name, 'journalCursor'), 40).catch(() => '');
+    const journal = await journalSince(ctx, host, ctx.facts.get(host.name, journalCursor), 40).catch(() => '');
     throw new CauseError('FOUNDER_API_NOT_READY', {
       host: host.name,
       evidence: { command: "k3s kubectl get --raw='/readyz'", exitCode: last.code, seen: last.out.trim().split('\n')[0], excerpt: excerpt(journal) },
@@ -62,7 +63,7 @@ export const joinerIsVoter: Gate = {
   budgetMs: 300_000,
   async run(host, ctx, signal) {
     const founder = founderRef(ctx.inventory)[0];
-    const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
+    const cursor = ctx.facts.get(host.name, journalCursor);
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
     // The Node exists before the etcd leader's 15 s tick gives it an EtcdIsVoter condition.

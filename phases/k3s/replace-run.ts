@@ -3,6 +3,7 @@
 // wiped and joined again within k3s-join (replace-steps.ts).
 import { UsageError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
+import type { FactValue } from '../../src/engine/facts.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import { serverRefs } from '../hosts.ts';
@@ -13,7 +14,7 @@ export interface ReplaceRun {
   server: string;
   /** The run's phases, with k3s-founder and k3s-join seeing the founder role moved off the replaced server. */
   phases: (phases: Phase[]) => Phase[];
-  precheck: (ctx: RunContext) => Promise<void>;
+  precheck: (ctx: RunContext) => Promise<FactValue<'run'>[]>;
 }
 
 export function replacePlan(loaded: LoadedInventory, name: string): ReplaceRun {

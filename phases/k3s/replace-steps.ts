@@ -5,14 +5,14 @@
 // On every other host and run these steps plan nothing.
 import { withDeadline } from '../../src/util/deadline.ts';
 import { CauseError } from '../../src/errors.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { serverRefs } from '../hosts.ts';
 import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
 import { readMembers } from '../verify/members.ts';
 import { DATA_DIR, SERVER_ROLE } from './render.ts';
 import { kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
-import { REPLACE_FACTS, membersOf, type ReplaceFacts } from './replace-quorum.ts';
+import { membersOf, replaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
 const POLL_MS = 2_000;
@@ -49,14 +49,14 @@ export function killallCommand(unit: string, vip: string): string {
 /** The processes of k3s's containers still running on a host: its containerd-shims, as the killall finds them. */
 const SHIMS_PROBE = `ps -e -o pid= -o args= | awk '/${`${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/')}/ { print $1 }' | wc -l`;
 
-const replacing = (host: HostRef, ctx: RunContext) => ctx.replace === host.name;
-const factsOf = (ctx: RunContext) => ctx.facts.get<ReplaceFacts>(REPLACE_FACTS, 'replace');
+const replacing = (host: HostRef, ctx: ReadContext) => ctx.replace === host.name;
 
 export const deleteOldNode: Step = {
   id: 'replace-node',
   title: 'old Node deleted, its etcd member gone (--replace only)',
   plan: ({ host, ctx }) => {
-    const facts = factsOf(ctx);
+    // Absent without a quorum check (a run that replaces nothing): nothing to delete.
+    const facts = ctx.facts.run(replaceFacts);
     if (!replacing(host, ctx) || !facts) return { changes: [] };
     if (facts.orphanMembers.length) {
       return {
@@ -83,7 +83,7 @@ export const deleteOldNode: Step = {
     };
   },
   apply: async (_plan, host, ctx) => {
-    const via = serverRefs(ctx.inventory).find((s) => s.name === factsOf(ctx)!.via)!;
+    const via = serverRefs(ctx.inventory).find((s) => s.name === ctx.facts.need(replaceFacts).via)!;
     // kubectl waits for the finalizer itself; its own timeout stays inside the member budget.
     const del = await kubectl(ctx, via, `delete node ${host.name} --ignore-not-found --timeout=90s`, 100_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
     await waitMemberGone(ctx, via, host, `${del.stdout}${del.stderr}`.trim());

@@ -4,10 +4,11 @@ import { CauseError, causesOf, stopOf } from '../errors.ts';
 import { eachLimited } from '../util/limit.ts';
 import { applyChange, type UploadProgress } from './apply.ts';
 import { describeChange } from './changes.ts';
-import type { RunContext } from './context.ts';
+import type { EngineContext, RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
-import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
+import { hostRecord } from './facts.ts';
+import type { Gate, HostRef, Phase, ProbeCommand, ProbeResults, Step } from './phase.ts';
 import { batchScript, parseBatch } from './probe-batch.ts';
 import type { LoggedCommand } from '../transport/types.ts';
 import { sudoWantsPassword } from '../transport/sudo.ts';
@@ -23,7 +24,8 @@ export interface Waiver {
 
 export interface RunPhasesOptions {
   phases: Phase[];
-  ctx: RunContext;
+  /** The run's context; its facts are the run's store (the engine records what hooks return). */
+  ctx: EngineContext;
   /** Counts as the run goes; still meaningful after a stop (what was done before it). */
   summary: RunSummary;
   journal?: Journal;
@@ -75,12 +77,12 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
 }
 
 /** Every selected phase's local preparation, before any phase runs; all their stops at once. */
-export async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunSummary) {
+export async function prepareAll(phases: Phase[], ctx: EngineContext, summary: RunSummary) {
   const stops: CauseError[] = [];
   for (const phase of phases) {
     if (!phase.prepare) continue;
     const prepared = await phase.prepare(ctx);
-    if (prepared.facts) ctx.facts.set(PHASE_FACTS, prepared.facts);
+    if (prepared.facts) ctx.facts.setRun(prepared.facts);
     stops.push(...prepared.stops);
   }
   if (stops.length) {
@@ -90,13 +92,13 @@ export async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunS
 }
 
 /** The phase's cross-host check: probe every host (read-only, in parallel), then one pure verdict. */
-async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
+async function runPreflight(phase: Phase, hosts: HostRef[], ctx: EngineContext, summary: RunSummary, waived: Map<string, string>) {
   const preflight = phase.preflight!;
   const targets = preflight.hosts?.(ctx) ?? hosts;
   const results = new Map<HostRef, ProbeResults>();
   const errors = await eachLimited(targets, 8, async (host) => {
-    const probes = await runProbes(host, ctx, Object.entries(preflight.probe(host, ctx)).map(([k, c]) => [`pre.${k}`, c]));
-    results.set(host, probeFor(probes, 'pre'));
+    const [probes] = await runProbes(host, ctx, [{ label: 'pre', commands: preflight.probe(host, ctx) }]);
+    results.set(host, probes);
   });
   // A bug on one host surfaces as itself, also when another host stopped with a cause.
   if (errors.length) throw stopOf(errors);
@@ -104,7 +106,7 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, sum
   const seen = new Map(targets.map((h) => [h, results.get(h)!]));
   const verdict = preflight.check(seen, ctx);
   const { stops: found, facts } = Array.isArray(verdict) ? { stops: verdict, facts: undefined } : verdict;
-  if (facts) ctx.facts.set(PHASE_FACTS, facts);
+  if (facts) ctx.facts.setRun(facts);
   const stops = found.filter((stop) => !waive(stop, phase, ctx, waived));
   if (stops.length) {
     summary.stopped++;
@@ -120,29 +122,31 @@ function waive(stop: CauseError, phase: Phase, ctx: RunContext, waived: Map<stri
   return true;
 }
 
-async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
+async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
   const resumed = phase.rerunsOnResume ? undefined : journal?.completedFacts(phase.id, host.name);
   if (resumed) {
-    ctx.facts.set(host.name, resumed);
+    ctx.facts.setHostRecord(host.name, resumed);
     for (const step of phase.steps) {
       ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status: 'skipped', changes: [], durationMs: 0 });
     }
     return;
   }
   const recorded: Record<string, unknown> = {};
-  let probes = await probeSteps(phase.steps, host, ctx);
+  // Each step's probe results, by the step's index.
+  const probes = await probeSteps(phase.steps, host, ctx);
   let changedBefore = false;
   for (const [i, step] of phase.steps.entries()) {
     ctx.signal.throwIfAborted();
     const t0 = ctx.clock.now();
     ctx.emit({ type: 'step-start', phase: phase.id, step: step.id, title: step.title, host: host.name });
     // A change made by an earlier step may have changed what this step's probe sees: probe again.
-    if (changedBefore && !ctx.check && step.probe) probes = { ...probes, ...(await probeSteps([step], host, ctx, i)) };
+    if (changedBefore && !ctx.check && step.probe) [probes[i]] = await probeSteps([step], host, ctx, i);
     const local = step.local ? await step.local(host, ctx) : undefined;
-    const plan = step.plan({ host, probe: probeFor(probes, i), local, ctx });
+    const plan = step.plan({ host, probe: probes[i], local, ctx });
     if (plan.facts) {
-      ctx.facts.set(host.name, plan.facts);
-      Object.assign(recorded, plan.facts);
+      const values = hostRecord(plan.facts);
+      ctx.facts.setHostRecord(host.name, values);
+      Object.assign(recorded, values);
     }
     const stops = (plan.stops ?? []).filter((stop) => !waive(stop, phase, ctx, waived));
     if (stops.length) throw stopOf(stops);
@@ -216,17 +220,27 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
   }
 }
 
-/** Runs the probes of `steps` (keys prefixed with the step's index). */
-function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults> {
-  const commands = steps.flatMap((step, j) => Object.entries(step.probe?.(host, ctx) ?? {}).map(([k, c]) => [`${offset + j}.${k}`, c] as [string, ProbeCommand]));
-  return runProbes(host, ctx, commands);
+/** Runs the probes of `steps`, one set per step (the run log names each by the step's index). */
+function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults[]> {
+  return runProbes(host, ctx, steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })));
 }
 
-/** Runs read-only commands in at most two remote executions (one as the user, one through sudo). */
-async function runProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][]): Promise<ProbeResults> {
+/** Probes of one hook (a step, a preflight): `label` names them in the run log (`# probe <label>.<key>`). */
+interface ProbeSet {
+  label: string;
+  commands: Record<string, ProbeCommand>;
+}
+
+/**
+ * Runs read-only commands in at most two remote executions (one as the user, one through sudo); the
+ * results come back per set, in the sets' order, by each set's own keys.
+ */
+async function runProbes(host: HostRef, ctx: RunContext, sets: ProbeSet[]): Promise<ProbeResults[]> {
+  // The batch frames every command under one key: the set's label and the command's key.
+  const frames = sets.flatMap((set, i) => Object.entries(set.commands).map(([key, cmd]) => ({ frame: `${set.label}.${key}`, set: i, key, cmd })));
   const plain: Record<string, ProbeCommand> = {};
   const root: Record<string, ProbeCommand> = {};
-  for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
+  for (const { frame, cmd } of frames) (cmd.sudo ? root : plain)[frame] = cmd;
   // The two batches run at once on the one connection (two channels): probes are read-only.
   const parts = await Promise.all(
     ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
@@ -267,7 +281,9 @@ async function runProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
       return parsed;
     }),
   );
-  const results: ProbeResults = Object.assign({}, ...parts);
+  const byFrame: ProbeResults = Object.assign({}, ...parts);
+  const results: ProbeResults[] = sets.map(() => ({}));
+  for (const { frame, set, key } of frames) results[set][key] = byFrame[frame];
   return results;
 }
 
@@ -281,11 +297,4 @@ function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResu
   }));
   if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
   return entries;
-}
-
-function probeFor(all: ProbeResults, index: number | string): ProbeResults {
-  const prefix = `${index}.`;
-  const out: ProbeResults = {};
-  for (const [k, v] of Object.entries(all)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
-  return out;
 }

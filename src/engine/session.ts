@@ -8,7 +8,8 @@ import { CauseError, causesOf, stopOf } from '../errors.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
-import { Facts, type LoadedInventory, type RunContext } from './context.ts';
+import type { EngineContext, LoadedInventory, RunContext } from './context.ts';
+import { Facts, type FactValue } from './facts.ts';
 import type { Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
@@ -47,7 +48,7 @@ export interface SessionOptions {
    * answer instead of stopping on them first (a replace judges quorum with servers down). With it, the
    * hosts' connection failures stop the run only after it passed.
    */
-  precheck?: (ctx: RunContext) => Promise<void>;
+  precheck?: (ctx: RunContext) => Promise<FactValue<'run'>[] | void>;
 }
 
 export interface SessionResult {
@@ -78,7 +79,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
     journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
     if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
-    const ctx: RunContext = {
+    const facts = new Facts();
+    const ctx: EngineContext = {
       env: opts.env,
       check: opts.check,
       inventory: opts.inventory,
@@ -93,7 +95,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       emit: deps.emit,
       signal: deps.signal,
       stateDir: opts.stateDir,
-      facts: new Facts(),
+      facts,
+      once: (fact, compute) => facts.once(fact, compute),
       redact: (s) => redactor.add(s),
       replace: opts.replace,
     };
@@ -124,7 +127,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }
     });
     if (opts.precheck) {
-      await opts.precheck(ctx);
+      const found = await opts.precheck(ctx);
+      if (found) facts.setRun(found);
       throwAll(connectErrors);
     }
     if (!opts.check) {
