@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Three layers (DEVELOPERS.md "Testing"): pure unit tests, tests against real OpenSSH servers,
+// Three layers (README "The two commands"): pure unit tests, tests against real OpenSSH servers,
 // and end-to-end tests in the lab. The lab layer shares one lab and runs its files one at a time.
 export default defineConfig({
   test: {

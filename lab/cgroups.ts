@@ -63,7 +63,7 @@ function delegateControllers(parent: string): void {
 function subdirsDeepestFirst(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
-    let entries: Dirent[] = [];
+    let entries: Dirent[];
     try {
       entries = readdirSync(d, { withFileTypes: true });
     } catch {

@@ -105,7 +105,7 @@ async function build(dir: string, cacheDir: string, log: (line: string) => void)
 
 /** Half builds of a killed `lab up` (debootstrap may have left proc/sys mounted in them). */
 export async function removeStaleBuilds(cacheDir = CACHE_DIR): Promise<void> {
-  let entries: string[] = [];
+  let entries: string[];
   try {
     entries = readdirSync(cacheDir);
   } catch {

@@ -2,7 +2,7 @@
 // RBAC, or repoints the Cilium agents at a node (the 2026-09-06 finding: every agent dialled k3s-prod-1).
 // A re-run must name them from what it sees live, not from the templates.
 import { beforeAll, expect, it } from 'vitest';
-import { host, hostExec } from '../../lab/api.ts';
+import { hostExec } from '../../lab/api.ts';
 import { NET } from '../../lab/config.ts';
 import { LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
 import { serviceAddresses } from '../../src/inventory/service-addresses.ts';

@@ -1,6 +1,6 @@
 // The first half of a cold build, end to end in the lab: `bootstrap lab --until k3s-join` as an
 // operator runs it, against real Debian hosts and the k3s twin on real etcd.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { fault } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hostExec, hosts } from '../support/lab.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { fault, hostExec, paths, wipe } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab } from '../support/lab.ts';

@@ -90,7 +90,7 @@ export class ResourceRegistry {
 
   async all(): Promise<ResourceInfo[]> {
     if (Date.now() - this.cache.at > 1000) {
-      let custom: ResourceInfo[] = [];
+      let custom: ResourceInfo[];
       try {
         custom = (await this.crds()).flatMap(fromCRD);
       } catch {

@@ -67,7 +67,7 @@ export class EtcdClient {
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let json: any = {};
+          let json: any;
           try {
             json = text ? JSON.parse(text) : {};
           } catch {

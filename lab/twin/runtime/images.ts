@@ -42,7 +42,7 @@ export function startNodeImages(dataDir: string, registryReachable: boolean): No
   let timer: NodeJS.Timeout | undefined;
 
   const scan = async (first: boolean) => {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(dir).filter((n) => !n.startsWith('.')).sort();
     } catch {

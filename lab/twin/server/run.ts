@@ -185,8 +185,6 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   log.info(`Wrote kubeconfig ${p.kubeconfig}`);
 
   const facts = async (): Promise<NodeFacts> => {
-    const members = await etcd.members().catch(() => []);
-    const me = members.find((m) => m.name === booted.memberName);
     return { name: c.node, ip: c.ip, server: true, etcdMember: booted.memberName, cniReady: cniReady(p.cniDirs), labels: labelsFrom(list(s, 'node-label')) };
   };
   let registered = false;
