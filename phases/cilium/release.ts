@@ -33,4 +33,5 @@ export function releaseOf(source: CiliumValues): CiliumRelease {
 }
 
 /** The run's render (throws the render's CauseError/CauseErrors, to every caller alike). */
-export const renderCiliumRelease = (ctx: PrepareContext): Promise<CiliumRelease> => ctx.once(ciliumRelease, async () => releaseOf(await ciliumValuesFor(ctx.inventory)));
+export const renderCiliumRelease = (ctx: PrepareContext): Promise<CiliumRelease> =>
+  ctx.once(ciliumRelease, async () => releaseOf(await ciliumValuesFor(ctx.inventory)));

@@ -80,7 +80,7 @@ export async function requiredImages(inv: LoadedInventory, ciliumValues: () => P
   const out: RequiredImage[] = [{ image: KUBE_VIP_IMAGE, by: 'kube-vip' }];
   const chart = inv.derived.paths.ciliumChart;
   if (chart && inv.inventory.gitops) {
-    const values = await ciliumValues().then((v) => v, () => undefined);
+    const values = await ciliumValues().catch(() => undefined);
     const tgz = await readFile(chart).catch(() => undefined);
     if (values && tgz) out.push(...ciliumImages(coalesce(chartDefaults(tgz), values as Record<string, any>)));
   }
