@@ -12,8 +12,7 @@ import { PendingBackup } from '../src/backup/store.ts';
 import { SshTransport } from '../src/transport/ssh.ts';
 import type { SshTarget } from '../src/transport/types.ts';
 import { ensureTestUsers, makeKeypair, OPS_USER, startSshd, tempDir } from '../test/support/sshd.ts';
-import { allPhases } from '../phases/index.ts';
-import { validatedOrder } from '../src/engine/dag-rules.ts';
+import { allPhases, validatedOrder } from '../phases/index.ts';
 import { down, requireLab, up } from './api.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 

@@ -4,8 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { allPhases } from '../phases/index.ts';
-import { validatedOrder } from '../src/engine/dag-rules.ts';
+import { allPhases, validatedOrder } from '../phases/index.ts';
 import type { EngineEvent } from '../src/engine/events.ts';
 import { summaryLine } from '../src/engine/events.ts';
 import { formatDuration } from '../src/view/format.ts';

@@ -1,10 +1,10 @@
 // agents: k3s agents join through the control-plane VIP (not the founder: a dead founder must not stop
 // an agent from rejoining), after the VIP answers, in parallel with a bound.
 import type { Phase } from '../src/engine/phase.ts';
-import { agentRefs } from './hosts.ts';
+import { agentRefs } from '../src/inventory/hosts.ts';
 import { agentRegistered } from './k3s/agent-gate.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { prepareToken, readToken } from './k3s/token.ts';
+import { prepareToken, readToken } from '../src/k3s/token.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 
 export const agents: Phase = {

@@ -11,9 +11,9 @@ import { pullSnapshot } from '../src/backup/pull.ts';
 import { type BackupManifest, backupsDir, PendingBackup } from '../src/backup/store.ts';
 import type { UploadProgress } from '../src/engine/apply.ts';
 import { versionFromOutput } from '../src/backup/version.ts';
-import { founderRef, serverRefs } from './hosts.ts';
-import { DB_DIR, K3S_BIN, TOKEN_FILE } from './k3s/render.ts';
-import { secretOf } from './k3s/token.ts';
+import { founderRef, serverRefs } from '../src/inventory/hosts.ts';
+import { DB_DIR, K3S_BIN, TOKEN_FILE } from '../src/k3s/paths.ts';
+import { secretOf } from '../src/k3s/token.ts';
 import { lastLines } from '../src/util/text.ts';
 
 const SNAPSHOTS_DIR = `${DB_DIR}/snapshots`;

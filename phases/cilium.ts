@@ -7,14 +7,14 @@ import { readFile } from 'node:fs/promises';
 import { CauseError, causesOrThrow } from '../src/errors.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
-import { allHostRefs, founderRef } from './hosts.ts';
+import { allHostRefs, founderRef } from '../src/inventory/hosts.ts';
 import { unlessFluxOwns } from './cilium/flux-owned.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
-import { HELMCHART_MANIFEST } from './cilium/helmchart.ts';
+import { HELMCHART_MANIFEST } from '../src/k3s/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
 import { ciliumRolledOut } from './cilium/rollout-gate.ts';
 import { notingRelease } from './cilium/release-wait.ts';
-import { renderCiliumRelease } from './cilium/release.ts';
+import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { managedFile } from './steps/managed-file.ts';
 
 /** What the cilium phase's prepare decided: the HelmChart manifest, and the cgroup setting its preflight checks. */

@@ -14,9 +14,9 @@ import { CauseError, causesOrThrow } from '../src/errors.ts';
 import type { ReadContext } from '../src/engine/context.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Gate, Phase } from '../src/engine/phase.ts';
-import { renderCiliumRelease } from './cilium/release.ts';
-import { founderRef } from './hosts.ts';
-import { kubectl } from './k3s/remote-k3s.ts';
+import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
+import { founderRef } from '../src/inventory/hosts.ts';
+import { kubectl } from '../src/k3s/remote.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
 import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf } from './flux/handover.ts';
@@ -63,7 +63,7 @@ export const flux: Phase = {
     try {
       const install = parseInstall(await readFile(p.fluxInstall, 'utf8'), p.fluxInstall).map((o) => withAppliedHash(o));
       const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
-      // The hand-over and the gate read Cilium's release (cilium/release.ts), rendered once a run.
+      // The hand-over and the gate read Cilium's release (src/gitops/cilium-release.ts), rendered once a run.
       await renderCiliumRelease(ctx);
       return { stops: [], facts: [prepared({ install, secret: [deployKeySecret(key)], sync: syncObjects(gitops) })] };
     } catch (err) {

@@ -4,11 +4,11 @@ import { createHash } from 'node:crypto';
 import { CauseError } from '../src/errors.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
-import { founderRef, serverRefs } from './hosts.ts';
+import { founderRef, serverRefs } from '../src/inventory/hosts.ts';
 import { founderApiReady } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { DB_DIR, TOKEN_FILE } from './k3s/render.ts';
-import { ensureToken, prepareToken, readToken } from './k3s/token.ts';
+import { DB_DIR, TOKEN_FILE } from '../src/k3s/paths.ts';
+import { ensureToken, prepareToken, readToken } from '../src/k3s/token.ts';
 
 /** What a config shows before the first run created the token (check mode never creates one). */
 export const TOKEN_NOT_YET = '<generated at the first run>';

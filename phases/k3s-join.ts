@@ -2,10 +2,10 @@
 // learner members"), each gated on becoming an etcd voter before the next one starts. A server named by
 // --replace is first deleted from the cluster and wiped (k3s/replace-steps.ts), then joins like the others.
 import type { Phase } from '../src/engine/phase.ts';
-import { joinerRefs } from './hosts.ts';
+import { joinerRefs } from '../src/inventory/hosts.ts';
 import { joinerIsVoter } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
-import { prepareToken, readToken } from './k3s/token.ts';
+import { prepareToken, readToken } from '../src/k3s/token.ts';
 import { replaceSteps } from './k3s/replace-steps.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 

@@ -4,7 +4,7 @@
 // the 2026-09-01 deadlock impossible. kube-vip dials the local API (127.0.0.1:6443), needing no CNI.
 import type { Phase } from '../src/engine/phase.ts';
 import { runFact } from '../src/engine/facts.ts';
-import { serverRefs } from './hosts.ts';
+import { serverRefs } from '../src/inventory/hosts.ts';
 import { kubeVipManifest, VIP_NIC_PROBES } from './kube-vip/manifest.ts';
 import { KUBE_VIP_MANIFEST } from './kube-vip/render.ts';
 import { vipAnswers } from './kube-vip/vip-gate.ts';

@@ -5,7 +5,7 @@
 // named cause. With `drill` (bootstrap verify <env> --drill), a failover drill follows: it stops k3s on the
 // VIP holder, so it is the one part that changes state and never runs in check mode.
 import type { Phase } from '../src/engine/phase.ts';
-import { founderRef } from './hosts.ts';
+import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
 

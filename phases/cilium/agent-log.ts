@@ -5,7 +5,7 @@
 // client dials the `kubernetes` Service's ClusterIP (the first address of k3s.serviceCidr), which only
 // Cilium itself could route (cilium issue #35440): that deadlock is named first; any other address it
 // cannot reach is CILIUM_API_UNREACHABLE.
-import type { LogMatch } from '../kube-vip/log-causes.ts';
+import type { LogMatch } from '../../src/causes/log-match.ts';
 
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -3,7 +3,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
-import { tarFiles } from './tar.ts';
+import { tarFiles } from '../../src/util/tar.ts';
 import { gunzipSync } from 'node:zlib';
 
 export interface ChartInfo {

@@ -6,8 +6,8 @@
 // Flux itself), delete the HelmRelease first (with its release kept: spec.suspend, then remove it).
 import { hostFact } from '../../src/engine/facts.ts';
 import type { Step } from '../../src/engine/phase.ts';
-import { helmChartObject, helmChartProbe } from '../flux/helmchart-object.ts';
-import { ciliumRelease } from './release.ts';
+import { helmChartObject, helmChartProbe } from '../../src/k3s/helmchart-object.ts';
+import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
 
 /** Who owns Cilium, as the HelmChart step saw it: 'flux' once handed over (set only then). */
 export const ciliumOwner = hostFact<'flux'>('ciliumOwner');

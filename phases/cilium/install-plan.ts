@@ -4,9 +4,9 @@
 import { CauseError } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import { chartInfo, checkChartVersion, checkValuesSchema } from './chart.ts';
-import { renderHelmChart } from './helmchart.ts';
+import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { checkCiliumValues, expectationsFrom } from './values-gates.ts';
-import type { CiliumValues } from './values-source.ts';
+import type { CiliumValues } from '../../src/gitops/values-source.ts';
 
 export interface CiliumInstallPlan {
   /** The HelmChart for the auto-deploy folder, when no stop forbids the install. */

@@ -10,7 +10,7 @@
 // Job retries (k3s-io/helm-controller pkg/controllers/chart/chart.go: the Job's backoffLimit).
 import { hostFact } from '../../src/engine/facts.ts';
 import type { ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { ciliumRelease } from './release.ts';
+import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
 
 export type HelmReleaseRef = {
   name: string;

@@ -9,12 +9,13 @@
 // that old log only when the budget ends without one.
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { excerpt, kubectl, pause } from '../k3s/remote-k3s.ts';
-import { checkAgentServiceHost, type AgentPod } from './agent-env.ts';
+import { excerpt, kubectl } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
+import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
 import { ciliumInstall, installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
-import { podsPullCause } from '../images/pods.ts';
+import { podsPullCause } from '../../src/images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
 const POLL_MS = 3_000;
@@ -89,32 +90,37 @@ export const ciliumRolledOut: Gate = {
     let installDone = !pending;
     // Containers in back-off after a failed run at the gate's first look (see the header).
     let backedOff: Map<string, number> | undefined;
-    do {
-      if (!installDone) {
-        const r = await kubectl(ctx, host, revisionsQuery(pending!.release));
-        if (r.code === 0) revisions = parseRevisions(r.stdout);
-        installDone = installed(pending!, revisions);
-        if (!installDone) continue;
-      }
-      seen = await look(ctx, host);
-      backedOff ??= backedOffContainers(seen.raw);
-      // Drift is a stop as soon as a pod of the CURRENT template shows it: that will not fix itself. Pods
-      // of an older template are being replaced (a rerun that repairs a bad release rolls them away).
-      const drift = checkAgentServiceHost(
-        seen.pods.filter((p) => p.current),
-        vip,
-        port,
-        kubernetesIp,
-      );
-      if (drift.length) throw stopOf(drift);
-      // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
-      const pull = podsPullCause(ctx, seen.raw);
-      if (pull?.decided) throw pull.cause;
-      const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
-      if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return;
-      const known = await knownFailure(ctx, host, seen, kubernetesIp, (pod, c) => isStaleFailure(backedOff!, pod, c));
-      if (known) throw known;
-    } while (await pause(ctx, POLL_MS, signal));
+    const rolledOut = await poll(ctx, signal, {
+      everyMs: POLL_MS,
+      look: async () => {
+        if (!installDone) {
+          const r = await kubectl(ctx, host, revisionsQuery(pending!.release));
+          if (r.code === 0) revisions = parseRevisions(r.stdout);
+          installDone = installed(pending!, revisions);
+          if (!installDone) return undefined;
+        }
+        seen = await look(ctx, host);
+        backedOff ??= backedOffContainers(seen.raw);
+        // Drift is a stop as soon as a pod of the CURRENT template shows it: that will not fix itself. Pods
+        // of an older template are being replaced (a rerun that repairs a bad release rolls them away).
+        const drift = checkAgentServiceHost(
+          seen.pods.filter((p) => p.current),
+          vip,
+          port,
+          kubernetesIp,
+        );
+        if (drift.length) throw stopOf(drift);
+        // An agent whose image is on no node (air-gapped) never starts: name the image, not the timeout.
+        const pull = podsPullCause(ctx, seen.raw);
+        if (pull?.decided) throw pull.cause;
+        const allReady = seen.pods.length >= seen.desired && seen.desired > 0 && seen.pods.every((p) => p.ready && p.current);
+        if (allReady && seen.rolledOut && seen.notReadyNodes.length === 0) return true;
+        const known = await knownFailure(ctx, host, seen, kubernetesIp, (pod, c) => isStaleFailure(backedOff!, pod, c));
+        if (known) throw known;
+        return undefined;
+      },
+    });
+    if (rolledOut) return;
     if (!installDone) {
       const r = pending!.release;
       throw new CauseError('CILIUM_AGENTS_NOT_READY', {

@@ -10,7 +10,7 @@
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { CauseError } from '../../src/errors.ts';
-import { kubectl } from '../k3s/remote-k3s.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
 
 export const FLUX_NAMESPACE = 'flux-system';
 /** How many of the crashed run's log lines the cause carries. */

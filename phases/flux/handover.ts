@@ -22,21 +22,21 @@ import { hostFact } from '../../src/engine/facts.ts';
 import type { HostRef, Plan, Step } from '../../src/engine/phase.ts';
 import { CauseError, causesOf } from '../../src/errors.ts';
 import { shq } from '../../src/util/shell.ts';
-import { HELMCHART_MANIFEST } from '../cilium/helmchart.ts';
-import { ciliumRelease, type CiliumRelease } from '../cilium/release.ts';
-import { kubectl } from '../k3s/remote-k3s.ts';
-import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from './helmchart-object.ts';
+import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
+import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
+import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 
-export { UNMANAGED } from './helmchart-object.ts';
+export { UNMANAGED } from '../../src/k3s/helmchart-object.ts';
 /** How long the delete waits for the HelmChart to be gone. */
 export const GONE_WAIT_S = 60;
 const DELETE_PREFIX = 'k3s kubectl delete';
 /** The waits of the hand-over share one budget (shortened by flux.waitSeconds). */
 export const HANDOVER_BUDGET_MS = FLUX_WAIT_MAX_MS;
 
-/** What the hand-over reads of Cilium's release (cilium/release.ts): the HelmChart, the HelmRelease, the values. */
+/** What the hand-over reads of Cilium's release (src/gitops/cilium-release.ts): the HelmChart, the HelmRelease, the values. */
 export type CiliumOwnership = Pick<CiliumRelease, 'helmChart' | 'helmRelease' | 'values'>;
 
 /** The run's render of Cilium's release (the flux phase's prepare renders it, or the cilium phase's did). */

@@ -6,12 +6,13 @@
 // reason and message it saw (for a health check still running, the objects it waits for that are not ready).
 // Before either and at every look, the controllers' pods: one crash-looping is named at once (controllers.ts),
 // as is, on an air-gapped site, one whose image is on no node.
-import { podsPullCause } from '../images/pods.ts';
+import { podsPullCause } from '../../src/images/pods.ts';
 import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { kubectl, pause } from '../k3s/remote-k3s.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, stalledCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';
@@ -114,20 +115,24 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
   let pull = await lookAtControllers(ctx, host);
   await requestReconcile(ctx, host);
   let last: FluxVerdict[] = [];
-  let n = 0;
-  for (;;) {
-    const seen = await listFlux(ctx, host);
-    if (seen) {
-      const state = fluxState(seen.sources, seen.kustomizations);
-      if (state.ready && seen.sources.length && seen.kustomizations.length) return;
-      last = state.ready ? [] : state.verdicts;
-      const stalled = last.filter((v) => v.stalled);
-      if (stalled.length) throw verdictsError(stalled);
-      if (last.some((v) => v.reason === 'HealthCheckRunning')) last = await healthDetails(ctx, host, last, seen.kustomizations);
-    }
-    if (!(await pause(ctx, pollMs(n++), signal))) break;
-    pull = await lookAtControllers(ctx, host);
-  }
+  const ready = await poll(ctx, signal, {
+    everyMs: pollMs,
+    look: async (attempt) => {
+      // After each pause, the controllers again (the first look was before the reconcile request).
+      if (attempt > 0) pull = await lookAtControllers(ctx, host);
+      const seen = await listFlux(ctx, host);
+      if (seen) {
+        const state = fluxState(seen.sources, seen.kustomizations);
+        if (state.ready && seen.sources.length && seen.kustomizations.length) return true;
+        last = state.ready ? [] : state.verdicts;
+        const stalled = last.filter((v) => v.stalled);
+        if (stalled.length) throw verdictsError(stalled);
+        if (last.some((v) => v.reason === 'HealthCheckRunning')) last = await healthDetails(ctx, host, last, seen.kustomizations);
+      }
+      return undefined;
+    },
+  });
+  if (ready) return;
   ctx.signal.throwIfAborted();
   if (pull) throw pull.cause;
   if (last.length) throw verdictsError(last);
@@ -140,29 +145,33 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   const command = `get helmreleases.helm.toolkit.fluxcd.io -n ${hr.namespace} ${hr.name} -o json`;
   const what = describeObject('HelmRelease', { metadata: hr });
   let seen = `${what} does not exist: the Kustomizations of gitops.path did not apply it`;
-  let n = 0;
-  do {
-    // helm-controller crash-looping answers nothing: named at once.
-    await lookAtControllers(ctx, host);
-    const res = await kubectl(ctx, host, command).catch(() => undefined);
-    if (res?.code === 0) {
-      const obj = JSON.parse(res.stdout);
-      const literal = literalVariables(obj.spec?.values ?? {});
-      if (literal.length) {
-        const s = `${what} holds ${literal.map((l) => `spec.values.${l.path}: ${JSON.stringify(l.text)}`).join(', ')} literally: no substitution ran for it`;
-        throw new CauseError('FLUX_SUBSTITUTION_FAILED', { message: s, evidence: { command: `kubectl ${command}`, seen: s } });
+  const ready = await poll<{ ready: any } | { stalled: true }>(ctx, signal, {
+    everyMs: pollMs,
+    look: async () => {
+      // helm-controller crash-looping answers nothing: named at once.
+      await lookAtControllers(ctx, host);
+      const res = await kubectl(ctx, host, command).catch(() => undefined);
+      if (res?.code === 0) {
+        const obj = JSON.parse(res.stdout);
+        const literal = literalVariables(obj.spec?.values ?? {});
+        if (literal.length) {
+          const s = `${what} holds ${literal.map((l) => `spec.values.${l.path}: ${JSON.stringify(l.text)}`).join(', ')} literally: no substitution ran for it`;
+          throw new CauseError('FLUX_SUBSTITUTION_FAILED', { message: s, evidence: { command: `kubectl ${command}`, seen: s } });
+        }
+        if (isReady(obj)) return { ready: obj };
+        const c = readyCondition(obj);
+        seen = `${what} is not Ready: ${c?.reason ?? 'NoReadyCondition'}: ${c?.message ?? 'the helm-controller has not reconciled it yet'}`;
+        // Stalled (e.g. RetriesExceeded once an install or upgrade failed with no remediation retries left).
+        const stalled = stalledCondition(obj);
+        if (stalled) {
+          seen = `${seen} (Stalled: ${stalled.reason}: ${stalled.message}; the helm-controller will not retry this generation)`;
+          return { stalled: true };
+        }
       }
-      if (isReady(obj)) return obj;
-      const c = readyCondition(obj);
-      seen = `${what} is not Ready: ${c?.reason ?? 'NoReadyCondition'}: ${c?.message ?? 'the helm-controller has not reconciled it yet'}`;
-      // Stalled (e.g. RetriesExceeded once an install or upgrade failed with no remediation retries left).
-      const stalled = stalledCondition(obj);
-      if (stalled) {
-        seen = `${seen} (Stalled: ${stalled.reason}: ${stalled.message}; the helm-controller will not retry this generation)`;
-        break;
-      }
-    }
-  } while (await pause(ctx, pollMs(n++), signal));
+      return undefined;
+    },
+  });
+  if (ready && 'ready' in ready) return ready.ready;
   ctx.signal.throwIfAborted();
   throw new CauseError('FLUX_HELMRELEASE_NOT_READY', { message: seen, evidence: { command: `kubectl ${command}`, seen } });
 }

@@ -6,10 +6,11 @@
 // host with the same name, a token of another cluster, the VIP unreachable), as for servers.
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { founderRef } from '../hosts.ts';
+import { founderRef } from '../../src/inventory/hosts.ts';
 import { journalCursor } from './facts.ts';
-import { matchJoinFailure } from './journal-causes.ts';
-import { excerpt, journalSince, kubectl, pause } from './remote-k3s.ts';
+import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
+import { excerpt, journalSince, kubectl } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
 
 export interface NodeLeaseView {
   renewTime?: string;
@@ -35,23 +36,28 @@ export const agentRegistered: Gate = {
     const founder = founderRef(ctx.inventory)[0];
     const cursor = ctx.facts.get(host.name, journalCursor);
     let seen = 'no Node of this name';
-    do {
-      const node = await kubectl(ctx, founder, `get node ${host.name} -o name`, 10_000).catch(() => undefined);
-      if (node?.code === 0 && node.stdout.trim()) {
-        const lease = await kubectl(ctx, founder, `get lease -n kube-node-lease ${host.name} -o jsonpath='{.spec}'`, 10_000).catch(() => undefined);
-        const spec = lease?.code === 0 ? parseSpec(lease.stdout) : undefined;
-        const judged = leaseFreshness(spec, ctx.clock.now());
-        if (judged.fresh) return;
-        seen = judged.seen;
-      }
-      const journal = await journalSince(ctx, host, cursor);
-      const known = matchJoinFailure(journal);
-      if (known && !known.transient) {
-        // An agent dials the VIP, not the founder: "failed to get CA certs" means the VIP did not answer it.
-        const id = known.id === 'JOIN_FOUNDER_UNREACHABLE' ? 'VIP_NOT_ANSWERING' : known.id;
-        throw new CauseError(id, { host: host.name, evidence: { command: 'journalctl -u k3s-agent.service', seen: known.line, excerpt: excerpt(journal, 15) } });
-      }
-    } while (await pause(ctx, 2_000, signal));
+    const registered = await poll(ctx, signal, {
+      everyMs: 2_000,
+      look: async () => {
+        const node = await kubectl(ctx, founder, `get node ${host.name} -o name`, 10_000).catch(() => undefined);
+        if (node?.code === 0 && node.stdout.trim()) {
+          const lease = await kubectl(ctx, founder, `get lease -n kube-node-lease ${host.name} -o jsonpath='{.spec}'`, 10_000).catch(() => undefined);
+          const spec = lease?.code === 0 ? parseSpec(lease.stdout) : undefined;
+          const judged = leaseFreshness(spec, ctx.clock.now());
+          if (judged.fresh) return true;
+          seen = judged.seen;
+        }
+        const journal = await journalSince(ctx, host, cursor);
+        const known = matchJoinFailure(journal);
+        if (known && !known.transient) {
+          // An agent dials the VIP, not the founder: "failed to get CA certs" means the VIP did not answer it.
+          const id = known.id === 'JOIN_FOUNDER_UNREACHABLE' ? 'VIP_NOT_ANSWERING' : known.id;
+          throw new CauseError(id, { host: host.name, evidence: { command: 'journalctl -u k3s-agent.service', seen: known.line, excerpt: excerpt(journal, 15) } });
+        }
+        return undefined;
+      },
+    });
+    if (registered) return;
     const journal = await journalSince(ctx, host, cursor).catch(() => '');
     throw new CauseError('AGENT_NOT_REGISTERED', { host: host.name, evidence: { command: `k3s kubectl get node,lease ${host.name}`, seen, excerpt: excerpt(journal) } });
   },

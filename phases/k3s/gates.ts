@@ -4,14 +4,15 @@ import { writeFileAtomic } from '../../src/util/atomic-file.ts';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { founderRef } from '../hosts.ts';
+import { founderRef } from '../../src/inventory/hosts.ts';
 import { journalCursor } from './facts.ts';
-import { matchJoinFailure, type JournalMatch } from './journal-causes.ts';
+import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
-import { kubeconfigPath, operatorKubeconfig } from './kubeconfig-file.ts';
-import { KUBECONFIG_FILE, TOKEN_FILE } from './render.ts';
-import { excerpt, journalSince, kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
-import { readToken, secretOf, writeToken } from './token.ts';
+import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-file.ts';
+import { KUBECONFIG_FILE, TOKEN_FILE } from '../../src/k3s/paths.ts';
+import { excerpt, journalSince, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
+import { readToken, secretOf, writeToken } from '../../src/k3s/token.ts';
 
 const POLL_MS = 2_000;
 const TRANSIENT_LIMIT_MS = 60_000;
@@ -24,11 +25,16 @@ export const founderApiReady: Gate = {
   budgetMs: 180_000,
   async run(host, ctx, signal) {
     let last = { code: null as number | null, out: '' };
-    do {
-      const res = await kubectl(ctx, host, "get --raw='/readyz'", 10_000);
-      if (res.code === 0 && res.stdout.trim() === 'ok') return fetchClusterAccess(host, ctx);
-      last = { code: res.code, out: res.stderr || res.stdout };
-    } while (await pause(ctx, POLL_MS, signal));
+    const ready = await poll(ctx, signal, {
+      everyMs: POLL_MS,
+      look: async () => {
+        const res = await kubectl(ctx, host, "get --raw='/readyz'", 10_000);
+        if (res.code === 0 && res.stdout.trim() === 'ok') return true;
+        last = { code: res.code, out: res.stderr || res.stdout };
+        return undefined;
+      },
+    });
+    if (ready) return fetchClusterAccess(host, ctx);
     const journal = await journalSince(ctx, host, ctx.facts.get(host.name, journalCursor), 40).catch(() => '');
     throw new CauseError('FOUNDER_API_NOT_READY', {
       host: host.name,
@@ -72,41 +78,46 @@ export const joinerIsVoter: Gate = {
     let transientSince: number | undefined;
     let transient: ReturnType<typeof matchJoinFailure>;
     let quorumCheckedAt = -Infinity;
-    do {
-      // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
-      const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
-      voter = res?.code === 0 ? res.stdout.trim() : '';
-      registered ||= res?.code === 0;
-      if (voter.startsWith('True')) return;
-      const journal = await journalSince(ctx, host, cursor);
-      const known = matchJoinFailure(journal);
-      // etcd refuses the join for its health: if a majority of its members is down, waiting cannot help,
-      // and the servers to bring back are named, not the joiner.
-      if (known?.id === 'ETCD_CLUSTER_UNHEALTHY' && ctx.clock.now() - quorumCheckedAt >= QUORUM_CHECK_MS) {
-        quorumCheckedAt = ctx.clock.now();
-        const lost = quorumLost(await readServers(ctx, host));
-        if (lost) throw quorumLostError(host.name, lost, known, journal);
-      }
-      if (known?.transient) {
-        transientSince ??= ctx.clock.now();
-        transient = known;
-      } else {
-        transientSince = undefined;
-      }
-      const persistent = known && (!known.transient || ctx.clock.now() - transientSince! > TRANSIENT_LIMIT_MS);
-      if (known && persistent) {
-        // The founder answering the operator while the joiner cannot reach it: the path between them is cut.
-        const founderAnswers = res !== undefined && (res.code === 0 || NOT_FOUND.test(res.stderr));
-        const unreachable = known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
-          ? `${host.name} cannot reach ${ctx.inventory.derived.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
-          : undefined;
-        throw new CauseError(known.id, {
-          host: host.name,
-          message: known.detail ? `critical configuration mismatched: ${known.detail}` : unreachable,
-          evidence: { command: 'journalctl -u k3s.service', seen: known.line, excerpt: excerpt(journal, 15) },
-        });
-      }
-    } while (await pause(ctx, POLL_MS, signal));
+    const joined = await poll(ctx, signal, {
+      everyMs: POLL_MS,
+      look: async () => {
+        // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
+        const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
+        voter = res?.code === 0 ? res.stdout.trim() : '';
+        registered ||= res?.code === 0;
+        if (voter.startsWith('True')) return true;
+        const journal = await journalSince(ctx, host, cursor);
+        const known = matchJoinFailure(journal);
+        // etcd refuses the join for its health: if a majority of its members is down, waiting cannot help,
+        // and the servers to bring back are named, not the joiner.
+        if (known?.id === 'ETCD_CLUSTER_UNHEALTHY' && ctx.clock.now() - quorumCheckedAt >= QUORUM_CHECK_MS) {
+          quorumCheckedAt = ctx.clock.now();
+          const lost = quorumLost(await readServers(ctx, host));
+          if (lost) throw quorumLostError(host.name, lost, known, journal);
+        }
+        if (known?.transient) {
+          transientSince ??= ctx.clock.now();
+          transient = known;
+        } else {
+          transientSince = undefined;
+        }
+        const persistent = known && (!known.transient || ctx.clock.now() - transientSince! > TRANSIENT_LIMIT_MS);
+        if (known && persistent) {
+          // The founder answering the operator while the joiner cannot reach it: the path between them is cut.
+          const founderAnswers = res !== undefined && (res.code === 0 || NOT_FOUND.test(res.stderr));
+          const unreachable = known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
+            ? `${host.name} cannot reach ${ctx.inventory.derived.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
+            : undefined;
+          throw new CauseError(known.id, {
+            host: host.name,
+            message: known.detail ? `critical configuration mismatched: ${known.detail}` : unreachable,
+            evidence: { command: 'journalctl -u k3s.service', seen: known.line, excerpt: excerpt(journal, 15) },
+          });
+        }
+        return undefined;
+      },
+    });
+    if (joined) return;
     const journal = await journalSince(ctx, host, cursor).catch(() => '');
     if (transient && transientSince !== undefined) {
       throw new CauseError(transient.id, { host: host.name, evidence: { command: 'journalctl -u k3s.service', seen: transient.line, excerpt: excerpt(journal, 15) } });

@@ -7,12 +7,13 @@ import type { LocalContext, ReadContext } from '../../src/engine/context.ts';
 import type { HostFact } from '../../src/engine/facts.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
-import { imagesPlaced } from '../images/pull-cause.ts';
+import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
 import { binaryChanged, configChanged, envChanged, journalCursor, unitChanged } from './facts.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
-import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, configFor, roleOf, serverEnv, serverUnit } from './render.ts';
-import { readToken } from './token.ts';
+import { configFor, serverEnv, serverUnit } from './render.ts';
+import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
+import { readToken } from '../../src/k3s/token.ts';
 
 import { sha256File } from '../../src/util/sha256-file.ts';
 

@@ -7,7 +7,7 @@
 // same reason: that line only matters at a first join.
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { CONFIG_FILE, DB_DIR } from './render.ts';
+import { CONFIG_FILE, DB_DIR } from '../../src/k3s/paths.ts';
 
 export type JoinKey = { 'cluster-init': true } | { server: string };
 

@@ -6,8 +6,8 @@
 import { causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../hosts.ts';
-import { DB_DIR, SERVER_ROLE } from './render.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
 
 /** What one other server showed: whether it holds an etcd member's data, and why it is down, if it is. */
 export interface ServerSeen {

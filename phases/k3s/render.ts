@@ -4,31 +4,7 @@ import { stringify } from 'yaml';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import type { JoinKey } from './join-mode.ts';
-
-export const K3S_BIN = '/usr/local/bin/k3s';
-export const CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
-
-/** Servers run `k3s server` as k3s.service; agents `k3s agent` as k3s-agent.service (as k3s's installer names them). */
-export interface K3sRole {
-  subcommand: 'server' | 'agent';
-  unit: string;
-  unitFile: string;
-  envFile: string;
-}
-
-const role = (subcommand: 'server' | 'agent', unit: string): K3sRole => ({ subcommand, unit, unitFile: `/etc/systemd/system/${unit}`, envFile: `/etc/systemd/system/${unit}.env` });
-export const SERVER_ROLE = role('server', 'k3s.service');
-export const AGENT_ROLE = role('agent', 'k3s-agent.service');
-export const roleOf = (host: HostRef): K3sRole => (host.role === 'agent' ? AGENT_ROLE : SERVER_ROLE);
-
-export const UNIT_FILE = SERVER_ROLE.unitFile;
-export const ENV_FILE = SERVER_ROLE.envFile;
-export const DATA_DIR = '/var/lib/rancher/k3s';
-export const DB_DIR = `${DATA_DIR}/server/db`;
-export const TOKEN_FILE = `${DATA_DIR}/server/token`;
-export const KUBECONFIG_FILE = '/etc/rancher/k3s/k3s.yaml';
-export const IMAGES_DIR = `${DATA_DIR}/agent/images`;
-export const MANIFESTS_DIR = `${DATA_DIR}/server/manifests`;
+import { K3S_BIN, SERVER_ROLE, type K3sRole } from '../../src/k3s/paths.ts';
 
 /**
  * config.yaml for a server. The founder initialises the cluster; a joiner dials the FOUNDER (on a

@@ -6,10 +6,9 @@ import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { runFact, type FactValue } from '../../src/engine/facts.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../hosts.ts';
-import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
-import { compareMembers, readMembers, type Member } from '../verify/members.ts';
-import { kubectl, NOT_FOUND } from './remote-k3s.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { MEMBER_LIST_COMMAND, compareMembers, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
+import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 
 /** What one surviving server showed. */
 export interface SurvivorSeen {

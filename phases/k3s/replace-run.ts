@@ -6,7 +6,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { FactValue } from '../../src/engine/facts.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { serverRefs } from '../hosts.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 import { withInventory } from './replace-phase.ts';
 import { checkQuorum } from './replace-quorum.ts';
 

@@ -7,11 +7,10 @@ import { withDeadline } from '../../src/util/deadline.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { serverRefs } from '../hosts.ts';
-import { MEMBER_LIST_COMMAND } from '../verify/checks.ts';
-import { readMembers } from '../verify/members.ts';
-import { DATA_DIR, SERVER_ROLE } from './render.ts';
-import { kubectl, NOT_FOUND, pause } from './remote-k3s.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { DATA_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
 import { membersOf, replaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;

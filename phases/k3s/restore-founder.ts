@@ -11,8 +11,8 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
-import { joinerRefs } from '../hosts.ts';
-import { DATA_DIR, K3S_BIN, SERVER_ROLE } from './render.ts';
+import { joinerRefs } from '../../src/inventory/hosts.ts';
+import { DATA_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { restoredNow, stopsOthers } from './facts.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 

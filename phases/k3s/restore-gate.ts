@@ -5,7 +5,7 @@ import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { listObjectsCommand, missingObjects, objectKeys } from '../../src/backup/objects.ts';
 import type { Backup } from '../../src/backup/store.ts';
-import { pause } from './remote-k3s.ts';
+import { poll } from '../../src/engine/poll.ts';
 import { isNodePasswordObject } from './restore-passwords.ts';
 import { lastLines } from '../../src/util/text.ts';
 
@@ -27,20 +27,25 @@ export function restoreComplete(backup: Backup): Gate {
       let stable = 0;
       // The API may still be registering its types after /readyz: look again, until the same objects are
       // missing in STABLE_LISTINGS listings in a row or the budget ends.
-      do {
-        // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
-        const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal }).catch(() => undefined);
-        if (res?.code === 0) {
-          const now = missingObjects(expected, objectKeys(res.stdout));
-          if (!now.length) return;
-          stable = listed && now.join() === missing.join() ? stable + 1 : 1;
-          missing = now;
-          listed = true;
-          if (stable >= STABLE_LISTINGS) break;
-        } else {
-          failure = res ? lastLines((res.stderr || res.stdout).trim(), 3) : 'no answer';
-        }
-      } while (!signal.aborted && (await pause(ctx, 3_000, signal)));
+      const seen = await poll(ctx, signal, {
+        everyMs: 3_000,
+        look: async () => {
+          // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
+          const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal }).catch(() => undefined);
+          if (res?.code === 0) {
+            const now = missingObjects(expected, objectKeys(res.stdout));
+            if (!now.length) return 'complete';
+            stable = listed && now.join() === missing.join() ? stable + 1 : 1;
+            missing = now;
+            listed = true;
+            if (stable >= STABLE_LISTINGS) return 'settled';
+          } else {
+            failure = res ? lastLines((res.stderr || res.stdout).trim(), 3) : 'no answer';
+          }
+          return undefined;
+        },
+      });
+      if (seen === 'complete') return;
       throw new CauseError('RESTORE_INCOMPLETE', {
         host: host.name,
         message: listed ? `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore` : `the API objects could not be listed to compare them with the backup's ${backup.manifest.objects.length}`,

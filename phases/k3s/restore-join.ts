@@ -4,7 +4,7 @@
 import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
-import { DB_DIR, SERVER_ROLE } from './render.ts';
+import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 export function wipeForRejoinStep(backup: Backup): Step {

@@ -12,7 +12,7 @@ import { restoreComplete } from './restore-gate.ts';
 import { wipeForRejoinStep } from './restore-join.ts';
 import { forgetNodePasswordsStep } from './restore-passwords.ts';
 import { restorePrepare } from './restore-prepare.ts';
-import { readToken, writeToken } from './token.ts';
+import { readToken, writeToken } from '../../src/k3s/token.ts';
 
 export function restorePhases(phases: Phase[], backup: Backup): Phase[] {
   return phases.map((p) => (p.id === 'k3s-founder' ? restoreFounder(p, backup) : p.id === 'k3s-join' ? restoreJoin(p, backup) : p));

@@ -15,9 +15,9 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
-import { allHostRefs } from '../hosts.ts';
+import { allHostRefs } from '../../src/inventory/hosts.ts';
 import { forgotNodePasswords, restoredNow } from './facts.ts';
-import { K3S_BIN, SERVER_ROLE } from './render.ts';
+import { K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 export const nodePasswordSecret = (node: string) => `${node.toLowerCase()}.node-password.k3s`;

@@ -5,7 +5,7 @@ import { checkBackup } from '../../src/backup/checks.ts';
 import { type Backup, fileSha256, readBackupToken } from '../../src/backup/store.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import { CauseError } from '../../src/errors.ts';
-import { checkTokenForm, readToken } from './token.ts';
+import { checkTokenForm, readToken } from '../../src/k3s/token.ts';
 
 export function restorePrepare(backup: Backup): NonNullable<Phase['prepare']> {
   return async (ctx) => {

@@ -11,12 +11,7 @@
 //   service network (derived from k3s.serviceCidr, never written here).
 // The lines are in test/fixtures/upstream-lines/kube-vip.txt.
 import type { CauseId } from '../../src/causes/catalogue.ts';
-
-export interface LogMatch {
-  causeId: CauseId;
-  /** The log line that showed it. */
-  line: string;
-}
+import type { LogMatch } from '../../src/causes/log-match.ts';
 
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

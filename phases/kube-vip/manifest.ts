@@ -3,7 +3,7 @@
 import type { CauseError } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
 import type { ProbeCommand } from '../../src/engine/phase.ts';
-import { linkNames } from '../node-baseline/checks.ts';
+import { linkNames } from '../../src/util/ip-link.ts';
 import { chooseVipInterface, nicForVip } from './nic.ts';
 import { renderKubeVip } from './render.ts';
 

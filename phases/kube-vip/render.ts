@@ -3,14 +3,11 @@
 // --arp --leaderElection --inCluster --taint`). Pure and deterministic: the same input gives the same bytes,
 // so a second run finds nothing to change.
 import { stringify } from 'yaml';
-import { MANIFESTS_DIR } from '../k3s/render.ts';
+import { MANIFESTS_DIR } from '../../src/k3s/paths.ts';
+import { KUBE_VIP_IMAGE } from '../../src/images/pins.ts';
+import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
 
 export const KUBE_VIP_MANIFEST = `${MANIFESTS_DIR}/kube-vip.yaml`;
-/** NOTE: vip_cidr was removed in v0.9.0 (silently ignored); this manifest uses vip_subnet, so >= v0.9.0. */
-export const KUBE_VIP_IMAGE = 'ghcr.io/kube-vip/kube-vip:v0.9.2';
-export const KUBE_VIP_NAMESPACE = 'kube-system';
-export const KUBE_VIP_DAEMONSET = 'kube-vip-ds';
-export const KUBE_VIP_LEASE = 'plndr-cp-lock';
 /** The port the local k3s API server listens on, whatever port the VIP is dialled on. */
 export const LOCAL_API_PORT = 6443;
 
@@ -24,9 +21,6 @@ export interface KubeVipInput {
   subnet?: string;
   image?: string;
 }
-
-/** Lease timing in seconds (the values the issue fixes: 15 s lease, 10 s renew deadline, 2 s retry). */
-export const LEASE_TIMING = { duration: 15, renewDeadline: 10, retryPeriod: 2 } as const;
 
 const LABELS = { 'app.kubernetes.io/name': KUBE_VIP_DAEMONSET };
 

@@ -7,14 +7,14 @@ import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
-import { founderRef } from '../hosts.ts';
-import { excerpt, kubectl, NOT_FOUND, pause } from '../k3s/remote-k3s.ts';
-import { DATA_DIR } from '../k3s/render.ts';
-import { podsPullCause } from '../images/pods.ts';
+import { founderRef } from '../../src/inventory/hosts.ts';
+import { excerpt, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
+import { SERVER_CA } from '../../src/k3s/paths.ts';
+import { podsPullCause } from '../../src/images/pods.ts';
 import { matchKubeVipLog } from './log-causes.ts';
-import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from './render.ts';
+import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
 
-export const SERVER_CA = `${DATA_DIR}/server/tls/server-ca.crt`;
 const POLL_MS = 2_000;
 
 type Answer = { ok: true } | { ok: false; certificate: boolean; seen: string; command: string; exitCode?: number | null };
@@ -87,14 +87,19 @@ export const vipAnswers: Gate = {
     // The operator's side is checked once, by the founder's gate.
     const ca = host.founder ? (await ctx.remote(host).exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000 })).stdout : '';
     let last: Answer = { ok: false, certificate: false, seen: 'not tried', command: '' };
-    do {
-      last = await answerFromServer(ctx, host);
-      if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);
-      if (last.ok) return;
-      // A known failure in kube-vip's log needs no waiting out.
-      const early = await diagnose(ctx, host, last);
-      if (early.causeId !== 'VIP_LEASE_NOT_HELD' && early.causeId !== 'VIP_NOT_ANSWERING') throw early;
-    } while (await pause(ctx, POLL_MS, signal));
+    const answered = await poll(ctx, signal, {
+      everyMs: POLL_MS,
+      look: async () => {
+        last = await answerFromServer(ctx, host);
+        if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);
+        if (last.ok) return true;
+        // A known failure in kube-vip's log needs no waiting out.
+        const early = await diagnose(ctx, host, last);
+        if (early.causeId !== 'VIP_LEASE_NOT_HELD' && early.causeId !== 'VIP_NOT_ANSWERING') throw early;
+        return undefined;
+      },
+    });
+    if (answered) return;
     throw await diagnose(ctx, host, last as Answer & { ok: false }, true);
   },
 };

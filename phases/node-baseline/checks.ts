@@ -1,7 +1,8 @@
 // Pure verdicts from what node-baseline's probes saw. Each returns the causes it finds (none = ok).
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
-import { roleOf } from '../k3s/render.ts';
+import { roleOf } from '../../src/k3s/paths.ts';
+import { linkNames } from '../../src/util/ip-link.ts';
 import { toolStops } from './tools.ts';
 
 export const MIN_KERNEL = '5.10';
@@ -103,13 +104,6 @@ export function nicOfAddress(addrs: string, address: string): string | undefined
     if (m && m[2] === address) return m[1].replace(/@.*$/, '');
   }
   return undefined;
-}
-
-export function linkNames(links: string): string[] {
-  return links
-    .split('\n')
-    .map((l) => l.match(/^\d+:\s+([^:@\s]+)/)?.[1])
-    .filter((x): x is string => Boolean(x));
 }
 
 function nicStop(i: BaselineInputs): CauseError[] {

@@ -6,11 +6,11 @@ import { hostFact } from '../../src/engine/facts.ts';
 import { fileChange, type Change } from '../../src/engine/changes.ts';
 import { archOfFile } from '../../src/util/elf-arch.ts';
 import { shq } from '../../src/util/shell.ts';
-import { allHostRefs } from '../hosts.ts';
+import { allHostRefs } from '../../src/inventory/hosts.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
 import { versionStops } from './k3s-version.ts';
-import { imageStops } from '../images/stops.ts';
-import { renderCiliumRelease } from '../cilium/release.ts';
+import { imageStops } from '../../src/images/stops.ts';
+import { renderCiliumRelease } from '../../src/gitops/cilium-release.ts';
 import { baselineProbes, identityProbes } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];

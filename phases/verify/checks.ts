@@ -4,17 +4,17 @@
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
-import { allHostRefs, serverRefs } from '../hosts.ts';
-import { checkAgentServiceHost } from '../cilium/agent-env.ts';
-import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../kube-vip/render.ts';
+import { allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
+import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { apiVerdict, operatorVerdict, readyzCommand, type Target } from './api-verdict.ts';
-import { NOT_FOUND } from '../k3s/remote-k3s.ts';
+import { NOT_FOUND } from '../../src/k3s/remote.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
-import { SERVER_CA } from '../kube-vip/vip-gate.ts';
+import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { nodeHealth } from './node-health.ts';
-import { compareMembers, describeMember, mismatchLine, readMembers } from './members.ts';
-import { parseNodes, readiness } from './nodes.ts';
+import { MEMBER_LIST_COMMAND, compareMembers, describeMember, mismatchLine, readMembers } from '../../src/k3s/etcd-members.ts';
+import { parseNodes, readiness } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
 
 const unreadable = (seen: string, host?: string): Verdict => ({
@@ -42,13 +42,6 @@ export const nodesReady: Gate = {
     }),
 };
 
-/**
- * etcd's member list as k3s serves it on every server: the supervisor's `/db/info` (k3s-io/k3s
- * pkg/etcd/etcd.go handler/infoHandler: `{"members":[…]}`, etcd's MemberListResponse members), which
- * k3s answers without credentials to a client on 127.0.0.1 (auth.IsLocalOrHasRole, k3s-io/k3s#10001).
- * `k3s kubectl` dials https://127.0.0.1:6443 from k3s.yaml, so nothing beyond k3s is needed on the host.
- */
-export const MEMBER_LIST_COMMAND = 'k3s kubectl get --raw /db/info --request-timeout=5s';
 const MEMBER_LIST_SHOWN = 'k3s kubectl get --raw /db/info';
 
 export const etcdVoters: Gate = {

@@ -5,13 +5,12 @@
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../hosts.ts';
-import { pause } from '../k3s/remote-k3s.ts';
-import { roleOf } from '../k3s/render.ts';
-import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../kube-vip/render.ts';
-import { MEMBER_LIST_COMMAND } from './checks.ts';
-import { compareMembers, readMembers } from './members.ts';
-import { parseNodes } from './nodes.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { poll } from '../../src/engine/poll.ts';
+import { roleOf } from '../../src/k3s/paths.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
+import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { parseNodes } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */
@@ -74,11 +73,14 @@ export const failoverDrill: Gate = {
       if (stop.code !== 0) throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: `k3s could not be stopped on ${drilled.name} for the drill`, evidence: { command: `systemctl stop ${unit}`, exitCode: stop.code, seen: lastLine(stop) } });
       const t0 = ctx.clock.now();
       let last = { moved: false, seen: 'not tried' } as Awaited<ReturnType<typeof vipMoved>>;
-      while (ctx.clock.now() - t0 < FAILOVER_LIMIT_MS) {
-        last = await vipMoved(ctx, others, drilled.name);
-        if (last.moved) break;
-        if (!(await pause(ctx, 500, signal))) break;
-      }
+      await poll(ctx, signal, {
+        everyMs: 500,
+        withinMs: FAILOVER_LIMIT_MS,
+        look: async () => {
+          last = await vipMoved(ctx, others, drilled.name);
+          return last.moved || undefined;
+        },
+      });
       if (!last.moved) {
         throw new CauseError('FAILOVER_FAILED', {
           host: drilled.name,
@@ -94,11 +96,14 @@ export const failoverDrill: Gate = {
     }
     const t1 = ctx.clock.now();
     let back = { ok: false, seen: 'not tried' };
-    while (ctx.clock.now() - t1 < REJOIN_LIMIT_MS) {
-      back = await backAsVoter(ctx, drilled, others[0]);
-      if (back.ok) break;
-      if (!(await pause(ctx, 2_000, signal))) break;
-    }
+    await poll(ctx, signal, {
+      everyMs: 2_000,
+      withinMs: REJOIN_LIMIT_MS,
+      look: async () => {
+        back = await backAsVoter(ctx, drilled, others[0]);
+        return back.ok || undefined;
+      },
+    });
     if (!back.ok) {
       throw new CauseError('FAILOVER_FAILED', {
         host: drilled.name,

@@ -5,8 +5,9 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { batchScript, parseBatch } from '../../src/engine/probe-batch.ts';
 import type { ExecResult } from '../../src/transport/types.ts';
-import { serverRefs } from '../hosts.ts';
-import { kubectl, pause } from '../k3s/remote-k3s.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
+import { poll } from '../../src/engine/poll.ts';
 
 export const VERIFY_PHASE = 'verify';
 const POLL_MS = 3_000;
@@ -56,8 +57,14 @@ export interface Verdict {
  */
 export async function settle(ctx: RunContext, signal: AbortSignal, check: { id: string; title: string; budgetMs: number }, look: () => Promise<Verdict>): Promise<void> {
   const deadline = ctx.clock.now() + check.budgetMs - 20_000;
-  let v = await look();
-  while (v.stops.length && ctx.clock.now() < deadline && (await pause(ctx, POLL_MS, signal))) v = await look();
+  let v: Verdict = { rows: [], stops: [] };
+  await poll(ctx, signal, {
+    everyMs: POLL_MS,
+    look: async () => {
+      v = await look();
+      return !v.stops.length || ctx.clock.now() >= deadline || undefined;
+    },
+  });
   for (const r of v.rows) ctx.emit({ type: 'check', phase: VERIFY_PHASE, check: check.id, title: check.title, host: r.host, ok: r.ok, detail: r.detail });
   if (v.stops.length) throw stopOf(v.stops);
 }

@@ -3,7 +3,8 @@
 // sha256. Nothing holds the snapshot in memory: a 1 GiB snapshot costs the stream's buffers, not 1 GiB
 // (a string of it would pass V8's limit at a few hundred MB).
 import { finished } from 'node:stream/promises';
-import { countBytes, uploadBudgetMs as transferBudgetMs, type UploadProgress } from '../engine/apply.ts';
+import { countBytes, type UploadProgress } from '../engine/apply.ts';
+import { uploadBudgetMs as transferBudgetMs } from '../engine/upload-budget.ts';
 import { CauseError } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
 import type { ExecResult, Remote } from '../transport/types.ts';

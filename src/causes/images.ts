@@ -1,6 +1,6 @@
 import { defineCauses } from './define.ts';
 
-// Add-on images on an air-gapped site (k3s.imageArchives; phases/images, the add-on gates).
+// Add-on images on an air-gapped site (k3s.imageArchives; src/images, the add-on gates).
 export const imageCauses = defineCauses({
   IMAGE_ARCHIVE_INVALID: {
     title: 'An image archive the inventory names cannot be imported',

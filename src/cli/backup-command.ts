@@ -8,11 +8,11 @@ import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
 import { runSession } from '../engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
 import { loadInventory } from '../inventory/load.ts';
-import { allHostRefs } from '../../phases/hosts.ts';
+import { allHostRefs } from '../inventory/hosts.ts';
 import { backupPhase } from '../../phases/backup.ts';
 import { jsonRenderer } from '../view/json.ts';
 import { plainRenderer } from '../view/plain.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultRunDeps, type RunDeps } from './run-command.ts';
 
 export interface BackupArgs {

@@ -1,7 +1,7 @@
 // Ctrl-C, the same for every command that runs a session: the first cancels (the command under way is
 // stopped, the journal is written and every host lock released before the process ends), the second
 // exits at once. Both end with exit 130, the shell's code for "stopped by SIGINT".
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 
 export const EXIT_INTERRUPTED = 130;
 

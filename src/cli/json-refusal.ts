@@ -2,7 +2,7 @@
 // it is read or loaded (InventoryInvalid) becomes validate's `{"ok":false,"causes":[…]}`, exit 65.
 import { InventoryInvalid } from '../errors.ts';
 import { toValidateJson } from '../inventory/validate.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 
 /** Runs `read`; with --json a refusal is printed as validate's object and its exit code returned. */
 export async function orJsonRefusal<T>(json: boolean, io: Io, read: () => Promise<T>): Promise<{ value: T } | { exit: number }> {

@@ -13,13 +13,7 @@ import { backupCommand } from './backup-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
 import { readInventoryText } from '../inventory/load.ts';
 import { orJsonRefusal } from './json-refusal.ts';
-
-export interface Io {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  isTTY: boolean;
-  env: NodeJS.ProcessEnv;
-}
+import type { Io } from './io.ts';
 
 const defaultIo = (): Io => ({
   out: (l) => process.stdout.write(l + '\n'),

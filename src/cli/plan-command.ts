@@ -1,9 +1,8 @@
 // `bootstrap plan <env>`: the DAG and its steps per host, without connecting.
-import { validatedOrder } from '../engine/dag-rules.ts';
+import { validatedOrder, allPhases } from '../../phases/index.ts';
 import { loadInventory } from '../inventory/load.ts';
 import { orJsonRefusal } from './json-refusal.ts';
-import { allPhases } from '../../phases/index.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 
 export async function planCommand(file: string, json: boolean, io: Io): Promise<number> {
   const read = await orJsonRefusal(json, io, () => loadInventory(file));

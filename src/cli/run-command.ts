@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { EXIT_WOULD_CHANGE, UsageError, causesOf, stopOf } from '../errors.ts';
 import { systemClock, type Clock } from '../engine/clock.ts';
 import { selectPhases } from '../engine/dag.ts';
-import { validatedOrder } from '../engine/dag-rules.ts';
+import { validatedOrder, allPhases } from '../../phases/index.ts';
 import type { EngineEvent } from '../engine/events.ts';
 import type { HostRef, Phase } from '../engine/phase.ts';
 import { knownSecrets } from './known-secrets.ts';
@@ -15,16 +15,15 @@ import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
 import { checkArtifacts } from '../inventory/artifacts.ts';
 import { loadInventory, type LoadedInventory } from '../inventory/load.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
-import { allPhases } from '../../phases/index.ts';
-import { kubeconfigPath } from '../../phases/k3s/kubeconfig-file.ts';
-import { allHostRefs } from '../../phases/hosts.ts';
+import { kubeconfigPath } from '../k3s/kubeconfig-file.ts';
+import { allHostRefs } from '../inventory/hosts.ts';
 import { lastBuiltPhase, restorePhases } from '../../phases/k3s/restore-mode.ts';
 import { resolveBackup } from '../backup/store.ts';
 import { replacePlan } from '../../phases/k3s/replace-run.ts';
 import { jsonRenderer } from '../view/json.ts';
 import { listrRenderer } from '../view/listr.ts';
 import { plainRenderer } from '../view/plain.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultTransport, defaultPreflight, operatorSshConfig, sshTarget } from './transport-defaults.ts';
 
 export interface RunArgs {

@@ -4,7 +4,7 @@
 // holder, so `--drill` runs as a normal session: it takes every host's lock (it must not race a build)
 // and check mode never runs it.
 import { verifyPhase } from '../../phases/verify.ts';
-import type { Io } from './main.ts';
+import type { Io } from './io.ts';
 import { defaultRunDeps, runCommand, type RunDeps } from './run-command.ts';
 
 export interface VerifyArgs {

@@ -1,7 +1,7 @@
 // The changes a plan can contain. Pure, serialisable data: check mode prints them, apply performs them.
 import { createHash } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
-import { UPLOAD_BYTES_PER_SECOND, UPLOAD_FLOOR_MS, uploadBudgetMs } from './apply.ts';
+import { UPLOAD_BYTES_PER_SECOND, UPLOAD_FLOOR_MS, uploadBudgetMs } from './upload-budget.ts';
 
 export interface FileChange {
   kind: 'file';
@@ -38,7 +38,7 @@ export interface UploadChange {
   sha256: string;
   /** What the host has now (its sha256), or null when absent. */
   currentSha256: string | null;
-  /** The file's size, when the planner knows it: the plan then shows the upload's budget (apply.ts uploadBudgetMs). */
+  /** The file's size, when the planner knows it: the plan then shows the upload's budget (upload-budget.ts uploadBudgetMs). */
   bytes?: number;
 }
 

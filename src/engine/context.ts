@@ -9,7 +9,7 @@ import type { Remote } from '../transport/types.ts';
 import type { Clock } from './clock.ts';
 import type { Emit } from './events.ts';
 import type { Facts, FactsView, RunFact } from './facts.ts';
-import type { HostRef } from './phase.ts';
+import type { HostRef } from './host-ref.ts';
 
 export interface ReadContext {
   env: string;

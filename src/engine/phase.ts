@@ -6,17 +6,9 @@ import type { CauseError } from '../errors.ts';
 import type { Change } from './changes.ts';
 import type { LocalContext, PrepareContext, ReadContext, RunContext } from './context.ts';
 import type { FactValue } from './facts.ts';
+import type { HostRef } from './host-ref.ts';
 
-export const PHASE_IDS = ['node-baseline', 'k3s-founder', 'k3s-join', 'kube-vip', 'agents', 'cilium', 'verify', 'flux'] as const;
-export type PhaseId = (typeof PHASE_IDS)[number];
-
-/** A host a phase runs on, as the engine sees it. */
-export interface HostRef {
-  name: string;
-  address: string;
-  role: 'server' | 'agent';
-  founder: boolean;
-}
+export type { HostRef } from './host-ref.ts';
 
 /** One read-only remote command of a probe. Output is captured, never changes anything. */
 export interface ProbeCommand {
@@ -101,7 +93,7 @@ export interface Phase {
    * run facts, typed (src/engine/facts.ts runFact): its steps and gates read them with ctx.facts.need.
    */
   prepare?: (ctx: PrepareContext) => Promise<{ stops: CauseError[]; facts?: FactValue<'run'>[] }>;
-  id: PhaseId | string;
+  id: string;
   title: string;
   needs: string[];
   /** The hosts it runs on. Reads only ctx.inventory (the engine calls it before connecting). */

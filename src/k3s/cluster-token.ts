@@ -1,7 +1,7 @@
 // The cluster token's shape, and the form k3s accepts: `K10<sha256 hex of the CA>::<user>:<password>`,
 // `K10::<user>:<password>` or a bare password (k3s-io/k3s v1.33.5+k3s1 pkg/clientaccess/token.go
 // parseToken: "invalid token CA hash length", "invalid token format"). Pure; the state folder's file is
-// read and written by phases/k3s/token.ts, and backups carry the same object.
+// read and written by src/k3s/token.ts, and backups carry the same object.
 import { CauseError } from '../errors.ts';
 
 export interface ClusterToken {

@@ -1,42 +1,9 @@
-// Commands and tunnels on one connection: a channel per command, stdin then end-of-file, output
+// Commands on one connection: a channel per command, stdin then end-of-file, output
 // collected, a budget and Ctrl-C that stop the command, and a cap on channels open at once.
 import type { ClientChannel } from 'ssh2';
+import { delay } from '../util/delay.ts';
 import type { Link } from './link.ts';
 import type { ExecOptions, ExecResult } from './types.ts';
-
-/**
- * A TCP stream to host:port as seen from the far end of the connection (ssh direct-tcpip). With
- * `timeoutMs`, give up when the far end has not connected by then (sshd waits for the kernel's TCP
- * timeout, minutes, on an address that drops packets); a stream that opens after that is closed.
- */
-export function forwardOut(link: Link, host: string, port: number, timeoutMs?: number): Promise<ClientChannel> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            settled = true;
-            reject(Object.assign(new Error(`no TCP connection to ${host}:${port} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-          }, timeoutMs);
-    try {
-      link.client.forwardOut('127.0.0.1', 0, host, port, (err, ch) => {
-        if (timer) clearTimeout(timer);
-        if (settled) {
-          ch?.close();
-          return;
-        }
-        settled = true;
-        if (err) reject(err);
-        else resolve(ch);
-      });
-    } catch (err) {
-      if (timer) clearTimeout(timer);
-      settled = true;
-      reject(err);
-    }
-  });
-}
 
 /** Run fn holding one of the connection's channel slots. */
 export async function withChannel<T>(link: Link, fn: () => Promise<T>): Promise<T> {
@@ -181,29 +148,4 @@ function sendSignal(channel: ClientChannel, name: string): void {
   } catch {
     // the channel is already closing: nothing left to signal
   }
-}
-
-/** At most n holders at once; the rest wait in order. */
-export class Semaphore {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-  constructor(n: number) {
-    this.free = n;
-  }
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((r) => this.waiting.push(r));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    };
-  }
-}
-
-export function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
 }

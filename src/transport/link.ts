@@ -2,9 +2,9 @@
 // host's connection when there is one, and marked closed the moment the server ends it.
 import type { Duplex } from 'node:stream';
 import { NodeSSH } from 'node-ssh';
-import type { Client } from 'ssh2';
+import type { Client, ClientChannel } from 'ssh2';
 import { CauseError } from '../errors.ts';
-import { forwardOut, Semaphore } from './channel.ts';
+import { Semaphore } from '../util/limit.ts';
 import { classifyConnectError, jumpSpec } from './connect-errors.ts';
 import { makeHostVerifier, readKnownHosts, type HostKeySeen } from './host-key.ts';
 import { chooseAuth } from './identity.ts';
@@ -32,6 +32,40 @@ export interface Link {
   channels: Semaphore;
   /** Commands running on this connection: each ends (code null) when the connection is lost. */
   running: Set<() => void>;
+}
+
+/**
+ * A TCP stream to host:port as seen from the far end of the connection (ssh direct-tcpip). With
+ * `timeoutMs`, give up when the far end has not connected by then (sshd waits for the kernel's TCP
+ * timeout, minutes, on an address that drops packets); a stream that opens after that is closed.
+ */
+export function forwardOut(link: Link, host: string, port: number, timeoutMs?: number): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            settled = true;
+            reject(Object.assign(new Error(`no TCP connection to ${host}:${port} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+          }, timeoutMs);
+    try {
+      link.client.forwardOut('127.0.0.1', 0, host, port, (err, ch) => {
+        if (timer) clearTimeout(timer);
+        if (settled) {
+          ch?.close();
+          return;
+        }
+        settled = true;
+        if (err) reject(err);
+        else resolve(ch);
+      });
+    } catch (err) {
+      if (timer) clearTimeout(timer);
+      settled = true;
+      reject(err);
+    }
+  });
 }
 
 /** One connection attempt. Throws a CauseError (its `retryable` says whether another attempt may help). */

@@ -17,8 +17,7 @@ import { bootstrap, freshStateDir, hostFingerprint, resetCluster, voters } from 
 import { labInventory } from '../support/lab-inventory.ts';
 import { labBlock, runBlock } from '../support/runbook-blocks.ts';
 import { repoRoot } from '../support/cli.ts';
-import { validatedOrder } from '../../src/engine/dag-rules.ts';
-import { allPhases } from '../../phases/index.ts';
+import { validatedOrder, allPhases } from '../../phases/index.ts';
 import { lastBuiltPhase } from '../../phases/k3s/restore-mode.ts';
 
 const RUNBOOK = readFileSync(`${repoRoot}/runbooks/replace-server.md`, 'utf8');

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { hostExec } from '../../lab/api.ts';
-import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
+import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
 import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';

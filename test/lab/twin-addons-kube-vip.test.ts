@@ -3,7 +3,7 @@
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
-import { imagePullCause } from '../../phases/images/pull-cause.ts';
+import { imagePullCause } from '../../src/images/pull-cause.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';
 import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
 import { cleanAddonTraces, clusterCA, kubectl, kubectlJson, tlsHandshake, VIP, vipHolders, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';

@@ -2,7 +2,7 @@
 // kubectl command that dials its local end. Addresses and file names only, never a secret.
 import { describe, expect, it } from 'vitest';
 import { bastionAccess } from '../../src/kube/bastion-access.ts';
-import { withAccessComment } from '../../phases/k3s/kubeconfig-file.ts';
+import { withAccessComment } from '../../src/k3s/kubeconfig-file.ts';
 
 const input = (bastion: { user?: string; host: string; port?: number } | undefined, paths: { sshKnownHostsFile: string; sshIdentityFile?: string }) => ({
   inventory: { ssh: { user: 'ops', port: 22, knownHostsFile: '~/.ssh/known_hosts' } },

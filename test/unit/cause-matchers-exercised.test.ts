@@ -8,11 +8,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RULES, START_LINE } from '../../phases/k3s/journal-causes.ts';
+import { RULES, START_LINE } from '../../src/k3s/journal-causes.ts';
 import { DIFFERENT_TOKEN } from '../../phases/k3s/restore-founder.ts';
 import { SNAPSHOT_SAVED } from '../../phases/backup.ts';
 import { VERSION_LINE } from '../../src/backup/version.ts';
-import { NOT_FOUND } from '../../phases/k3s/remote-k3s.ts';
+import { NOT_FOUND } from '../../src/k3s/remote.ts';
 import { kubeVipPatterns } from '../../phases/kube-vip/log-causes.ts';
 import { fallbackPattern, UNREACHABLE } from '../../phases/cilium/agent-log.ts';
 import { HEALTH_RUNNING, NO_MATCHES, PATH_NOT_FOUND, STRICT_VARIABLE } from '../../phases/flux/root-cause.ts';
@@ -109,12 +109,12 @@ interface Matcher {
 const DEFAULT_KUBERNETES_IP = '10.43.0.1';
 
 const MATCHERS: Matcher[] = [
-  ...RULES.map((r) => ({ where: `phases/k3s/journal-causes.ts ${r.id}`, re: r.re })),
-  { where: 'phases/k3s/journal-causes.ts START_LINE', re: START_LINE },
+  ...RULES.map((r) => ({ where: `src/k3s/journal-causes.ts ${r.id}`, re: r.re })),
+  { where: 'src/k3s/journal-causes.ts START_LINE', re: START_LINE },
   { where: 'phases/k3s/restore-founder.ts DIFFERENT_TOKEN', re: DIFFERENT_TOKEN },
   { where: 'phases/backup.ts SNAPSHOT_SAVED', re: SNAPSHOT_SAVED },
   { where: 'src/backup/version.ts VERSION_LINE', re: VERSION_LINE },
-  { where: 'phases/k3s/remote-k3s.ts NOT_FOUND (kubectl stderr)', re: NOT_FOUND },
+  { where: 'src/k3s/remote.ts NOT_FOUND (kubectl stderr)', re: NOT_FOUND },
   ...kubeVipPatterns(DEFAULT_KUBERNETES_IP).map(([re, id]) => ({ where: `phases/kube-vip/log-causes.ts ${id}`, re })),
   { where: 'phases/cilium/agent-log.ts fallbackPattern', re: fallbackPattern(DEFAULT_KUBERNETES_IP) },
   { where: 'phases/cilium/agent-log.ts UNREACHABLE', re: UNREACHABLE },

@@ -4,9 +4,9 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { chartInfo, checkChartVersion, checkValuesSchema } from '../../phases/cilium/chart.ts';
-import { renderHelmChart, valuesContent } from '../../phases/cilium/helmchart.ts';
-import { tarFiles } from '../../phases/cilium/tar.ts';
-import { ciliumValues } from '../../phases/cilium/values-source.ts';
+import { renderHelmChart, valuesContent } from '../../src/k3s/helmchart.ts';
+import { tarFiles } from '../../src/util/tar.ts';
+import { ciliumValues } from '../../src/gitops/values-source.ts';
 
 // The real chart, kept beside the repository (never committed): ../shared/testdata/cilium-1.19.5.tgz.
 const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SubstitutionProblem, substitute } from '../../phases/cilium/envsubst.ts';
-import { substituteTree } from '../../phases/cilium/substitute-tree.ts';
+import { SubstitutionProblem, substitute } from '../../src/gitops/envsubst.ts';
+import { substituteTree } from '../../src/gitops/substitute-tree.ts';
 
 const vars = { HOST: '192.168.2.9', PORT: '6443', NAME: 'Cilium', EMPTY: '', TBD: 'TBD-PROD-VIP', ON: 'true', MULTI: '10.0.0.1\n' };
 

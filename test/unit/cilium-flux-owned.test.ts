@@ -2,7 +2,7 @@
 // --check) must not write the HelmChart manifest again.
 import { describe, expect, it } from 'vitest';
 import { ciliumOwner, fluxOwnsCilium, unlessFluxOwns } from '../../phases/cilium/flux-owned.ts';
-import { ciliumRelease, type CiliumRelease } from '../../phases/cilium/release.ts';
+import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import { Facts } from '../../src/engine/facts.ts';
 

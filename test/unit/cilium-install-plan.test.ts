@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fromText } from '../../src/inventory/load.ts';
 import { checkAdoptable, ciliumInstallPlan } from '../../phases/cilium/install-plan.ts';
-import { ciliumValuesFor } from '../../phases/cilium/values-source.ts';
+import { ciliumValuesFor } from '../../src/gitops/values-source.ts';
 
 const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
 const fixture = fileURLToPath(new URL('../fixtures/gitops', import.meta.url));

@@ -6,7 +6,7 @@ import { Facts } from '../../src/engine/facts.ts';
 import type { PrepareContext } from '../../src/engine/context.ts';
 
 const render = vi.hoisted(() => ({ calls: 0, fail: false }));
-vi.mock('../../phases/cilium/values-source.ts', () => ({
+vi.mock('../../src/gitops/values-source.ts', () => ({
   ciliumValuesFor: async () => {
     render.calls++;
     if (render.fail) throw new CauseError('UNRESOLVED_SUBSTITUTION', { message: 'K3S_API_HOST in helmrelease.yaml' });
@@ -19,7 +19,7 @@ vi.mock('../../phases/cilium/values-source.ts', () => ({
     };
   },
 }));
-const { ciliumRelease, renderCiliumRelease } = await import('../../phases/cilium/release.ts');
+const { ciliumRelease, renderCiliumRelease } = await import('../../src/gitops/cilium-release.ts');
 
 const ctxOf = (facts: Facts): PrepareContext => {
   const once: PrepareContext['once'] = (f, compute) => facts.once(f, compute);

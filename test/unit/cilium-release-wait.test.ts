@@ -6,7 +6,7 @@ import { ciliumInstall, installState, installed, notingRelease, parseRevisions, 
 import { backedOffContainers, isStaleFailure } from '../../phases/cilium/pod-containers.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import { Facts } from '../../src/engine/facts.ts';
-import { ciliumRelease, type CiliumRelease } from '../../phases/cilium/release.ts';
+import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
 
 const release = { name: 'cilium', namespace: 'kube-system' };
 

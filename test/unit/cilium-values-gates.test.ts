@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkCiliumValues, type ValuesExpectations } from '../../phases/cilium/values-gates.ts';
-import { ciliumValues } from '../../phases/cilium/values-source.ts';
+import { ciliumValues } from '../../src/gitops/values-source.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot } from '../../phases/cilium/cgroup.ts';
 import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
 import { containersToRead } from '../../phases/cilium/pod-containers.ts';
-import { checkAgentServiceHost } from '../../phases/cilium/agent-env.ts';
+import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 
 const checkout = fileURLToPath(new URL('../fixtures/gitops/', import.meta.url));
 const prod: ValuesExpectations = {

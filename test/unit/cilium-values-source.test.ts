@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { causesOf } from '../../src/errors.ts';
-import { effectiveClusterVars } from '../../phases/cilium/cluster-vars.ts';
-import { checkoutReader, ciliumValues } from '../../phases/cilium/values-source.ts';
+import { effectiveClusterVars } from '../../src/gitops/cluster-vars.ts';
+import { checkoutReader, ciliumValues } from '../../src/gitops/values-source.ts';
 
 const checkout = fileURLToPath(new URL('../fixtures/gitops/', import.meta.url));
 const read = checkoutReader(checkout);

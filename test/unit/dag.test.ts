@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DagInvalid, orderPhases, selectPhases } from '../../src/engine/dag.ts';
-import { validatedOrder } from '../../src/engine/dag-rules.ts';
+import { validatedOrder, allPhases } from '../../phases/index.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import { UsageError } from '../../src/errors.ts';
-import { allPhases } from '../../phases/index.ts';
 
 const p = (id: string, needs: string[] = []): Phase => ({ id, title: id, needs, hosts: () => [], concurrency: 1, steps: [] });
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { helmChartValues, rolled, valuesDiff } from '../../phases/flux/parity.ts';
 import { handoverChanges, parityDrift, pick, templateGenerationOf, type CiliumOwnership } from '../../phases/flux/handover.ts';
-import { helmChartObject, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../phases/flux/helmchart-object.ts';
+import { helmChartObject, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 
 const own: CiliumOwnership = { helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' }, values: {} };
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installSteps } from '../../phases/k3s/install-steps.ts';
-import { imagesPlaced } from '../../phases/images/pull-cause.ts';
+import { imagesPlaced } from '../../src/images/pull-cause.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'placement-'));
 const file = (name: string, text: string) => {

@@ -1,7 +1,7 @@
 // IMAGE_NOT_AVAILABLE from the pods the gates read: which image, which node, what to add to the artifacts;
 // decided at once on an air-gapped site only.
 import { describe, expect, it } from 'vitest';
-import { imagePullCause, pullFailures } from '../../phases/images/pull-cause.ts';
+import { imagePullCause, pullFailures } from '../../src/images/pull-cause.ts';
 
 const IMAGE = `quay.io/cilium/cilium:v1.19.5@sha256:${'2'.repeat(64)}`;
 const pod = (waiting: any, init = false) => ({

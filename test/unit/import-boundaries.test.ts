@@ -1,15 +1,18 @@
-// The ground floor (everything under src/ but the CLI: engine, transport, inventory, causes, view, backup,
-// kube, k3s, util, …) imports nothing above it: no phase, no CLI, no lab, no test code. A file that does
-// fails here with the import it makes, so the layering cannot rot unnoticed.
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+// The layers, checked file by file: the ground floor (everything under src/ but the CLI: engine, transport,
+// inventory, causes, view, backup, kube, k3s, gitops, images, util, …) imports nothing above it; no phase
+// unit imports another (they share the libraries, phases/steps and the DAG in phases/index.ts); and no
+// import cycle exists among src/, phases/, modes/ and cli/. A file that breaks a rule fails here with the
+// import it makes (or the cycle, file by file), so the layering cannot rot unnoticed.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/cli.ts';
 
-/** Every .ts file under `dir`, repository-relative. */
+/** Every .ts file under `dir`, repository-relative with `/` (none when the folder does not exist). */
 function files(dir: string): string[] {
+  if (!existsSync(join(repoRoot, dir))) return [];
   return readdirSync(join(repoRoot, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    e.isDirectory() ? files(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : [],
   );
 }
 
@@ -19,7 +22,55 @@ function importsOf(text: string): string[] {
   return found.map((m) => m[1]);
 }
 
-const ABOVE = ['phases/', 'lab/', 'test/', 'scripts/', 'bin/', 'src/cli/'];
+/** Each file's imports as repository-relative paths. */
+type Graph = Map<string, string[]>;
+function graphOf(sources: Record<string, string>): Graph {
+  return new Map(Object.entries(sources).map(([f, text]) => [f, importsOf(text).map((spec) => posix.normalize(posix.join(posix.dirname(f), spec)))]));
+}
+function readGraph(dirs: string[]): Graph {
+  return graphOf(Object.fromEntries(dirs.flatMap(files).map((f) => [f, readFileSync(join(repoRoot, f), 'utf8')])));
+}
+
+const ABOVE = ['phases/', 'modes/', 'cli/', 'src/cli/', 'lab/', 'test/', 'scripts/', 'bin/'];
+
+/** Ground-floor files (src/ but src/cli/) importing a layer above. */
+function groundBreaks(g: Graph): string[] {
+  return [...g].filter(([f]) => f.startsWith('src/') && !f.startsWith('src/cli/')).flatMap(([f, targets]) => targets.filter((t) => ABOVE.some((a) => t.startsWith(a))).map((t) => `${f} imports ${t}`));
+}
+
+/**
+ * The phase unit a file belongs to, or undefined for what every unit may import (phases/steps/, the DAG
+ * in phases/index.ts) and for what is no phase. k3s is one unit with its three phases (founder, join, agents).
+ */
+function phaseUnit(file: string): string | undefined {
+  if (!file.startsWith('phases/') || file.startsWith('phases/steps/') || file === 'phases/index.ts') return undefined;
+  const top = file.slice('phases/'.length).split('/')[0].replace(/\.ts$/, '');
+  return ({ 'k3s-founder': 'k3s', 'k3s-join': 'k3s', agents: 'k3s' } as Record<string, string>)[top] ?? top;
+}
+
+function sideways(g: Graph): string[] {
+  return [...g].flatMap(([f, targets]) => targets.filter((t) => phaseUnit(f) && phaseUnit(t) && phaseUnit(f) !== phaseUnit(t)).map((t) => `${f} (${phaseUnit(f)}) imports ${t} (${phaseUnit(t)})`));
+}
+
+/** Every import cycle, each as the files around it (`a → b → a`), found by a depth-first search. */
+function cycles(g: Graph): string[] {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const found: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, 'open');
+    path.push(f);
+    for (const t of g.get(f) ?? []) {
+      if (!g.has(t)) continue;
+      if (state.get(t) === 'open') found.push([...path.slice(path.indexOf(t)), t].join(' → '));
+      else if (!state.has(t)) visit(t);
+    }
+    path.pop();
+    state.set(f, 'done');
+  };
+  for (const f of [...g.keys()].sort()) if (!state.has(f)) visit(f);
+  return found;
+}
 
 describe('import boundaries', () => {
   it('reads every kind of import', () => {
@@ -32,15 +83,32 @@ describe('import boundaries', () => {
     ]);
   });
 
+  it('each check fails on what it forbids', () => {
+    const g = graphOf({
+      'src/engine/a.ts': `import { b } from './b.ts';\nimport type { P } from '../../phases/k3s/render.ts';`,
+      'src/engine/b.ts': `import type { A } from './a.ts';`,
+      'phases/verify/checks.ts': `import { KUBE_VIP_LEASE } from '../kube-vip/render.ts';\nimport { step } from '../steps/managed-file.ts';\nimport { allPhases } from '../index.ts';`,
+      'phases/k3s-join.ts': `import { TOKEN_NOT_YET } from './k3s-founder.ts';\nimport { kubectl } from './k3s/gates.ts';`,
+      'phases/k3s-founder.ts': `import { prepareToken } from '../src/k3s/token.ts';`,
+    });
+    expect(groundBreaks(g)).toEqual(['src/engine/a.ts imports phases/k3s/render.ts']);
+    expect(sideways(g)).toEqual(['phases/verify/checks.ts (verify) imports phases/kube-vip/render.ts (kube-vip)']);
+    expect(cycles(g)).toEqual(['src/engine/a.ts → src/engine/b.ts → src/engine/a.ts']);
+  });
+
   it('the ground floor imports no layer above it', () => {
-    const ground = files('src').filter((f) => !f.startsWith('src/cli/'));
-    expect(ground.length).toBeGreaterThan(50);
-    const breaks = ground.flatMap((f) =>
-      importsOf(readFileSync(join(repoRoot, f), 'utf8'))
-        .map((spec) => relative(repoRoot, resolve(repoRoot, dirname(f), spec)))
-        .filter((target) => ABOVE.some((a) => target.startsWith(a)))
-        .map((target) => `${f} imports ${target}`),
-    );
-    expect(breaks).toEqual([]);
+    const g = readGraph(['src']);
+    expect([...g.keys()].filter((f) => !f.startsWith('src/cli/')).length).toBeGreaterThan(50);
+    expect(groundBreaks(g)).toEqual([]);
+  });
+
+  it('no phase unit imports another', () => {
+    const g = readGraph(['phases']);
+    expect(new Set([...g.keys()].map(phaseUnit))).toEqual(new Set([undefined, 'node-baseline', 'k3s', 'kube-vip', 'cilium', 'verify', 'flux', 'backup']));
+    expect(sideways(g)).toEqual([]);
+  });
+
+  it('no import cycle among src/, phases/, modes/ and cli/', () => {
+    expect(cycles(readGraph(['src', 'phases', 'modes', 'cli']))).toEqual([]);
   });
 });

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fromText } from '../../src/inventory/load.ts';
 import { serverConfig, serverUnit } from '../../phases/k3s/render.ts';
-import { matchJoinFailure } from '../../phases/k3s/journal-causes.ts';
+import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
 import { readFileSync } from 'node:fs';
-import { serverRefs } from '../../phases/hosts.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 
 const prod = fromText(readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8'), '/x/inventory/prod.yaml', '/home/ops');
 const [founder, joiner] = serverRefs(prod);

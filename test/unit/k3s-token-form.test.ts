@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { CauseError } from '../../src/errors.ts';
 import { type BackupManifest, resolveBackup, writeBackup } from '../../src/backup/store.ts';
 import { restorePrepare } from '../../phases/k3s/restore-prepare.ts';
-import { prepareToken, readToken, tokenFormProblem } from '../../phases/k3s/token.ts';
+import { prepareToken, readToken, tokenFormProblem } from '../../src/k3s/token.ts';
 
 const hash = 'a'.repeat(64);
 

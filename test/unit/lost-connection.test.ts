@@ -17,7 +17,7 @@ import type { ExecOptions, ExecResult, Remote } from '../../src/transport/types.
 import { loadInventory } from '../../src/inventory/index.ts';
 import { resolveBackup, writeBackup, type BackupManifest } from '../../src/backup/store.ts';
 import { restoreStep } from '../../phases/k3s/restore-founder.ts';
-import { serverRefs } from '../../phases/hosts.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 import { fixture, hosts } from '../support/engine-fixture.ts';
 
 /** A host whose connection is lost at the command matching `lostAt` (those before it exit 0, or `code`). */

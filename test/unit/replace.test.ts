@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import { parseCommand } from '../../src/cli/args.ts';
 import { CauseError, UsageError } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
-import { serverRefs } from '../../phases/hosts.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
 import { serverConfig } from '../../phases/k3s/render.ts';
 import { QUORUM_SETTLE_MS, checkQuorum, quorumVerdict, replaceFacts, type ReplaceFacts } from '../../phases/k3s/replace-quorum.ts';

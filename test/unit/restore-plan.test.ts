@@ -18,7 +18,7 @@ import { wipeForRejoinStep } from '../../phases/k3s/restore-join.ts';
 import { restorePhases } from '../../phases/k3s/restore-mode.ts';
 import { forgetNodePasswordsStep } from '../../phases/k3s/restore-passwords.ts';
 import { allPhases } from '../../phases/index.ts';
-import { serverRefs } from '../../phases/hosts.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 
 const seen = (out: Record<string, string | [string, number]>): ProbeResults =>
   Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { stdout: Array.isArray(v) ? v[0] : v, stderr: '', code: Array.isArray(v) ? v[1] : 0 }]));

@@ -1,8 +1,8 @@
 // Channel plumbing without a server: a tunnel that never opens gives up at its budget, and a stream
 // that opens too late is closed rather than leaked.
 import { describe, expect, it } from 'vitest';
-import { forwardOut, Semaphore } from '../../src/transport/channel.ts';
-import type { Link } from '../../src/transport/link.ts';
+import { forwardOut, type Link } from '../../src/transport/link.ts';
+import { Semaphore } from '../../src/util/limit.ts';
 
 function fakeLink(onForward: (cb: (err: Error | undefined, ch: { close: () => void }) => void) => void): Link {
   return { client: { forwardOut: (_a: string, _b: number, _c: string, _d: number, cb: never) => onForward(cb) } } as unknown as Link;

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
+import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { configHash, renderChart } from '../../lab/twin/addons/helm/controller.ts';
 import { decodeRelease, releaseSecret } from '../../lab/twin/addons/helm/release.ts';
 import { coalesce } from '../../lab/twin/addons/helm/values.ts';

@@ -13,7 +13,7 @@ import YAML, { parseAllDocuments, stringify } from 'yaml';
 import { buildTwin } from '../../lab/twin/build.ts';
 import { startLocal, waitFor, type LocalServer } from '../../lab/twin/local.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';
-import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
+import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
 
 const IP = '127.33.0.1';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderHelmChart } from '../../phases/cilium/helmchart.ts';
+import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { HelmController, REMOVE_FINALIZER, UNMANAGED } from '../../lab/twin/addons/helm/controller.ts';
 import { applyPatch } from '../../lab/twin/api/patch.ts';
 import { BUILTIN, ResourceRegistry, fromCRD } from '../../lab/twin/api/resources.ts';

@@ -6,8 +6,8 @@ import type { EngineEvent } from '../../src/engine/events.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
 import { apiVerdict } from '../../phases/verify/api-verdict.ts';
 import { kprMode, kprOn } from '../../phases/verify/cilium-health.ts';
-import { compareMembers, mismatchLine, parseMembers, readMembers } from '../../phases/verify/members.ts';
-import { parseNodes, readiness } from '../../phases/verify/nodes.ts';
+import { compareMembers, mismatchLine, parseMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { parseNodes, readiness } from '../../src/k3s/nodes.ts';
 
 const node = (name: string, ready: string, voter?: string, message = '') => ({
   metadata: { name },

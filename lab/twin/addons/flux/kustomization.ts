@@ -3,10 +3,10 @@
 // kustomize build of spec.path, postBuild substitution (strict), a staged server-side apply with a dry
 // run of everything first (CRDs and Namespaces before the rest, as ssa.ApplyAllStaged), the inventory,
 // prune, and wait/healthChecks. Reasons and messages as upstream writes them; the build itself is the
-// project's own kustomize subset (phases/cilium/kustomize.ts), see lab/TWIN.md.
+// project's own kustomize subset (src/gitops/kustomize.ts), see lab/TWIN.md.
 import { posix } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { kustomizeBuild } from '../../../../phases/cilium/kustomize.ts';
+import { kustomizeBuild } from '../../../../src/gitops/kustomize.ts';
 import type { ResourceInfo } from '../../api/resources.ts';
 import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';

@@ -1,6 +1,6 @@
 // Which hosts a phase runs on, from the inventory's derived values.
-import type { LoadedInventory } from '../src/engine/context.ts';
-import type { HostRef } from '../src/engine/phase.ts';
+import type { LoadedInventory } from '../engine/context.ts';
+import type { HostRef } from '../engine/phase.ts';
 
 export function serverRefs(inv: LoadedInventory): HostRef[] {
   return inv.derived.servers.map((s) => ({ name: s.name, address: s.address, role: 'server', founder: s.name === inv.derived.founder.name }));

@@ -1,6 +1,6 @@
 // AGENT_SERVICE_HOST_DRIFT, from the running agent pods (read live, not from the template: the drift the
 // operator's tests could not see). Pure: the gate lists the pods of DaemonSet cilium and passes them here.
-import { CauseError } from '../../src/errors.ts';
+import { CauseError } from '../errors.ts';
 
 export interface AgentPod {
   name: string;

@@ -5,8 +5,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { bastionAccess, type BastionAccess } from '../../src/kube/bastion-access.ts';
+import type { LoadedInventory } from '../inventory/load.ts';
+import { bastionAccess, type BastionAccess } from '../kube/bastion-access.ts';
 
 export const kubeconfigPath = (stateDir: string) => join(stateDir, 'kubeconfig');
 

@@ -4,8 +4,8 @@
 import { readFile as fsReadFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
-import type { LoadedInventory } from '../../src/inventory/load.ts';
+import { CauseError, CauseErrors, stopOf } from '../errors.ts';
+import type { LoadedInventory } from '../inventory/load.ts';
 import { substitutionVars, type SubstitutionVars } from './flux-vars.ts';
 import { gitopsInvalid, type ReadFile } from './kustomize.ts';
 import { substituteTree } from './substitute-tree.ts';

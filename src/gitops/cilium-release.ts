@@ -2,8 +2,8 @@
 // HelmChart), the flux phase hands it over to the HelmRelease and proves parity against the same values,
 // and node-baseline's image check reads its images. Whichever prepare needs it first renders it
 // (src/engine/facts.ts Facts.once); the others get the same render, or the same stop.
-import type { PrepareContext } from '../../src/engine/context.ts';
-import { runFact } from '../../src/engine/facts.ts';
+import type { PrepareContext } from '../engine/context.ts';
+import { runFact } from '../engine/facts.ts';
 import { ciliumValuesFor, type CiliumValues } from './values-source.ts';
 
 export interface CiliumRelease {

@@ -3,10 +3,10 @@
 // (any archive named) every image the add-ons will pull is in one of them, a digest-pinned one in an OCI
 // archive with that digest. Read on the operator's machine only.
 import { basename } from 'node:path';
-import { CauseError } from '../../src/errors.ts';
-import { type ArchiveIndex, readArchiveIndex } from '../../src/images/archive.ts';
-import { matchImage } from '../../src/images/match.ts';
-import { sha256File } from '../../src/util/sha256-file.ts';
+import { CauseError } from '../errors.ts';
+import { type ArchiveIndex, readArchiveIndex } from './archive.ts';
+import { matchImage } from './match.ts';
+import { sha256File } from '../util/sha256-file.ts';
 import type { RequiredImage } from './required.ts';
 
 export interface ReadArchive {

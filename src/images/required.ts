@@ -4,10 +4,10 @@
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { parseAllDocuments, parse } from 'yaml';
-import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { tarFiles } from '../cilium/tar.ts';
-import { ciliumValuesFor } from '../cilium/values-source.ts';
-import { KUBE_VIP_IMAGE } from '../kube-vip/render.ts';
+import type { LoadedInventory } from '../inventory/load.ts';
+import { tarFiles } from '../util/tar.ts';
+import { ciliumValuesFor } from '../gitops/values-source.ts';
+import { KUBE_VIP_IMAGE } from './pins.ts';
 
 export interface RequiredImage {
   image: string;

@@ -3,7 +3,7 @@
 // release name and namespace are the Flux HelmRelease's, so Flux adopts the release later. Deterministic:
 // values are written with sorted keys, so the same values give the same bytes (the engine's idempotence).
 import { Scalar, stringify } from 'yaml';
-import { MANIFESTS_DIR } from '../k3s/render.ts';
+import { MANIFESTS_DIR } from './paths.ts';
 
 export const HELMCHART_MANIFEST = `${MANIFESTS_DIR}/cilium.yaml`;
 

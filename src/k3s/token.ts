@@ -9,13 +9,13 @@
 // any host is dialled: every phase that uses it reads it in its local prepare.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFileAtomic } from '../../src/util/atomic-file.ts';
+import { writeFileAtomic } from '../util/atomic-file.ts';
 import { join } from 'node:path';
-import { CauseError } from '../../src/errors.ts';
+import { CauseError } from '../errors.ts';
 
 // The token's shape and form check live on the ground floor (backups read them too).
-export { checkTokenForm, tokenFormProblem, type ClusterToken } from '../../src/k3s/cluster-token.ts';
-import { checkTokenForm, type ClusterToken } from '../../src/k3s/cluster-token.ts';
+export { checkTokenForm, tokenFormProblem, type ClusterToken } from './cluster-token.ts';
+import { checkTokenForm, type ClusterToken } from './cluster-token.ts';
 
 const file = (stateDir: string) => join(stateDir, 'cluster-token.json');
 

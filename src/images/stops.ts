@@ -1,8 +1,8 @@
 // node-baseline's image check, before any change: the archives are sound, and on an air-gapped site
 // (k3s.imageArchives names any) every image the add-ons pull is in one. No archives named: the nodes
 // pull from registries, nothing to check here (a failed pull is then IMAGE_NOT_AVAILABLE at the gates).
-import type { CauseError } from '../../src/errors.ts';
-import type { LoadedInventory } from '../../src/inventory/load.ts';
+import type { CauseError } from '../errors.ts';
+import type { LoadedInventory } from '../inventory/load.ts';
 import { missingImageStops, readArchives } from './check.ts';
 import { requiredImages } from './required.ts';
 

@@ -2,8 +2,8 @@
 // pkg/kubelet/images: container state waiting, reason ErrImagePull with the runtime's pull error, then
 // ImagePullBackOff with "Back-off pulling image "<image>""): which image, on which node, and what to add to
 // the artifacts. Pure; the add-on gates pass the pods they already read.
-import { CauseError } from '../../src/errors.ts';
-import { hostFact, type FactsView } from '../../src/engine/facts.ts';
+import { CauseError } from '../errors.ts';
+import { hostFact, type FactsView } from '../engine/facts.ts';
 
 const PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff']);
 

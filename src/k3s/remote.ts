@@ -1,10 +1,10 @@
 // Reading k3s's state on a server over its SSH connection: its API through `k3s kubectl`, its journal.
-import type { RunContext } from '../../src/engine/context.ts';
-import type { HostRef } from '../../src/engine/phase.ts';
-import type { ExecResult } from '../../src/transport/types.ts';
-import { shq } from '../../src/util/shell.ts';
-import { roleOf } from './render.ts';
-import { lastLines } from '../../src/util/text.ts';
+import type { RunContext } from '../engine/context.ts';
+import type { HostRef } from '../engine/phase.ts';
+import type { ExecResult } from '../transport/types.ts';
+import { shq } from '../util/shell.ts';
+import { roleOf } from './paths.ts';
+import { lastLines } from '../util/text.ts';
 
 // async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
 /** kubectl's refusal of a missing object (`Error from server (NotFound): nodes "x" not found`). */

@@ -3,6 +3,14 @@
 // the inventory's servers.
 import type { NodeSeen } from './nodes.ts';
 
+/**
+ * etcd's member list as k3s serves it on every server: the supervisor's `/db/info` (k3s-io/k3s
+ * pkg/etcd/etcd.go handler/infoHandler: `{"members":[…]}`, etcd's MemberListResponse members), which
+ * k3s answers without credentials to a client on 127.0.0.1 (auth.IsLocalOrHasRole, k3s-io/k3s#10001).
+ * `k3s kubectl` dials https://127.0.0.1:6443 from k3s.yaml, so nothing beyond k3s is needed on the host.
+ */
+export const MEMBER_LIST_COMMAND = 'k3s kubectl get --raw /db/info --request-timeout=5s';
+
 export interface Member {
   /** Hex, as `etcdctl member remove` takes it. */
   id: string;

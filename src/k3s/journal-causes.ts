@@ -3,7 +3,7 @@
 // pkg/cluster/bootstrap.go, pkg/clientaccess/token.go, pkg/cluster/storage.go, pkg/etcd/etcd.go,
 // pkg/agent/config/config.go; etcd-io/etcd v3.5.26 for etcd's own), is in
 // test/fixtures/upstream-lines/k3s.txt; test/unit/cause-matchers-exercised.test.ts checks each matches.
-import type { CauseId } from '../../src/causes/catalogue.ts';
+import type { CauseId } from '../causes/catalogue.ts';
 
 export interface JournalMatch {
   id: CauseId;

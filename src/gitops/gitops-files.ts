@@ -2,7 +2,7 @@
 // cause every unreadable or inapplicable file becomes.
 import { posix } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { CauseError } from '../../src/errors.ts';
+import { CauseError } from '../errors.ts';
 
 export type ReadFile = (path: string) => Promise<string>;
 

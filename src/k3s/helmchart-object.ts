@@ -1,7 +1,7 @@
 // The bootstrap's HelmChart as the hand-over and the cilium phase see it (read-only, `-o json`): whether it
 // exists, carries `helmcharts.helm.cattle.io/unmanaged`, holds the finalizer helm-controller adds to a
 // chart it manages, and is already marked for deletion. Pure.
-import type { ProbeCommand, ProbeResult } from '../../src/engine/phase.ts';
+import type { ProbeCommand, ProbeResult } from '../engine/phase.ts';
 
 export const UNMANAGED = 'helmcharts.helm.cattle.io/unmanaged';
 /**

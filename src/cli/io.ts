@@ -1,0 +1,7 @@
+// Where the CLI writes and what it knows of its terminal: process.stdout/stderr for real, a buffer in tests.
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  isTTY: boolean;
+  env: NodeJS.ProcessEnv;
+}
