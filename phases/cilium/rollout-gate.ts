@@ -14,7 +14,7 @@ import { poll } from '../../src/engine/poll.ts';
 import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
-import { ciliumInstall, installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
+import { ciliumInstall, installState, installed, parseRevisions, revisionsQuery, type Revision } from './release-wait.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
