@@ -22,7 +22,7 @@ export interface CiliumRelease {
 /** Set by the first prepare that renders it; the cilium and flux phases' steps and gates read it with need. */
 export const ciliumRelease = runFact<CiliumRelease>('cilium.release');
 
-export function releaseOf(source: CiliumValues): CiliumRelease {
+function releaseOf(source: CiliumValues): CiliumRelease {
   return {
     helmChart: { name: source.releaseName, namespace: 'kube-system' },
     helmRelease: source.helmRelease,
