@@ -3,7 +3,7 @@
 import { type CauseError, stopOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
-import { batchScript, parseBatch } from '../../src/engine/probe-batch.ts';
+import { probeBatch } from '../../src/engine/probes.ts';
 import type { ExecResult } from '../../src/transport/types.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
@@ -32,8 +32,7 @@ export async function batch(ctx: RunContext, host: HostRef, commands: Record<str
   const probes = Object.fromEntries(Object.entries(commands).map(([k, command]) => [k, { command }]));
   const keys = Object.keys(probes);
   try {
-    const res = await ctx.remote(host).exec('sh -s', { sudo: true, stdin: batchScript(probes), timeoutMs: 30_000, signal: ctx.signal });
-    return parseBatch(res.stdout, keys);
+    return (await probeBatch(host, ctx, probes, { sudo: true, timeoutMs: 30_000 })).results;
   } catch (err) {
     const why = `cannot run on ${host.name}: ${(err as Error).message}`;
     return Object.fromEntries(keys.map((k) => [k, { stdout: '', stderr: why, code: null }]));

@@ -1,6 +1,6 @@
 import { defineCauses } from './define.ts';
 
-// node-baseline: what a host must offer before k3s goes on it (phases/node-baseline.ts).
+// node-baseline: what a host must offer before k3s goes on it (phases/node-baseline/).
 export const baselineCauses = defineCauses({
   TOOL_MISSING: {
     title: 'A program the engine runs on the host is not installed',

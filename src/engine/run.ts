@@ -9,13 +9,7 @@ import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { hostRecord } from './facts.ts';
 import type { Gate, HostRef, Phase, ProbeCommand, ProbeResults, Step } from './phase.ts';
-import { batchScript, parseBatch } from './probe-batch.ts';
-import type { LoggedCommand } from '../transport/types.ts';
-import { sudoWantsPassword } from '../transport/sudo.ts';
-import { connectionLost } from '../transport/lost.ts';
-
-/** One probe batch's budget (a host's read-only probes, run as one remote execution). */
-export const PROBE_BUDGET_MS = 60_000;
+import { runProbes } from './probes.ts';
 
 export interface Waiver {
   cause: string;
@@ -97,7 +91,7 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: EngineContext, 
   const targets = preflight.hosts?.(ctx) ?? hosts;
   const results = new Map<HostRef, ProbeResults>();
   const errors = await eachLimited(targets, 8, async (host) => {
-    const [probes] = await runProbes(host, ctx, [{ label: 'pre', commands: preflight.probe(host, ctx) }]);
+    const [probes] = await runProbeSets(host, ctx, [{ label: 'pre', commands: preflight.probe(host, ctx) }]);
     results.set(host, probes);
   });
   // A bug on one host surfaces as itself, also when another host stopped with a cause.
@@ -222,7 +216,7 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
 
 /** Runs the probes of `steps`, one set per step (the run log names each by the step's index). */
 function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults[]> {
-  return runProbes(host, ctx, steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })));
+  return runProbeSets(host, ctx, steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })));
 }
 
 /** Probes of one hook (a step, a preflight): `label` names them in the run log (`# probe <label>.<key>`). */
@@ -231,70 +225,12 @@ interface ProbeSet {
   commands: Record<string, ProbeCommand>;
 }
 
-/**
- * Runs read-only commands in at most two remote executions (one as the user, one through sudo); the
- * results come back per set, in the sets' order, by each set's own keys.
- */
-async function runProbes(host: HostRef, ctx: RunContext, sets: ProbeSet[]): Promise<ProbeResults[]> {
+/** Runs the sets' probes together (src/engine/probes.ts runProbes); the results come back per set, by each set's own keys. */
+async function runProbeSets(host: HostRef, ctx: RunContext, sets: ProbeSet[]): Promise<ProbeResults[]> {
   // The batch frames every command under one key: the set's label and the command's key.
   const frames = sets.flatMap((set, i) => Object.entries(set.commands).map(([key, cmd]) => ({ frame: `${set.label}.${key}`, set: i, key, cmd })));
-  const plain: Record<string, ProbeCommand> = {};
-  const root: Record<string, ProbeCommand> = {};
-  for (const { frame, cmd } of frames) (cmd.sudo ? root : plain)[frame] = cmd;
-  // The two batches run at once on the one connection (two channels): probes are read-only.
-  const parts = await Promise.all(
-    ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
-      const keys = Object.keys(batch);
-      if (!keys.length) return {};
-      const sentMs = ctx.clock.now();
-      const res = await ctx.remote(host).exec(`sh -s`, {
-        sudo,
-        stdin: batchScript(batch),
-        timeoutMs: PROBE_BUDGET_MS,
-        signal: ctx.signal,
-        logAs: (r) => batchLogEntries(batch, parseBatch(r.stdout, keys), sudo, r),
-      });
-      ctx.signal.throwIfAborted();
-      if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
-      if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
-        // Passed the connection's sudo check, refused now: passwordless sudo was withdrawn during the run.
-        throw new CauseError('SUDO_NEEDS_PASSWORD', {
-          host: host.name,
-          message: `sudo on ${host.name} asks for a password`,
-          evidence: { command: `sudo -n sh -s (${keys.length} read-only probes)`, exitCode: res.code, seen: 'sudo wants a password (it did not when the run connected)', excerpt: res.stderr.slice(-2000) },
-        });
-      }
-      if (res.code !== 0) {
-        // The frames are base64: say in words which probes answered and which did not, and show the
-        // batch's own error output (decoded probe output stays in the run log, redacted).
-        const got = parseBatch(res.stdout, keys);
-        const missing = keys.filter((k) => got[k].code === null);
-        const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${missing.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ')}` : ''}`;
-        throw new CauseError('PROBE_FAILED', {
-          host: host.name,
-          evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, seen, excerpt: res.stderr.slice(-2000) },
-        });
-      }
-      const window = { sentMs, answeredMs: ctx.clock.now() };
-      const parsed = parseBatch(res.stdout, keys);
-      for (const k of keys) parsed[k].window = window;
-      return parsed;
-    }),
-  );
-  const byFrame: ProbeResults = Object.assign({}, ...parts);
+  const byFrame = await runProbes(host, ctx, frames.map(({ frame, cmd }) => [frame, cmd]));
   const results: ProbeResults[] = sets.map(() => ({}));
   for (const { frame, set, key } of frames) results[set][key] = byFrame[frame];
   return results;
-}
-
-/** The run log's view of a probe batch: each probe as its own command, output decoded. */
-function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResults, sudo: boolean, whole: { code: number | null; stderr: string }): LoggedCommand[] {
-  const entries: LoggedCommand[] = Object.entries(batch).map(([key, cmd]) => ({
-    command: `${sudo ? 'sudo ' : ''}${cmd.command}   # probe ${key}`,
-    code: results[key].code,
-    stdout: results[key].stdout,
-    stderr: results[key].stderr,
-  }));
-  if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
-  return entries;
 }

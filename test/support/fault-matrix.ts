@@ -5,7 +5,7 @@
 // keeps the two equal). Budgets are the engine's and the phases' own constants, never copied numbers.
 import type { CauseId } from '../../src/causes/catalogue.ts';
 import { LOCK_ACQUIRE_BUDGET_MS } from '../../src/engine/lock.ts';
-import { PROBE_BUDGET_MS } from '../../src/engine/run.ts';
+import { PROBE_BUDGET_MS } from '../../src/engine/probes.ts';
 import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady, etcdVoters } from '../../phases/verify/checks.ts';

@@ -1,0 +1,94 @@
+// Running read-only probes on a host: every batch of probes (src/engine/probe-batch.ts frames them) goes
+// through probeBatch, the one runner. The engine's steps and preflights run theirs with runProbes, which
+// stops the run when a batch does not answer; verify reads the cluster through probeBatch and judges a
+// missing answer itself.
+import { CauseError } from '../errors.ts';
+import { connectionLost } from '../transport/lost.ts';
+import { sudoWantsPassword } from '../transport/sudo.ts';
+import type { ExecResult, LoggedCommand } from '../transport/types.ts';
+import type { RunContext } from './context.ts';
+import type { HostRef, ProbeCommand, ProbeResults } from './phase.ts';
+import { batchScript, parseBatch } from './probe-batch.ts';
+
+/** One probe batch's budget (a host's read-only probes, run as one remote execution). */
+export const PROBE_BUDGET_MS = 60_000;
+
+/**
+ * Runs `batch` on `host` as ONE remote execution (`sh -s`, through sudo when `sudo`) within `timeoutMs`,
+ * and returns the execution's result with each probe's answer (a probe the batch did not reach: code null).
+ * `logged`: the run log shows each probe as its own command, its output decoded. Rejects when the host
+ * cannot be reached at all (as `exec` does).
+ */
+export async function probeBatch(
+  host: HostRef,
+  ctx: RunContext,
+  batch: Record<string, ProbeCommand>,
+  o: { sudo: boolean; timeoutMs: number; logged?: boolean },
+): Promise<{ res: ExecResult; results: ProbeResults }> {
+  const keys = Object.keys(batch);
+  const res = await ctx.remote(host).exec('sh -s', {
+    sudo: o.sudo,
+    stdin: batchScript(batch),
+    timeoutMs: o.timeoutMs,
+    signal: ctx.signal,
+    ...(o.logged ? { logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys), o.sudo, r) } : {}),
+  });
+  return { res, results: parseBatch(res.stdout, keys) };
+}
+
+/**
+ * A step's or a preflight's probes: read-only commands in at most two remote executions (one as the user,
+ * one through sudo). A batch that does not answer stops the run with a named cause.
+ */
+export async function runProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][]): Promise<ProbeResults> {
+  const plain: Record<string, ProbeCommand> = {};
+  const root: Record<string, ProbeCommand> = {};
+  for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
+  // The two batches run at once on the one connection (two channels): probes are read-only.
+  const parts = await Promise.all(
+    ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
+      const keys = Object.keys(batch);
+      if (!keys.length) return {};
+      const sentMs = ctx.clock.now();
+      const { res, results } = await probeBatch(host, ctx, batch, { sudo, timeoutMs: PROBE_BUDGET_MS, logged: true });
+      ctx.signal.throwIfAborted();
+      if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
+      if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
+        // Passed the connection's sudo check, refused now: passwordless sudo was withdrawn during the run.
+        throw new CauseError('SUDO_NEEDS_PASSWORD', {
+          host: host.name,
+          message: `sudo on ${host.name} asks for a password`,
+          evidence: { command: `sudo -n sh -s (${keys.length} read-only probes)`, exitCode: res.code, seen: 'sudo wants a password (it did not when the run connected)', excerpt: res.stderr.slice(-2000) },
+        });
+      }
+      if (res.code !== 0) {
+        // The frames are base64: say in words which probes answered and which did not, and show the
+        // batch's own error output (decoded probe output stays in the run log, redacted).
+        const missing = keys.filter((k) => results[k].code === null);
+        const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${missing.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ')}` : ''}`;
+        throw new CauseError('PROBE_FAILED', {
+          host: host.name,
+          evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, seen, excerpt: res.stderr.slice(-2000) },
+        });
+      }
+      const window = { sentMs, answeredMs: ctx.clock.now() };
+      for (const k of keys) results[k].window = window;
+      return results;
+    }),
+  );
+  const results: ProbeResults = Object.assign({}, ...parts);
+  return results;
+}
+
+/** The run log's view of a probe batch: each probe as its own command, output decoded. */
+function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResults, sudo: boolean, whole: { code: number | null; stderr: string }): LoggedCommand[] {
+  const entries: LoggedCommand[] = Object.entries(batch).map(([key, cmd]) => ({
+    command: `${sudo ? 'sudo ' : ''}${cmd.command}   # probe ${key}`,
+    code: results[key].code,
+    stdout: results[key].stdout,
+    stderr: results[key].stderr,
+  }));
+  if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
+  return entries;
+}
+
