@@ -1,5 +1,5 @@
 // The linter keeps the shape the README's architecture section draws: the ground floor (src/) imports no
-// layer above it, phases import no mode or CLI, nothing in phases/ or src/ prints (progress is a view).
+// layer above it, phases import no mode or CLI, the CLI no phase, nothing in phases/ or src/ prints (progress is a view).
 // test/unit/import-boundaries.test.ts checks the same layering file by file, with cycles and phase units.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -26,4 +26,6 @@ export default tseslint.config(
   { files: ['src/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('phases', 'modes', 'cli', 'lab', 'test', 'scripts', 'bin')], 'no-console': 'error' } },
   { files: ['phases/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('modes', 'cli', 'lab', 'test')], 'no-console': 'error' } },
   { files: ['modes/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('cli', 'lab', 'test')], 'no-console': 'error' } },
+  // The CLI calls a mode, which names the phases.
+  { files: ['cli/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('phases', 'lab', 'test')] } },
 );

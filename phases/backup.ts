@@ -1,7 +1,7 @@
 // backup (bootstrap backup <env>): an etcd snapshot on a server whose API is ready, copied to the
 // environment's backup folder on the operator's machine with the cluster token (read from the server,
 // where it is authoritative) and a manifest: time, k3s version, servers, sha256 and the object inventory.
-// Not part of the build's DAG: a session of its own (src/cli/backup-command.ts).
+// Not part of the build's DAG: a session of its own (cli/backup-command.ts).
 import { CauseError } from '../src/errors.ts';
 import type { RunContext } from '../src/engine/context.ts';
 import { hostFact } from '../src/engine/facts.ts';

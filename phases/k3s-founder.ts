@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 import { CauseError } from '../src/errors.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
-import { founderRef, serverRefs } from '../src/inventory/hosts.ts';
 import { founderApiReady } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { DB_DIR, TOKEN_FILE } from '../src/k3s/paths.ts';
@@ -23,10 +22,10 @@ export const k3sFounder: Phase = {
   id: 'k3s-founder',
   title: 'install k3s on the founder and initialise the cluster',
   needs: ['node-baseline'],
-  hosts: (c) => founderRef(c.inventory),
+  hosts: (c) => [c.topology.founder],
   concurrency: 'serial',
   preflight: {
-    hosts: (c) => serverRefs(c.inventory),
+    hosts: (c) => c.topology.servers,
     probe: () => ({
       datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
       // The sha256 of the secret part of the server's token (K10<ca hash>::server:<secret>): compared with

@@ -2,7 +2,6 @@
 // learner members"), each gated on becoming an etcd voter before the next one starts. A server named by
 // --replace is first deleted from the cluster and wiped (k3s/replace-steps.ts), then joins like the others.
 import type { Phase } from '../src/engine/phase.ts';
-import { joinerRefs } from '../src/inventory/hosts.ts';
 import { joinerIsVoter } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { prepareToken, readToken } from '../src/k3s/token.ts';
@@ -13,7 +12,7 @@ export const k3sJoin: Phase = {
   id: 'k3s-join',
   title: 'join the other servers one at a time',
   needs: ['k3s-founder'],
-  hosts: (c) => joinerRefs(c.inventory),
+  hosts: (c) => c.topology.joiners,
   concurrency: 'serial',
   // Joiners carry the full token, which pins the cluster CA; the bare secret only before the founder reported it.
   steps: [

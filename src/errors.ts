@@ -1,4 +1,4 @@
-// The few error classes the tool knows. They are caught once, in the CLI (src/cli/main.ts):
+// The few error classes the tool knows. They are caught once, in the CLI (cli/main.ts):
 // an expected stop prints its cause; anything else is a bug and prints its stack.
 import { causeInfo, type CauseId } from './causes/catalogue.ts';
 

@@ -4,7 +4,6 @@ import { writeFileAtomic } from '../../src/util/atomic-file.ts';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { founderRef } from '../../src/inventory/hosts.ts';
 import { journalCursor } from './facts.ts';
 import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
@@ -68,7 +67,7 @@ export const joinerIsVoter: Gate = {
   title: 'joined as an etcd voter (EtcdIsVoter)',
   budgetMs: 300_000,
   async run(host, ctx, signal) {
-    const founder = founderRef(ctx.inventory)[0];
+    const founder = ctx.topology.founder;
     const cursor = ctx.facts.get(host.name, journalCursor);
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
@@ -106,7 +105,7 @@ export const joinerIsVoter: Gate = {
           // The founder answering the operator while the joiner cannot reach it: the path between them is cut.
           const founderAnswers = res !== undefined && (res.code === 0 || NOT_FOUND.test(res.stderr));
           const unreachable = known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
-            ? `${host.name} cannot reach ${ctx.inventory.derived.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
+            ? `${host.name} cannot reach ${ctx.topology.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
             : undefined;
           throw new CauseError(known.id, {
             host: host.name,

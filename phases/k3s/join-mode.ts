@@ -5,8 +5,8 @@
 // a line k3s ignores once etcd has data ("Once db/etcd/member/wal exists, cluster-init and server are
 // ignored", lab/TWIN.md). Survivors of a founder replace stay joined to the old founder's address for the
 // same reason: that line only matters at a first join.
+import type { Topology } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import type { LoadedInventory } from '../../src/inventory/load.ts';
 import { CONFIG_FILE, DB_DIR } from '../../src/k3s/paths.ts';
 
 export type JoinKey = { 'cluster-init': true } | { server: string };
@@ -17,15 +17,15 @@ export const joinProbes: Record<string, ProbeCommand> = {
 };
 
 /** The join key by role: the (acting) founder starts the cluster, every other server joins it. */
-export function joinKeyByRole(inv: LoadedInventory, host: HostRef): JoinKey {
-  return host.founder ? { 'cluster-init': true } : { server: inv.derived.joinTarget };
+export function joinKeyByRole(topology: Topology, host: HostRef): JoinKey {
+  return host.founder ? { 'cluster-init': true } : { server: topology.joinTarget };
 }
 
 /** Pure: the key the server's config carries, from what the host has now. */
-export function joinKeyFor(input: { inv: LoadedInventory; host: HostRef; replacing: boolean; datastore: string; joinLine: string }): JoinKey {
-  const byRole = joinKeyByRole(input.inv, input.host);
+export function joinKeyFor(input: { topology: Topology; host: HostRef; datastore: string; joinLine: string }): JoinKey {
+  const byRole = joinKeyByRole(input.topology, input.host);
   // A server being replaced is wiped before it joins: what it holds now is what goes.
-  if (input.replacing || input.datastore.trim() !== 'present') return byRole;
+  if (input.topology.replacing === input.host.name || input.datastore.trim() !== 'present') return byRole;
   const line = input.joinLine.trim().split('\n').at(-1) ?? '';
   const server = /^server:\s*["']?([^"'\s]+)/.exec(line);
   if (server) return { server: server[1] };
@@ -41,9 +41,8 @@ export function joinAware<L extends { join?: JoinKey }>(step: Step<L>): Step<L> 
     plan: (input) => {
       if (input.host.role !== 'server') return step.plan(input);
       const join = joinKeyFor({
-        inv: input.ctx.inventory,
+        topology: input.ctx.topology,
         host: input.host,
-        replacing: input.ctx.replace === input.host.name,
         datastore: input.probe.datastore?.stdout ?? '',
         joinLine: input.probe.joinLine?.stdout ?? '',
       });

@@ -6,7 +6,6 @@
 import { causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
 import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
 
 /** What one other server showed: whether it holds an etcd member's data, and why it is down, if it is. */
@@ -43,7 +42,7 @@ export const MEMBER_PROBE = `systemctl is-active ${SERVER_ROLE.unit}; test -d ${
 
 /** Reads every server but the joiner (read-only, in parallel). */
 export async function readServers(ctx: RunContext, joiner: HostRef): Promise<ServerSeen[]> {
-  const others = serverRefs(ctx.inventory).filter((s) => s.name !== joiner.name);
+  const others = ctx.topology.servers.filter((s) => s.name !== joiner.name);
   return Promise.all(
     others.map(async (s): Promise<ServerSeen> => {
       try {

@@ -6,7 +6,6 @@ import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { runFact, type FactValue } from '../../src/engine/facts.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 
@@ -68,7 +67,7 @@ const QUORUM_POLL_MS = 3_000;
  * servers that do not even answer SSH will not come back by waiting, so then it stops at once.
  */
 export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<FactValue<'run'>[]> {
-  const others = serverRefs(ctx.inventory).filter((s) => s.name !== replaced.name);
+  const others = ctx.topology.servers.filter((s) => s.name !== replaced.name);
   const until = ctx.clock.now() + QUORUM_SETTLE_MS;
   for (;;) {
     const seen = await Promise.all(others.map((s) => readSurvivor(ctx, s, replaced.name)));

@@ -7,7 +7,6 @@ import { withDeadline } from '../../src/util/deadline.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
 import { DATA_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
@@ -48,7 +47,7 @@ export function killallCommand(unit: string, vip: string): string {
 /** The processes of k3s's containers still running on a host: its containerd-shims, as the killall finds them. */
 const SHIMS_PROBE = `ps -e -o pid= -o args= | awk '/${`${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/')}/ { print $1 }' | wc -l`;
 
-const replacing = (host: HostRef, ctx: ReadContext) => ctx.replace === host.name;
+const replacing = (host: HostRef, ctx: ReadContext) => ctx.topology.replacing === host.name;
 
 export const deleteOldNode: Step = {
   id: 'replace-node',
@@ -74,7 +73,7 @@ export const deleteOldNode: Step = {
       changes: [
         {
           kind: 'command',
-          description: `delete Node ${host.name} through ${facts.via} (never forced: its finalizer removes the etcd member) and wait up to ${MEMBER_GONE_BUDGET_MS / 1000} s until the member is gone; ${host.name} then joins ${ctx.inventory.derived.joinTarget} as a new member`,
+          description: `delete Node ${host.name} through ${facts.via} (never forced: its finalizer removes the etcd member) and wait up to ${MEMBER_GONE_BUDGET_MS / 1000} s until the member is gone; ${host.name} then joins ${ctx.topology.joinTarget} as a new member`,
           command: `k3s kubectl delete node ${host.name} --ignore-not-found  # on ${facts.via}`,
           sudo: true,
         },
@@ -82,7 +81,7 @@ export const deleteOldNode: Step = {
     };
   },
   apply: async (_plan, host, ctx) => {
-    const via = serverRefs(ctx.inventory).find((s) => s.name === ctx.facts.need(replaceFacts).via)!;
+    const via = ctx.topology.servers.find((s) => s.name === ctx.facts.need(replaceFacts).via)!;
     // kubectl waits for the finalizer itself; its own timeout stays inside the member budget.
     const del = await kubectl(ctx, via, `delete node ${host.name} --ignore-not-found --timeout=90s`, 100_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
     await waitMemberGone(ctx, via, host, `${del.stdout}${del.stderr}`.trim());

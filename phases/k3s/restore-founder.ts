@@ -11,7 +11,6 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
-import { joinerRefs } from '../../src/inventory/hosts.ts';
 import { DATA_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { restoredNow, stopsOthers } from './facts.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
@@ -42,7 +41,7 @@ export function restoreStep(backup: Backup): Step {
       // the founder's API gate names it if it never serves. Starting over is the operator's decision
       // (runbooks/dr-restore.md: remove the marker).
       if (markedWith(probe.marker.stdout, id)) return { changes: [], facts: [restoredNow(false)] };
-      const others = joinerRefs(ctx.inventory).filter((h) => h.name !== host.name);
+      const others = ctx.topology.joiners.filter((h) => h.name !== host.name);
       const changes: Change[] = [
         ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true })),
         ...(probe.active.stdout.trim() === 'inactive' ? [] : [{ kind: 'command', description: 'stop k3s here before the restore', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true } as Change]),
@@ -54,7 +53,7 @@ export function restoreStep(backup: Backup): Step {
       return { changes, facts: [restoredNow(true), stopsOthers(others.map((o) => o.name))] };
     },
     apply: async (plan, host, ctx) => {
-      const others = new Map(joinerRefs(ctx.inventory).map((h) => [h.name, h]));
+      const others = new Map(ctx.topology.joiners.map((h) => [h.name, h]));
       for (const change of plan.changes) {
         const on = change.kind === 'command' ? change.description.match(/^on ([\w.-]+): /)?.[1] : undefined;
         const target = on ? others.get(on)! : host;

@@ -1,6 +1,7 @@
 // Everything a phase may use, passed in (no module-level state): the inventory, the connections,
 // the clock, the event sink, check mode. Tests build one with fakes. Each hook gets only what it may use:
-//   ReadContext    plan, preflight probe and check, probe builders: reads only (no host, no events)
+//   ReadContext    plan, preflight probe and check, probe builders: reads only (no host, no events);
+//                  the run's Topology (modes/) is read here too
 //   LocalContext   local(): reads, and registers the secrets it reads
 //   PrepareContext prepare: as local(), and run facts computed once a run (Facts.once)
 //   RunContext     apply and gates: the hosts' connections and the event sink too
@@ -22,11 +23,31 @@ export interface ReadContext {
   stateDir: string;
   /** Facts recorded by plans, preflights and prepares (src/engine/facts.ts). */
   facts: FactsView;
+  /** Who starts etcd and who joins it in this run (modes/ decides it; the k3s phases read it). */
+  topology: Topology;
+}
+
+/**
+ * The servers' roles for the k3s phases of a run: who founds the cluster (cluster-init), who joins it and
+ * through which address, and the server being replaced, if any. A mode decides it (modes/): the inventory's
+ * roles on every run, but a replace of the founder, where the first other server founds for the k3s phases
+ * and the rebuilt founder joins it (modes/replace.ts). Phases after k3s-join read the inventory's founder.
+ */
+export interface Topology {
+  /** The server that starts the cluster, or that the joiners dial. */
+  founder: HostRef;
+  /** The other servers, in inventory order; they join one at a time. */
+  joiners: HostRef[];
+  /** Every server in inventory order (`founder` set on the founder of this topology). */
+  servers: HostRef[];
+  agents: HostRef[];
+  /** The founder's API, where a joining server dials: https://<founder>:<port>. */
+  joinTarget: string;
   /**
    * `--replace <server>`: that server's Node is deleted, its old state wiped and it joins again as a new
    * member (phases/k3s/replace-*.ts). Absent on every other run.
    */
-  replace?: string;
+  replacing?: string;
 }
 
 export interface LocalContext extends ReadContext {

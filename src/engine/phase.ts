@@ -78,8 +78,8 @@ export interface Gate {
  * Its probe is read-only and runs in check mode too; `check` is pure.
  */
 export interface Preflight {
-  /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory. */
-  hosts?: (ctx: Pick<ReadContext, 'inventory'>) => HostRef[];
+  /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory and ctx.topology. */
+  hosts?: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
   probe: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** Pure: the causes that forbid the phase, and run facts for its steps and gates (src/engine/facts.ts runFact). */
   check: (seen: Map<HostRef, ProbeResults>, ctx: ReadContext) => CauseError[] | { stops: CauseError[]; facts?: FactValue<'run'>[] };
@@ -96,8 +96,8 @@ export interface Phase {
   id: string;
   title: string;
   needs: string[];
-  /** The hosts it runs on. Reads only ctx.inventory (the engine calls it before connecting). */
-  hosts: (ctx: Pick<ReadContext, 'inventory'>) => HostRef[];
+  /** The hosts it runs on. Reads only ctx.inventory and ctx.topology (the engine calls it before connecting). */
+  hosts: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
   /** How hosts run: 'serial' (etcd joins) or in parallel with a bound. */
   concurrency: 'serial' | number;
   preflight?: Preflight;

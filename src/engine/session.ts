@@ -8,7 +8,7 @@ import { CauseError, causesOf, stopOf } from '../errors.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
-import type { EngineContext, LoadedInventory, RunContext } from './context.ts';
+import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
 import { Facts, type FactValue } from './facts.ts';
 import type { Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
@@ -28,27 +28,34 @@ export interface SessionDeps {
   preflight?: (remote: Remote) => Promise<void>;
 }
 
-export interface SessionOptions {
-  env: string;
-  inventory: LoadedInventory;
+/** What a run does, assembled by a mode (modes/): the session runs it as it is. */
+export interface RunPlan {
+  /** The selected phases, in run order. */
   phases: Phase[];
-  /** Every host of the environment, for connections and locks. */
-  hosts: HostRef[];
-  target: (host: HostRef) => SshTarget;
+  /** The servers' roles for this run; its servers and agents are every host to connect and lock. */
+  topology: Topology;
+  /** Check mode: probe and plan only; no lock is taken, no journal kept, nothing changed. */
   check: boolean;
   resume: boolean;
-  stateDir: string;
-  waivers: Waiver[];
-  /** Secrets already known before the run (token, keys): redacted from the first remote command on. */
-  secrets?: string[];
-  /** `--replace <server>` (RunContext.replace). */
-  replace?: string;
+  /** Said before the run starts (the inventory's warnings, where a recovery ends). */
+  warnings?: string[];
   /**
    * A read-only verdict before any lock or change, also in check mode, that must see hosts that do not
    * answer instead of stopping on them first (a replace judges quorum with servers down). With it, the
    * hosts' connection failures stop the run only after it passed.
    */
   precheck?: (ctx: RunContext) => Promise<FactValue<'run'>[] | void>;
+}
+
+export interface SessionOptions {
+  env: string;
+  inventory: LoadedInventory;
+  target: (host: HostRef) => SshTarget;
+  stateDir: string;
+  waivers: Waiver[];
+  /** Secrets already known before the run (token, keys): redacted from the first remote command on. */
+  secrets?: string[];
+  plan: RunPlan;
 }
 
 export interface SessionResult {
@@ -58,6 +65,7 @@ export interface SessionResult {
 }
 
 export async function runSession(deps: SessionDeps, opts: SessionOptions): Promise<SessionResult> {
+  const { plan } = opts;
   const runId = `${new Date(deps.clock.now()).toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
   const redactor = new Redactor();
   for (const s of opts.secrets ?? []) redactor.add(s);
@@ -71,18 +79,19 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   // journal of the run that holds them (its --resume would lose that run's progress).
   let ownsRun = false;
   let heartbeat: NodeJS.Timeout | undefined;
-  const result: SessionResult = { logFile: log.file, summary: emptySummary(opts.check) };
+  const result: SessionResult = { logFile: log.file, summary: emptySummary(plan.check) };
   const started = deps.clock.now();
   const needed = neededHosts(opts);
-  const others = opts.hosts.filter((h) => !needed.some((n) => n.name === h.name));
+  const others = allHosts(plan.topology).filter((h) => !needed.some((n) => n.name === h.name));
   try {
-    deps.emit({ type: 'run-start', env: opts.env, check: opts.check, phases: opts.phases.map((p) => p.id), waivers: opts.waivers });
-    journal = opts.check ? undefined : new Journal(opts.stateDir, runId, { resume: opts.resume, now: new Date(deps.clock.now()) });
-    if (opts.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
+    for (const message of plan.warnings ?? []) deps.emit({ type: 'warning', message });
+    deps.emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
+    journal = plan.check ? undefined : new Journal(opts.stateDir, runId, { resume: plan.resume, now: new Date(deps.clock.now()) });
+    if (plan.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
     const facts = new Facts();
     const ctx: EngineContext = {
       env: opts.env,
-      check: opts.check,
+      check: plan.check,
       inventory: opts.inventory,
       remote: (host) => {
         const r = remotes.get(host.name);
@@ -98,12 +107,12 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       facts,
       once: (fact, compute) => facts.once(fact, compute),
       redact: (s) => redactor.add(s),
-      replace: opts.replace,
+      topology: plan.topology,
     };
     // The phases' local preparation (the state folder's token, the k3s binary's version, Cilium's values
     // from the GitOps repository) before any host is dialled: a torn token or an unresolved variable stops
     // the run without a single connection.
-    await prepareAll(opts.phases, ctx, result.summary);
+    await prepareAll(plan.phases, ctx, result.summary);
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
@@ -114,7 +123,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         throw err;
       }
     });
-    if (!opts.precheck) throwAll(connectErrors);
+    if (!plan.precheck) throwAll(connectErrors);
     // Hosts the selected phases only read from (the founder, for a join) are connected too, but one that
     // does not answer is not a stop here: the phase that needs it names the cause when it uses it.
     await eachLimited(others, CONNECT_CONCURRENCY, async (host) => {
@@ -126,12 +135,12 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         deps.emit({ type: 'warning', host: host.name, message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop` });
       }
     });
-    if (opts.precheck) {
-      const found = await opts.precheck(ctx);
+    if (plan.precheck) {
+      const found = await plan.precheck(ctx);
       if (found) facts.setRun(found);
       throwAll(connectErrors);
     }
-    if (!opts.check) {
+    if (!plan.check) {
       const who = `${userInfo().username}@${hostname()}`;
       const lockErrors = await eachLimited([...remotes.values()], CONNECT_CONCURRENCY, async (remote) => {
         // Released on the way out even when the acquire did not answer (a timeout or Ctrl-C after its
@@ -151,14 +160,14 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }, HEARTBEAT_S * 1000);
       heartbeat.unref();
     }
-    await runPhases({ phases: opts.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
+    await runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
     journal?.finish();
   } catch (thrown) {
     // Never let a failure read as success: a missing error object is itself a bug to report.
     const err = thrown ?? new Error('a phase failed without an error object (a bug)');
     // A check run keeps no journal: there is nothing to --resume, the same command runs again from the start.
     const interrupted = () =>
-      new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' }, ...(opts.check && { remedy: 'Run the same command again: a check run changes nothing and keeps no journal, so there is nothing to --resume.' }) });
+      new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' }, ...(plan.check && { remedy: 'Run the same command again: a check run changes nothing and keeps no journal, so there is nothing to --resume.' }) });
     result.error = deps.signal.aborted && causesOf(err).length === 0 ? interrupted() : err;
     result.summary.stopped = Math.max(1, result.summary.stopped);
     for (const c of causesOf(result.error)) {
@@ -179,12 +188,16 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
 /** The hosts the selected phases run on or probe: each must answer, or the run stops before any change. */
 function neededHosts(opts: SessionOptions): HostRef[] {
   const names = new Set<string>();
-  for (const p of opts.phases) {
-    for (const h of p.hosts({ inventory: opts.inventory })) names.add(h.name);
-    for (const h of p.preflight?.hosts?.({ inventory: opts.inventory }) ?? []) names.add(h.name);
+  const c = { inventory: opts.inventory, topology: opts.plan.topology };
+  for (const p of opts.plan.phases) {
+    for (const h of p.hosts(c)) names.add(h.name);
+    for (const h of p.preflight?.hosts?.(c) ?? []) names.add(h.name);
   }
-  return opts.hosts.filter((h) => names.has(h.name));
+  return allHosts(opts.plan.topology).filter((h) => names.has(h.name));
 }
+
+/** Every host of the environment, for connections and locks. */
+const allHosts = (t: Topology): HostRef[] => [...t.servers, ...t.agents];
 
 function throwAll(errors: unknown[]): void {
   if (errors.length) throw stopOf(errors);

@@ -1,5 +1,5 @@
 // Which hosts a phase runs on, from the inventory's derived values.
-import type { LoadedInventory } from '../engine/context.ts';
+import type { LoadedInventory, Topology } from '../engine/context.ts';
 import type { HostRef } from '../engine/phase.ts';
 
 export function serverRefs(inv: LoadedInventory): HostRef[] {
@@ -20,4 +20,10 @@ export function founderRef(inv: LoadedInventory): HostRef[] {
 
 export function joinerRefs(inv: LoadedInventory): HostRef[] {
   return serverRefs(inv).filter((h) => !h.founder);
+}
+
+/** The inventory's roles: its founder founds, the other servers join it (modes/ may move the founder role). */
+export function topologyOf(inv: LoadedInventory): Topology {
+  const servers = serverRefs(inv);
+  return { founder: servers.find((s) => s.founder)!, joiners: servers.filter((s) => !s.founder), servers, agents: agentRefs(inv), joinTarget: inv.derived.joinTarget };
 }

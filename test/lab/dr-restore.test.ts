@@ -26,7 +26,7 @@ import { tcpOpen } from '../../lab/operator.ts';
 import { run } from '../../lab/run.ts';
 import { kubeConfigFor } from '../../src/kube/client.ts';
 import { labInventoryWithGitops } from '../../lab/gitops-inventory.ts';
-import { lastBuiltPhase } from '../../phases/k3s/restore-mode.ts';
+import { lastBuiltPhase } from '../../modes/compose.ts';
 import { allPhases, validatedOrder } from '../../phases/index.ts';
 import { listBackups } from '../../src/backup/store.ts';
 import { describeAsRoot } from '../support/env.ts';

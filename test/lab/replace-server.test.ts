@@ -18,7 +18,7 @@ import { labInventory } from '../support/lab-inventory.ts';
 import { labBlock, runBlock } from '../support/runbook-blocks.ts';
 import { repoRoot } from '../support/cli.ts';
 import { validatedOrder, allPhases } from '../../phases/index.ts';
-import { lastBuiltPhase } from '../../phases/k3s/restore-mode.ts';
+import { lastBuiltPhase } from '../../modes/compose.ts';
 
 const RUNBOOK = readFileSync(`${repoRoot}/runbooks/replace-server.md`, 'utf8');
 const ALL_VOTERS = { 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' };

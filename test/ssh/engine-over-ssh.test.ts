@@ -15,6 +15,7 @@ import { checkSudo } from '../../src/transport/sudo.ts';
 import type { SshTarget } from '../../src/transport/types.ts';
 import { managedFile } from '../../phases/steps/managed-file.ts';
 import { cliProcess } from '../support/cli.ts';
+import { topologyFor } from '../support/engine-fixture.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureTestUsers, makeKeypair, OPS_USER, startSshd, tempDir, type Sshd } from '../support/sshd.ts';
 
@@ -72,7 +73,7 @@ describeAsRoot('the engine over real SSH', () => {
     const loaded = fromText(readFileSync(inventoryFile, 'utf8'), inventoryFile, tmp.dir);
     const result = await runSession(
       { transport, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal, preflight: (r) => checkSudo(r) },
-      { env: 'sshtest', inventory: loaded, phases: [phase], hosts: [host], target, check, resume: false, stateDir: join(tmp.dir, 'state'), waivers: [] },
+      { env: 'sshtest', inventory: loaded, target, stateDir: join(tmp.dir, 'state'), waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check, resume: false } },
     );
     await transport.close();
     return { result, events, path };

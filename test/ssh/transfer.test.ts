@@ -19,6 +19,7 @@ import { runSession } from '../../src/engine/session.ts';
 import { fromText } from '../../src/inventory/load.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
 import { stringify } from 'yaml';
+import { topologyFor } from '../support/engine-fixture.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureTestUsers, makeKeypair, OPS_USER, startSshd, tempDir, type Sshd } from '../support/sshd.ts';
 
@@ -97,7 +98,7 @@ describeAsRoot('large transfers against a real sshd', () => {
     const run = new SshTransport({ authSock: null, home: tmp.dir });
     const result = await runSession(
       { transport: run, clock: systemClock, emit: (e) => (events.push(e), plain(e)), signal: new AbortController().signal },
-      { env: 'sshtest', inventory: loadInventory(), phases: [phase], hosts: [host], target: () => sshTarget, check: false, resume: false, stateDir: join(tmp.dir, 'run-state'), waivers: [] },
+      { env: 'sshtest', inventory: loadInventory(), target: () => sshTarget, stateDir: join(tmp.dir, 'run-state'), waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false } },
     );
     await run.close();
     expect(result.summary).toMatchObject({ changed: 1, stopped: 0 });

@@ -1,8 +1,8 @@
 // Runs the CLI in-process with captured output (fast), or as the real executable (what operators run).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { main } from '../../src/cli/main.ts';
-import { type Io } from '../../src/cli/io.ts';
+import { main } from '../../cli/main.ts';
+import { type Io } from '../../cli/io.ts';
 
 export async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];

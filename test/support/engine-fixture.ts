@@ -1,5 +1,5 @@
 // A RunContext over LocalRemote hosts, for engine tests: real shell, real files, no SSH.
-import type { EngineContext } from '../../src/engine/context.ts';
+import type { EngineContext, Topology } from '../../src/engine/context.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
@@ -8,6 +8,13 @@ import { LocalRemote } from './local-remote.ts';
 
 export function hosts(...names: string[]): HostRef[] {
   return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
+}
+
+/** The hosts' roles as a run sees them: the host marked founder founds, the other servers join it. */
+export function topologyFor(all: HostRef[]): Topology {
+  const servers = all.filter((h) => h.role === 'server');
+  const founder = servers.find((h) => h.founder) ?? servers[0];
+  return { founder, joiners: servers.filter((h) => h !== founder), servers, agents: all.filter((h) => h.role === 'agent'), joinTarget: `https://${founder?.address}:6443` };
 }
 
 export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
@@ -26,6 +33,7 @@ export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
     facts,
     once: (fact, compute) => facts.once(fact, compute),
     redact: () => undefined,
+    topology: topologyFor(opts.hosts),
   };
   return { ctx, remotes, events };
 }

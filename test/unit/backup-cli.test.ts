@@ -3,9 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from '../../src/cli/args.ts';
+import { parseCommand } from '../../cli/args.ts';
 import { writeBackup } from '../../src/backup/store.ts';
-import { lastBuiltPhase } from '../../phases/k3s/restore-mode.ts';
+import { lastBuiltPhase } from '../../modes/compose.ts';
 import { cli } from '../support/cli.ts';
 
 describe('bootstrap backup / --restore arguments', () => {

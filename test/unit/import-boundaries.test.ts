@@ -1,7 +1,9 @@
-// The layers, checked file by file: the ground floor (everything under src/ but the CLI: engine, transport,
-// inventory, causes, view, backup, kube, k3s, gitops, images, util, …) imports nothing above it; no phase
-// unit imports another (they share the libraries, phases/steps and the DAG in phases/index.ts); and no
-// import cycle exists among src/, phases/, modes/ and cli/. A file that breaks a rule fails here with the
+// The layers, checked file by file, top down: the CLI (cli/) parses, calls a mode and renders, and imports
+// no phase; the modes (modes/) assemble each kind of run from the phases; the phases import no mode and no
+// CLI, and no phase unit imports another (they share the libraries, phases/steps and the DAG in
+// phases/index.ts); the ground floor (everything under src/: engine, transport, inventory, causes, view,
+// backup, kube, k3s, gitops, images, util, …) imports nothing above it; and no import cycle exists among
+// src/, phases/, modes/ and cli/. A file that breaks a rule fails here with the
 // import it makes (or the cycle, file by file), so the layering cannot rot unnoticed.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
@@ -31,12 +33,19 @@ function readGraph(dirs: string[]): Graph {
   return graphOf(Object.fromEntries(dirs.flatMap(files).map((f) => [f, readFileSync(join(repoRoot, f), 'utf8')])));
 }
 
-const ABOVE = ['phases/', 'modes/', 'cli/', 'src/cli/', 'lab/', 'test/', 'scripts/', 'bin/'];
+const ABOVE = ['phases/', 'modes/', 'cli/', 'lab/', 'test/', 'scripts/', 'bin/'];
 
-/** Ground-floor files (src/ but src/cli/) importing a layer above. */
-function groundBreaks(g: Graph): string[] {
-  return [...g].filter(([f]) => f.startsWith('src/') && !f.startsWith('src/cli/')).flatMap(([f, targets]) => targets.filter((t) => ABOVE.some((a) => t.startsWith(a))).map((t) => `${f} imports ${t}`));
+/** Files of `layer` importing one of `above`. */
+function layerBreaks(g: Graph, layer: string, above: string[]): string[] {
+  return [...g].filter(([f]) => f.startsWith(layer)).flatMap(([f, targets]) => targets.filter((t) => above.some((a) => t.startsWith(a))).map((t) => `${f} imports ${t}`));
 }
+
+/** Ground-floor files (everything under src/) importing a layer above. */
+const groundBreaks = (g: Graph) => layerBreaks(g, 'src/', ABOVE);
+/** The CLI calls a mode, which names the phases: a CLI file importing a phase file. */
+const cliBreaks = (g: Graph) => layerBreaks(g, 'cli/', ['phases/']);
+/** Phase files importing a mode or the CLI. */
+const phaseBreaks = (g: Graph) => layerBreaks(g, 'phases/', ['modes/', 'cli/']);
 
 /**
  * The phase unit a file belongs to, or undefined for what every unit may import (phases/steps/, the DAG
@@ -89,17 +98,32 @@ describe('import boundaries', () => {
       'src/engine/b.ts': `import type { A } from './a.ts';`,
       'phases/verify/checks.ts': `import { KUBE_VIP_LEASE } from '../kube-vip/render.ts';\nimport { step } from '../steps/managed-file.ts';\nimport { allPhases } from '../index.ts';`,
       'phases/k3s-join.ts': `import { TOKEN_NOT_YET } from './k3s-founder.ts';\nimport { kubectl } from './k3s/gates.ts';`,
-      'phases/k3s-founder.ts': `import { prepareToken } from '../src/k3s/token.ts';`,
+      'phases/k3s-founder.ts': `import { prepareToken } from '../src/k3s/token.ts';\nimport { lastBuiltPhase } from '../modes/compose.ts';`,
+      'cli/run-command.ts': `import { buildRun } from '../modes/build.ts';\nimport { allPhases } from '../phases/index.ts';`,
     });
     expect(groundBreaks(g)).toEqual(['src/engine/a.ts imports phases/k3s/render.ts']);
+    expect(cliBreaks(g)).toEqual(['cli/run-command.ts imports phases/index.ts']);
+    expect(phaseBreaks(g)).toEqual(['phases/k3s-founder.ts imports modes/compose.ts']);
     expect(sideways(g)).toEqual(['phases/verify/checks.ts (verify) imports phases/kube-vip/render.ts (kube-vip)']);
     expect(cycles(g)).toEqual(['src/engine/a.ts → src/engine/b.ts → src/engine/a.ts']);
   });
 
   it('the ground floor imports no layer above it', () => {
     const g = readGraph(['src']);
-    expect([...g.keys()].filter((f) => !f.startsWith('src/cli/')).length).toBeGreaterThan(50);
+    expect(g.size).toBeGreaterThan(50);
     expect(groundBreaks(g)).toEqual([]);
+  });
+
+  it('the CLI imports no phase: it calls a mode', () => {
+    const g = readGraph(['cli']);
+    expect(g.size).toBeGreaterThan(5);
+    expect(cliBreaks(g)).toEqual([]);
+  });
+
+  it('the phases import no mode and no CLI', () => {
+    const g = readGraph(['phases']);
+    expect(g.size).toBeGreaterThan(50);
+    expect(phaseBreaks(g)).toEqual([]);
   });
 
   it('no phase unit imports another', () => {

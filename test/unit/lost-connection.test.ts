@@ -17,7 +17,7 @@ import type { ExecOptions, ExecResult, Remote } from '../../src/transport/types.
 import { loadInventory } from '../../src/inventory/index.ts';
 import { resolveBackup, writeBackup, type BackupManifest } from '../../src/backup/store.ts';
 import { restoreStep } from '../../phases/k3s/restore-founder.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
+import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 import { fixture, hosts } from '../support/engine-fixture.ts';
 
 /** A host whose connection is lost at the command matching `lostAt` (those before it exit 0, or `code`). */
@@ -89,7 +89,7 @@ describe('a connection lost while a step runs', () => {
     const [founder] = serverRefs(inventory);
     const step = restoreStep(backup);
     const applyWith = async (remote: Remote) => {
-      const ctx: RunContext = { env: 'prod', check: false, inventory, remote: () => remote, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined };
+      const ctx: RunContext = { env: 'prod', check: false, inventory, remote: () => remote, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined, topology: topologyOf(inventory) };
       const plan = step.plan({ host: founder, ctx, local: undefined, probe: { marker: { stdout: '', stderr: '', code: 0 }, active: { stdout: 'inactive', stderr: '', code: 3 }, ready: { stdout: 'refused', stderr: '', code: 1 } } });
       return causeOf(step.apply!(plan, founder, ctx));
     };

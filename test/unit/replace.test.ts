@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseCommand } from '../../src/cli/args.ts';
+import { parseCommand } from '../../cli/args.ts';
+import { replaceRun, replaceTopology } from '../../modes/replace.ts';
 import { CauseError, UsageError } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
+import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
 import { serverConfig } from '../../phases/k3s/render.ts';
 import { QUORUM_SETTLE_MS, checkQuorum, quorumVerdict, replaceFacts, type ReplaceFacts } from '../../phases/k3s/replace-quorum.ts';
-import { replacePlan, withoutFounder } from '../../phases/k3s/replace-run.ts';
 import { allPhases } from '../../phases/index.ts';
-import type { Phase } from '../../src/engine/phase.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import { deleteOldNode, wipeOldState } from '../../phases/k3s/replace-steps.ts';
@@ -69,35 +68,35 @@ describe('--replace: the quorum of the other servers', () => {
 });
 
 describe('--replace: the founder role for this run', () => {
-  const hostsOf = (phases: Phase[], id: string) => phases.find((p) => p.id === id)!.hosts({ inventory: inv }).map((h) => h.name);
+  const hostsOf = (replaced: string, id: string) => allPhases().find((p) => p.id === id)!.hosts({ inventory: inv, topology: replaceTopology(inv, replaced) }).map((h) => h.name);
 
   it('stays where it is when another server is replaced', () => {
-    const phases = allPhases();
-    expect(replacePlan(inv, 'k3s-prod-2').phases(phases)).toBe(phases);
+    expect(replaceTopology(inv, 'k3s-prod-2')).toEqual({ ...topologyOf(inv), replacing: 'k3s-prod-2' });
+    expect(hostsOf('k3s-prod-2', 'k3s-founder')).toEqual(['k3s-prod-1']);
   });
 
   it('moves to the first other server for the k3s phases when the founder is replaced: the old founder joins it, never cluster-init', () => {
-    const phases = replacePlan(inv, 'k3s-prod-1').phases(allPhases());
-    expect(hostsOf(phases, 'k3s-founder')).toEqual(['k3s-prod-2']);
-    expect(hostsOf(phases, 'k3s-join')).toEqual(['k3s-prod-1', 'k3s-prod-3']);
+    expect(hostsOf('k3s-prod-1', 'k3s-founder')).toEqual(['k3s-prod-2']);
+    expect(hostsOf('k3s-prod-1', 'k3s-join')).toEqual(['k3s-prod-1', 'k3s-prod-3']);
     // Once it has joined, the founder is the founder again for what follows.
-    expect(hostsOf(phases, 'cilium')).toEqual(['k3s-prod-1']);
-    const run = withoutFounder(inv, 'k3s-prod-1');
-    const old = serverRefs(run).find((h) => h.name === 'k3s-prod-1')!;
-    const config = parse(serverConfig(run, old, 't'));
+    expect(hostsOf('k3s-prod-1', 'cilium')).toEqual(['k3s-prod-1']);
+    const topology = replaceTopology(inv, 'k3s-prod-1');
+    const old = topology.joiners.find((h) => h.name === 'k3s-prod-1')!;
+    const config = parse(serverConfig(inv, old, 't', joinKeyFor({ topology, host: old, datastore: '', joinLine: '' })));
     expect(config.server).toBe('https://192.168.2.11:6443');
     expect(config['cluster-init']).toBeUndefined();
   });
 
   it('refuses a name that is not a server', () => {
-    expect(() => replacePlan(inv, 'k3s-prod-9')).toThrow('--replace k3s-prod-9: not a server of the inventory (servers: k3s-prod-1, k3s-prod-2, k3s-prod-3)');
-    expect(() => replacePlan(inv, 'worker-1')).toThrow(/an agent holds no etcd member/);
+    const sel = { check: true, resume: false };
+    expect(() => replaceRun(inv, 'k3s-prod-9', sel)).toThrow('--replace k3s-prod-9: not a server of the inventory (servers: k3s-prod-1, k3s-prod-2, k3s-prod-3)');
+    expect(() => replaceRun(inv, 'worker-1', sel)).toThrow(/an agent holds no etcd member/);
   });
 });
 
 describe('how a server joins: kept once it holds a datastore', () => {
   const [founder, joiner] = serverRefs(inv);
-  const key = (host = founder, datastore = '', joinLine = '', replacing = false) => joinKeyFor({ inv, host, replacing, datastore, joinLine });
+  const key = (host = founder, datastore = '', joinLine = '', replacing = false) => joinKeyFor({ topology: { ...topologyOf(inv), ...(replacing && { replacing: host.name }) }, host, datastore, joinLine });
 
   it('by role on a fresh server', () => {
     expect(key(founder)).toEqual({ 'cluster-init': true });
@@ -133,7 +132,7 @@ describe('the replaced server in k3s-join (plans, pure)', () => {
   const ctxWith = (replace: string | undefined, facts?: ReplaceFacts) => {
     const f = new Facts();
     if (facts) f.setRun([replaceFacts(facts)]);
-    return { inventory: inv, replace, facts: f } as unknown as RunContext;
+    return { inventory: inv, topology: { ...topologyOf(inv), ...(replace && { replacing: replace }) }, facts: f } as unknown as RunContext;
   };
   const facts = { via: 'k3s-prod-1', nodePresent: true, orphanMembers: [], memberCount: 3 };
 
@@ -185,6 +184,7 @@ describe('the quorum check against the servers (fake connections)', () => {
     const sleeps: number[] = [];
     const ctx = {
       inventory: inv,
+      topology: topologyOf(inv),
       facts: new Facts(),
       signal: new AbortController().signal,
       clock: { now: () => t, sleep: async (ms: number) => void (sleeps.push(ms), (t += ms)) },

@@ -15,10 +15,11 @@ import { resolveBackup, writeBackup, type BackupManifest } from '../../src/backu
 import { restoreStep } from '../../phases/k3s/restore-founder.ts';
 import { restoreComplete } from '../../phases/k3s/restore-gate.ts';
 import { wipeForRejoinStep } from '../../phases/k3s/restore-join.ts';
-import { restorePhases } from '../../phases/k3s/restore-mode.ts';
+import { insertBefore } from '../../modes/compose.ts';
+import { restorePhases } from '../../modes/restore.ts';
 import { forgetNodePasswordsStep } from '../../phases/k3s/restore-passwords.ts';
 import { allPhases } from '../../phases/index.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
+import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 
 const seen = (out: Record<string, string | [string, number]>): ProbeResults =>
   Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { stdout: Array.isArray(v) ? v[0] : v, stderr: '', code: Array.isArray(v) ? v[1] : 0 }]));
@@ -29,7 +30,7 @@ async function setup(sha = 'aa'.repeat(32)) {
   const manifest: BackupManifest = { id: '2026-11-30T05-40-12Z', env: 'prod', takenAt: '', k3sVersion: inventory.inventory.k3s.version, snapshotServer: 'x', servers: [], snapshotName: 'n', sha256: sha, bytes: 1, objects: [], counts: {} };
   const backup = resolveBackup(writeBackup(stateDir, manifest, Buffer.from('snap'), { secret: 's3cret' }), stateDir);
   const facts = new Facts();
-  const ctx: RunContext & { facts: Facts } = { env: 'prod', check: true, inventory, remote: () => { throw new Error('no remote in a plan'); }, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts, once: (f, compute) => facts.once(f, compute), redact: () => undefined };
+  const ctx: RunContext & { facts: Facts } = { env: 'prod', check: true, inventory, remote: () => { throw new Error('no remote in a plan'); }, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts, once: (f, compute) => facts.once(f, compute), redact: () => undefined, topology: topologyOf(inventory) };
   const [founder, ...others] = serverRefs(inventory);
   return { ctx, backup, founder, others };
 }
@@ -91,6 +92,15 @@ describe('restore plans', () => {
     // Restored in THIS run (the restore step's fact), the API not answering yet: every node's Secret goes.
     ctx.facts.setHost(founder.name, [restoredNow(true)]);
     expect((step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: ['refused', 1] }) }).changes[0] as CommandChange).description).toBe(del.description);
+  });
+
+  it('the restore mode places its steps by id: the restore before k3s starts, the node passwords after; the wipe first on the others', async () => {
+    const { backup } = await setup();
+    const phases = restorePhases(allPhases(), backup);
+    const ids = (id: string) => phases.find((p) => p.id === id)!.steps.map((s) => s.id);
+    expect(ids('k3s-founder')).toEqual(['binary', 'images', 'config', 'unit', 'env', 'restore', 'service', 'restore-node-passwords']);
+    expect(ids('k3s-join')).toEqual(['restore-wipe', 'replace-node', 'replace-wipe', 'binary', 'images', 'config', 'unit', 'env', 'service']);
+    expect(() => insertBefore(phases[0].steps, 'no-such-step', restoreStep(backup))).toThrow(/no step no-such-step among/);
   });
 
   it("prepare stops a corrupted snapshot and another token in the state folder, before any host", async () => {

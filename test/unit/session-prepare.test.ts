@@ -9,6 +9,7 @@ import type { EngineEvent } from '../../src/engine/events.ts';
 import type { HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { CauseError } from '../../src/errors.ts';
+import { topologyFor } from '../support/engine-fixture.ts';
 
 it('a stop in prepare ends the run before any connection', async () => {
   const dialled: string[] = [];
@@ -31,7 +32,7 @@ it('a stop in prepare ends the run before any connection', async () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'bootstrap-prepare-'));
   const result = await runSession(
     { transport: transport as any, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal },
-    { env: 't', inventory: {} as any, phases: [phase], hosts: [host], target: (h) => ({ host: h.address }) as any, check: false, resume: false, stateDir, waivers: [] },
+    { env: 't', inventory: {} as any, target: (h) => ({ host: h.address }) as any, stateDir, waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false } },
   );
   expect(dialled).toEqual([]);
   expect((result.error as CauseError).causeId).toBe('TOKEN_MALFORMED');
@@ -56,7 +57,7 @@ it('Ctrl-C in check mode says to run the same command again, not --resume (a che
   const run = (check: boolean) =>
     runSession(
       { transport: { connect: async () => ({}), close: async () => undefined } as any, clock: systemClock, emit: () => undefined, signal: abort.signal },
-      { env: 't', inventory: {} as any, phases: [phase], hosts: [host], target: (h) => ({ host: h.address }) as any, check, resume: false, stateDir: mkdtempSync(join(tmpdir(), 'bootstrap-int-')), waivers: [] },
+      { env: 't', inventory: {} as any, target: (h) => ({ host: h.address }) as any, stateDir: mkdtempSync(join(tmpdir(), 'bootstrap-int-')), waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check, resume: false } },
     );
   const checked = (await run(true)).error as CauseError;
   expect(checked.causeId).toBe('INTERRUPTED');

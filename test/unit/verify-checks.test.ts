@@ -1,7 +1,7 @@
 // The pure parts of verify: Nodes and their conditions, etcd's member list against the servers, the API
 // answers per vantage, the Cilium status; the table row as printed; the command line.
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from '../../src/cli/args.ts';
+import { parseCommand } from '../../cli/args.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
 import { apiVerdict } from '../../phases/verify/api-verdict.ts';

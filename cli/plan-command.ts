@@ -1,6 +1,6 @@
-// `bootstrap plan <env>`: the DAG and its steps per host, without connecting.
-import { validatedOrder, allPhases } from '../../phases/index.ts';
-import { loadInventory } from '../inventory/load.ts';
+// `bootstrap plan <env>`: the build's DAG and its steps per host (modes/build.ts), without connecting.
+import { loadInventory } from '../src/inventory/load.ts';
+import { buildOutline } from '../modes/build.ts';
 import { orJsonRefusal } from './json-refusal.ts';
 import type { Io } from './io.ts';
 
@@ -8,16 +8,7 @@ export async function planCommand(file: string, json: boolean, io: Io): Promise<
   const read = await orJsonRefusal(json, io, () => loadInventory(file));
   if ('exit' in read) return read.exit;
   const loaded = read.value;
-  const phases = validatedOrder(allPhases()).map((p) => ({
-    id: p.id,
-    title: p.title,
-    needs: p.needs,
-    hosts: p.hosts({ inventory: loaded }).map((h) => h.name),
-    order: p.concurrency === 'serial' ? 'one host at a time' : `up to ${p.concurrency} hosts at once`,
-    steps: p.steps.map((s) => s.title),
-    gates: (p.gates ?? []).map((g) => ({ title: g.title, budgetS: Math.round(g.budgetMs / 1000) })),
-    ...(p.pending && { pending: p.pending }),
-  }));
+  const phases = buildOutline(loaded);
   if (json) {
     io.out(JSON.stringify({ environment: loaded.inventory.environment, phases }, null, 2));
     return 0;

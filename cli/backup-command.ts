@@ -1,19 +1,17 @@
-// `bootstrap backup <env>`: a session of its own (connect, lock, one phase) that takes an etcd snapshot on
-// the founder (or the server named by --server: the other hosts may then be down) and copies it, the token and the manifest into the environment's backup folder.
+// `bootstrap backup <env>`: a session of its own that takes an etcd snapshot (modes/backup.ts) into the
+// environment's backup folder.
 // `bootstrap backup <env> --list`: the backups in that folder, newest last (local, no connection).
-import { causesOf, UsageError } from '../errors.ts';
-import { listBackups, backupId, backupsDir } from '../backup/store.ts';
+import { causesOf } from '../src/errors.ts';
+import { listBackups, backupId, backupsDir } from '../src/backup/store.ts';
+import { runSession } from '../src/engine/session.ts';
+import { ensureStateDir, stateDirFor } from '../src/engine/state-dir.ts';
+import { jsonRenderer } from '../src/view/json.ts';
+import { plainRenderer } from '../src/view/plain.ts';
+import { backupRun } from '../modes/backup.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
-import { runSession } from '../engine/session.ts';
-import { ensureStateDir, stateDirFor } from '../engine/state-dir.ts';
-import { loadInventory } from '../inventory/load.ts';
-import { allHostRefs } from '../inventory/hosts.ts';
-import { backupPhase } from '../../phases/backup.ts';
-import { jsonRenderer } from '../view/json.ts';
-import { plainRenderer } from '../view/plain.ts';
 import type { Io } from './io.ts';
-import { defaultRunDeps, type RunDeps } from './run-command.ts';
+import { defaultRunDeps, loadFor, type RunDeps } from './run-command.ts';
 
 export interface BackupArgs {
   file: string;
@@ -25,15 +23,13 @@ export interface BackupArgs {
 }
 
 export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = defaultRunDeps()): Promise<number> {
-  const loaded = await loadInventory(args.file);
+  const loaded = await loadFor(args.file, args.env);
   const env = loaded.inventory.environment;
-  if (args.env && args.env !== env) throw new UsageError(`${args.file} describes environment ${env}, not ${args.env}`);
   const stateDir = ensureStateDir(stateDirFor(env, io.env));
   if (args.list) return listCommand(stateDir, args.json, io);
-  const servers = loaded.derived.servers.map((s) => s.name);
-  if (args.server !== undefined && !servers.includes(args.server)) throw new UsageError(`--server ${args.server}: not a server of ${env} (servers: ${servers.join(', ')})`);
-
   const id = backupId(new Date(deps.clock.now()));
+  const plan = backupRun(loaded, { id, server: args.server });
+
   const emit = args.json ? jsonRenderer(io.out) : plainRenderer(io.out);
   const abort = new AbortController();
   const stopListening = deps.onInterrupt(onFirstAndSecondInterrupt(io, abort));
@@ -43,14 +39,11 @@ export async function backupCommand(args: BackupArgs, io: Io, deps: RunDeps = de
       {
         env,
         inventory: loaded,
-        phases: [backupPhase(id, args.server)],
-        hosts: allHostRefs(loaded),
         target: (h) => deps.target(loaded, h),
-        check: false,
-        resume: false,
         stateDir,
         secrets: knownSecrets(stateDir, loaded),
         waivers: loaded.derived.waivers,
+        plan,
       },
     );
     if (result.error) {

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { LoadedInventory } from '../inventory/index.ts';
+import type { LoadedInventory } from '../src/inventory/index.ts';
 
 export function knownSecrets(stateDir: string, loaded: LoadedInventory): string[] {
   const secrets: string[] = [];

@@ -1,7 +1,7 @@
 // `validate --json` and `plan --json` print one JSON object for every verdict: an inventory refused while
 // it is read or loaded (InventoryInvalid) becomes validate's `{"ok":false,"causes":[…]}`, exit 65.
-import { InventoryInvalid } from '../errors.ts';
-import { toValidateJson } from '../inventory/validate.ts';
+import { InventoryInvalid } from '../src/errors.ts';
+import { toValidateJson } from '../src/inventory/validate.ts';
 import type { Io } from './io.ts';
 
 /** Runs `read`; with --json a refusal is printed as validate's object and its exit code returned. */

@@ -1,6 +1,6 @@
 // The command line: `bootstrap <env> [options]`, `bootstrap validate|plan|causes …`.
 import { parseArgs } from 'node:util';
-import { UsageError } from '../errors.ts';
+import { UsageError } from '../src/errors.ts';
 
 export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--json]

@@ -1,17 +1,17 @@
 // The CLI entry: parse, dispatch, and catch errors ONCE. An expected stop (BootstrapError) prints its
 // cause and exits with its code; anything else is a bug and prints its stack (exit 70).
 import { basename, resolve } from 'node:path';
-import { allCauses } from '../causes/catalogue.ts';
-import { BootstrapError, InventoryInvalid, causesOf } from '../errors.ts';
-import { DagInvalid } from '../engine/dag.ts';
-import { formatStop } from '../view/format.ts';
+import { allCauses } from '../src/causes/catalogue.ts';
+import { BootstrapError, InventoryInvalid, causesOf } from '../src/errors.ts';
+import { DagInvalid } from '../src/engine/dag.ts';
+import { formatStop } from '../src/view/format.ts';
 import { USAGE, parseCommand, type Command } from './args.ts';
 import { runCommand } from './run-command.ts';
 import { planCommand } from './plan-command.ts';
 import { verifyCommand } from './verify-command.ts';
 import { backupCommand } from './backup-command.ts';
-import { stripYamlExtension, toValidateJson, validateInventory } from '../inventory/validate.ts';
-import { readInventoryText } from '../inventory/load.ts';
+import { stripYamlExtension, toValidateJson, validateInventory } from '../src/inventory/validate.ts';
+import { readInventoryText } from '../src/inventory/load.ts';
 import { orJsonRefusal } from './json-refusal.ts';
 import type { Io } from './io.ts';
 

@@ -1,13 +1,13 @@
 // The real side effects a run uses by default: SSH to the hosts, honouring ~/.ssh/config.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { HostRef } from '../engine/phase.ts';
-import type { LoadedInventory } from '../inventory/load.ts';
-import { loadSshConfig, type SshConfig } from '../transport/ssh-config.ts';
-import { SshTransport } from '../transport/ssh.ts';
-import { checkSudo } from '../transport/sudo.ts';
-import { defaultTargetEnv, resolveSshTarget } from '../transport/target.ts';
-import type { Remote, SshTarget, Transport } from '../transport/types.ts';
+import type { HostRef } from '../src/engine/phase.ts';
+import type { LoadedInventory } from '../src/inventory/load.ts';
+import { loadSshConfig, type SshConfig } from '../src/transport/ssh-config.ts';
+import { SshTransport } from '../src/transport/ssh.ts';
+import { checkSudo } from '../src/transport/sudo.ts';
+import { defaultTargetEnv, resolveSshTarget } from '../src/transport/target.ts';
+import type { Remote, SshTarget, Transport } from '../src/transport/types.ts';
 
 export function operatorSshConfig(env: NodeJS.ProcessEnv = process.env): SshConfig {
   return loadSshConfig(env.BOOTSTRAP_SSH_CONFIG ?? join(homedir(), '.ssh', 'config'));
