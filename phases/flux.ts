@@ -20,7 +20,7 @@ import { kubectl } from '../src/k3s/remote.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
 import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf } from './flux/handover.ts';
-import { crdWaitChange, installApply } from './flux/install-wait.ts';
+import { crdWaitChange } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
 import { helmChartValues } from './flux/parity.ts';
 import { FLUX_WAIT_MAX_MS, fluxWaitSignal } from './flux/ready-wait.ts';
@@ -81,7 +81,6 @@ export const flux: Phase = {
         changes: crdWaitChange(installObjects(ctx), live, d),
         facts: [ciliumGenerationBefore(templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code))],
       }),
-      apply: installApply,
     }),
     appliedObjects({ id: 'deploy-key', title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),
     appliedObjects({ id: 'sync', title: 'GitRepository and Kustomization flux-system', objects: sync }),

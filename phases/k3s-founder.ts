@@ -4,10 +4,10 @@ import { createHash } from 'node:crypto';
 import { CauseError } from '../src/errors.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
-import { founderApiReady } from './k3s/gates.ts';
+import { clusterAccess, founderApiReady } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { DB_DIR, TOKEN_FILE } from '../src/k3s/paths.ts';
-import { ensureToken, prepareToken, readToken } from '../src/k3s/token.ts';
+import { newToken, prepareToken, readToken } from '../src/k3s/token.ts';
 
 /** What a config shows before the first run created the token (check mode never creates one). */
 export const TOKEN_NOT_YET = '<generated at the first run>';
@@ -48,10 +48,18 @@ export const k3sFounder: Phase = {
       ];
     },
   },
+  // The environment's token, or a new one the config step's plan keeps in the state folder before the
+  // config that carries it (check mode shows that it would, and writes nothing).
   steps: installSteps((_host, ctx) => {
-    const token = ensureToken(ctx.stateDir, { create: !ctx.check });
-    if (token) ctx.redact(token.secret);
-    return token?.secret ?? TOKEN_NOT_YET;
+    const stored = readToken(ctx.stateDir);
+    if (stored) {
+      ctx.redact(stored.secret);
+      return stored.secret;
+    }
+    if (ctx.check) return { secret: TOKEN_NOT_YET, save: { secret: TOKEN_NOT_YET } };
+    const token = newToken();
+    ctx.redact(token.secret);
+    return { secret: token.secret, save: token };
   }),
   // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED);
   // the hash of a well-formed one is what the preflight compares with a running founder's.
@@ -62,6 +70,7 @@ export const k3sFounder: Phase = {
     return { stops, facts: [stateTokenSha(token ? sha256(token.secret) : null)] };
   },
   gates: [founderApiReady],
+  afterGates: [clusterAccess],
 };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');

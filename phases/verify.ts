@@ -3,7 +3,7 @@
 // kube-vip lease held by a server, every Cilium agent Ready with kube-proxy replacement on and dialling the
 // VIP (live, from the running agents), every node reaching every other by Cilium's own health probes, CoreDNS ready. Each check prints a row per host and stops with a
 // named cause. With `drill` (bootstrap verify <env> --drill), a failover drill follows: it stops k3s on the
-// VIP holder, so it is the one part that changes state and never runs in check mode.
+// VIP holder, so it is the one part that changes state: a step after the checks (check mode never runs it).
 import type { Phase } from '../src/engine/phase.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
@@ -27,7 +27,9 @@ export function verifyPhase(opts: { drill?: boolean; standalone?: boolean } = {}
     hosts: (c) => founderRef(c.inventory),
     concurrency: 'serial',
     steps: [],
-    gates: [...checks, ...(opts.drill ? [failoverDrill] : [])],
+    gates: checks,
+    // The drill changes the cluster (it stops k3s on a server): a step after the checks, never a gate.
+    afterGates: opts.drill ? [failoverDrill] : [],
     // A proof from before an interruption says nothing about the cluster the resumed run leaves.
     rerunsOnResume: true,
   };

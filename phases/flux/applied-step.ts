@@ -86,7 +86,6 @@ export interface AppliedObjectsSpec {
   probe?: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** More of the plan: extra changes and facts from what was seen. */
   extend?: (live: Map<string, LiveObject>, probe: ProbeResults, ctx: ReadContext, d: Drift) => Partial<Plan>;
-  apply?: Step['apply'];
 }
 
 export function appliedObjects(spec: AppliedObjectsSpec): Step {
@@ -100,6 +99,5 @@ export function appliedObjects(spec: AppliedObjectsSpec): Step {
       const more = spec.extend?.(live, probe, ctx, d) ?? {};
       return { changes: [...applyChange(d, { secret: spec.secret }), ...(more.changes ?? [])], stops: more.stops, facts: more.facts };
     },
-    apply: spec.apply,
   };
 }

@@ -12,29 +12,30 @@
 //      that loses its finalizer gets it back. No wait between: the controller's own writes carry the
 //      resourceVersion it read, so a stale one is refused (409), never applied over the annotation;
 //   4. delete it and wait until it is gone (HELMCHART_NOT_GONE when it is not within the budget).
-// Performing it first waits until Flux is Ready and its HelmRelease has adopted the release, then proves
-// parity: same values, and the cilium DaemonSet's pod template did not roll. Only then does the HelmChart
-// go: a drift keeps it, so nothing is lost.
-import { applyChange } from '../../src/engine/apply.ts';
-import type { Change } from '../../src/engine/changes.ts';
+// Before them, a first change of the plan (an action: it waits and reads, check mode shows what it runs)
+// waits until Flux is Ready and its HelmRelease has adopted the release, then proves parity: same values,
+// and the cilium DaemonSet's pod template did not roll. Only then does the HelmChart go: a drift stops the
+// run there and keeps it, so nothing is lost.
+import type { ActionContext, Change } from '../../src/engine/changes.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import { hostFact } from '../../src/engine/facts.ts';
 import type { HostRef, Plan, Step } from '../../src/engine/phase.ts';
-import { CauseError, causesOf } from '../../src/errors.ts';
+import { CauseError } from '../../src/errors.ts';
+import { connectionLost } from '../../src/transport/lost.ts';
+import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
 import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
-import { FLUX_WAIT_MAX_MS, fluxWaitSignal, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
+import { FLUX_NAMESPACE } from './controllers.ts';
+import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
+import { REQUESTED_AT } from './root-cause.ts';
 
 export { UNMANAGED } from '../../src/k3s/helmchart-object.ts';
 /** How long the delete waits for the HelmChart to be gone. */
 export const GONE_WAIT_S = 60;
-const DELETE_PREFIX = 'k3s kubectl delete';
-/** The waits of the hand-over share one budget (shortened by flux.waitSeconds). */
-export const HANDOVER_BUDGET_MS = FLUX_WAIT_MAX_MS;
 
 /** What the hand-over reads of Cilium's release (src/gitops/cilium-release.ts): the HelmChart, the HelmRelease, the values. */
 export type CiliumOwnership = Pick<CiliumRelease, 'helmChart' | 'helmRelease' | 'values'>;
@@ -81,10 +82,52 @@ export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChar
     ...(at >= 0
       ? [{ kind: 'command' as const, description: `take the finalizer ${REMOVE_FINALIZER} off ${name}: helm-controller no longer removes it from an unmanaged chart (the release stays)`, command: `k3s kubectl patch ${hc} --type=json -p ${shq(patch)}`, sudo: true }]
       : []),
-    ...(chart
-      ? [{ kind: 'command' as const, description: `delete ${name} and wait until it is gone (at most ${GONE_WAIT_S} s): HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name} owns Cilium`, command: `${DELETE_PREFIX} ${hc} --ignore-not-found --timeout=${GONE_WAIT_S}s`, sudo: true, timeoutMs: (GONE_WAIT_S + 30) * 1000 }]
-      : []),
+    ...(chart ? [deleteChange(o, name, hc)] : []),
   ];
+}
+
+/** The hand-over's first change: Flux Ready, its HelmRelease adopted the release, parity proven (CILIUM_PARITY_DRIFT otherwise). */
+export function adoptionChange(o: CiliumOwnership, waitMs: number): Change {
+  const hr = `HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name}`;
+  return {
+    kind: 'action',
+    description: `wait until Flux is Ready and ${hr} has adopted the release (at most ${waitMs / 1000} s), then prove parity: the same values, no roll of the cilium agents (a drift stops here, the HelmChart kept)`,
+    runs: [
+      `sudo k3s kubectl get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json   (the values installed now)`,
+      `sudo k3s kubectl get pods,deployments -n ${FLUX_NAMESPACE} -o json   (at every poll: a crash-looping controller is named at once, with its sudo k3s kubectl logs)`,
+      `sudo k3s kubectl annotate --overwrite <the GitRepositories and Kustomizations> --all -n <namespace> ${REQUESTED_AT}=<now>   (a reconcile request)`,
+      `sudo k3s kubectl ${LIST}   (until Ready; the objects of a running health check read too)`,
+      `sudo k3s kubectl get helmreleases.helm.toolkit.fluxcd.io -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o json   (until Ready)`,
+      `sudo ${DAEMONSET_PROBE.command}   (its template generation, against the one before Flux's install)`,
+    ],
+    // No budget of its own here: the waits end at flux.waitSeconds (fluxWaitSignal) and name their cause.
+    run: (ctx) => proveAdoption(ctx),
+  };
+}
+
+/** The delete, waited for; running out is HELMCHART_NOT_GONE, with what still holds the chart (one read more). */
+function deleteChange(o: CiliumOwnership, name: string, hc: string): Change {
+  const command = `k3s kubectl delete ${hc} --ignore-not-found --timeout=${GONE_WAIT_S}s`;
+  const read = `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} --ignore-not-found -o json`;
+  return {
+    kind: 'action',
+    description: `delete ${name} and wait until it is gone (at most ${GONE_WAIT_S} s): HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name} owns Cilium`,
+    runs: [`sudo ${command}`, `sudo k3s kubectl ${read}   (only when the delete fails: what still holds it)`],
+    run: async (ctx) => {
+      const res = await ctx.remote(ctx.host).exec(command, { sudo: true, timeoutMs: (GONE_WAIT_S + 30) * 1000, signal: ctx.signal });
+      if (res.lost) throw connectionLost(ctx.host.name, command);
+      if (res.code === 0) return;
+      const left = helmChartObject(await kubectl(ctx, ctx.host, read).catch(() => undefined));
+      const seen = left
+        ? `HelmChart ${o.helmChart.namespace}/${o.helmChart.name} is still there ${left.deleting ? 'and Terminating' : 'and not marked for deletion'}, held by the finalizers [${left.finalizers.join(', ')}]`
+        : `the delete did not finish within ${GONE_WAIT_S} s`;
+      throw new CauseError('HELMCHART_NOT_GONE', {
+        host: ctx.host.name,
+        message: seen,
+        evidence: { command, exitCode: res.code, excerpt: lastLines(res.stderr || res.stdout, 20), seen },
+      });
+    },
+  };
 }
 
 /** Pure: CILIUM_PARITY_DRIFT when the values differ or the agents rolled, else nothing. */
@@ -127,23 +170,17 @@ async function readTemplateGeneration(ctx: RunContext, host: HostRef): Promise<[
   return [r.stdout, r.code];
 }
 
-/** Performs one change; the delete's wait running out is HELMCHART_NOT_GONE, with what still holds the chart. */
-async function applyHandoverChange(ctx: RunContext, host: HostRef, o: CiliumOwnership, change: Change): Promise<void> {
-  try {
-    await applyChange(ctx.remote(host), change, ctx.signal);
-  } catch (err) {
-    const [cause] = causesOf(err);
-    if (change.kind !== 'command' || !change.command.startsWith(DELETE_PREFIX) || !cause) throw err;
-    const left = helmChartObject(await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} --ignore-not-found -o json`).catch(() => undefined));
-    const seen = left
-      ? `HelmChart ${o.helmChart.namespace}/${o.helmChart.name} is still there ${left.deleting ? 'and Terminating' : 'and not marked for deletion'}, held by the finalizers [${left.finalizers.join(', ')}]`
-      : `the delete did not finish within ${GONE_WAIT_S} s`;
-    throw new CauseError('HELMCHART_NOT_GONE', {
-      host: host.name,
-      message: seen,
-      evidence: { command: change.command, exitCode: cause.evidence.exitCode, excerpt: cause.evidence.excerpt, seen },
-    });
-  }
+/** Flux Ready and the HelmRelease adopted, parity against what is installed: the HelmChart's values while it exists (else the render). */
+async function proveAdoption(ctx: ActionContext): Promise<void> {
+  const { host } = ctx;
+  const o = ownershipOf(ctx);
+  const signal = fluxWaitSignal(ctx, ctx.signal);
+  const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
+  const reference =
+    chart.code === 0
+      ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
+      : { values: o.values, whose: 'the values the bootstrap renders from gitops.checkout' };
+  await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get(host.name, ciliumGenerationBefore) });
 }
 
 export const handoverStep: Step = {
@@ -156,19 +193,8 @@ export const handoverStep: Step = {
       manifest: { command: `test -f ${shq(HELMCHART_MANIFEST)}`, sudo: true },
     };
   },
-  plan: ({ probe, ctx }): Plan => ({
-    changes: handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 }),
-  }),
-  async apply(plan, host, ctx) {
-    const o = ownershipOf(ctx);
-    const signal = fluxWaitSignal(ctx, ctx.signal);
-    const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
-    // Parity against what is installed: the HelmChart's values while it exists (else what the bootstrap renders).
-    const reference =
-      chart.code === 0
-        ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
-        : { values: o.values, whose: 'the values the bootstrap renders from gitops.checkout' };
-    await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get(host.name, ciliumGenerationBefore) });
-    for (const change of plan.changes) await applyHandoverChange(ctx, host, o, change);
+  plan: ({ probe, ctx }): Plan => {
+    const changes = handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 });
+    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx)), ...changes] : [] };
   },
 };

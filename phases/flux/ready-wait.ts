@@ -9,7 +9,7 @@
 import { podsPullCause } from '../../src/images/pods.ts';
 import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
@@ -21,13 +21,13 @@ import { describeObject, fluxState, isReady, literalVariables, readyCondition, R
 export const FLUX_POLL_MAX_MS = 3_000;
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
 const pollMs = (n: number) => (n < 10 ? 1_000 : FLUX_POLL_MAX_MS);
-const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
+export const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
 
 /** The gates' budget for Flux Ready, and the default of flux.waitSeconds. */
 export const FLUX_WAIT_MAX_MS = 300_000;
 
 /** The wait for Flux Ready this inventory asks for (flux.waitSeconds), within the gate's budget. */
-export const fluxWaitMs = (ctx: RunContext) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
+export const fluxWaitMs = (ctx: Pick<ReadContext, 'inventory'>) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
 
 /** `signal` ended also at flux.waitSeconds. */
 export const fluxWaitSignal = (ctx: RunContext, signal: AbortSignal) => withDeadline(signal, fluxWaitMs(ctx));

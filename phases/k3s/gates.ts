@@ -1,9 +1,11 @@
 // The gates of k3s-founder and k3s-join: bounded waits that end ok or in a named cause, and that
 // stop at once when k3s's journal already names the failure (no generic timeout to sit out).
-import { writeFileAtomic } from '../../src/util/atomic-file.ts';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
-import type { Gate } from '../../src/engine/phase.ts';
+import type { LocalChange } from '../../src/engine/changes.ts';
+import type { Gate, Step } from '../../src/engine/phase.ts';
 import { journalCursor } from './facts.ts';
 import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
@@ -11,7 +13,7 @@ import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-fil
 import { KUBECONFIG_FILE, TOKEN_FILE } from '../../src/k3s/paths.ts';
 import { excerpt, journalSince, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
-import { readToken, secretOf, writeToken } from '../../src/k3s/token.ts';
+import { readToken, secretOf, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 const POLL_MS = 2_000;
 const TRANSIENT_LIMIT_MS = 60_000;
@@ -20,7 +22,7 @@ const QUORUM_CHECK_MS = 6_000;
 
 export const founderApiReady: Gate = {
   id: 'founder-api-ready',
-  title: "founder's API ready (/readyz), kubeconfig and full token fetched",
+  title: "founder's API ready (/readyz)",
   budgetMs: 180_000,
   async run(host, ctx, signal) {
     let last = { code: null as number | null, out: '' };
@@ -33,7 +35,7 @@ export const founderApiReady: Gate = {
         return undefined;
       },
     });
-    if (ready) return fetchClusterAccess(host, ctx);
+    if (ready) return;
     const journal = await journalSince(ctx, host, ctx.facts.get(host.name, journalCursor), 40).catch(() => '');
     throw new CauseError('FOUNDER_API_NOT_READY', {
       host: host.name,
@@ -42,23 +44,77 @@ export const founderApiReady: Gate = {
   },
 };
 
-/** Keep the full token (joiners pin the CA with it) and the admin kubeconfig (0600) in the state folder. */
-async function fetchClusterAccess(host: Parameters<Gate['run']>[0], ctx: Parameters<Gate['run']>[1]) {
-  const token = await ctx.remote(host).exec(`cat ${TOKEN_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
-  const stored = readToken(ctx.stateDir);
-  const full = token.stdout.trim();
-  if (token.code === 0 && full && stored && secretOf(full) === stored.secret) {
-    ctx.redact(full);
-    writeToken(ctx.stateDir, { ...stored, full });
-  }
-  const kc = await ctx.remote(host).exec(`cat ${KUBECONFIG_FILE}`, { sudo: true, secret: true, timeoutMs: 15_000 });
-  if (kc.code === 0) {
-    // The operator's copy dials the VIP (the HA address), once kube-vip announces it; behind a bastion it
-    // also says how to reach that address from the operator's machine.
-    const doc = parse(kc.stdout);
-    for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
-    // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
-    writeFileAtomic(kubeconfigPath(ctx.stateDir), operatorKubeconfig(doc, ctx.inventory, ctx.stateDir));
+interface StateFiles {
+  token?: ClusterToken;
+  kubeconfig: { content: string; mode: string } | null;
+}
+
+/**
+ * Once the founder's API serves (after its gate): the full token (joiners pin the CA with it) and the admin
+ * kubeconfig (dialling the VIP, 0600) kept in the state folder. Both are read by secret probes (never
+ * logged) and written as local changes, only when the state folder's copy differs.
+ */
+export const clusterAccess: Step<StateFiles> = {
+  id: 'cluster-access',
+  title: 'full token and admin kubeconfig kept in the state folder',
+  local: async (_host, ctx) => {
+    const path = kubeconfigPath(ctx.stateDir);
+    return {
+      token: readToken(ctx.stateDir),
+      kubeconfig: existsSync(path) ? { content: readFileSync(path, 'utf8'), mode: (statSync(path).mode & 0o777).toString(8).padStart(4, '0') } : null,
+    };
+  },
+  probe: () => ({
+    token: { command: `cat ${TOKEN_FILE}`, sudo: true, secret: true },
+    kubeconfig: { command: `cat ${KUBECONFIG_FILE}`, sudo: true, secret: true },
+  }),
+  plan: ({ probe, local, ctx }) => {
+    const changes: LocalChange[] = [];
+    const secrets: string[] = [];
+    const full = probe.token.code === 0 ? probe.token.stdout.trim() : '';
+    const stored = local.token;
+    if (full && stored && secretOf(full) === stored.secret && stored.full !== full) {
+      secrets.push(full);
+      changes.push(...tokenChange(ctx.stateDir, { ...stored, full }));
+    }
+    if (probe.kubeconfig.code === 0) {
+      // The operator's copy dials the VIP (the HA address), once kube-vip announces it; behind a bastion it
+      // also says how to reach that address from the operator's machine.
+      const doc = parse(probe.kubeconfig.stdout);
+      for (const c of doc?.clusters ?? []) c.cluster.server = ctx.inventory.derived.apiUrl;
+      const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
+      // Written whole and 0600 even over an older copy of another mode (a rename, not a write in place).
+      if (!keepsKubeconfig(local.kubeconfig, doc, ctx) || local.kubeconfig?.mode !== '0600') {
+        changes.push({ kind: 'local', path: kubeconfigPath(ctx.stateDir), content, current: local.kubeconfig?.content ?? null, mode: '0600', secret: true });
+      }
+    }
+    return secrets.length ? { changes, secrets } : { changes };
+  },
+};
+
+/** A kept copy whose client certificate ends within this is replaced by the founder's (renewed ones are fetched long before they end). */
+const RENEW_WITHIN_MS = 90 * 24 * 3600 * 1000;
+
+/**
+ * The state folder's kubeconfig stays when it is this one but for the admin credentials: every server
+ * issues its own (so a run through another founder, as a founder replace has, would rewrite it at each
+ * turn), and any one of them admits the operator while its certificate is not near its end.
+ */
+function keepsKubeconfig(local: StateFiles['kubeconfig'], doc: any, ctx: { inventory: Parameters<typeof operatorKubeconfig>[1]; stateDir: string; clock: { now(): number } }): boolean {
+  if (!local) return false;
+  const content = operatorKubeconfig(doc, ctx.inventory, ctx.stateDir);
+  if (local.content === content) return true;
+  const mine = parse(local.content);
+  const user = mine?.users?.[0]?.user;
+  const cert = user?.['client-certificate-data'];
+  if (!cert || !doc?.users?.[0]?.user) return false;
+  const swapped = structuredClone(doc);
+  swapped.users[0].user = { ...swapped.users[0].user, 'client-certificate-data': cert, 'client-key-data': user['client-key-data'] };
+  if (operatorKubeconfig(swapped, ctx.inventory, ctx.stateDir) !== local.content) return false;
+  try {
+    return Date.parse(new X509Certificate(Buffer.from(cert, 'base64')).validTo) - ctx.clock.now() > RENEW_WITHIN_MS;
+  } catch {
+    return false;
   }
 }
 

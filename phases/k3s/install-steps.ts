@@ -13,7 +13,7 @@ import { binaryChanged, configChanged, envChanged, journalCursor, unitChanged } 
 import { joinAware, type JoinKey } from './join-mode.ts';
 import { configFor, serverEnv, serverUnit } from './render.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
-import { readToken } from '../../src/k3s/token.ts';
+import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 import { sha256File } from '../../src/util/sha256-file.ts';
 
@@ -60,25 +60,46 @@ function fullToken(ctx: LocalContext): string | undefined {
   return full;
 }
 
-/** The token this host's config carries (the bare secret for the founder, the full token for joiners). */
-export type TokenSource = (host: HostRef, ctx: LocalContext) => string;
+/**
+ * The token this host's config carries (the bare secret for the founder, the full token for joiners), and
+ * with `save` the token the state folder must get first (a new environment's, a restore's): the config
+ * step's plan writes it (a local change) before the config that carries it.
+ */
+export type TokenSource = (host: HostRef, ctx: LocalContext) => string | { secret: string; save?: ClusterToken };
+
+type ConfigLocal = { token: string; save?: ClusterToken; joinToken?: string; join?: JoinKey };
+
+/** The config step with the state folder's token written first when the token source says so. */
+function savingToken(step: Step<ConfigLocal>): Step<ConfigLocal> {
+  return {
+    ...step,
+    plan: (input) => {
+      const plan = step.plan(input);
+      const save = input.local.save;
+      return save ? { ...plan, changes: [...tokenChange(input.ctx.stateDir, save), ...plan.changes] } : plan;
+    },
+  };
+}
 
 export function installSteps(token: TokenSource): Step<any>[] {
   return [
     uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], binaryChanged),
     uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, imagesPlaced),
-    joinAware(managedFile<{ token: string; joinToken?: string; join?: JoinKey }>({
+    savingToken(joinAware(managedFile<ConfigLocal>({
       id: 'config',
       title: `k3s configuration ${CONFIG_FILE}`,
       path: () => CONFIG_FILE,
-      local: async (host, ctx) => ({ token: token(host, ctx), joinToken: fullToken(ctx) }),
+      local: async (host, ctx) => {
+        const t = token(host, ctx);
+        return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
+      },
       // A server that joins another carries the full token (it pins the CA), also the (acting) founder
       // that once joined a server (join-mode.ts).
       content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
       mode: '0600',
       secret: true, // it carries the cluster token
       facts: (changed) => [configChanged(changed)],
-    })),
+    }))),
     managedFile({ id: 'unit', title: 'systemd unit', path: (h) => roleOf(h).unitFile, local: async () => undefined, content: (_l, h) => serverUnit(roleOf(h)), mode: '0644', facts: (changed) => [unitChanged(changed)] }),
     managedFile({ id: 'env', title: 'unit environment (0600)', path: (h) => roleOf(h).envFile, local: async () => undefined, content: (_l, h) => serverEnv(roleOf(h)), mode: '0600', facts: (changed) => [envChanged(changed)] }),
     serviceStep,

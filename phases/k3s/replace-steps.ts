@@ -13,6 +13,7 @@ import { kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
 import { membersOf, replaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
+const DELETE_TIMEOUT_MS = 100_000;
 const POLL_MS = 2_000;
 /** What the host keeps of its membership: the datastore, certificates, token, agent state, node password. */
 export const OLD_STATE = [DATA_DIR, '/etc/rancher/node'];
@@ -72,27 +73,33 @@ export const deleteOldNode: Step = {
     return {
       changes: [
         {
-          kind: 'command',
+          kind: 'action',
           description: `delete Node ${host.name} through ${facts.via} (never forced: its finalizer removes the etcd member) and wait up to ${MEMBER_GONE_BUDGET_MS / 1000} s until the member is gone; ${host.name} then joins ${ctx.topology.joinTarget} as a new member`,
-          command: `k3s kubectl delete node ${host.name} --ignore-not-found  # on ${facts.via}`,
-          sudo: true,
+          on: facts.via,
+          runs: [
+            `sudo k3s kubectl ${deleteArgs(host.name)}`,
+            `every ${POLL_MS / 1000} s, at most ${MEMBER_GONE_BUDGET_MS / 1000} s, until both say it is gone: sudo k3s kubectl ${nodeArgs(host.name)}; sudo ${MEMBER_LIST_COMMAND}`,
+          ],
+          budgetMs: DELETE_TIMEOUT_MS + MEMBER_GONE_BUDGET_MS + 60_000,
+          run: async (actx) => {
+            // kubectl waits for the finalizer itself; its own timeout stays inside the member budget.
+            const del = await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+            await waitMemberGone(actx, actx.host, host, `${del.stdout}${del.stderr}`.trim());
+          },
         },
       ],
     };
   },
-  apply: async (_plan, host, ctx) => {
-    const via = ctx.topology.servers.find((s) => s.name === ctx.facts.need(replaceFacts).via)!;
-    // kubectl waits for the finalizer itself; its own timeout stays inside the member budget.
-    const del = await kubectl(ctx, via, `delete node ${host.name} --ignore-not-found --timeout=90s`, 100_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
-    await waitMemberGone(ctx, via, host, `${del.stdout}${del.stderr}`.trim());
-  },
 };
+
+const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --timeout=90s`;
+const nodeArgs = (name: string) => `get node ${name} -o name`;
 
 async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
   const budget = withDeadline(ctx.signal, MEMBER_GONE_BUDGET_MS);
   let seen = '';
   do {
-    const node = await kubectl(ctx, via, `get node ${host.name} -o name`, 15_000).catch(() => undefined);
+    const node = await kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(() => undefined);
     const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
     const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(() => undefined);
     const all = list && readMembers(list);

@@ -4,10 +4,9 @@
 // backup's token (in config.yaml), and the service step starts k3s normally. Its old datastore is moved
 // aside by k3s itself, never deleted (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go `Restore`: the db directory is
 // renamed to `<db>-old-<unix time>` before the snapshot is restored).
-import { CauseError, causesOf } from '../../src/errors.ts';
-import { applyChange } from '../../src/engine/apply.ts';
+import { CauseError } from '../../src/errors.ts';
 import { lastLines } from '../../src/util/text.ts';
-import type { Change } from '../../src/engine/changes.ts';
+import type { Change, FailsAs } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
@@ -43,32 +42,25 @@ export function restoreStep(backup: Backup): Step {
       if (markedWith(probe.marker.stdout, id)) return { changes: [], facts: [restoredNow(false)] };
       const others = ctx.topology.joiners.filter((h) => h.name !== host.name);
       const changes: Change[] = [
-        ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true })),
+        ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true, on: o.name })),
         ...(probe.active.stdout.trim() === 'inactive' ? [] : [{ kind: 'command', description: 'stop k3s here before the restore', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true } as Change]),
         { kind: 'upload', localPath: backup.snapshot, path: remotePath, mode: '0600', sha256: backup.manifest.sha256, currentSha256: null, bytes: backup.manifest.bytes },
         { kind: 'command', description: "check the uploaded snapshot's sha256 on the host", command: `echo ${backup.manifest.sha256}' '${remotePath} | sha256sum -c --status -`, sudo: true },
-        { kind: 'command', description: `restore the snapshot as a one-member cluster (the old datastore is moved aside by k3s)`, command: resetCommand, sudo: true, timeoutMs: RESET_BUDGET_MS },
+        { kind: 'command', description: `restore the snapshot as a one-member cluster (the old datastore is moved aside by k3s)`, command: resetCommand, sudo: true, timeoutMs: RESET_BUDGET_MS, failsAs: resetFailed(resetCommand) },
         { kind: 'file', path: RESTORE_MARKER, content: `${id}\n`, current: probe.marker.stdout.trim() ? probe.marker.stdout : null, mode: '0600' },
       ];
       return { changes, facts: [restoredNow(true), stopsOthers(others.map((o) => o.name))] };
     },
-    apply: async (plan, host, ctx) => {
-      const others = new Map(ctx.topology.joiners.map((h) => [h.name, h]));
-      for (const change of plan.changes) {
-        const on = change.kind === 'command' ? change.description.match(/^on ([\w.-]+): /)?.[1] : undefined;
-        const target = on ? others.get(on)! : host;
-        try {
-          await applyChange(ctx.remote(target), change, ctx.signal);
-        } catch (err) {
-          // Only the reset's own failure is the reset's cause; a lost connection (SSH_UNREACHABLE) stays one.
-          if (change.kind !== 'command' || change.command !== resetCommand || causesOf(err)[0]?.causeId !== 'APPLY_FAILED') throw err;
-          const seen = causesOf(err)[0]?.evidence;
-          throw new CauseError(DIFFERENT_TOKEN.test(seen?.excerpt ?? '') ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
-            host: host.name,
-            evidence: { command: resetCommand, exitCode: seen?.exitCode, seen: lastLines(seen?.excerpt ?? '', 1), excerpt: seen?.excerpt },
-          });
-        }
-      }
-    },
+  };
+}
+
+/** The reset's own failure: TOKEN_REJECTED when k3s refuses the backup's token, else CLUSTER_RESET_FAILED. */
+function resetFailed(command: string): FailsAs {
+  return (res, host) => {
+    const excerpt = lastLines(res.stderr || res.stdout, 20);
+    return new CauseError(DIFFERENT_TOKEN.test(excerpt) ? 'TOKEN_REJECTED' : 'CLUSTER_RESET_FAILED', {
+      host,
+      evidence: { command, exitCode: res.code, seen: lastLines(excerpt, 1), excerpt },
+    });
   };
 }

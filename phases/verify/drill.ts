@@ -1,10 +1,12 @@
 // The failover drill (`bootstrap verify <env> --drill`): stop k3s on the VIP holder, measure until the VIP
 // answers (/readyz) from another server with another holder, start k3s again and wait until the drilled
-// server is an etcd voter again. It changes state (it stops a service), so it is not read-only: it never
-// runs in check mode, and k3s is started again whatever happens (finally).
+// server is an etcd voter again. It changes state (it stops a service), so it is a step after the checks
+// (verify's afterGates) whose plan is one action listing what it runs: check mode shows it and never runs
+// it. k3s is started again whatever happens (finally).
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import type { Gate, HostRef } from '../../src/engine/phase.ts';
+import type { ActionContext } from '../../src/engine/changes.ts';
+import type { HostRef, Step } from '../../src/engine/phase.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
@@ -19,6 +21,7 @@ const REJOIN_LIMIT_MS = 120_000;
 export const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
 
 const HOLDER = `k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
+const NODES = 'k3s kubectl get nodes -o json --request-timeout=5s';
 const readyz = (address: string, port: number) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=3s`;
 
 /** From each other server: does the VIP answer /readyz, and who holds the lease now? */
@@ -38,7 +41,7 @@ async function vipMoved(ctx: RunContext, others: HostRef[], from: string): Promi
 /** The drilled server is back: its own address answers /readyz and etcd (read on another server) counts it as a voter. */
 async function backAsVoter(ctx: RunContext, drilled: HostRef, other: HostRef): Promise<{ ok: boolean; seen: string }> {
   const { port } = ctx.inventory.derived.apiEndpoint;
-  const r = await batch(ctx, other, { api: readyz(drilled.address, port), members: MEMBER_LIST_COMMAND, nodes: 'k3s kubectl get nodes -o json --request-timeout=5s' });
+  const r = await batch(ctx, other, { api: readyz(drilled.address, port), members: MEMBER_LIST_COMMAND, nodes: NODES });
   if (!(r.api.code === 0 && r.api.stdout.trim() === 'ok')) return { ok: false, seen: `${drilled.address}:${port}/readyz from ${other.name}: ${lastLine(r.api)}` };
   if (r.nodes.code !== 0) return { ok: false, seen: `kubectl get nodes on ${other.name}: ${lastLine(r.nodes)}` };
   const nodes = parseNodes(r.nodes.stdout);
@@ -49,69 +52,92 @@ async function backAsVoter(ctx: RunContext, drilled: HostRef, other: HostRef): P
   return { ok: false, seen: `${drilled.name}: ${verdict.missing[0]?.why ?? 'not a voter'}` };
 }
 
-export const failoverDrill: Gate = {
+const TITLE = 'failover drill: k3s stopped on the VIP holder, the VIP moves, the server rejoins as a voter';
+
+export const failoverDrill: Step = {
   id: 'failover-drill',
-  title: 'failover drill: k3s stopped on the VIP holder, the VIP moves, the server rejoins as a voter',
-  budgetMs: DRILL_BUDGET_MS,
-  async run(host, ctx, signal) {
-    const servers = serverRefs(ctx.inventory);
-    const lease = await readCluster(ctx, `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`);
-    const holderName: string = lease.ok ? (JSON.parse(lease.res.stdout).spec?.holderIdentity ?? '') : '';
-    const drilled = servers.find((s) => s.name === holderName);
-    if (!drilled) {
-      throw new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`, seen: lease.ok ? `holder "${holderName}" is no server` : lease.seen } });
-    }
-    const others = servers.filter((s) => s !== drilled);
-    if (!others.length) {
-      throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: 'A single server cannot fail over', evidence: { seen: 'the inventory has one server: there is no other server to take the VIP' } });
-    }
-    const unit = roleOf(drilled).unit;
-    let failoverMs = 0;
-    let newHolder: string | undefined;
-    const stop = await ctx.remote(drilled).exec(`systemctl stop ${unit}`, { sudo: true, timeoutMs: 60_000 });
-    try {
-      if (stop.code !== 0) throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: `k3s could not be stopped on ${drilled.name} for the drill`, evidence: { command: `systemctl stop ${unit}`, exitCode: stop.code, seen: lastLine(stop) } });
-      const t0 = ctx.clock.now();
-      let last = { moved: false, seen: 'not tried' } as Awaited<ReturnType<typeof vipMoved>>;
-      await poll(ctx, signal, {
-        everyMs: 500,
-        withinMs: FAILOVER_LIMIT_MS,
-        look: async () => {
-          last = await vipMoved(ctx, others, drilled.name);
-          return last.moved || undefined;
+  title: TITLE,
+  plan: ({ ctx }) => {
+    const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+    return {
+      changes: [
+        {
+          kind: 'action',
+          description: TITLE,
+          runs: [
+            `sudo k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json   (through a server that answers: who holds the VIP)`,
+            'sudo systemctl stop <the unit of k3s>   (on the VIP holder)',
+            `every 0.5 s, at most ${FAILOVER_LIMIT_MS / 1000} s, on each other server: sudo ${readyz(vip, port)}; sudo ${HOLDER}`,
+            'sudo systemctl start <the unit of k3s>   (on the VIP holder, whatever happened)',
+            `every 2 s, at most ${REJOIN_LIMIT_MS / 1000} s, on another server: sudo ${readyz('<the holder>', port)}; sudo ${MEMBER_LIST_COMMAND}; sudo ${NODES}`,
+          ],
+          budgetMs: DRILL_BUDGET_MS,
+          run: (actx) => drill(actx),
         },
-      });
-      if (!last.moved) {
-        throw new CauseError('FAILOVER_FAILED', {
-          host: drilled.name,
-          message: `The VIP did not move from ${drilled.name} within ${FAILOVER_LIMIT_MS / 1000} s (lease ${LEASE_TIMING.duration} s plus a margin)`,
-          evidence: { command: `systemctl stop ${unit} (on ${drilled.name}); then from the other servers: ${HOLDER}; ${readyz(ctx.inventory.derived.apiEndpoint.host, ctx.inventory.derived.apiEndpoint.port)}`, seen: last.seen },
-        });
-      }
-      failoverMs = ctx.clock.now() - t0;
-      newHolder = last.holder;
-    } finally {
-      // Whatever happened: the drilled server's k3s runs again (not tied to the budget or Ctrl-C).
-      await ctx.remote(drilled).exec(`systemctl start ${unit}`, { sudo: true, timeoutMs: 120_000 }).catch(() => undefined);
-    }
-    const t1 = ctx.clock.now();
-    let back = { ok: false, seen: 'not tried' };
-    await poll(ctx, signal, {
-      everyMs: 2_000,
-      withinMs: REJOIN_LIMIT_MS,
-      look: async () => {
-        back = await backAsVoter(ctx, drilled, others[0]);
-        return back.ok || undefined;
-      },
-    });
-    if (!back.ok) {
-      throw new CauseError('FAILOVER_FAILED', {
-        host: drilled.name,
-        message: `${drilled.name} did not come back as an etcd voter within ${REJOIN_LIMIT_MS / 1000} s after k3s was started again`,
-        evidence: { command: `systemctl start ${unit}; k3s kubectl get --raw /db/info and kubectl get nodes on ${others[0].name}`, seen: back.seen },
-      });
-    }
-    const detail = `VIP moved from ${drilled.name} to ${newHolder} in ${(failoverMs / 1000).toFixed(1)} s (limit ${FAILOVER_LIMIT_MS / 1000} s); ${drilled.name} back as a voter after ${((ctx.clock.now() - t1) / 1000).toFixed(1)} s`;
-    ctx.emit({ type: 'check', phase: VERIFY_PHASE, check: failoverDrill.id, title: 'failover drill', host: drilled.name, ok: true, detail });
+      ],
+    };
   },
 };
+
+async function drill(ctx: ActionContext): Promise<void> {
+  const { host, signal } = ctx;
+  const servers = serverRefs(ctx.inventory);
+  const lease = await readCluster(ctx, `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`);
+  const holderName: string = lease.ok ? (JSON.parse(lease.res.stdout).spec?.holderIdentity ?? '') : '';
+  const drilled = servers.find((s) => s.name === holderName);
+  if (!drilled) {
+    throw new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`, seen: lease.ok ? `holder "${holderName}" is no server` : lease.seen } });
+  }
+  const others = servers.filter((s) => s !== drilled);
+  if (!others.length) {
+    throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: 'A single server cannot fail over', evidence: { seen: 'the inventory has one server: there is no other server to take the VIP' } });
+  }
+  const unit = roleOf(drilled).unit;
+  let failoverMs = 0;
+  let newHolder: string | undefined;
+  const stop = await ctx.remote(drilled).exec(`systemctl stop ${unit}`, { sudo: true, timeoutMs: 60_000 });
+  try {
+    if (stop.code !== 0) throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: `k3s could not be stopped on ${drilled.name} for the drill`, evidence: { command: `systemctl stop ${unit}`, exitCode: stop.code, seen: lastLine(stop) } });
+    const t0 = ctx.clock.now();
+    let last = { moved: false, seen: 'not tried' } as Awaited<ReturnType<typeof vipMoved>>;
+    await poll(ctx, signal, {
+      everyMs: 500,
+      withinMs: FAILOVER_LIMIT_MS,
+      look: async () => {
+        last = await vipMoved(ctx, others, drilled.name);
+        return last.moved || undefined;
+      },
+    });
+    if (!last.moved) {
+      throw new CauseError('FAILOVER_FAILED', {
+        host: drilled.name,
+        message: `The VIP did not move from ${drilled.name} within ${FAILOVER_LIMIT_MS / 1000} s (lease ${LEASE_TIMING.duration} s plus a margin)`,
+        evidence: { command: `systemctl stop ${unit} (on ${drilled.name}); then from the other servers: ${HOLDER}; ${readyz(ctx.inventory.derived.apiEndpoint.host, ctx.inventory.derived.apiEndpoint.port)}`, seen: last.seen },
+      });
+    }
+    failoverMs = ctx.clock.now() - t0;
+    newHolder = last.holder;
+  } finally {
+    // Whatever happened: the drilled server's k3s runs again (not tied to the budget or Ctrl-C).
+    await ctx.remote(drilled).exec(`systemctl start ${unit}`, { sudo: true, timeoutMs: 120_000 }).catch(() => undefined);
+  }
+  const t1 = ctx.clock.now();
+  let back = { ok: false, seen: 'not tried' };
+  await poll(ctx, signal, {
+    everyMs: 2_000,
+    withinMs: REJOIN_LIMIT_MS,
+    look: async () => {
+      back = await backAsVoter(ctx, drilled, others[0]);
+      return back.ok || undefined;
+    },
+  });
+  if (!back.ok) {
+    throw new CauseError('FAILOVER_FAILED', {
+      host: drilled.name,
+      message: `${drilled.name} did not come back as an etcd voter within ${REJOIN_LIMIT_MS / 1000} s after k3s was started again`,
+      evidence: { command: `systemctl start ${unit}; k3s kubectl get --raw /db/info and kubectl get nodes on ${others[0].name}`, seen: back.seen },
+    });
+  }
+  const detail = `VIP moved from ${drilled.name} to ${newHolder} in ${(failoverMs / 1000).toFixed(1)} s (limit ${FAILOVER_LIMIT_MS / 1000} s); ${drilled.name} back as a voter after ${((ctx.clock.now() - t1) / 1000).toFixed(1)} s`;
+  ctx.emit({ type: 'check', phase: VERIFY_PHASE, check: 'failover-drill', title: 'failover drill', host: drilled.name, ok: true, detail });
+}

@@ -22,6 +22,12 @@ export function backupFailed(host: string, command: string, res: Pick<ExecResult
   return new CauseError('BACKUP_FAILED', { host, evidence: { command, exitCode: res.code, seen, excerpt: lastLines((res.stderr || res.stdout).trim(), 15) } });
 }
 
+/** The commands pullSnapshot runs (through sudo), in order: what a plan lists for it. */
+export function pullCommands(path: string): string[] {
+  const p = shq(path);
+  return [`stat -c %s ${p}`, `sha256sum ${p}`, `cat ${p}   (streamed into the backup folder; secret: never logged)`];
+}
+
 /**
  * Copy the root-only file `path` into `sink`. The budget grows with the size (the uploads' rate, apply.ts);
  * `onProgress` hears each tenth of a large copy. Throws BACKUP_FAILED when the copy fails or does not

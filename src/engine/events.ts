@@ -15,6 +15,9 @@ export type EngineEvent =
   | { type: 'step-end'; phase: string; step: string; title: string; host: string; status: StepStatus; changes: ChangeView[]; durationMs: number }
   | { type: 'gate-start'; phase: string; gate: string; title: string; host: string; budgetMs: number }
   | { type: 'gate-end'; phase: string; gate: string; title: string; host: string; status: 'ok' | 'would-wait' | 'failed'; durationMs: number }
+  /** An action with a budget (a bounded wait that changes something, e.g. the failover drill) starts and ends. */
+  | { type: 'action-start'; phase: string; step: string; host: string; description: string; budgetMs: number }
+  | { type: 'action-end'; phase: string; step: string; host: string; description: string; status: 'ok' | 'failed'; durationMs: number }
   | { type: 'waived'; phase: string; host: string; cause: string; reason: string }
   /** One row of a read-only check's table (verify): what a check saw on one host. */
   | { type: 'check'; phase: string; check: string; title: string; host: string; ok: boolean; detail: string }

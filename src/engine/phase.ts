@@ -1,7 +1,7 @@
 // The contract of a phase and its steps (DEVELOPERS.md "Design principles").
 // A phase: an id, what it needs, the hosts it runs on, its steps. A step: probe → plan → apply.
 // The probe is read-only and always runs (check mode too); the plan is pure data computed from the
-// probe; apply performs exactly the plan and never runs in check mode.
+// probe; the engine applies exactly the plan and never in check mode.
 import type { CauseError } from '../errors.ts';
 import type { Change } from './changes.ts';
 import type { LocalContext, PrepareContext, ReadContext, RunContext } from './context.ts';
@@ -15,6 +15,8 @@ export interface ProbeCommand {
   command: string;
   /** Needs root to read (e.g. files under /var/lib/rancher). */
   sudo?: boolean;
+  /** Its output is a secret (a token, a kubeconfig): the run log records that it ran, never what it printed. */
+  secret?: boolean;
 }
 
 export interface ProbeResult {
@@ -38,6 +40,8 @@ export interface Plan {
   stops?: CauseError[];
   /** Host facts the plan learnt from the probe, for later steps and gates (src/engine/facts.ts hostFact). */
   facts?: FactValue<'host'>[];
+  /** Secret values the plan saw in a probe (a token): the engine registers them, so no log or event shows them. */
+  secrets?: string[];
 }
 
 export interface StepInput<L> {
@@ -56,10 +60,11 @@ export interface Step<L = undefined> {
   probe?: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** Read-only work on the operator's machine (reading artifacts, rendering). Runs in check mode too. */
   local?: (host: HostRef, ctx: LocalContext) => Promise<L>;
-  /** Pure: from what was seen to what must change. */
+  /**
+   * Pure: from what was seen to what must change. There is no apply of a step's own: the engine performs
+   * the plan's changes (src/engine/apply.ts), so the plan is all a run does.
+   */
   plan: (input: StepInput<L>) => Plan;
-  /** Performs the plan. Defaults to applying each change in order (src/engine/apply.ts). */
-  apply?: (plan: Plan, host: HostRef, ctx: RunContext) => Promise<void>;
 }
 
 /** A bounded wait or check after a host's steps. Only runs outside check mode unless `readOnly`. */
@@ -103,6 +108,11 @@ export interface Phase {
   preflight?: Preflight;
   steps: Step<any>[];
   gates?: Gate[];
+  /**
+   * Steps that need the gates passed, probed once the gates have ended: what a gate made possible (the
+   * founder's token and kubeconfig, once its API serves) or what must follow the checks (the failover drill).
+   */
+  afterGates?: Step<any>[];
   /** Set while a phase is declared in the DAG but not built yet: a run that selects it refuses to start. */
   pending?: string;
   /**

@@ -85,8 +85,9 @@ function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResu
   const entries: LoggedCommand[] = Object.entries(batch).map(([key, cmd]) => ({
     command: `${sudo ? 'sudo ' : ''}${cmd.command}   # probe ${key}`,
     code: results[key].code,
-    stdout: results[key].stdout,
-    stderr: results[key].stderr,
+    // A secret probe's output (a token, a kubeconfig) is never logged, as a secret command's is not.
+    stdout: cmd.secret ? '(secret output: not logged)' : results[key].stdout,
+    stderr: cmd.secret ? '' : results[key].stderr,
   }));
   if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
   return entries;

@@ -1,8 +1,10 @@
 // Runs the selected phases: per phase, its hosts (serially or with a bound), per host the steps
-// (probe → plan → apply) and then the gates. Check mode runs every probe and plan, never an apply.
+// (probe → plan → apply), then the gates, then the steps that come after the gates. Check mode runs every
+// probe and plan, never an apply: every change of every kind is performed by applyPlan, here, and only
+// outside check mode.
 import { CauseError, causesOf, stopOf } from '../errors.ts';
 import { eachLimited } from '../util/limit.ts';
-import { applyChange, type UploadProgress } from './apply.ts';
+import { applyPlan } from './apply.ts';
 import { describeChange } from './changes.ts';
 import type { EngineContext, RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
@@ -120,16 +122,24 @@ async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary:
   const resumed = phase.rerunsOnResume ? undefined : journal?.completedFacts(phase.id, host.name);
   if (resumed) {
     ctx.facts.setHostRecord(host.name, resumed);
-    for (const step of phase.steps) {
+    for (const step of [...phase.steps, ...(phase.afterGates ?? [])]) {
       ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status: 'skipped', changes: [], durationMs: 0 });
     }
     return;
   }
   const recorded: Record<string, unknown> = {};
+  await runSteps(phase, phase.steps, host, ctx, summary, waived, recorded, false);
+  for (const gate of phase.gates ?? []) await runGate(phase, gate, host, ctx, summary, waived);
+  // Probed after the gates: they see what the gates waited for (and the first changes' effect).
+  if (phase.afterGates?.length) await runSteps(phase, phase.afterGates, host, ctx, summary, waived, recorded, false);
+  if (!ctx.check) journal?.complete(phase.id, host.name, recorded);
+}
+
+/** Steps in order: probed together first, each planned, and applied unless in check mode. Returns whether any changed. */
+async function runSteps(phase: Phase, steps: Step<any>[], host: HostRef, ctx: EngineContext, summary: RunSummary, waived: Map<string, string>, recorded: Record<string, unknown>, changedBefore: boolean) {
   // Each step's probe results, by the step's index.
-  const probes = await probeSteps(phase.steps, host, ctx);
-  let changedBefore = false;
-  for (const [i, step] of phase.steps.entries()) {
+  const probes = await probeSteps(steps, host, ctx);
+  for (const [i, step] of steps.entries()) {
     ctx.signal.throwIfAborted();
     const t0 = ctx.clock.now();
     ctx.emit({ type: 'step-start', phase: phase.id, step: step.id, title: step.title, host: host.name });
@@ -137,6 +147,7 @@ async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary:
     if (changedBefore && !ctx.check && step.probe) [probes[i]] = await probeSteps([step], host, ctx, i);
     const local = step.local ? await step.local(host, ctx) : undefined;
     const plan = step.plan({ host, probe: probes[i], local, ctx });
+    for (const secret of plan.secrets ?? []) ctx.redact(secret);
     if (plan.facts) {
       const values = hostRecord(plan.facts);
       ctx.facts.setHostRecord(host.name, values);
@@ -150,11 +161,7 @@ async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary:
       status = 'would-change';
       summary.wouldChange++;
     } else if (plan.changes.length) {
-      if (step.apply) await step.apply(plan, host, ctx);
-      else {
-        const progress = (p: UploadProgress) => ctx.emit({ type: 'transfer', phase: phase.id, step: step.id, host: host.name, ...p });
-        for (const change of plan.changes) await applyChange(ctx.remote(host), change, ctx.signal, progress);
-      }
+      await applyPlan(plan.changes, host, ctx, { phase: phase.id, step: step.id });
       status = 'changed';
       summary.changed++;
       changedBefore = true;
@@ -163,8 +170,7 @@ async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary:
     }
     ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status, changes: views, durationMs: ctx.clock.now() - t0 });
   }
-  for (const gate of phase.gates ?? []) await runGate(phase, gate, host, ctx, summary, waived);
-  if (!ctx.check) journal?.complete(phase.id, host.name, recorded);
+  return changedBefore;
 }
 
 async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {

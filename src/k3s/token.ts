@@ -9,7 +9,7 @@
 // any host is dialled: every phase that uses it reads it in its local prepare.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFileAtomic } from '../util/atomic-file.ts';
+import type { LocalChange } from '../engine/changes.ts';
 import { join } from 'node:path';
 import { CauseError } from '../errors.ts';
 
@@ -18,6 +18,8 @@ export { checkTokenForm, tokenFormProblem, type ClusterToken } from './cluster-t
 import { checkTokenForm, type ClusterToken } from './cluster-token.ts';
 
 const file = (stateDir: string) => join(stateDir, 'cluster-token.json');
+/** Where the environment's token is kept on the operator's machine. */
+export const tokenPath = file;
 
 export function readToken(stateDir: string): ClusterToken | undefined {
   if (!existsSync(file(stateDir))) return undefined;
@@ -45,18 +47,17 @@ export async function prepareToken(ctx: { stateDir: string }): Promise<{ stops: 
   }
 }
 
-export function writeToken(stateDir: string, token: ClusterToken): void {
-  // Whole or not at all, flushed to disk: a torn token would cost the cluster its token.
-  writeFileAtomic(file(stateDir), JSON.stringify(token));
+/** A new token for an environment that has none (written by the plan that uses it: tokenChange). */
+export function newToken(): ClusterToken {
+  return { secret: randomBytes(24).toString('hex') };
 }
 
-/** The environment's token, created on first use (not in check mode: check mode writes nothing). */
-export function ensureToken(stateDir: string, opts: { create: boolean }): ClusterToken | undefined {
-  const existing = readToken(stateDir);
-  if (existing || !opts.create) return existing;
-  const token = { secret: randomBytes(24).toString('hex') };
-  writeToken(stateDir, token);
-  return token;
+/** The local change that keeps `token` in the state folder (0600, whole or not at all), or none when it is there. */
+export function tokenChange(stateDir: string, token: ClusterToken): LocalChange[] {
+  const content = JSON.stringify(token);
+  const current = existsSync(file(stateDir)) ? readFileSync(file(stateDir), 'utf8') : null;
+  if (current === content) return [];
+  return [{ kind: 'local', path: file(stateDir), content, current, mode: '0600', secret: true }];
 }
 
 /** The secret part of a full token, to check a founder's token belongs to this environment. */

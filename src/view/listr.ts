@@ -65,6 +65,12 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
       case 'gate-end':
         setOutput(e.phase, `${e.host}  ${e.title}: ${e.status}`);
         break;
+      case 'action-start':
+        setOutput(e.phase, `${e.host}  running: ${e.description}`);
+        break;
+      case 'action-end':
+        setOutput(e.phase, `${e.host}  ${e.description}: ${e.status}`);
+        break;
       case 'phase-end': {
         const p = phases.get(e.phase);
         if (e.status === 'done') p?.resolve();

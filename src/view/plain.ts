@@ -29,6 +29,12 @@ export function plainRenderer(write: (line: string) => void): (e: EngineEvent) =
         if (e.status === 'would-wait') write(`  ${e.host}  would wait: ${e.title}`);
         else write(`  ${e.host}  ${e.title}: ${e.status === 'ok' ? `ok after ${formatDuration(e.durationMs)}` : 'failed'}`);
         break;
+      case 'action-start':
+        write(`  ${e.host}  running: ${e.description} (budget ${formatDuration(e.budgetMs)})`);
+        break;
+      case 'action-end':
+        write(`  ${e.host}  ${e.description}: ${e.status === 'ok' ? `ok after ${formatDuration(e.durationMs)}` : 'failed'}`);
+        break;
       case 'check':
         write(`  ${e.host}  ${e.title}: ${e.ok ? 'ok' : 'FAILED'}${e.detail ? ` (${e.detail})` : ''}`);
         break;

@@ -125,7 +125,9 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect(handover.status).toBe('changed');
     // helm-controller (its twin) had put its finalizer on the managed chart; the hand-over takes it off.
     expect(await finalizers).toBe('wrangler.cattle.io/on-helm-chart-remove');
+    // The plan lists the wait for Flux's adoption and the parity proof first (an action), then the four changes.
     expect(handover.changes.map((c: any) => c.summary)).toEqual([
+      'wait until Flux is Ready and HelmRelease kube-system/cilium has adopted the release (at most 300 s), then prove parity: the same values, no roll of the cilium agents (a drift stops here, the HelmChart kept)',
       'remove /var/lib/rancher/k3s/server/manifests/cilium.yaml: Flux owns Cilium from now on',
       'annotate HelmChart kube-system/cilium helmcharts.helm.cattle.io/unmanaged (helm-controller leaves the release alone from now on)',
       'take the finalizer wrangler.cattle.io/on-helm-chart-remove off HelmChart kube-system/cilium: helm-controller no longer removes it from an unmanaged chart (the release stays)',
@@ -214,6 +216,7 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     const changed = r.events.filter((e) => e.type === 'step-end' && e.status === 'changed');
     expect(changed.map((e) => e.step)).toEqual(['cilium-handover']);
     expect(changed[0].changes.map((c: any) => c.summary)).toEqual([
+      'wait until Flux is Ready and HelmRelease kube-system/cilium has adopted the release (at most 300 s), then prove parity: the same values, no roll of the cilium agents (a drift stops here, the HelmChart kept)',
       'take the finalizer wrangler.cattle.io/on-helm-chart-remove off HelmChart kube-system/cilium: helm-controller no longer removes it from an unmanaged chart (the release stays)',
       'delete HelmChart kube-system/cilium and wait until it is gone (at most 60 s): HelmRelease kube-system/cilium owns Cilium',
     ]);

@@ -66,11 +66,11 @@ function verify(extra: string[], opts: { stateDir: string; inventory: string }):
 const stops = (r: VerifyRun) => r.events.filter((e) => e.type === 'stopped').map((e) => e.error);
 const rows = (r: VerifyRun, check: string) => r.events.filter((e) => e.type === 'check' && e.check === check);
 
-/** The failed gate ended within its budget (the gate-start event carries the budget). */
+/** The failed gate (or the drill's action) ended within its budget (the gate-start or action-start event carries the budget). */
 function expectWithinBudget(r: VerifyRun) {
-  const failed = r.events.find((e) => e.type === 'gate-end' && e.status === 'failed');
-  const started = r.events.find((e) => e.type === 'gate-start' && e.gate === failed?.gate);
-  expect(failed, 'a gate failed').toBeDefined();
+  const failed = r.events.find((e) => (e.type === 'gate-end' || e.type === 'action-end') && e.status === 'failed');
+  const started = r.events.find((e) => (failed?.type === 'gate-end' ? e.type === 'gate-start' && e.gate === failed?.gate : e.type === 'action-start' && e.step === failed?.step));
+  expect(failed, 'a gate or an action failed').toBeDefined();
   expect(started.budgetMs).toBeGreaterThan(0);
   expect(failed.durationMs).toBeLessThanOrEqual(started.budgetMs);
 }
@@ -122,7 +122,7 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(rows(r, 'vip-lease')).toEqual([expect.objectContaining({ ok: true })]);
     expect(SERVERS).toContain(rows(r, 'vip-lease')[0].host);
     expect(rows(r, 'coredns')).toEqual([expect.objectContaining({ ok: true, detail: 'deployment coredns 1/1 ready' })]);
-    expect(r.events.some((e) => e.type === 'gate-start' && e.gate === 'failover-drill')).toBe(false);
+    expect(r.events.some((e) => (e.type === 'gate-start' && e.gate === 'failover-drill') || (e.type === 'step-start' && e.step === 'failover-drill'))).toBe(false);
   }, 300_000);
 
   it('--drill stops k3s on the VIP holder, the VIP moves within the lease timing, the server rejoins as a voter', async () => {

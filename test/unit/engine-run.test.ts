@@ -83,15 +83,14 @@ describe('probe → plan → apply', () => {
     expect(fix.summary).toMatchObject({ changed: 1, ok: 1 });
   });
 
-  it('never calls apply in check mode, and always runs the probe', async () => {
+  it("never calls an action's run in check mode, and always runs the probe", async () => {
     const probe = vi.fn(() => ({ x: { command: 'echo seen' } }));
     const apply = vi.fn(async () => undefined);
     const step: Step = {
       id: 's',
       title: 's',
       probe,
-      plan: ({ probe: p }) => ({ changes: [{ kind: 'command', description: `saw ${p.x.stdout.trim()}`, command: 'true' }] }),
-      apply,
+      plan: ({ probe: p }) => ({ changes: [{ kind: 'action', description: `saw ${p.x.stdout.trim()}`, runs: ['true'], run: apply }] }),
     };
     const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps: [step] };
     const r = await run([phase], true);

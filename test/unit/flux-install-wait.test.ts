@@ -1,7 +1,8 @@
-// The install step's apply: the manifests, then the CRD wait; a wait that runs out is named
-// FLUX_CRDS_NOT_ESTABLISHED with kubectl's words, a failed apply stays APPLY_FAILED.
+// The install step's plan applied: the manifests, then the CRD wait; a wait that runs out is named
+// FLUX_CRDS_NOT_ESTABLISHED with kubectl's words (the wait's failsAs), a failed apply stays APPLY_FAILED.
 import { describe, expect, it } from 'vitest';
-import { crdWaitChange, installApply } from '../../phases/flux/install-wait.ts';
+import { crdWaitChange } from '../../phases/flux/install-wait.ts';
+import { applyPlan } from '../../src/engine/apply.ts';
 import { causesOf } from '../../src/errors.ts';
 import type { Plan } from '../../src/engine/phase.ts';
 import type { KubeObject } from '../../phases/flux/manifests.ts';
@@ -13,6 +14,7 @@ async function applyWith(results: Record<string, { code: number; stderr: string 
   const ran: string[] = [];
   const ctx: any = {
     signal: new AbortController().signal,
+    emit: () => undefined,
     remote: () => ({
       host: 'k3s-1',
       exec: async (cmd: string) => {
@@ -29,14 +31,14 @@ async function applyWith(results: Record<string, { code: number; stderr: string 
     ],
   };
   try {
-    await installApply!(plan, host, ctx);
+    await applyPlan(plan.changes, host, ctx, { phase: 'flux', step: 'install' });
     return { ran, causes: [] as string[][] };
   } catch (err) {
     return { ran, causes: causesOf(err).map((c) => [c.causeId, c.evidence.excerpt ?? '']) };
   }
 }
 
-describe('installApply', () => {
+describe('the install step applied', () => {
   it('applies, then waits for the CRDs', async () => {
     const r = await applyWith({});
     expect(r.causes).toEqual([]);

@@ -10,7 +10,7 @@ import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
-import { applyChange } from '../../src/engine/apply.ts';
+import { applyChange, applyPlan } from '../../src/engine/apply.ts';
 import { emptySummary, runPhases } from '../../src/engine/run.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../src/transport/types.ts';
@@ -91,7 +91,7 @@ describe('a connection lost while a step runs', () => {
     const applyWith = async (remote: Remote) => {
       const ctx: RunContext = { env: 'prod', check: false, inventory, remote: () => remote, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined, topology: topologyOf(inventory) };
       const plan = step.plan({ host: founder, ctx, local: undefined, probe: { marker: { stdout: '', stderr: '', code: 0 }, active: { stdout: 'inactive', stderr: '', code: 3 }, ready: { stdout: 'refused', stderr: '', code: 1 } } });
-      return causeOf(step.apply!(plan, founder, ctx));
+      return causeOf(applyPlan(plan.changes, founder, ctx, { phase: 'k3s-founder', step: step.id }));
     };
     const lost = await applyWith(vanishing(founder.name, /--cluster-reset/));
     expect(lost).toMatchObject({ causeId: 'SSH_UNREACHABLE', host: founder.name });

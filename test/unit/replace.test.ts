@@ -11,6 +11,7 @@ import { QUORUM_SETTLE_MS, checkQuorum, quorumVerdict, replaceFacts, type Replac
 import { allPhases } from '../../phases/index.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { Facts } from '../../src/engine/facts.ts';
+import type { ActionChange } from '../../src/engine/changes.ts';
 import { deleteOldNode, wipeOldState } from '../../phases/k3s/replace-steps.ts';
 
 const inv = fromText(
@@ -139,10 +140,14 @@ describe('the replaced server in k3s-join (plans, pure)', () => {
   it('deletes the Node through a survivor, never forced, and says where the server joins', () => {
     const plan = deleteOldNode.plan({ host: joiner, probe: {}, local: undefined, ctx: ctxWith('k3s-prod-2', facts) });
     expect(plan.changes).toHaveLength(1);
-    const change = plan.changes[0] as { description: string; command: string };
+    const change = plan.changes[0] as ActionChange;
     expect(change.description).toContain('delete Node k3s-prod-2 through k3s-prod-1 (never forced');
     expect(change.description).toContain('k3s-prod-2 then joins https://192.168.2.10:6443 as a new member');
-    expect(change.command).not.toMatch(/--force|--grace-period/);
+    // It runs on the survivor, and lists the delete and the wait for the member to go.
+    expect(change.on).toBe('k3s-prod-1');
+    expect(change.runs[0]).toBe('sudo k3s kubectl delete node k3s-prod-2 --ignore-not-found --timeout=90s');
+    expect(change.runs[1]).toContain('sudo k3s kubectl get --raw /db/info');
+    expect(change.runs.join('\n')).not.toMatch(/--force|--grace-period/);
   });
 
   it('plans nothing on the other servers, nor when the Node is already gone', () => {
