@@ -4,6 +4,7 @@
 // Not part of the build's DAG: a session of its own (modes/backup.ts).
 import { join } from 'node:path';
 import type { ActionContext } from '../src/engine/changes.ts';
+import { hostFact } from '../src/engine/facts.ts';
 import type { Phase, Step } from '../src/engine/phase.ts';
 import { countsByKind, listObjectsCommand, objectKeys } from '../src/backup/objects.ts';
 import { backupFailed, pullCommands, pullSnapshot } from '../src/backup/pull.ts';
@@ -20,6 +21,8 @@ const SNAPSHOT_PREFIX = 'bootstrap-backup';
 export const SNAPSHOT_SAVED = new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`);
 const SAVE_BUDGET_MS = 300_000;
 const SAVE_COMMAND = `${K3S_BIN} etcd-snapshot save --name ${SNAPSHOT_PREFIX}`;
+/** The server's k3s version, as the snapshot step's plan read it. */
+const k3sVersion = hostFact<string>('k3sVersion');
 
 function snapshotStep(id: string): Step {
   return {
@@ -58,7 +61,7 @@ function snapshotStep(id: string): Step {
             run: (actx) => takeBackup(backup, actx),
           },
         ],
-        facts: { k3sVersion: version },
+        facts: [k3sVersion(version)],
       };
     },
   };

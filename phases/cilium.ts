@@ -4,18 +4,21 @@
 // After the flux phase's hand-over (HelmChart deleted, HelmRelease present) the step plans nothing, in
 // check mode too, and the gate still checks the live agents: a rerun never brings the HelmChart back.
 import { readFile } from 'node:fs/promises';
-import { CauseError, causesOf } from '../src/errors.ts';
+import { CauseError, causesOrThrow } from '../src/errors.ts';
+import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
-import { PHASE_FACTS } from '../src/engine/phase.ts';
 import { allHostRefs, founderRef } from '../src/inventory/hosts.ts';
-import { unlessFluxOwns, type CiliumRelease } from './cilium/flux-owned.ts';
+import { unlessFluxOwns } from './cilium/flux-owned.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
 import { HELMCHART_MANIFEST } from '../src/k3s/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
 import { ciliumRolledOut } from './cilium/rollout-gate.ts';
 import { notingRelease } from './cilium/release-wait.ts';
-import { ciliumValuesFor } from '../src/gitops/values-source.ts';
+import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { managedFile } from './steps/managed-file.ts';
+
+/** What the cilium phase's prepare decided: the HelmChart manifest, and the cgroup setting its preflight checks. */
+const prepared = runFact<{ manifest: string; cgroup: CgroupSetting }>('cilium.prepared');
 
 export const cilium: Phase = {
   id: 'cilium',
@@ -30,24 +33,21 @@ export const cilium: Phase = {
       return { stops: [new CauseError('GITOPS_SOURCE_INVALID', { message: seen, evidence: { seen, excerpt: 'gitops: { checkout, url, branch, path }\ncilium: { chart, helmRelease }' } })] };
     }
     try {
-      const source = await ciliumValuesFor(ctx.inventory);
+      const { source } = await renderCiliumRelease(ctx);
       const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);
-      const ciliumRelease: CiliumRelease = { helmChart: { name: source.releaseName, namespace: 'kube-system' }, helmRelease: source.helmRelease };
-      const ciliumHelmRelease = { name: source.releaseName, namespace: source.namespace };
-      return { stops: plan.stops, facts: { ciliumManifest: plan.manifest, ciliumCgroup: cgroupSetting(source.values), ciliumRelease, ciliumHelmRelease } };
+      // No manifest: the plan's stops stop the run before any preflight or step reads it.
+      return { stops: plan.stops, facts: plan.manifest === undefined ? [] : [prepared({ manifest: plan.manifest, cgroup: cgroupSetting(source.values) })] };
     } catch (err) {
-      const causes = causesOf(err);
-      if (!causes.length) throw err;
-      return { stops: causes };
+      return { stops: causesOrThrow(err) };
     }
   },
   // cgroup.hostRoot must be a real cgroup2 mount on every node (the 2026-10-03 socket-LB breakage).
   preflight: {
     hosts: (c) => allHostRefs(c.inventory),
-    probe: (_h, ctx) => ({ cgroup: { command: cgroupProbeCommand(ctx.facts.get<CgroupSetting>(PHASE_FACTS, 'ciliumCgroup')!) } }),
+    probe: (_h, ctx) => ({ cgroup: { command: cgroupProbeCommand(ctx.facts.need(prepared).cgroup) } }),
     check: (seen, ctx) =>
       checkCgroupHostRoot(
-        ctx.facts.get<CgroupSetting>(PHASE_FACTS, 'ciliumCgroup')!,
+        ctx.facts.need(prepared).cgroup,
         [...seen].map(([h, p]) => ({ host: h.name, stdout: p.cgroup.stdout, code: p.cgroup.code })),
         'before-install',
       ),
@@ -62,7 +62,7 @@ export const cilium: Phase = {
           title: `Cilium HelmChart ${HELMCHART_MANIFEST}`,
           path: () => HELMCHART_MANIFEST,
           local: async () => undefined,
-          content: (_l, _h, ctx) => ctx.facts.get<string>(PHASE_FACTS, 'ciliumManifest')!,
+          content: (_l, _h, ctx) => ctx.facts.need(prepared).manifest,
           mode: '0600',
         }),
       ),

@@ -10,24 +10,26 @@
 // cilium phase sees Flux owning Cilium (phases/cilium.ts), so neither recreates it. The gate compares the
 // live HelmRelease with what the bootstrap renders from the checkout: drift there is CILIUM_PARITY_DRIFT.
 import { readFile } from 'node:fs/promises';
-import { CauseError, causesOf } from '../src/errors.ts';
+import { CauseError, causesOrThrow } from '../src/errors.ts';
+import type { ReadContext } from '../src/engine/context.ts';
+import { runFact } from '../src/engine/facts.ts';
 import type { Gate, Phase } from '../src/engine/phase.ts';
-import { PHASE_FACTS } from '../src/engine/phase.ts';
-import { ciliumValuesFor } from '../src/gitops/values-source.ts';
+import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { kubectl } from '../src/k3s/remote.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
-import { checkAdoption, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf, type CiliumOwnership } from './flux/handover.ts';
+import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf } from './flux/handover.ts';
 import { crdWaitChange } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
 import { helmChartValues } from './flux/parity.ts';
 import { FLUX_WAIT_MAX_MS, fluxWaitSignal } from './flux/ready-wait.ts';
 
-const fact = <T>(key: string) => (ctx: Parameters<NonNullable<Phase['prepare']>>[0]) => ctx.facts.get<T>(PHASE_FACTS, key)!;
-const installObjects = fact<KubeObject[]>('fluxInstall');
-const secretObjects = fact<KubeObject[]>('fluxSecret');
-const sync = fact<KubeObject[]>('fluxSync');
+/** The objects the flux phase's prepare read and rendered: Flux's install, the deploy-key Secret, the sync objects. */
+const prepared = runFact<{ install: KubeObject[]; secret: KubeObject[]; sync: KubeObject[] }>('flux.prepared');
+const installObjects = (ctx: ReadContext) => ctx.facts.need(prepared).install;
+const secretObjects = (ctx: ReadContext) => ctx.facts.need(prepared).secret;
+const sync = (ctx: ReadContext) => ctx.facts.need(prepared).sync;
 
 export const fluxReady: Gate = {
   id: 'flux-ready',
@@ -61,17 +63,11 @@ export const flux: Phase = {
     try {
       const install = parseInstall(await readFile(p.fluxInstall, 'utf8'), p.fluxInstall).map((o) => withAppliedHash(o));
       const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
-      const cilium = await ciliumValuesFor(ctx.inventory);
-      const ciliumOwnership: CiliumOwnership = {
-        helmChart: { name: cilium.releaseName, namespace: 'kube-system' },
-        helmRelease: cilium.helmRelease,
-        values: cilium.values,
-      };
-      return { stops: [], facts: { fluxInstall: install, fluxSecret: [deployKeySecret(key)], fluxSync: syncObjects(gitops), ciliumOwnership } };
+      // The hand-over and the gate read Cilium's release (src/gitops/cilium-release.ts), rendered once a run.
+      await renderCiliumRelease(ctx);
+      return { stops: [], facts: [prepared({ install, secret: [deployKeySecret(key)], sync: syncObjects(gitops) })] };
     } catch (err) {
-      const causes = causesOf(err);
-      if (!causes.length) throw err;
-      return { stops: causes };
+      return { stops: causesOrThrow(err) };
     }
   },
   steps: [
@@ -83,7 +79,7 @@ export const flux: Phase = {
       probe: () => ({ ciliumDs: DAEMONSET_PROBE }),
       extend: (live, probe, ctx, d) => ({
         changes: crdWaitChange(installObjects(ctx), live, d),
-        facts: { ciliumGenerationBefore: templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code) },
+        facts: [ciliumGenerationBefore(templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code))],
       }),
     }),
     appliedObjects({ id: 'deploy-key', title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),

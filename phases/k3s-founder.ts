@@ -2,7 +2,8 @@
 // holds this environment's datastore while the founder does not (then cluster-init would split it).
 import { createHash } from 'node:crypto';
 import { CauseError } from '../src/errors.ts';
-import { PHASE_FACTS, type Phase } from '../src/engine/phase.ts';
+import { runFact } from '../src/engine/facts.ts';
+import type { Phase } from '../src/engine/phase.ts';
 import { clusterAccess, founderApiReady } from './k3s/gates.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { DB_DIR, TOKEN_FILE } from '../src/k3s/paths.ts';
@@ -10,6 +11,12 @@ import { newToken, prepareToken, readToken } from '../src/k3s/token.ts';
 
 /** What a config shows before the first run created the token (check mode never creates one). */
 export const TOKEN_NOT_YET = '<generated at the first run>';
+
+/**
+ * The sha256 of the state folder's token secret (null: the folder holds none), from the prepare. Absent when
+ * another prepare stands in for it (a restore brings the backup's token): then no token is compared.
+ */
+const stateTokenSha = runFact<string | null>('k3s-founder.stateTokenSha');
 
 export const k3sFounder: Phase = {
   id: 'k3s-founder',
@@ -28,7 +35,7 @@ export const k3sFounder: Phase = {
     check: (seen, ctx) => {
       const holders = [...seen].filter(([, p]) => p.datastore.stdout.trim() === 'present').map(([h]) => h);
       const founder = [...seen].find(([h]) => h.founder);
-      if (founder && holders.includes(founder[0])) return tokenStops(founder[0].name, founder[1].tokenSecret.stdout.trim(), ctx.facts.get<string | null>(PHASE_FACTS, 'stateTokenSha'));
+      if (founder && holders.includes(founder[0])) return tokenStops(founder[0].name, founder[1].tokenSecret.stdout.trim(), ctx.facts.run(stateTokenSha));
       if (!holders.length) return [];
       return [
         new CauseError('EXISTING_CLUSTER_FOUND', {
@@ -60,7 +67,7 @@ export const k3sFounder: Phase = {
     const { stops } = await prepareToken(ctx);
     if (stops.length) return { stops };
     const token = readToken(ctx.stateDir);
-    return { stops, facts: { stateTokenSha: token ? sha256(token.secret) : null } };
+    return { stops, facts: [stateTokenSha(token ? sha256(token.secret) : null)] };
   },
   gates: [founderApiReady],
   afterGates: [clusterAccess],

@@ -114,10 +114,22 @@ export function causesOf(err: unknown): CauseError[] {
  * check): one cause as itself, several as CauseErrors, and a bug — anything that is not a named cause —
  * as the bug itself, whatever causes came with it, so it is never hidden behind them.
  */
+export function stopOf(errors: readonly CauseError[]): CauseError | CauseErrors;
+export function stopOf(errors: readonly unknown[]): unknown;
 export function stopOf(errors: readonly unknown[]): unknown {
   if (errors.length === 0) throw new Error('stopOf: nothing failed');
   const bug = errors.find((e) => causesOf(e).length === 0);
   if (bug !== undefined) return bug;
   const causes = errors.flatMap(causesOf);
   return causes.length === 1 ? causes[0] : new CauseErrors(causes);
+}
+
+/**
+ * The named causes an error stands for, for a hook that reports stops instead of throwing them (a phase's
+ * prepare); anything else is a bug and is thrown again as itself.
+ */
+export function causesOrThrow(err: unknown): CauseError[] {
+  const causes = causesOf(err);
+  if (!causes.length) throw err;
+  return causes;
 }

@@ -4,14 +4,13 @@
 // controllers would own one release, so the cilium step then plans nothing; its gate still checks the
 // live agents. Check mode says the same (no change). To hand Cilium back to the bootstrap (a rebuild of
 // Flux itself), delete the HelmRelease first (with its release kept: spec.suspend, then remove it).
+import { hostFact } from '../../src/engine/facts.ts';
 import type { Step } from '../../src/engine/phase.ts';
-import { PHASE_FACTS } from '../../src/engine/phase.ts';
 import { helmChartObject, helmChartProbe } from '../../src/k3s/helmchart-object.ts';
+import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
 
-export interface CiliumRelease {
-  helmChart: { name: string; namespace: string };
-  helmRelease: { name: string; namespace: string };
-}
+/** Who owns Cilium, as the HelmChart step saw it: 'flux' once handed over (set only then). */
+export const ciliumOwner = hostFact<'flux'>('ciliumOwner');
 
 /** Pure: Flux owns Cilium when the manifest is gone, the HelmChart gone or unmanaged, and the HelmRelease exists. */
 export function fluxOwnsCilium(seen: { manifest: boolean; helmChart: 'absent' | 'managed' | 'unmanaged'; helmRelease: boolean }): boolean {
@@ -23,7 +22,7 @@ export function unlessFluxOwns(step: Step): Step {
   return {
     ...step,
     probe: (host, ctx) => {
-      const r = ctx.facts.get<CiliumRelease>(PHASE_FACTS, 'ciliumRelease')!;
+      const r = ctx.facts.need(ciliumRelease);
       return {
         ...step.probe?.(host, ctx),
         helmChartObject: helmChartProbe(r.helmChart),
@@ -34,7 +33,7 @@ export function unlessFluxOwns(step: Step): Step {
       const found = (k: string) => input.probe[k]?.code === 0 && input.probe[k].stdout.trim() !== '';
       const chart = helmChartObject(input.probe.helmChartObject);
       const owned = fluxOwnsCilium({ manifest: input.probe.file?.code === 0, helmChart: !chart ? 'absent' : chart.unmanaged ? 'unmanaged' : 'managed', helmRelease: found('helmReleaseObject') });
-      return owned ? { changes: [], facts: { ciliumOwner: 'flux' } } : step.plan(input);
+      return owned ? { changes: [], facts: [ciliumOwner('flux')] } : step.plan(input);
     },
   };
 }

@@ -8,19 +8,23 @@
 // `name=<release>`, `status`, `version`; the Secret's data holds the rendered manifest, keys of the chart's
 // generated certificates included, so it is never read). A `failed` revision is no stop: helm-controller's
 // Job retries (k3s-io/helm-controller pkg/controllers/chart/chart.go: the Job's backoffLimit).
+import { hostFact } from '../../src/engine/facts.ts';
 import type { ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { PHASE_FACTS } from '../../src/engine/phase.ts';
+import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
 
-export interface HelmReleaseRef {
+export type HelmReleaseRef = {
   name: string;
   namespace: string;
-}
+};
 
 /** What the gate waits for: a revision of `release` above `before` deployed. */
-export interface PendingInstall {
+export type PendingInstall = {
   release: HelmReleaseRef;
   before: number;
-}
+};
+
+/** Set by the HelmChart step when it plans a write; absent: nothing to wait for (the same HelmChart, or Flux owns Cilium). */
+export const ciliumInstall = hostFact<PendingInstall>('ciliumInstall');
 
 export interface Revision {
   version: number;
@@ -61,7 +65,7 @@ export function installState(p: PendingInstall, revs: Revision[]): string {
  * same HelmChart, or Flux owns Cilium) notes nothing.
  */
 export function notingRelease(step: Step): Step {
-  const release = (ctx: Parameters<NonNullable<Step['probe']>>[1]) => ctx.facts.get<HelmReleaseRef>(PHASE_FACTS, 'ciliumHelmRelease')!;
+  const release = (ctx: Parameters<NonNullable<Step['probe']>>[1]): HelmReleaseRef => ctx.facts.need(ciliumRelease).release;
   return {
     ...step,
     probe: (host, ctx): Record<string, ProbeCommand> => ({ ...step.probe?.(host, ctx), helmReleaseRevisions: { command: `k3s kubectl ${revisionsQuery(release(ctx))}`, sudo: true } }),
@@ -71,7 +75,7 @@ export function notingRelease(step: Step): Step {
       const seen = input.probe.helmReleaseRevisions;
       const before = seen?.code === 0 ? highestRevision(parseRevisions(seen.stdout)) : 0;
       const pending: PendingInstall = { release: release(input.ctx), before };
-      return { ...plan, facts: { ...plan.facts, ciliumInstall: pending } };
+      return { ...plan, facts: [...(plan.facts ?? []), ciliumInstall(pending)] };
     },
   };
 }

@@ -14,7 +14,7 @@ import { poll } from '../../src/engine/poll.ts';
 import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
-import { installState, installed, parseRevisions, revisionsQuery, type PendingInstall, type Revision } from './release-wait.ts';
+import { ciliumInstall, installState, installed, parseRevisions, revisionsQuery, type Revision } from './release-wait.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
@@ -85,7 +85,7 @@ export const ciliumRolledOut: Gate = {
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
     const kubernetesIp = ctx.inventory.derived.serviceAddresses.kubernetes;
     let seen: Seen = { pods: [], notReadyNodes: [], desired: 0, rolledOut: false, rollout: '', raw: [] };
-    const pending = ctx.facts.get<PendingInstall>(host.name, 'ciliumInstall');
+    const pending = ctx.facts.get(host.name, ciliumInstall);
     let revisions: Revision[] = [];
     let installDone = !pending;
     // Containers in back-off after a failed run at the gate's first look (see the header).

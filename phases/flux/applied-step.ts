@@ -2,7 +2,7 @@
 // content: a Secret's data must not reach the run log), the plan applies the absent and changed ones
 // with one server-side apply. Reused for Flux's install, the deploy-key Secret and the sync objects.
 import type { CommandChange } from '../../src/engine/changes.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext } from '../../src/engine/context.ts';
 import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
 import { APPLIED_HASH, drift, kubectlRef, objectKey, toYaml, type Drift, type KubeObject } from './manifests.ts';
 
@@ -80,12 +80,12 @@ export function applyChange(d: Drift, opts: { secret?: boolean } = {}): CommandC
 export interface AppliedObjectsSpec {
   id: string;
   title: string;
-  objects: (ctx: RunContext) => KubeObject[];
+  objects: (ctx: ReadContext) => KubeObject[];
   secret?: boolean;
   /** Extra read-only probes (their results reach `extend`). */
-  probe?: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
+  probe?: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** More of the plan: extra changes and facts from what was seen. */
-  extend?: (live: Map<string, LiveObject>, probe: ProbeResults, ctx: RunContext, d: Drift) => Partial<Plan>;
+  extend?: (live: Map<string, LiveObject>, probe: ProbeResults, ctx: ReadContext, d: Drift) => Partial<Plan>;
 }
 
 export function appliedObjects(spec: AppliedObjectsSpec): Step {

@@ -17,35 +17,37 @@
 // and the cilium DaemonSet's pod template did not roll. Only then does the HelmChart go: a drift stops the
 // run there and keeps it, so nothing is lost.
 import type { ActionContext, Change } from '../../src/engine/changes.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
+import { hostFact } from '../../src/engine/facts.ts';
 import type { HostRef, Plan, Step } from '../../src/engine/phase.ts';
-import { PHASE_FACTS } from '../../src/engine/phase.ts';
 import { CauseError } from '../../src/errors.ts';
 import { connectionLost } from '../../src/transport/lost.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
+import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { FLUX_NAMESPACE } from './controllers.ts';
-import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady, type NamedObject } from './ready-wait.ts';
+import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
 export { UNMANAGED } from '../../src/k3s/helmchart-object.ts';
 /** How long the delete waits for the HelmChart to be gone. */
 export const GONE_WAIT_S = 60;
 
-export interface CiliumOwnership {
-  /** The bootstrap's HelmChart (kube-system/<release name>). */
-  helmChart: NamedObject;
-  /** The HelmRelease at cilium.helmRelease, as Flux names it. */
-  helmRelease: NamedObject;
-  /** The values the bootstrap renders from the checkout (what its HelmChart installs). */
-  values: Record<string, unknown>;
-}
+/** What the hand-over reads of Cilium's release (src/gitops/cilium-release.ts): the HelmChart, the HelmRelease, the values. */
+export type CiliumOwnership = Pick<CiliumRelease, 'helmChart' | 'helmRelease' | 'values'>;
 
-export const ownershipOf = (ctx: RunContext) => ctx.facts.get<CiliumOwnership>(PHASE_FACTS, 'ciliumOwnership')!;
+/** The run's render of Cilium's release (the flux phase's prepare renders it, or the cilium phase's did). */
+export const ownershipOf = (ctx: ReadContext): CiliumOwnership => ctx.facts.need(ciliumRelease);
+
+/**
+ * The cilium DaemonSet's template generation before anything of Flux ran (the install step's probe);
+ * undefined when there was no DaemonSet to read: the roll check then has nothing to compare.
+ */
+export const ciliumGenerationBefore = hostFact<number | undefined>('ciliumGenerationBefore');
 
 /**
  * The live cilium DaemonSet (read-only), for the roll check across the hand-over: its template generation
@@ -178,7 +180,7 @@ async function proveAdoption(ctx: ActionContext): Promise<void> {
     chart.code === 0
       ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
       : { values: o.values, whose: 'the values the bootstrap renders from gitops.checkout' };
-  await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get<number>(host.name, 'ciliumGenerationBefore') });
+  await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get(host.name, ciliumGenerationBefore) });
 }
 
 export const handoverStep: Step = {

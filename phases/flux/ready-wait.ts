@@ -9,7 +9,7 @@
 import { podsPullCause } from '../../src/images/pods.ts';
 import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
@@ -27,7 +27,7 @@ export const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations
 export const FLUX_WAIT_MAX_MS = 300_000;
 
 /** The wait for Flux Ready this inventory asks for (flux.waitSeconds), within the gate's budget. */
-export const fluxWaitMs = (ctx: RunContext) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
+export const fluxWaitMs = (ctx: Pick<ReadContext, 'inventory'>) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
 
 /** `signal` ended also at flux.waitSeconds. */
 export const fluxWaitSignal = (ctx: RunContext, signal: AbortSignal) => withDeadline(signal, fluxWaitMs(ctx));
@@ -51,7 +51,7 @@ export function verdictError(v: FluxVerdict, command = `kubectl ${LIST.replace('
 
 export function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
   const errors = vs.map((v) => verdictError(v));
-  return stopOf(errors) as CauseError | CauseErrors;
+  return stopOf(errors);
 }
 
 /** For each Kustomization whose health checks run, the objects they wait for that are not ready (one kubectl per namespace). */

@@ -7,6 +7,7 @@
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
+import { journalCursor } from './facts.ts';
 import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
 import { excerpt, journalSince, kubectl } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
@@ -33,7 +34,7 @@ export const agentRegistered: Gate = {
   budgetMs: 180_000,
   async run(host, ctx, signal) {
     const founder = founderRef(ctx.inventory)[0];
-    const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
+    const cursor = ctx.facts.get(host.name, journalCursor);
     let seen = 'no Node of this name';
     const registered = await poll(ctx, signal, {
       everyMs: 2_000,

@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { LocalChange } from '../../src/engine/changes.ts';
 import type { Gate, Step } from '../../src/engine/phase.ts';
+import { journalCursor } from './facts.ts';
 import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-file.ts';
@@ -35,7 +36,7 @@ export const founderApiReady: Gate = {
       },
     });
     if (ready) return;
-    const journal = await journalSince(ctx, host, ctx.facts.get(host.name, 'journalCursor'), 40).catch(() => '');
+    const journal = await journalSince(ctx, host, ctx.facts.get(host.name, journalCursor), 40).catch(() => '');
     throw new CauseError('FOUNDER_API_NOT_READY', {
       host: host.name,
       evidence: { command: "k3s kubectl get --raw='/readyz'", exitCode: last.code, seen: last.out.trim().split('\n')[0], excerpt: excerpt(journal) },
@@ -69,10 +70,11 @@ export const clusterAccess: Step<StateFiles> = {
   }),
   plan: ({ probe, local, ctx }) => {
     const changes: LocalChange[] = [];
+    const secrets: string[] = [];
     const full = probe.token.code === 0 ? probe.token.stdout.trim() : '';
     const stored = local.token;
     if (full && stored && secretOf(full) === stored.secret && stored.full !== full) {
-      ctx.redact(full);
+      secrets.push(full);
       changes.push(...tokenChange(ctx.stateDir, { ...stored, full }));
     }
     if (probe.kubeconfig.code === 0) {
@@ -86,7 +88,7 @@ export const clusterAccess: Step<StateFiles> = {
         changes.push({ kind: 'local', path: kubeconfigPath(ctx.stateDir), content, current: local.kubeconfig?.content ?? null, mode: '0600', secret: true });
       }
     }
-    return { changes };
+    return secrets.length ? { changes, secrets } : { changes };
   },
 };
 
@@ -126,7 +128,7 @@ export const joinerIsVoter: Gate = {
   budgetMs: 300_000,
   async run(host, ctx, signal) {
     const founder = ctx.topology.founder;
-    const cursor = ctx.facts.get<string>(host.name, 'journalCursor');
+    const cursor = ctx.facts.get(host.name, journalCursor);
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
     // The Node exists before the etcd leader's 15 s tick gives it an EtcdIsVoter condition.

@@ -3,11 +3,13 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Change } from '../../src/engine/changes.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { LocalContext, ReadContext } from '../../src/engine/context.ts';
+import type { HostFact } from '../../src/engine/facts.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
-import { IMAGES_PLACED_FACT } from '../../src/images/pull-cause.ts';
+import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
+import { binaryChanged, configChanged, envChanged, journalCursor, unitChanged } from './facts.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
 import { configFor, serverEnv, serverUnit } from './render.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
@@ -20,7 +22,7 @@ export { sha256File };
 type Upload = { local: string; remote: string; mode: string };
 
 /** Upload local files when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
-function uploadStep(id: string, title: string, files: (ctx: RunContext) => Upload[], factKey: string): Step<(Upload & { sha: string; bytes: number })[]> {
+function uploadStep(id: string, title: string, files: (ctx: ReadContext) => Upload[], placed: HostFact<boolean>): Step<(Upload & { sha: string; bytes: number })[]> {
   return {
     id,
     title,
@@ -33,7 +35,7 @@ function uploadStep(id: string, title: string, files: (ctx: RunContext) => Uploa
         const current = probe[`sum${i}`]?.stdout.trim() || null;
         if (current !== f.sha) changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
       });
-      return { changes, facts: { [factKey]: changes.length > 0 } };
+      return { changes, facts: [placed(changes.length > 0)] };
     },
   };
 }
@@ -43,7 +45,7 @@ function uploadStep(id: string, title: string, files: (ctx: RunContext) => Uploa
  * watcher): the air-gap tarball in the artifacts folder, if the operator put one there, and the add-on
  * archives of k3s.imageArchives, on every node (any node may run any add-on's pod).
  */
-function imageArchives(ctx: RunContext): Upload[] {
+function imageArchives(ctx: ReadContext): Upload[] {
   const dir = ctx.inventory.derived.paths.k3sArtifacts;
   const out: Upload[] = [];
   const name = existsSync(dir) ? readdirSync(dir).find((f) => /^k3s-airgap-images-[\w-]+\.tar(\.zst|\.gz)?$/.test(f)) : undefined;
@@ -52,7 +54,7 @@ function imageArchives(ctx: RunContext): Upload[] {
   return out;
 }
 
-function fullToken(ctx: RunContext): string | undefined {
+function fullToken(ctx: LocalContext): string | undefined {
   const full = readToken(ctx.stateDir)?.full;
   if (full) ctx.redact(full);
   return full;
@@ -63,7 +65,7 @@ function fullToken(ctx: RunContext): string | undefined {
  * with `save` the token the state folder must get first (a new environment's, a restore's): the config
  * step's plan writes it (a local change) before the config that carries it.
  */
-export type TokenSource = (host: HostRef, ctx: RunContext) => string | { secret: string; save?: ClusterToken };
+export type TokenSource = (host: HostRef, ctx: LocalContext) => string | { secret: string; save?: ClusterToken };
 
 type ConfigLocal = { token: string; save?: ClusterToken; joinToken?: string; join?: JoinKey };
 
@@ -81,8 +83,8 @@ function savingToken(step: Step<ConfigLocal>): Step<ConfigLocal> {
 
 export function installSteps(token: TokenSource): Step<any>[] {
   return [
-    uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], 'k3sBinaryChanged'),
-    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, IMAGES_PLACED_FACT),
+    uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], binaryChanged),
+    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, imagesPlaced),
     savingToken(joinAware(managedFile<ConfigLocal>({
       id: 'config',
       title: `k3s configuration ${CONFIG_FILE}`,
@@ -96,10 +98,10 @@ export function installSteps(token: TokenSource): Step<any>[] {
       content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
       mode: '0600',
       secret: true, // it carries the cluster token
-      facts: (changed) => ({ k3sConfigChanged: changed }),
+      facts: (changed) => [configChanged(changed)],
     }))),
-    managedFile({ id: 'unit', title: 'systemd unit', path: (h) => roleOf(h).unitFile, local: async () => undefined, content: (_l, h) => serverUnit(roleOf(h)), mode: '0644', facts: (changed) => ({ k3sUnitChanged: changed }) }),
-    managedFile({ id: 'env', title: 'unit environment (0600)', path: (h) => roleOf(h).envFile, local: async () => undefined, content: (_l, h) => serverEnv(roleOf(h)), mode: '0600', facts: (changed) => ({ k3sEnvChanged: changed }) }),
+    managedFile({ id: 'unit', title: 'systemd unit', path: (h) => roleOf(h).unitFile, local: async () => undefined, content: (_l, h) => serverUnit(roleOf(h)), mode: '0644', facts: (changed) => [unitChanged(changed)] }),
+    managedFile({ id: 'env', title: 'unit environment (0600)', path: (h) => roleOf(h).envFile, local: async () => undefined, content: (_l, h) => serverEnv(roleOf(h)), mode: '0600', facts: (changed) => [envChanged(changed)] }),
     serviceStep,
   ];
 }
@@ -119,16 +121,17 @@ const serviceStep: Step = {
     cursor: { command: `journalctl -u ${roleOf(host).unit} -n 0 --show-cursor -q --no-pager | sed -n 's/^-- cursor: //p'`, sudo: true },
   }),
   plan: ({ host, probe, ctx }) => {
-    const changed = (k: string) => ctx.facts.get<boolean>(host.name, k) === true;
-    const unitChanged = changed('k3sUnitChanged') || changed('k3sEnvChanged');
-    const restart = unitChanged || changed('k3sConfigChanged') || changed('k3sBinaryChanged');
+    // Absent: the step that sets it did not run on this host this run, so it changed nothing.
+    const changed = (fact: HostFact<boolean>) => ctx.facts.get(host.name, fact) === true;
+    const unitOrEnv = changed(unitChanged) || changed(envChanged);
+    const restart = unitOrEnv || changed(configChanged) || changed(binaryChanged);
     const active = probe.active.stdout.trim() === 'active' || probe.active.stdout.trim() === 'activating';
     const unit = roleOf(host).unit;
     const changes: Change[] = [];
-    if (unitChanged) changes.push({ kind: 'command', description: 'reload systemd units', command: 'systemctl daemon-reload', sudo: true });
+    if (unitOrEnv) changes.push({ kind: 'command', description: 'reload systemd units', command: 'systemctl daemon-reload', sudo: true });
     if (probe.enabled.stdout.trim() !== 'enabled') changes.push({ kind: 'command', description: 'enable k3s at boot', command: `systemctl enable ${unit}`, sudo: true });
     if (!active) changes.push({ kind: 'command', description: 'start k3s', command: `systemctl start --no-block ${unit}`, sudo: true });
     else if (restart) changes.push({ kind: 'command', description: 'restart k3s: its binary, unit or configuration changed', command: `systemctl restart --no-block ${unit}`, sudo: true });
-    return { changes, facts: { journalCursor: probe.cursor.stdout.trim() } };
+    return { changes, facts: [journalCursor(probe.cursor.stdout.trim())] };
   },
 };

@@ -4,6 +4,7 @@
 // Without that majority the path is a restore (runbooks/dr-restore.md), not a replace.
 import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
+import { runFact, type FactValue } from '../../src/engine/facts.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
@@ -31,8 +32,8 @@ export interface ReplaceFacts {
   memberCount: number;
 }
 
-/** Where the replace's facts are kept: ctx.facts.get(REPLACE_FACTS, 'replace'). */
-export const REPLACE_FACTS = '*replace*';
+/** What the quorum check found, for the replace steps: absent on a run that replaces nothing. */
+export const replaceFacts = runFact<ReplaceFacts>('replace');
 
 /** Pure: the verdict on the survivors, and the facts the replace steps plan from. */
 export function quorumVerdict(replaced: { name: string; address: string }, serverCount: number, seen: SurvivorSeen[]): { stop?: CauseError; facts?: ReplaceFacts } {
@@ -61,20 +62,17 @@ export const QUORUM_SETTLE_MS = 45_000;
 const QUORUM_POLL_MS = 3_000;
 
 /**
- * Reads every other server (read-only) and stops with QUORUM_AT_RISK, or records the facts. A verdict
+ * Reads every other server (read-only) and stops with QUORUM_AT_RISK, or returns the facts. A verdict
  * short of quorum is read again within QUORUM_SETTLE_MS while enough servers are reachable to make it;
  * servers that do not even answer SSH will not come back by waiting, so then it stops at once.
  */
-export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<void> {
+export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<FactValue<'run'>[]> {
   const others = ctx.topology.servers.filter((s) => s.name !== replaced.name);
   const until = ctx.clock.now() + QUORUM_SETTLE_MS;
   for (;;) {
     const seen = await Promise.all(others.map((s) => readSurvivor(ctx, s, replaced.name)));
     const verdict = quorumVerdict(replaced, others.length + 1, seen);
-    if (verdict.facts) {
-      ctx.facts.set(REPLACE_FACTS, { replace: verdict.facts });
-      return;
-    }
+    if (verdict.facts) return [replaceFacts(verdict.facts)];
     const reachable = seen.filter((s) => !s.unreachable).length;
     if (reachable < Math.floor((others.length + 1) / 2) + 1 || ctx.clock.now() + QUORUM_POLL_MS > until) throw verdict.stop;
     await ctx.clock.sleep(QUORUM_POLL_MS, ctx.signal);

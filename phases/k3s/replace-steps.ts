@@ -5,12 +5,12 @@
 // On every other host and run these steps plan nothing.
 import { withDeadline } from '../../src/util/deadline.ts';
 import { CauseError } from '../../src/errors.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
 import { DATA_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
-import { REPLACE_FACTS, membersOf, type ReplaceFacts } from './replace-quorum.ts';
+import { membersOf, replaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
 const DELETE_TIMEOUT_MS = 100_000;
@@ -48,14 +48,14 @@ export function killallCommand(unit: string, vip: string): string {
 /** The processes of k3s's containers still running on a host: its containerd-shims, as the killall finds them. */
 const SHIMS_PROBE = `ps -e -o pid= -o args= | awk '/${`${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/')}/ { print $1 }' | wc -l`;
 
-const replacing = (host: HostRef, ctx: RunContext) => ctx.topology.replacing === host.name;
-const factsOf = (ctx: RunContext) => ctx.facts.get<ReplaceFacts>(REPLACE_FACTS, 'replace');
+const replacing = (host: HostRef, ctx: ReadContext) => ctx.topology.replacing === host.name;
 
 export const deleteOldNode: Step = {
   id: 'replace-node',
   title: 'old Node deleted, its etcd member gone (--replace only)',
   plan: ({ host, ctx }) => {
-    const facts = factsOf(ctx);
+    // Absent without a quorum check (a run that replaces nothing): nothing to delete.
+    const facts = ctx.facts.run(replaceFacts);
     if (!replacing(host, ctx) || !facts) return { changes: [] };
     if (facts.orphanMembers.length) {
       return {

@@ -11,6 +11,7 @@ import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
 import { DATA_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { restoredNow, stopsOthers } from './facts.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 const RESET_BUDGET_MS = 600_000;
@@ -38,7 +39,7 @@ export function restoreStep(backup: Backup): Step {
       // cut). A second reset would wipe whatever the cluster wrote since; the service step starts k3s and
       // the founder's API gate names it if it never serves. Starting over is the operator's decision
       // (runbooks/dr-restore.md: remove the marker).
-      if (markedWith(probe.marker.stdout, id)) return { changes: [], facts: { restoredNow: false } };
+      if (markedWith(probe.marker.stdout, id)) return { changes: [], facts: [restoredNow(false)] };
       const others = ctx.topology.joiners.filter((h) => h.name !== host.name);
       const changes: Change[] = [
         ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true, on: o.name })),
@@ -48,7 +49,7 @@ export function restoreStep(backup: Backup): Step {
         { kind: 'command', description: `restore the snapshot as a one-member cluster (the old datastore is moved aside by k3s)`, command: resetCommand, sudo: true, timeoutMs: RESET_BUDGET_MS, failsAs: resetFailed(resetCommand) },
         { kind: 'file', path: RESTORE_MARKER, content: `${id}\n`, current: probe.marker.stdout.trim() ? probe.marker.stdout : null, mode: '0600' },
       ];
-      return { changes, facts: { restoredNow: true, stopsOthers: others.map((o) => o.name) } };
+      return { changes, facts: [restoredNow(true), stopsOthers(others.map((o) => o.name))] };
     },
   };
 }

@@ -16,6 +16,7 @@ import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
 import { allHostRefs } from '../../src/inventory/hosts.ts';
+import { forgotNodePasswords, restoredNow } from './facts.ts';
 import { K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
@@ -53,7 +54,7 @@ export function forgetNodePasswordsStep(backup: Backup): Step {
     plan: ({ host, probe, ctx }) => {
       const nodes = allHostRefs(ctx.inventory).map((h) => h.name);
       let stale: string[];
-      if (!markedWith(probe.marker.stdout, id) || ctx.facts.get(host.name, 'restoredNow') === true) {
+      if (!markedWith(probe.marker.stdout, id) || ctx.facts.get(host.name, restoredNow) === true) {
         // The restore happens in this run: every Secret the snapshot holds is the old hosts'.
         stale = nodes;
       } else if (probe.secrets.code !== 0) {
@@ -77,7 +78,7 @@ export function forgetNodePasswordsStep(backup: Backup): Step {
         sudo: true,
         timeoutMs: (READY_WAIT_S + 60) * 1000,
       };
-      return { changes: [change], facts: { forgotNodePasswords: stale } };
+      return { changes: [change], facts: [forgotNodePasswords(stale)] };
     },
   };
 }

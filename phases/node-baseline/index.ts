@@ -2,6 +2,7 @@
 // modules, sysctls. Runs on all hosts in parallel with a bound; cloned machines are caught before
 // anything changes.
 import type { Phase, Plan, Step } from '../../src/engine/phase.ts';
+import { hostFact } from '../../src/engine/facts.ts';
 import { fileChange, type Change } from '../../src/engine/changes.ts';
 import { archOfFile } from '../../src/util/elf-arch.ts';
 import { shq } from '../../src/util/shell.ts';
@@ -9,6 +10,7 @@ import { allHostRefs } from '../../src/inventory/hosts.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
 import { versionStops } from './k3s-version.ts';
 import { imageStops } from '../../src/images/stops.ts';
+import { renderCiliumRelease } from '../../src/gitops/cilium-release.ts';
 import { baselineProbes, identityProbes } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];
@@ -21,6 +23,9 @@ export const SYSCTLS: Record<string, string> = {
   'net.ipv4.conf.all.rp_filter': '0',
 };
 
+/** The NIC that holds the host's inventory address. */
+const nic = hostFact<string | undefined>('nic');
+
 const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   id: 'checks',
   title: 'host checks (tools, arch, kernel, cgroup2, bpf, modules, clock, route, NIC, ports, disk)',
@@ -29,7 +34,7 @@ const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   plan: ({ host, probe, local, ctx }): Plan => ({
     changes: [],
     stops: baselineStops({ host, probe, binaryArch: local.binaryArch, operatorNow: local.operatorNow, vipInterface: ctx.inventory.inventory.controlPlane.interface }),
-    facts: { nic: nicOfAddress(probe.addrs.stdout, host.address) },
+    facts: [nic(nicOfAddress(probe.addrs.stdout, host.address))],
   }),
 };
 
@@ -116,7 +121,7 @@ export const nodeBaseline: Phase = {
   // The binary every k3s phase uploads is the release the inventory names, and the add-on image archives
   // hold every image the add-ons pull (an air-gapped site), before any host changes.
   prepare: async (ctx) => ({
-    stops: [...(await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version)), ...(await imageStops(ctx.inventory))],
+    stops: [...(await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version)), ...(await imageStops(ctx.inventory, async () => (await renderCiliumRelease(ctx)).values))],
   }),
   hosts: (c) => allHostRefs(c.inventory),
   concurrency: 8,

@@ -2,21 +2,22 @@
 // Reused by every phase that renders configuration (sysctl, k3s config, units, manifests).
 import { fileChange } from '../../src/engine/changes.ts';
 import type { HostRef, Step } from '../../src/engine/phase.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { LocalContext, ReadContext } from '../../src/engine/context.ts';
+import type { FactValue } from '../../src/engine/facts.ts';
 import { shq } from '../../src/util/shell.ts';
 
 export interface ManagedFile<L> {
   id: string;
   title: string;
-  path: (host: HostRef, ctx: RunContext) => string;
+  path: (host: HostRef, ctx: ReadContext) => string;
   /** The desired content; may read local files (runs in check mode too, changes nothing). */
-  local: (host: HostRef, ctx: RunContext) => Promise<L>;
-  content: (local: L, host: HostRef, ctx: RunContext) => string;
+  local: (host: HostRef, ctx: LocalContext) => Promise<L>;
+  content: (local: L, host: HostRef, ctx: ReadContext) => string;
   mode: string;
   owner?: string;
   secret?: boolean;
   /** Facts for later steps (e.g. "k3s config changed: restart"). */
-  facts?: (changed: boolean) => Record<string, unknown>;
+  facts?: (changed: boolean) => FactValue<'host'>[];
 }
 
 export function managedFile<L>(spec: ManagedFile<L>): Step<L> {

@@ -1,27 +1,28 @@
 // Everything a phase may use, passed in (no module-level state): the inventory, the connections,
-// the clock, the event sink, check mode. Tests build one with fakes.
+// the clock, the event sink, check mode. Tests build one with fakes. Each hook gets only what it may use:
+//   ReadContext    plan, preflight probe and check, probe builders: reads only (no host, no events);
+//                  the run's Topology (modes/) is read here too
+//   LocalContext   local(): reads, and registers the secrets it reads
+//   PrepareContext prepare: as local(), and run facts computed once a run (Facts.once)
+//   RunContext     apply and gates: the hosts' connections and the event sink too
 import type { LoadedInventory } from '../inventory/load.ts';
 import type { Remote } from '../transport/types.ts';
 import type { Clock } from './clock.ts';
 import type { Emit } from './events.ts';
+import type { Facts, FactsView, RunFact } from './facts.ts';
 import type { HostRef } from './host-ref.ts';
 
-export interface RunContext {
+export interface ReadContext {
   env: string;
   check: boolean;
   /** The loaded inventory and the values derived from it (src/inventory). */
   inventory: LoadedInventory;
-  /** One connection per host, opened by the engine before the first phase. */
-  remote(host: HostRef): Remote;
   clock: Clock;
-  emit: Emit;
   signal: AbortSignal;
   /** The environment's state folder on the operator's machine (token, kubeconfig, journal, run logs). */
   stateDir: string;
-  /** Facts a step's plan recorded, readable by later steps and gates: facts.get(host, key). */
-  facts: Facts;
-  /** Registers a secret value so that no log or event ever shows it. */
-  redact(secret: string): void;
+  /** Facts recorded by plans, preflights and prepares (src/engine/facts.ts). */
+  facts: FactsView;
   /** Who starts etcd and who joins it in this run (modes/ decides it; the k3s phases read it). */
   topology: Topology;
 }
@@ -49,14 +50,25 @@ export interface Topology {
   replacing?: string;
 }
 
-export class Facts {
-  private readonly byHost = new Map<string, Record<string, unknown>>();
-  set(host: string, values: Record<string, unknown>): void {
-    this.byHost.set(host, { ...this.byHost.get(host), ...values });
-  }
-  get<T = unknown>(host: string, key: string): T | undefined {
-    return this.byHost.get(host)?.[key] as T | undefined;
-  }
+export interface LocalContext extends ReadContext {
+  /** Registers a secret value so that no log or event ever shows it. */
+  redact(secret: string): void;
+}
+
+export interface PrepareContext extends LocalContext {
+  /** A run fact computed once a run, whichever phase asks first (src/engine/facts.ts Facts.once). */
+  once<T>(fact: RunFact<T>, compute: () => Promise<T>): Promise<T>;
+}
+
+export interface RunContext extends PrepareContext {
+  /** One connection per host, opened by the engine before the first phase. */
+  remote(host: HostRef): Remote;
+  emit: Emit;
+}
+
+/** The context the engine holds (src/engine/session.ts builds it): the run's facts store, which only it writes. */
+export interface EngineContext extends RunContext {
+  facts: Facts;
 }
 
 export type { LoadedInventory };

@@ -4,7 +4,8 @@
 // probe; the engine applies exactly the plan and never in check mode.
 import type { CauseError } from '../errors.ts';
 import type { Change } from './changes.ts';
-import type { RunContext } from './context.ts';
+import type { LocalContext, PrepareContext, ReadContext, RunContext } from './context.ts';
+import type { FactValue } from './facts.ts';
 import type { HostRef } from './host-ref.ts';
 
 export type { HostRef } from './host-ref.ts';
@@ -37,8 +38,10 @@ export interface Plan {
   changes: Change[];
   /** Gate failures seen in the probe (e.g. a kernel too old). The run stops with them, check mode too. */
   stops?: CauseError[];
-  /** Facts the plan learnt from the probe that later steps or gates may read (pure data). */
-  facts?: Record<string, unknown>;
+  /** Host facts the plan learnt from the probe, for later steps and gates (src/engine/facts.ts hostFact). */
+  facts?: FactValue<'host'>[];
+  /** Secret values the plan saw in a probe (a token): the engine registers them, so no log or event shows them. */
+  secrets?: string[];
 }
 
 export interface StepInput<L> {
@@ -46,16 +49,17 @@ export interface StepInput<L> {
   probe: ProbeResults;
   /** What `local()` computed on the operator's machine (artifact hashes, rendered files). */
   local: L;
-  ctx: RunContext;
+  /** Reads only: a plan is pure (no connection, no events). */
+  ctx: ReadContext;
 }
 
 export interface Step<L = undefined> {
   id: string;
   title: string;
   /** Read-only commands to run on the host. They are batched with the phase's other probes. */
-  probe?: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
+  probe?: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** Read-only work on the operator's machine (reading artifacts, rendering). Runs in check mode too. */
-  local?: (host: HostRef, ctx: RunContext) => Promise<L>;
+  local?: (host: HostRef, ctx: LocalContext) => Promise<L>;
   /**
    * Pure: from what was seen to what must change. There is no apply of a step's own: the engine performs
    * the plan's changes (src/engine/apply.ts), so the plan is all a run does.
@@ -80,27 +84,25 @@ export interface Gate {
  */
 export interface Preflight {
   /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory and ctx.topology. */
-  hosts?: (ctx: Pick<RunContext, 'inventory' | 'topology'>) => HostRef[];
-  probe: (host: HostRef, ctx: RunContext) => Record<string, ProbeCommand>;
-  /** Pure: the causes that forbid the phase, and facts shared by all its hosts (under PHASE_FACTS). */
-  check: (seen: Map<HostRef, ProbeResults>, ctx: RunContext) => CauseError[] | { stops: CauseError[]; facts?: Record<string, unknown> };
+  hosts?: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
+  probe: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
+  /** Pure: the causes that forbid the phase, and run facts for its steps and gates (src/engine/facts.ts runFact). */
+  check: (seen: Map<HostRef, ProbeResults>, ctx: ReadContext) => CauseError[] | { stops: CauseError[]; facts?: FactValue<'run'>[] };
 }
-
-/** The facts key under which a preflight's phase-wide facts are kept: ctx.facts.get(PHASE_FACTS, key). */
-export const PHASE_FACTS = '*phase*';
 
 export interface Phase {
   /**
    * Local, read-only work done for every selected phase before the FIRST phase changes anything (check
    * mode too): e.g. Cilium's values from the GitOps repository, so an unresolved variable stops the run
-   * before any host is touched. Returns the causes that forbid the run and facts for the phase (PHASE_FACTS).
+   * before any host is touched. Returns the causes that forbid the run and the phase's prepared values as
+   * run facts, typed (src/engine/facts.ts runFact): its steps and gates read them with ctx.facts.need.
    */
-  prepare?: (ctx: RunContext) => Promise<{ stops: CauseError[]; facts?: Record<string, unknown> }>;
+  prepare?: (ctx: PrepareContext) => Promise<{ stops: CauseError[]; facts?: FactValue<'run'>[] }>;
   id: string;
   title: string;
   needs: string[];
   /** The hosts it runs on. Reads only ctx.inventory and ctx.topology (the engine calls it before connecting). */
-  hosts: (ctx: Pick<RunContext, 'inventory' | 'topology'>) => HostRef[];
+  hosts: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
   /** How hosts run: 'serial' (etcd joins) or in parallel with a bound. */
   concurrency: 'serial' | number;
   preflight?: Preflight;

@@ -6,10 +6,11 @@ import { CauseError, causesOf, stopOf } from '../errors.ts';
 import { eachLimited } from '../util/limit.ts';
 import { applyPlan } from './apply.ts';
 import { describeChange } from './changes.ts';
-import type { RunContext } from './context.ts';
+import type { EngineContext, RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
-import { PHASE_FACTS, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
+import { hostRecord } from './facts.ts';
+import type { Gate, HostRef, Phase, ProbeCommand, ProbeResults, Step } from './phase.ts';
 import { runProbes } from './probes.ts';
 
 export interface Waiver {
@@ -19,7 +20,8 @@ export interface Waiver {
 
 export interface RunPhasesOptions {
   phases: Phase[];
-  ctx: RunContext;
+  /** The run's context; its facts are the run's store (the engine records what hooks return). */
+  ctx: EngineContext;
   /** Counts as the run goes; still meaningful after a stop (what was done before it). */
   summary: RunSummary;
   journal?: Journal;
@@ -71,12 +73,12 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
 }
 
 /** Every selected phase's local preparation, before any phase runs; all their stops at once. */
-export async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunSummary) {
+export async function prepareAll(phases: Phase[], ctx: EngineContext, summary: RunSummary) {
   const stops: CauseError[] = [];
   for (const phase of phases) {
     if (!phase.prepare) continue;
     const prepared = await phase.prepare(ctx);
-    if (prepared.facts) ctx.facts.set(PHASE_FACTS, prepared.facts);
+    if (prepared.facts) ctx.facts.setRun(prepared.facts);
     stops.push(...prepared.stops);
   }
   if (stops.length) {
@@ -86,13 +88,13 @@ export async function prepareAll(phases: Phase[], ctx: RunContext, summary: RunS
 }
 
 /** The phase's cross-host check: probe every host (read-only, in parallel), then one pure verdict. */
-async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, summary: RunSummary, waived: Map<string, string>) {
+async function runPreflight(phase: Phase, hosts: HostRef[], ctx: EngineContext, summary: RunSummary, waived: Map<string, string>) {
   const preflight = phase.preflight!;
   const targets = preflight.hosts?.(ctx) ?? hosts;
   const results = new Map<HostRef, ProbeResults>();
   const errors = await eachLimited(targets, 8, async (host) => {
-    const probes = await runProbes(host, ctx, Object.entries(preflight.probe(host, ctx)).map(([k, c]) => [`pre.${k}`, c]));
-    results.set(host, probeFor(probes, 'pre'));
+    const [probes] = await runProbeSets(host, ctx, [{ label: 'pre', commands: preflight.probe(host, ctx) }]);
+    results.set(host, probes);
   });
   // A bug on one host surfaces as itself, also when another host stopped with a cause.
   if (errors.length) throw stopOf(errors);
@@ -100,7 +102,7 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: RunContext, sum
   const seen = new Map(targets.map((h) => [h, results.get(h)!]));
   const verdict = preflight.check(seen, ctx);
   const { stops: found, facts } = Array.isArray(verdict) ? { stops: verdict, facts: undefined } : verdict;
-  if (facts) ctx.facts.set(PHASE_FACTS, facts);
+  if (facts) ctx.facts.setRun(facts);
   const stops = found.filter((stop) => !waive(stop, phase, ctx, waived));
   if (stops.length) {
     summary.stopped++;
@@ -116,10 +118,10 @@ function waive(stop: CauseError, phase: Phase, ctx: RunContext, waived: Map<stri
   return true;
 }
 
-async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
+async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary: RunSummary, waived: Map<string, string>, journal?: Journal) {
   const resumed = phase.rerunsOnResume ? undefined : journal?.completedFacts(phase.id, host.name);
   if (resumed) {
-    ctx.facts.set(host.name, resumed);
+    ctx.facts.setHostRecord(host.name, resumed);
     for (const step of [...phase.steps, ...(phase.afterGates ?? [])]) {
       ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status: 'skipped', changes: [], durationMs: 0 });
     }
@@ -134,19 +136,22 @@ async function runHost(phase: Phase, host: HostRef, ctx: RunContext, summary: Ru
 }
 
 /** Steps in order: probed together first, each planned, and applied unless in check mode. Returns whether any changed. */
-async function runSteps(phase: Phase, steps: Step<any>[], host: HostRef, ctx: RunContext, summary: RunSummary, waived: Map<string, string>, recorded: Record<string, unknown>, changedBefore: boolean) {
-  let probes = await probeSteps(steps, host, ctx);
+async function runSteps(phase: Phase, steps: Step<any>[], host: HostRef, ctx: EngineContext, summary: RunSummary, waived: Map<string, string>, recorded: Record<string, unknown>, changedBefore: boolean) {
+  // Each step's probe results, by the step's index.
+  const probes = await probeSteps(steps, host, ctx);
   for (const [i, step] of steps.entries()) {
     ctx.signal.throwIfAborted();
     const t0 = ctx.clock.now();
     ctx.emit({ type: 'step-start', phase: phase.id, step: step.id, title: step.title, host: host.name });
     // A change made by an earlier step may have changed what this step's probe sees: probe again.
-    if (changedBefore && !ctx.check && step.probe) probes = { ...probes, ...(await probeSteps([step], host, ctx, i)) };
+    if (changedBefore && !ctx.check && step.probe) [probes[i]] = await probeSteps([step], host, ctx, i);
     const local = step.local ? await step.local(host, ctx) : undefined;
-    const plan = step.plan({ host, probe: probeFor(probes, i), local, ctx });
+    const plan = step.plan({ host, probe: probes[i], local, ctx });
+    for (const secret of plan.secrets ?? []) ctx.redact(secret);
     if (plan.facts) {
-      ctx.facts.set(host.name, plan.facts);
-      Object.assign(recorded, plan.facts);
+      const values = hostRecord(plan.facts);
+      ctx.facts.setHostRecord(host.name, values);
+      Object.assign(recorded, values);
     }
     const stops = (plan.stops ?? []).filter((stop) => !waive(stop, phase, ctx, waived));
     if (stops.length) throw stopOf(stops);
@@ -215,15 +220,23 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
   }
 }
 
-/** Runs the probes of `steps` (keys prefixed with the step's index). */
-function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults> {
-  const commands = steps.flatMap((step, j) => Object.entries(step.probe?.(host, ctx) ?? {}).map(([k, c]) => [`${offset + j}.${k}`, c] as [string, ProbeCommand]));
-  return runProbes(host, ctx, commands);
+/** Runs the probes of `steps`, one set per step (the run log names each by the step's index). */
+function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults[]> {
+  return runProbeSets(host, ctx, steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })));
 }
 
-function probeFor(all: ProbeResults, index: number | string): ProbeResults {
-  const prefix = `${index}.`;
-  const out: ProbeResults = {};
-  for (const [k, v] of Object.entries(all)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
-  return out;
+/** Probes of one hook (a step, a preflight): `label` names them in the run log (`# probe <label>.<key>`). */
+interface ProbeSet {
+  label: string;
+  commands: Record<string, ProbeCommand>;
+}
+
+/** Runs the sets' probes together (src/engine/probes.ts runProbes); the results come back per set, by each set's own keys. */
+async function runProbeSets(host: HostRef, ctx: RunContext, sets: ProbeSet[]): Promise<ProbeResults[]> {
+  // The batch frames every command under one key: the set's label and the command's key.
+  const frames = sets.flatMap((set, i) => Object.entries(set.commands).map(([key, cmd]) => ({ frame: `${set.label}.${key}`, set: i, key, cmd })));
+  const byFrame = await runProbes(host, ctx, frames.map(({ frame, cmd }) => [frame, cmd]));
+  const results: ProbeResults[] = sets.map(() => ({}));
+  for (const { frame, set, key } of frames) results[set][key] = byFrame[frame];
+  return results;
 }

@@ -8,7 +8,8 @@ import { CauseError, causesOf, stopOf } from '../errors.ts';
 import type { Remote, SshTarget, Transport } from '../transport/types.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
-import { Facts, type LoadedInventory, type RunContext, type Topology } from './context.ts';
+import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
+import { Facts, type FactValue } from './facts.ts';
 import type { Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
@@ -43,7 +44,7 @@ export interface RunPlan {
    * answer instead of stopping on them first (a replace judges quorum with servers down). With it, the
    * hosts' connection failures stop the run only after it passed.
    */
-  precheck?: (ctx: RunContext) => Promise<void>;
+  precheck?: (ctx: RunContext) => Promise<FactValue<'run'>[] | void>;
 }
 
 export interface SessionOptions {
@@ -87,7 +88,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     deps.emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
     journal = plan.check ? undefined : new Journal(opts.stateDir, runId, { resume: plan.resume, now: new Date(deps.clock.now()) });
     if (plan.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
-    const ctx: RunContext = {
+    const facts = new Facts();
+    const ctx: EngineContext = {
       env: opts.env,
       check: plan.check,
       inventory: opts.inventory,
@@ -102,7 +104,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       emit: deps.emit,
       signal: deps.signal,
       stateDir: opts.stateDir,
-      facts: new Facts(),
+      facts,
+      once: (fact, compute) => facts.once(fact, compute),
       redact: (s) => redactor.add(s),
       topology: plan.topology,
     };
@@ -133,7 +136,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }
     });
     if (plan.precheck) {
-      await plan.precheck(ctx);
+      const found = await plan.precheck(ctx);
+      if (found) facts.setRun(found);
       throwAll(connectErrors);
     }
     if (!plan.check) {

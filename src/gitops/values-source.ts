@@ -117,7 +117,7 @@ function unresolved(problems: ReturnType<typeof substituteTree>['problems'], fil
       },
     });
   });
-  return stopOf(errors) as CauseError | CauseErrors;
+  return stopOf(errors);
 }
 
 /** ciliumValues for a loaded inventory (its gitops checkout and path, its cilium.helmRelease). */

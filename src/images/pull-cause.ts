@@ -3,6 +3,7 @@
 // ImagePullBackOff with "Back-off pulling image "<image>""): which image, on which node, and what to add to
 // the artifacts. Pure; the add-on gates pass the pods they already read.
 import { CauseError } from '../errors.ts';
+import { hostFact, type FactsView } from '../engine/facts.ts';
 
 const PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff']);
 
@@ -54,10 +55,10 @@ export function imagePullCause(pods: any[], airGapped: boolean, placedNow: (node
 }
 
 /** The fact the k3s install steps set on a host whose image archives this run uploaded. */
-export const IMAGES_PLACED_FACT = 'k3sImagesChanged';
+export const imagesPlaced = hostFact<boolean>('k3sImagesChanged');
 
 /** True when the inventory names add-on image archives: the site pulls from no registry. */
 export const isAirGapped = (inv: { derived: { paths: { imageArchives?: unknown[] } } } | undefined) => (inv?.derived.paths.imageArchives?.length ?? 0) > 0;
 
 /** Did this run upload image archives to the node? (facts of the k3s install steps, per host) */
-export const placedBy = (ctx: { facts?: { get<T>(scope: string, key: string): T | undefined } }) => (node: string) => ctx.facts?.get<boolean>(node, IMAGES_PLACED_FACT) === true;
+export const placedBy = (ctx: { facts?: Pick<FactsView, 'get'> }) => (node: string) => ctx.facts?.get(node, imagesPlaced) === true;

@@ -76,11 +76,11 @@ export function manifestImages(text: string, label: (workload: string) => string
  * What the inventory's add-ons pull. Cilium's values come from the GitOps HelmRelease; when they cannot be
  * read the cilium phase names that cause itself, so Cilium's images are left out here rather than guessed.
  */
-export async function requiredImages(inv: LoadedInventory): Promise<RequiredImage[]> {
+export async function requiredImages(inv: LoadedInventory, ciliumValues: () => Promise<Record<string, unknown>> = async () => (await ciliumValuesFor(inv)).values): Promise<RequiredImage[]> {
   const out: RequiredImage[] = [{ image: KUBE_VIP_IMAGE, by: 'kube-vip' }];
   const chart = inv.derived.paths.ciliumChart;
   if (chart && inv.inventory.gitops) {
-    const values = await ciliumValuesFor(inv).then((s) => s.values, () => undefined);
+    const values = await ciliumValues().catch(() => undefined);
     const tgz = await readFile(chart).catch(() => undefined);
     if (values && tgz) out.push(...ciliumImages(coalesce(chartDefaults(tgz), values as Record<string, any>)));
   }

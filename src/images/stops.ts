@@ -6,10 +6,11 @@ import type { LoadedInventory } from '../inventory/load.ts';
 import { missingImageStops, readArchives } from './check.ts';
 import { requiredImages } from './required.ts';
 
-export async function imageStops(inv: LoadedInventory): Promise<CauseError[]> {
+/** `ciliumValues`: the run's render of Cilium's values (read only on an air-gapped site). */
+export async function imageStops(inv: LoadedInventory, ciliumValues?: () => Promise<Record<string, unknown>>): Promise<CauseError[]> {
   const archives = inv.derived.paths.imageArchives ?? [];
   if (!archives.length) return [];
   const { read, stops } = await readArchives(archives);
   if (stops.length) return stops;
-  return missingImageStops(await requiredImages(inv), read);
+  return missingImageStops(await requiredImages(inv, ciliumValues), read);
 }

@@ -1,5 +1,6 @@
 // A RunContext over LocalRemote hosts, for engine tests: real shell, real files, no SSH.
-import { Facts, type RunContext, type Topology } from '../../src/engine/context.ts';
+import type { EngineContext, Topology } from '../../src/engine/context.ts';
+import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
@@ -19,16 +20,18 @@ export function topologyFor(all: HostRef[]): Topology {
 export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
   const remotes = new Map(opts.hosts.map((h) => [h.name, new LocalRemote(h.name)]));
   const events: EngineEvent[] = [];
-  const ctx: RunContext = {
+  const facts = new Facts();
+  const ctx: EngineContext = {
     env: 'test',
     check: opts.check,
-    inventory: {} as RunContext['inventory'],
+    inventory: {} as EngineContext['inventory'],
     remote: (h) => remotes.get(h.name)!,
     clock: systemClock,
     emit: (e) => events.push(e),
     signal: new AbortController().signal,
     stateDir: '/nonexistent',
-    facts: new Facts(),
+    facts,
+    once: (fact, compute) => facts.once(fact, compute),
     redact: () => undefined,
     topology: topologyFor(opts.hosts),
   };

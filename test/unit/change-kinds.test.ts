@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { applyPlan } from '../../src/engine/apply.ts';
 import { describeChange, type ActionChange, type Change, type CommandChange, type LocalChange } from '../../src/engine/changes.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import type { EngineContext, RunContext } from '../../src/engine/context.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import { emptySummary, runPhases } from '../../src/engine/run.ts';
 import type { HostRef, Phase } from '../../src/engine/phase.ts';
@@ -34,7 +34,7 @@ function remotes(answer: (host: string, command: string) => Partial<ExecResult> 
 function ctxWith(remote: (h: HostRef) => Remote, opts: { check?: boolean; stateDir?: string } = {}) {
   const f = fixture({ check: opts.check ?? false, hosts: [h1, h2] });
   const inventory = { derived: { founder: { name: 'h1' }, servers: [h1, h2].map((h) => ({ name: h.name, address: h.address })), agents: [] } } as unknown as RunContext['inventory'];
-  const ctx: RunContext = { ...f.ctx, inventory, remote, stateDir: opts.stateDir ?? mkdtempSync(join(tmpdir(), 'change-kinds-')) };
+  const ctx: EngineContext = { ...f.ctx, inventory, remote, stateDir: opts.stateDir ?? mkdtempSync(join(tmpdir(), 'change-kinds-')) };
   return { ctx, events: f.events };
 }
 

@@ -1,9 +1,10 @@
 // After the hand-over the cilium phase recognises Flux owning Cilium and plans nothing: a rerun (or
 // --check) must not write the HelmChart manifest again.
 import { describe, expect, it } from 'vitest';
-import { fluxOwnsCilium, unlessFluxOwns } from '../../phases/cilium/flux-owned.ts';
-import { PHASE_FACTS, type Step } from '../../src/engine/phase.ts';
-import { Facts } from '../../src/engine/context.ts';
+import { ciliumOwner, fluxOwnsCilium, unlessFluxOwns } from '../../phases/cilium/flux-owned.ts';
+import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
+import type { Step } from '../../src/engine/phase.ts';
+import { Facts } from '../../src/engine/facts.ts';
 
 const inner: Step = {
   id: 'helmchart',
@@ -14,7 +15,7 @@ const inner: Step = {
 
 function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolean; unmanaged?: boolean }) {
   const facts = new Facts();
-  facts.set(PHASE_FACTS, { ciliumRelease: { helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' } } });
+  facts.setRun([ciliumRelease({ helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' } } as CiliumRelease)]);
   const ctx = { facts } as any;
   const step = unlessFluxOwns(inner);
   const probes = step.probe!({} as any, ctx);
@@ -37,7 +38,7 @@ describe('the cilium step once Flux owns Cilium', () => {
     expect(probes.helmReleaseObject.command).toBe('k3s kubectl get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium --ignore-not-found -o name');
   });
   it('plans nothing when the manifest and the HelmChart are gone and the HelmRelease exists', () => {
-    expect(planWith({ file: false, helmChart: false, helmRelease: true }).plan).toEqual({ changes: [], facts: { ciliumOwner: 'flux' } });
+    expect(planWith({ file: false, helmChart: false, helmRelease: true }).plan).toEqual({ changes: [], facts: [ciliumOwner('flux')] });
   });
   it.each([
     ['a cold cluster (nothing there)', { file: false, helmChart: false, helmRelease: false }],
@@ -47,7 +48,7 @@ describe('the cilium step once Flux owns Cilium', () => {
     expect(planWith(seen).plan.changes).toHaveLength(1);
   });
   it('a HelmChart the hand-over already marked unmanaged (left Terminating, or an interrupted hand-over) counts as handed over', () => {
-    expect(planWith({ file: false, helmChart: true, helmRelease: true, unmanaged: true }).plan).toEqual({ changes: [], facts: { ciliumOwner: 'flux' } });
+    expect(planWith({ file: false, helmChart: true, helmRelease: true, unmanaged: true }).plan).toEqual({ changes: [], facts: [ciliumOwner('flux')] });
   });
   it('fluxOwnsCilium is exactly: no manifest, no managed HelmChart, a HelmRelease', () => {
     expect(fluxOwnsCilium({ manifest: false, helmChart: 'absent', helmRelease: true })).toBe(true);

@@ -2,9 +2,11 @@
 // revision deployed before it judges the DaemonSet (phases/cilium/release-wait.ts), and goes by a
 // container's failure only when it saw it happen (phases/cilium/pod-containers.ts).
 import { describe, expect, it } from 'vitest';
-import { installState, installed, notingRelease, parseRevisions, revisionsQuery } from '../../phases/cilium/release-wait.ts';
+import { ciliumInstall, installState, installed, notingRelease, parseRevisions, revisionsQuery } from '../../phases/cilium/release-wait.ts';
 import { backedOffContainers, isStaleFailure } from '../../phases/cilium/pod-containers.ts';
-import { PHASE_FACTS, type Step } from '../../src/engine/phase.ts';
+import type { Step } from '../../src/engine/phase.ts';
+import { Facts } from '../../src/engine/facts.ts';
+import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
 
 const release = { name: 'cilium', namespace: 'kube-system' };
 
@@ -34,13 +36,15 @@ describe("the install of the HelmChart this run wrote", () => {
   it('the step notes the revision before it only when it writes the HelmChart', () => {
     const write: Step = { id: 'helmchart', title: 't', plan: () => ({ changes: [{ summary: 'update cilium.yaml' } as any] }) };
     const same: Step = { ...write, plan: () => ({ changes: [] }) };
-    const ctx: any = { facts: { get: (scope: string, k: string) => (scope === PHASE_FACTS && k === 'ciliumHelmRelease' ? release : undefined) } };
+    const facts = new Facts();
+    facts.setRun([ciliumRelease({ release } as CiliumRelease)]);
+    const ctx: any = { facts };
     const probe = { helmReleaseRevisions: { code: 0, stdout: '2 superseded\n3 deployed\n', stderr: '' } };
     expect(notingRelease(write).probe!({} as any, ctx).helmReleaseRevisions!.command).toBe(`k3s kubectl ${revisionsQuery(release)}`);
-    expect(notingRelease(write).plan({ host: {} as any, probe, local: undefined, ctx }).facts).toEqual({ ciliumInstall: { release, before: 3 } });
+    expect(notingRelease(write).plan({ host: {} as any, probe, local: undefined, ctx }).facts).toEqual([ciliumInstall({ release, before: 3 })]);
     expect(notingRelease(same).plan({ host: {} as any, probe, local: undefined, ctx }).facts).toBeUndefined();
     // No release yet (a cold build) or an API that did not answer: any deployed revision will do.
-    expect(notingRelease(write).plan({ host: {} as any, probe: { helmReleaseRevisions: { code: 1, stdout: '', stderr: 'x' } }, local: undefined, ctx }).facts).toEqual({ ciliumInstall: { release, before: 0 } });
+    expect(notingRelease(write).plan({ host: {} as any, probe: { helmReleaseRevisions: { code: 1, stdout: '', stderr: 'x' } }, local: undefined, ctx }).facts).toEqual([ciliumInstall({ release, before: 0 })]);
   });
 });
 

@@ -11,7 +11,8 @@ import { serverRefs } from '../../src/inventory/hosts.ts';
 import { clusterAccess } from '../../phases/k3s/gates.ts';
 import { kubeconfigPath } from '../../src/k3s/kubeconfig-file.ts';
 import { tokenPath } from '../../src/k3s/token.ts';
-import { Facts, type RunContext } from '../../src/engine/context.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { LocalChange } from '../../src/engine/changes.ts';
 import { loadInventory } from '../../src/inventory/index.ts';
@@ -23,7 +24,7 @@ const FULL = `K10${'ab'.repeat(32)}::server:s3cret`;
 async function setup(check = false) {
   const inventory = await loadInventory('inventory/prod.yaml');
   const stateDir = mkdtempSync(join(tmpdir(), 'cluster-access-'));
-  const ctx: RunContext = { env: 'prod', check, inventory, remote: () => undefined as never, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), redact: () => undefined, topology: topologyOf(inventory) };
+  const ctx: RunContext = { env: 'prod', check, inventory, remote: () => undefined as never, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined, topology: topologyOf(inventory) };
   return { ctx, stateDir, founder: serverRefs(inventory)[0] };
 }
 

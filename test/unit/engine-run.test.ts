@@ -8,6 +8,9 @@ import { Journal } from '../../src/engine/journal.ts';
 import { emptySummary, runPhases } from '../../src/engine/run.ts';
 import { managedFile } from '../../phases/steps/managed-file.ts';
 import { fixture, hosts } from '../support/engine-fixture.ts';
+import { runFact } from '../../src/engine/facts.ts';
+
+const rendered = runFact<string>('test.rendered');
 
 const H = hosts('h1', 'h2');
 
@@ -220,8 +223,8 @@ describe('prepare', () => {
       needs: [],
       hosts: () => H.slice(0, 1),
       concurrency: 1,
-      prepare: async () => ({ stops: [], facts: { rendered: 'from prepare' } }),
-      steps: [{ id: 's', title: 's', plan: ({ ctx }) => ({ changes: [{ kind: 'command', description: String(ctx.facts.get('*phase*', 'rendered')), command: 'true' }] }) }],
+      prepare: async () => ({ stops: [], facts: [rendered('from prepare')] }),
+      steps: [{ id: 's', title: 's', plan: ({ ctx }) => ({ changes: [{ kind: 'command', description: ctx.facts.need(rendered), command: 'true' }] }) }],
     };
     const r = await run([phase], true);
     expect(JSON.stringify(r.events)).toContain('from prepare');

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installSteps } from '../../phases/k3s/install-steps.ts';
+import { imagesPlaced } from '../../src/images/pull-cause.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'placement-'));
 const file = (name: string, text: string) => {
@@ -34,8 +35,8 @@ describe('image archive placement', () => {
       ['/var/lib/rancher/k3s/agent/images/cilium.tar', '0644', null],
       ['/var/lib/rancher/k3s/agent/images/flux.tar', '0644', 'f'.repeat(64)],
     ]);
-    expect(plan.facts).toEqual({ k3sImagesChanged: true });
+    expect(plan.facts).toEqual([imagesPlaced(true)]);
     const again = step.plan({ host, ctx, local, probe: out([tarball.sha, cilium.sha, flux.sha]) } as any) as any;
-    expect(again).toEqual({ changes: [], facts: { k3sImagesChanged: false } });
+    expect(again).toEqual({ changes: [], facts: [imagesPlaced(false)] });
   });
 });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CauseError } from '../../src/errors.ts';
-import { Facts, type RunContext } from '../../src/engine/context.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import { applyChange, applyPlan } from '../../src/engine/apply.ts';
 import { emptySummary, runPhases } from '../../src/engine/run.ts';
@@ -88,7 +89,7 @@ describe('a connection lost while a step runs', () => {
     const [founder] = serverRefs(inventory);
     const step = restoreStep(backup);
     const applyWith = async (remote: Remote) => {
-      const ctx: RunContext = { env: 'prod', check: false, inventory, remote: () => remote, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), redact: () => undefined, topology: topologyOf(inventory) };
+      const ctx: RunContext = { env: 'prod', check: false, inventory, remote: () => remote, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined, topology: topologyOf(inventory) };
       const plan = step.plan({ host: founder, ctx, local: undefined, probe: { marker: { stdout: '', stderr: '', code: 0 }, active: { stdout: 'inactive', stderr: '', code: 3 }, ready: { stdout: 'refused', stderr: '', code: 1 } } });
       return causeOf(applyPlan(plan.changes, founder, ctx, { phase: 'k3s-founder', step: step.id }));
     };

@@ -7,9 +7,10 @@ import { fromText } from '../../src/inventory/load.ts';
 import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
 import { serverConfig } from '../../phases/k3s/render.ts';
-import { QUORUM_SETTLE_MS, REPLACE_FACTS, checkQuorum, quorumVerdict } from '../../phases/k3s/replace-quorum.ts';
+import { QUORUM_SETTLE_MS, checkQuorum, quorumVerdict, replaceFacts, type ReplaceFacts } from '../../phases/k3s/replace-quorum.ts';
 import { allPhases } from '../../phases/index.ts';
-import { Facts, type RunContext } from '../../src/engine/context.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import { Facts } from '../../src/engine/facts.ts';
 import type { ActionChange } from '../../src/engine/changes.ts';
 import { deleteOldNode, wipeOldState } from '../../phases/k3s/replace-steps.ts';
 
@@ -129,9 +130,9 @@ describe('--replace on the command line', () => {
 
 describe('the replaced server in k3s-join (plans, pure)', () => {
   const [, joiner, third] = serverRefs(inv);
-  const ctxWith = (replace: string | undefined, facts?: object) => {
+  const ctxWith = (replace: string | undefined, facts?: ReplaceFacts) => {
     const f = new Facts();
-    if (facts) f.set(REPLACE_FACTS, { replace: facts });
+    if (facts) f.setRun([replaceFacts(facts)]);
     return { inventory: inv, topology: { ...topologyOf(inv), ...(replace && { replacing: replace }) }, facts: f } as unknown as RunContext;
   };
   const facts = { via: 'k3s-prod-1', nodePresent: true, orphanMembers: [], memberCount: 3 };
@@ -213,9 +214,9 @@ describe('the quorum check against the servers (fake connections)', () => {
 
   it('reads again while etcd settles (a leader election after a server died), then goes on', async () => {
     const { ctx, sleeps } = fakeCtx({ 'k3s-prod-1': ['etcd failed', 'ok'], 'k3s-prod-3': ['ok'] });
-    await checkQuorum(ctx, replaced);
+    const found = await checkQuorum(ctx, replaced);
     expect(sleeps).toEqual([3_000]);
-    expect(ctx.facts.get(REPLACE_FACTS, 'replace')).toMatchObject({ via: 'k3s-prod-1', nodePresent: true, memberCount: 3 });
+    expect(found).toMatchObject([{ key: replaceFacts.key, value: { via: 'k3s-prod-1', nodePresent: true, memberCount: 3 } }]);
   });
 
   it('stops at once when too few servers are even reachable: waiting cannot bring them back', async () => {

@@ -4,7 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Facts, type RunContext } from '../../src/engine/context.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import { Facts } from '../../src/engine/facts.ts';
+import { restoredNow } from '../../phases/k3s/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { CommandChange } from '../../src/engine/changes.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
@@ -27,7 +29,8 @@ async function setup(sha = 'aa'.repeat(32)) {
   const stateDir = mkdtempSync(join(tmpdir(), 'restore-plan-'));
   const manifest: BackupManifest = { id: '2026-11-30T05-40-12Z', env: 'prod', takenAt: '', k3sVersion: inventory.inventory.k3s.version, snapshotServer: 'x', servers: [], snapshotName: 'n', sha256: sha, bytes: 1, objects: [], counts: {} };
   const backup = resolveBackup(writeBackup(stateDir, manifest, Buffer.from('snap'), { secret: 's3cret' }), stateDir);
-  const ctx: RunContext = { env: 'prod', check: true, inventory, remote: () => { throw new Error('no remote in a plan'); }, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), redact: () => undefined, topology: topologyOf(inventory) };
+  const facts = new Facts();
+  const ctx: RunContext & { facts: Facts } = { env: 'prod', check: true, inventory, remote: () => { throw new Error('no remote in a plan'); }, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts, once: (f, compute) => facts.once(f, compute), redact: () => undefined, topology: topologyOf(inventory) };
   const [founder, ...others] = serverRefs(inventory);
   return { ctx, backup, founder, others };
 }
@@ -87,7 +90,7 @@ describe('restore plans', () => {
     // Restored in an earlier run but the API does not answer: nothing here (the restore-complete gate names it).
     expect(step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: ['refused', 1] }) }).changes).toEqual([]);
     // Restored in THIS run (the restore step's fact), the API not answering yet: every node's Secret goes.
-    ctx.facts.set(founder.name, { restoredNow: true });
+    ctx.facts.setHost(founder.name, [restoredNow(true)]);
     expect((step.plan({ host: founder, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, restoredAt: '1000', secrets: ['refused', 1] }) }).changes[0] as CommandChange).description).toBe(del.description);
   });
 
