@@ -3,13 +3,13 @@
 // delete would skip that and leave a member no server answers for), the wait for the member to go is
 // bounded, then its old k3s state on the host is wiped so that it joins as a new member.
 // On every other host and run these steps plan nothing.
-import { withDeadline } from '../../src/util/deadline.ts';
+import { poll } from '../../src/engine/poll.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
 import { DATA_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
-import { kubectl, NOT_FOUND, pause } from '../../src/k3s/remote.ts';
+import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { membersOf, replaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
@@ -96,20 +96,25 @@ const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --t
 const nodeArgs = (name: string) => `get node ${name} -o name`;
 
 async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
-  const budget = withDeadline(ctx.signal, MEMBER_GONE_BUDGET_MS);
-  let seen = '';
-  do {
-    const node = await kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(() => undefined);
-    const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
-    const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(() => undefined);
-    const all = list && readMembers(list);
-    const members = all ? membersOf(all, host) : undefined;
-    if (nodeGone && members?.length === 0) return;
-    seen = [
-      nodeGone ? `Node ${host.name} gone` : `Node ${host.name} still there (${(node?.stdout || node?.stderr || 'no answer').trim()})`,
-      members === undefined ? 'member list unreadable' : members.length ? `member ${members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed` : 'no member left',
-    ].join('; ');
-  } while (await pause(ctx, POLL_MS, budget));
+  let seen = 'not looked yet';
+  const gone = await poll(ctx, ctx.signal, {
+    everyMs: POLL_MS,
+    withinMs: MEMBER_GONE_BUDGET_MS,
+    look: async () => {
+      const node = await kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(() => undefined);
+      const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
+      const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(() => undefined);
+      const all = list && readMembers(list);
+      const members = all ? membersOf(all, host) : undefined;
+      if (nodeGone && members?.length === 0) return true;
+      seen = [
+        nodeGone ? `Node ${host.name} gone` : `Node ${host.name} still there (${(node?.stdout || node?.stderr || 'no answer').trim()})`,
+        members === undefined ? 'member list unreadable' : members.length ? `member ${members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed` : 'no member left',
+      ].join('; ');
+      return undefined;
+    },
+  });
+  if (gone) return;
   ctx.signal.throwIfAborted();
   throw new CauseError('ETCD_MEMBER_NOT_REMOVED', {
     host: host.name,

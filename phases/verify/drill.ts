@@ -93,7 +93,7 @@ async function drill(ctx: ActionContext): Promise<void> {
     throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: 'A single server cannot fail over', evidence: { seen: 'the inventory has one server: there is no other server to take the VIP' } });
   }
   const unit = roleOf(drilled).unit;
-  let failoverMs = 0;
+  let failoverMs: number;
   let newHolder: string | undefined;
   const stop = await ctx.remote(drilled).exec(`systemctl stop ${unit}`, { sudo: true, timeoutMs: 60_000 });
   try {
