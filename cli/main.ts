@@ -54,7 +54,7 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
 }
 
 /** `--inventory FILE`, else inventory/<env>.yaml in the current folder. */
-export function inventoryPath(cmd: { env?: string; inventory?: string }): string {
+function inventoryPath(cmd: { env?: string; inventory?: string }): string {
   return resolve(cmd.inventory ?? `inventory/${cmd.env}.yaml`);
 }
 

@@ -13,9 +13,9 @@ import { findHost, labBastion, labHosts } from './state.ts';
 
 export { paths, proxyThroughBastion, sshArgs };
 export type { HostPlan, RunResult, UpOptions, UpResult };
-export type { HostStatus } from './lifecycle.ts';
-export { FAULT_KINDS, type FaultKind } from './faults.ts';
-export { gitServerStatus, gitopsUrl, gitServerPaths, type GitServerStatus } from './gitops-server.ts';
+;
+;
+export { gitServerStatus,    } from './gitops-server.ts';
 
 /** Throws LabUnavailable (one line) unless this is Linux and we are root. */
 export function requireLab(): void {

@@ -34,7 +34,7 @@ const RSS_TARGET_MB = 200;
  * backup code (src/backup/pull.ts: sudo cat, streamed, hashed, fsynced) in a process of its own, whose
  * peak RSS is the figure. Returns whether it meets the target.
  */
-export async function backupRss(): Promise<boolean> {
+async function backupRss(): Promise<boolean> {
   ensureTestUsers();
   const tmp = tempDir('bootstrap-bench-backup-');
   const sshd = await startSshd({ address: '127.0.0.61', authorizedKeys: [makeKeypair(tmp.dir, 'id_ed25519').publicKey] });

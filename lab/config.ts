@@ -15,7 +15,7 @@ export function labInstance(env = process.env.BOOTSTRAP_LAB_INSTANCE): number {
   return n;
 }
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export interface LabPaths {
   stateDir: string;
@@ -90,8 +90,6 @@ export function labConfig(instance = labInstance()): LabConfig {
 }
 
 const config = labConfig();
-/** Root-only state (overlays, keys, known_hosts, artifacts). Outside the repository on purpose. */
-export const STATE_DIR = config.paths.stateDir;
 /** The debootstrap root filesystem cache, shared by every `lab up` on this machine. */
 export const CACHE_DIR = config.paths.cacheDir;
 export const paths: LabPaths = config.paths;
@@ -104,7 +102,7 @@ export const OPS_USER = 'ops';
 export const RANCHER_DISK_MB = 8192;
 
 /** A cluster node (server, agent), or the bastion shape's jump host (never in the inventory's node lists). */
-export type Role = 'server' | 'agent' | 'bastion';
+type Role = 'server' | 'agent' | 'bastion';
 
 export interface HostPlan {
   name: string;
@@ -126,7 +124,7 @@ export interface LabShape {
   bastion?: boolean;
 }
 
-export const BASTION_NAME = 'lab-bastion';
+const BASTION_NAME = 'lab-bastion';
 
 /** The bastion: its address is its operator-side one (what the operator dials); its other leg is NET.operator. */
 export function planBastion(): HostPlan {

@@ -8,7 +8,7 @@ import { FAKETIME_RUN, FAKETIME_SEM, FAKETIME_SHM } from './rootfs-customize.ts'
 import { run } from './run.ts';
 import { labHosts } from './state.ts';
 
-export const FAULT_KINDS = [
+const FAULT_KINDS = [
   'stop',
   'start',
   'partition',
@@ -25,12 +25,12 @@ export const FAULT_KINDS = [
   'rename-nic',
   'wipe',
 ] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** What the bastion shape's jump host takes: power, its leg on the hosts' segment (partition), ports. */
 const BASTION_FAULTS: readonly FaultKind[] = ['stop', 'start', 'partition', 'heal', 'block-port', 'unblock-port', 'block-egress', 'unblock-egress'];
 
-export function isFaultKind(k: string): k is FaultKind {
+function isFaultKind(k: string): k is FaultKind {
   return (FAULT_KINDS as readonly string[]).includes(k);
 }
 
@@ -44,7 +44,7 @@ function parsePort(arg: string | undefined): number {
 }
 
 /** `block-egress`'s argument: an IPv4 address and a port, `10.77.0.9:6443`. */
-export function parseEgressTarget(arg: string | undefined): { address: string; port: number } {
+function parseEgressTarget(arg: string | undefined): { address: string; port: number } {
   const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d+)$/.exec(arg ?? '');
   if (!m || m[1]!.split('.').some((o) => Number(o) > 255)) throw new LabUsage(`block-egress takes an IPv4 address and a port (e.g. 10.77.0.9:6443), not ${arg ?? '(none)'}`);
   return { address: m[1]!, port: parsePort(m[2]) };
@@ -78,7 +78,7 @@ const PEERS_TABLE = 'inet bootstrap_lab_peers';
  * anything else stay reachable, so SSH from the operator still works. ARP is not filtered (the inet family
  * sees IP only). The table is replaced whole: cutting twice leaves one set of rules.
  */
-export function peersCutScript(peers: string[]): string {
+function peersCutScript(peers: string[]): string {
   return [
     `table ${PEERS_TABLE}`,
     `delete table ${PEERS_TABLE}`,
@@ -91,7 +91,7 @@ export function peersCutScript(peers: string[]): string {
 }
 
 /** Every other cluster host of the lab, and the control-plane VIP. */
-export function peersOf(host: HostPlan, hosts: HostPlan[]): string[] {
+function peersOf(host: HostPlan, hosts: HostPlan[]): string[] {
   return [...hosts.filter((h) => h.name !== host.name && h.role !== 'bastion').map((h) => h.address), NET.vip];
 }
 
@@ -101,7 +101,7 @@ export function peersOf(host: HostPlan, hosts: HostPlan[]): string[] {
  * destination, and every connection towards the host, is left alone. The same table as block-port, its
  * own set and chain.
  */
-export function egressScript(address: string, port: number, add: boolean): string {
+function egressScript(address: string, port: number, add: boolean): string {
   const setup = [
     'add table inet bootstrap_lab',
     'add set inet bootstrap_lab egress { type ipv4_addr . inet_service; }',

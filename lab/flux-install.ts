@@ -8,8 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 
-export const FLUX_VERSION = 'v2.9.0';
-export const FLUX_NAMESPACE = 'flux-system';
+const FLUX_VERSION = 'v2.9.0';
+const FLUX_NAMESPACE = 'flux-system';
 /** Controller image tags of the lab's Flux release (the twin runs no image; the names are what an operator sees). */
 export const FLUX_CONTROLLERS: Record<string, string> = {
   'source-controller': 'v1.9.0',
@@ -34,7 +34,7 @@ interface CrdSpec {
   component: string;
 }
 
-export const FLUX_CRDS: CrdSpec[] = [
+const FLUX_CRDS: CrdSpec[] = [
   { group: 'source.toolkit.fluxcd.io', kind: 'GitRepository', plural: 'gitrepositories', shortNames: ['gitrepo'], versions: ['v1', 'v1beta2'], component: 'source-controller' },
   { group: 'source.toolkit.fluxcd.io', kind: 'HelmRepository', plural: 'helmrepositories', shortNames: ['helmrepo'], versions: ['v1', 'v1beta2'], component: 'source-controller' },
   { group: 'source.toolkit.fluxcd.io', kind: 'OCIRepository', plural: 'ocirepositories', shortNames: ['ocirepo'], versions: ['v1', 'v1beta2'], component: 'source-controller' },
@@ -118,7 +118,7 @@ function service(name: string, port: string): any {
   };
 }
 
-export function fluxInstallObjects(): any[] {
+function fluxInstallObjects(): any[] {
   const ns = (o: any) => ({ ...o, metadata: { ...o.metadata, namespace: FLUX_NAMESPACE } });
   const controllers = Object.keys(FLUX_CONTROLLERS);
   return [

@@ -14,7 +14,7 @@ import { run, waitFor } from './run.ts';
 
 /** The git server's own address on the lab's segment (.1 is the operator, .9 the VIP, hosts from .10). */
 export const GIT_SERVER_ADDRESS = `${NET.base}2`;
-export const GIT_SERVER_NETNS = `${LINK_PREFIX}git`;
+const GIT_SERVER_NETNS = `${LINK_PREFIX}git`;
 export const GITOPS_REPO = 'lab-gitops.git';
 /** uid/gid of `git` inside the server's private passwd; it exists nowhere else. */
 const GIT_UID = 64123;
@@ -115,7 +115,7 @@ async function keygen(file: string, comment: string): Promise<void> {
 const publicKey = (file: string) => readFileSync(`${file}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
 
 /** Keys (kept across `lab down`, like the operator key), config, accounts, and an empty repository. */
-export async function prepareGitServer(p = gitServerPaths()): Promise<void> {
+async function prepareGitServer(p = gitServerPaths()): Promise<void> {
   mkdirSync(p.dir, { recursive: true, mode: 0o700 });
   mkdirSync(p.served, { recursive: true, mode: 0o755 });
   chmodSync(p.served, 0o755);
@@ -175,7 +175,7 @@ function serverScript(p: GitServerPaths): string {
 }
 
 /** Asked from its own namespace: in the bastion shape the machine has no route to the hosts' segment it is on. */
-export async function gitServerRunning(): Promise<boolean> {
+async function gitServerRunning(): Promise<boolean> {
   return netnsPids(GIT_SERVER_NETNS).length > 0 && (await tcpOpenIn(GIT_SERVER_NETNS, GIT_SERVER_ADDRESS, 22, 1000));
 }
 

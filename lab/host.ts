@@ -8,13 +8,13 @@ import { bootScript, outerScript, type BootFiles, type PrivateMount } from './bo
 import { cgroupLayout, prepareHostCgroups, removeHostCgroups } from './cgroups.ts';
 import { OPS_USER, RANCHER_DISK_MB, paths, type HostPlan } from './config.ts';
 import { LabUnavailable, LabUsage } from './errors.ts';
-import { hostNic, nicDown, nicUp } from './network.ts';
+import { nicDown, nicUp } from './network.ts';
 import { hostInitPid, killNetns } from './processes.ts';
 import { FAKETIME_SHARED, GIT_DIRS } from './rootfs-customize.ts';
 import { LAB_TOOLS_DIR } from './twin/tools.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
 
-export const hostDir = (host: HostPlan) => join(paths.hostsDir, host.name);
+const hostDir = (host: HostPlan) => join(paths.hostsDir, host.name);
 
 /** A fresh disk and identity: empty overlay upper dir, new host key and machine-id, empty /var/lib/rancher. */
 export async function freshDisk(host: HostPlan, all: HostPlan[], operatorPub: string): Promise<void> {
@@ -35,7 +35,7 @@ export async function freshDisk(host: HostPlan, all: HostPlan[], operatorPub: st
   await run('mkfs.ext4', ['-q', '-F', '-m', '0', '-L', 'rancher', join(dir, 'rancher.img')]);
 }
 
-export function hostsFile(all: HostPlan[]): string {
+function hostsFile(all: HostPlan[]): string {
   return ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback', ...all.map((h) => `${h.address}\t${h.name}`), ''].join('\n');
 }
 
@@ -139,5 +139,3 @@ export async function hostExec(host: HostPlan, cmd: string, opts: RunOptions = {
   const shell = 'c=$LAB_EXEC; unset LAB_EXEC; eval "$c"';
   return run('nsenter', ['-t', String(pid), '-a', '-r', '-w', '/usr/bin/env', '-i', ...env, '/bin/sh', '-c', shell], opts);
 }
-
-export { hostNic };

@@ -14,7 +14,7 @@ export const K3S_VERSION = 'v1.33.5+k3s1';
 export const LAB_CLUSTER_CIDR = '10.44.0.0/16';
 export const LAB_SERVICE_CIDR = '10.45.0.0/16';
 
-export function waiverReason(layout: CgroupLayout): string | undefined {
+function waiverReason(layout: CgroupLayout): string | undefined {
   if (layout === 'unified') return undefined;
   return layout === 'hybrid'
     ? 'lab hosts share the lab machine\'s cgroups, a v1/v2 hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified without controllers); the lab cannot offer cgroup v2 alone'

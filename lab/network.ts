@@ -27,11 +27,11 @@ export async function ensureBridge({ operatorAddress = true } = {}): Promise<voi
   await ip('link', 'set', NET.bridge, 'up');
 }
 
-export const SERVER_NIC = 'eth0';
-export const AGENT_NIC = 'enp1s0';
+const SERVER_NIC = 'eth0';
+const AGENT_NIC = 'enp1s0';
 /** The bastion's two legs: toward the operator's machine, and on the hosts' segment. */
-export const BASTION_OUTSIDE_NIC = 'eth0';
-export const BASTION_INSIDE_NIC = 'eth1';
+const BASTION_OUTSIDE_NIC = 'eth0';
+const BASTION_INSIDE_NIC = 'eth1';
 
 /** The NIC name a host is made with (and healed back to after rename-nic); the bastion's operator-side leg. */
 export function plannedNic(host: Pick<HostPlan, 'role'>): string {

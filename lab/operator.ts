@@ -45,7 +45,7 @@ export function proxyThroughBastion(bastion = OUTSIDE.bastion): string[] {
 }
 
 /** True when the lab runs in the bastion shape and `address` is a host behind it (not the bastion itself). */
-export function behindBastion(address: string): boolean {
+function behindBastion(address: string): boolean {
   return readState()?.bastion === true && address !== OUTSIDE.bastion;
 }
 

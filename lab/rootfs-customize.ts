@@ -9,7 +9,7 @@ import { LAB_TOOLS, LAB_TOOLS_DIR } from './twin/tools.ts';
  * Debian 12 server does not have: moved off the PATH into the twins' folder. c_rehash (openssl's Perl
  * helper) is removed.
  */
-export const MOVED_OFF_PATH = ['/usr/bin/arping', '/usr/bin/openssl', '/usr/bin/kubectl'];
+const MOVED_OFF_PATH = ['/usr/bin/arping', '/usr/bin/openssl', '/usr/bin/kubectl'];
 /** git's helpers and templates, mounted from the machine beside its git (host.ts privateMounts). */
 export const GIT_DIRS = ['/usr/lib/git-core', '/usr/share/git-core'];
 
@@ -24,7 +24,7 @@ export const FAKETIME_SHARED = `${FAKETIME_SEM} ${FAKETIME_SHM}`;
  * Units that cannot work in a network/PID namespace without devices of their own; masked so the host
  * does not report them as failed.
  */
-export const MASKED_UNITS = [
+const MASKED_UNITS = [
   'systemd-udevd.service',
   'systemd-udevd-control.socket',
   'systemd-udevd-kernel.socket',

@@ -12,16 +12,16 @@ import { machineMirror } from './mirror.ts';
 import { customizeScript } from './rootfs-customize.ts';
 import { run } from './run.ts';
 
-export const SUITE = 'bookworm';
+const SUITE = 'bookworm';
 /** Bump when the way the root is made changes in a way the script text does not show. */
-export const ROOTFS_VERSION = '2';
+const ROOTFS_VERSION = '2';
 
 /**
  * Added to debootstrap's default variant, which is Debian's required and important packages (what a stock
  * Debian 12 server has, with systemd, iproute2, nftables, procps, kmod, iputils-ping; apt brings libstdc++6,
  * which the machine's Node.js links).
  */
-export const ROOTFS_PACKAGES = [
+const ROOTFS_PACKAGES = [
   // A server reached over SSH, as the installer's "SSH server" task makes it; libpam-systemd (and the dbus
   // it depends on) is openssh-server's Recommends, which the installer and apt install.
   'openssh-server',
@@ -37,7 +37,7 @@ export const ROOTFS_PACKAGES = [
   'kubernetes-client',
 ];
 
-export function rootfsHash(): string {
+function rootfsHash(): string {
   return createHash('sha256')
     .update([ROOTFS_VERSION, SUITE, ROOTFS_PACKAGES.join(','), customizeScript()].join('\n'))
     .digest('hex')

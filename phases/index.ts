@@ -28,7 +28,7 @@ export function allPhases(): Phase[] {
   ];
 }
 
-export const REQUIRED_EDGES: [before: string, after: string][] = [
+const REQUIRED_EDGES: [before: string, after: string][] = [
   ['node-baseline', 'k3s-founder'],
   ['k3s-founder', 'k3s-join'],
   ['k3s-join', 'kube-vip'],

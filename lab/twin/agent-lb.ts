@@ -12,7 +12,7 @@
 // no state file under agent/etc, no state-transition lines): what the failover decides is upstream's.
 import type { Logger } from './log.ts';
 
-export const SUPERVISOR_LB = 'k3s-agent-load-balancer';
+const SUPERVISOR_LB = 'k3s-agent-load-balancer';
 
 /** Go's %v of a []string. */
 const goList = (xs: string[]) => `[${xs.join(' ')}]`;

@@ -12,7 +12,7 @@ import { LAB_TOOLS_DIR } from './tools.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export const TWIN_LOADER = `#!/bin/sh\n":" //; n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
+const TWIN_LOADER = `#!/bin/sh\n":" //; n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
 
 /** Builds the `k3s` executable and returns its path (in `outDir`, or a fresh temporary directory). */
 export async function buildTwin(outDir?: string): Promise<string> {

@@ -5,10 +5,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 
-export type Value = string | boolean | string[];
+type Value = string | boolean | string[];
 export type Settings = Record<string, Value>;
 
-export const DEFAULT_CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
+const DEFAULT_CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
 
 /** Flags that take no value (a bare `--cluster-init` means true). */
 const BOOLEAN_FLAGS = new Set([

@@ -21,7 +21,7 @@ export const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
 export const HEALTH_SOCKET = '/var/run/cilium/health.sock';
 
 /** The container behind the agent's status socket (one shape, defined where the socket serves it). */
-export type TwinContainer = AgentContainer;
+type TwinContainer = AgentContainer;
 
 export interface CrictlIO {
   out(s: string): void;
@@ -30,7 +30,7 @@ export interface CrictlIO {
 }
 
 /** GET on the agent's unix socket; undefined when nothing answers there. */
-export function socketGet(socketPath: string, path: string, timeoutMs = 5_000, method = 'GET'): Promise<{ status: number; body: string } | { error: string }> {
+function socketGet(socketPath: string, path: string, timeoutMs = 5_000, method = 'GET'): Promise<{ status: number; body: string } | { error: string }> {
   return new Promise((resolve) => {
     const req = http.request({ socketPath, path, method, headers: { host: 'localhost' } }, (res) => {
       const chunks: Buffer[] = [];

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { ssh, type RunResult } from '../api.ts';
 
 /** The unit install.sh writes for a server (k3s install.sh create_systemd_service_file). */
-export const K3S_UNIT = `[Unit]
+const K3S_UNIT = `[Unit]
 Description=Lightweight Kubernetes
 Documentation=https://k3s.io
 Wants=network-online.target

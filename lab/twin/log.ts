@@ -1,7 +1,7 @@
 // k3s logs through logrus in its text format; journald shows the same shape for the twin, so an
 // operator (or a pattern matcher) reading `journalctl -u k3s` sees lines like upstream's:
 //   time="2026-01-01T00:00:00Z" level=info msg="Running kube-apiserver ..."
-export type Level = 'debug' | 'info' | 'warning' | 'error' | 'fatal';
+type Level = 'debug' | 'info' | 'warning' | 'error' | 'fatal';
 
 export interface Logger {
   info(msg: string): void;
@@ -15,11 +15,11 @@ function quote(msg: string): string {
   return JSON.stringify(msg);
 }
 
-export function formatLine(level: Level, msg: string, now = new Date()): string {
+function formatLine(level: Level, msg: string, now = new Date()): string {
   return `time="${now.toISOString().replace(/\.\d+Z$/, 'Z')}" level=${level} msg=${quote(msg)}`;
 }
 
-export function makeLogger(write: (line: string) => void = (l) => process.stderr.write(l + '\n')): Logger {
+function makeLogger(write: (line: string) => void = (l) => process.stderr.write(l + '\n')): Logger {
   return {
     info: (m) => write(formatLine('info', m)),
     warn: (m) => write(formatLine('warning', m)),

@@ -3,7 +3,7 @@
 // (kube-apiserver's ServiceIPRange, index 1, also a SAN of the serving certificate) and cluster DNS, when
 // `cluster-dns` is not set, as its tenth (k3s-io/k3s pkg/cli/server/server.go, `GetIndexedIP(svcCIDR, 10)`).
 // IPv4 only, as the inventory is: an IPv6 range stops the twin (see lab/TWIN.md).
-export const DEFAULT_SERVICE_CIDR = '10.43.0.0/16';
+const DEFAULT_SERVICE_CIDR = '10.43.0.0/16';
 
 /** ServiceIPRange: the first network of the `service-cidr` setting. */
 export function serviceRange(setting: string | undefined): string {
@@ -11,7 +11,7 @@ export function serviceRange(setting: string | undefined): string {
 }
 
 /** The address `index` places into an IPv4 network, or undefined (not IPv4, or the network is too small). */
-export function indexedIPv4(cidr: string, index: number): string | undefined {
+function indexedIPv4(cidr: string, index: number): string | undefined {
   const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
   if (!m) return undefined;
   const bits = Number(m[5]);

@@ -14,7 +14,7 @@ import { CauseError } from '../../src/errors.ts';
 import { shq } from '../../src/util/shell.ts';
 import { valueAt } from './values-gates.ts';
 
-export const CHART_DEFAULT_HOST_ROOT = '/run/cilium/cgroupv2';
+const CHART_DEFAULT_HOST_ROOT = '/run/cilium/cgroupv2';
 
 export interface CgroupSetting {
   hostRoot: string;

@@ -44,7 +44,7 @@ export function parseRevisions(stdout: string): Revision[] {
     .map(([v, s]) => ({ version: Number(v), status: s! }));
 }
 
-export const highestRevision = (revs: Revision[]) => revs.reduce((m, r) => Math.max(m, r.version), 0);
+const highestRevision = (revs: Revision[]) => revs.reduce((m, r) => Math.max(m, r.version), 0);
 
 /** Has a revision newer than the one seen before the write been deployed? (Helm supersedes it once a later one deploys.) */
 export function installed(p: PendingInstall, revs: Revision[]): boolean {

@@ -14,9 +14,9 @@
 //     and relabels nothing. Only when no ControllerRevision is readable does the label stand in, compared
 //     with the DaemonSet's template generation (annotation `deprecated.daemonset.template.generation`), as the
 //     controller labels new pods (daemon/util CreatePodTemplate).
-export const REVISION_HASH = 'controller-revision-hash';
-export const POD_TEMPLATE_GENERATION = 'pod-template-generation';
-export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+const REVISION_HASH = 'controller-revision-hash';
+const POD_TEMPLATE_GENERATION = 'pod-template-generation';
+const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
 export interface RolloutVerdict {
   done: boolean;

@@ -44,7 +44,7 @@ function stop(id: CauseId, path: string, value: unknown, seen: string): CauseErr
   return new CauseError(id, { message: `Cilium values: ${seen}`, evidence: { seen, excerpt: `spec.values.${path}: ${shown(value)}` } });
 }
 
-export function checkServiceHost(values: Values, exp: ValuesExpectations): CauseError[] {
+function checkServiceHost(values: Values, exp: ValuesExpectations): CauseError[] {
   const v = valueAt(values, 'k8sServiceHost');
   if (v === exp.vip) return [];
   const node = exp.nodes.find((n) => n.address === v);
@@ -57,14 +57,14 @@ export function checkServiceHost(values: Values, exp: ValuesExpectations): Cause
   return [stop('SERVICE_HOST_NOT_VIP', 'k8sServiceHost', v, seen)];
 }
 
-export function checkServicePort(values: Values, exp: ValuesExpectations): CauseError[] {
+function checkServicePort(values: Values, exp: ValuesExpectations): CauseError[] {
   const v = valueAt(values, 'k8sServicePort');
   const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
   if (n === exp.port) return [];
   return [stop('SERVICE_PORT_MISMATCH', 'k8sServicePort', v, `k8sServicePort is ${shown(v)}, the control plane listens on ${exp.port}`)];
 }
 
-export function checkKubeProxyReplacement(values: Values): CauseError[] {
+function checkKubeProxyReplacement(values: Values): CauseError[] {
   const v = valueAt(values, 'kubeProxyReplacement');
   if (v === true || v === 'true') return [];
   const seen = `kubeProxyReplacement is ${v === undefined ? 'unset (the chart default "false")' : shown(v)}; k3s runs without kube-proxy, so it must be true`;
@@ -76,7 +76,7 @@ export function checkKubeProxyReplacement(values: Values): CauseError[] {
  * meaning the chart's 10.0.0.0/8. `kubernetes` mode takes each node's podCIDR, which k3s allocates from its
  * cluster-cidr, so it passes. Any other mode (multi-pool, cloud IPAM) cannot be checked here: a stop.
  */
-export function checkPodCidr(values: Values, exp: ValuesExpectations): CauseError[] {
+function checkPodCidr(values: Values, exp: ValuesExpectations): CauseError[] {
   const mode = valueAt(values, 'ipam.mode') ?? 'cluster-pool';
   if (mode === 'kubernetes') return [];
   if (mode !== 'cluster-pool') {
@@ -91,7 +91,7 @@ export function checkPodCidr(values: Values, exp: ValuesExpectations): CauseErro
   return [stop('POD_CIDR_MISMATCH', path, list, `${path} is ${seenList}; it must be ["${exp.clusterCidr}"], k3s's cluster-cidr`)];
 }
 
-export function checkRolloutWidth(values: Values): CauseError[] {
+function checkRolloutWidth(values: Values): CauseError[] {
   const path = 'updateStrategy.rollingUpdate.maxUnavailable';
   const v = valueAt(values, path);
   if (v === 1) return [];

@@ -6,7 +6,7 @@ import type { ReadContext } from '../../src/engine/context.ts';
 import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
 import { APPLIED_HASH, drift, kubectlRef, objectKey, toYaml, type Drift, type KubeObject } from './manifests.ts';
 
-export const APPLY_COMMAND = 'k3s kubectl apply --server-side --force-conflicts --field-manager=bootstrap -f -';
+const APPLY_COMMAND = 'k3s kubectl apply --server-side --force-conflicts --field-manager=bootstrap -f -';
 
 // custom-columns prints one line per object found, whether one or many were asked for; `<none>` for no value.
 const COLUMNS = `KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,HASH:.metadata.annotations.${APPLIED_HASH},ESTABLISHED:.status.conditions[?(@.type=="Established")].status`;

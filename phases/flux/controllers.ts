@@ -14,9 +14,9 @@ import { kubectl } from '../../src/k3s/remote.ts';
 
 export const FLUX_NAMESPACE = 'flux-system';
 /** How many of the crashed run's log lines the cause carries. */
-export const CRASH_LOG_LINES = 20;
+const CRASH_LOG_LINES = 20;
 
-export interface CrashLoop {
+interface CrashLoop {
   /** The controller (the Deployment's `app` label, as Flux's manifests set it). */
   controller: string;
   pod: string;
@@ -31,7 +31,7 @@ export interface CrashLoop {
 }
 
 /** The controller a pod belongs to: its `app` label, else its ReplicaSet's name without the template hash. */
-export function controllerOf(pod: any): string {
+function controllerOf(pod: any): string {
   const app = pod?.metadata?.labels?.app;
   if (app) return app;
   const rs = (pod?.metadata?.ownerReferences ?? []).find((o: any) => o.kind === 'ReplicaSet')?.name as string | undefined;
@@ -52,7 +52,7 @@ function current(pod: any, container: string, deployments: any[]): boolean {
 }
 
 /** Every container of these pods waiting CrashLoopBackOff after at least one restart (of the Deployments' current templates, when given). */
-export function crashLoops(pods: any[], deployments: any[] = []): CrashLoop[] {
+function crashLoops(pods: any[], deployments: any[] = []): CrashLoop[] {
   const out: CrashLoop[] = [];
   for (const p of pods) {
     if (p?.metadata?.deletionTimestamp) continue;
@@ -79,12 +79,12 @@ const exitText = (e: CrashLoop['exit']) =>
   !e ? 'exited (kubelet reports no last state)' : `exited with code ${e.exitCode ?? '?'}${e.reason ? ` (${e.reason})` : ''}${e.signal ? `, signal ${e.signal}` : ''}`;
 
 /** The log lines worth showing: the last ones of the run that crashed, blank lines dropped (a list, unlike util/text's lastLines). */
-export function crashLogLines(log: string, n = CRASH_LOG_LINES): string[] {
+function crashLogLines(log: string, n = CRASH_LOG_LINES): string[] {
   return log.split('\n').map((l) => l.trimEnd()).filter(Boolean).slice(-n);
 }
 
 /** FLUX_CONTROLLER_CRASHLOOP for one crash loop, with the crashed run's last log lines (when they could be read). */
-export function crashLoopCause(c: CrashLoop, log: { command: string; lines?: string[] }): CauseError {
+function crashLoopCause(c: CrashLoop, log: { command: string; lines?: string[] }): CauseError {
   const times = `${c.restartCount} ${c.restartCount === 1 ? 'time' : 'times'}`;
   const message = `${c.controller} is crash-looping: pod ${c.namespace}/${c.pod} on ${c.node}, container ${c.container} ${exitText(c.exit)} and was restarted ${times}; kubelet waits before the next start (${c.backOff})`;
   const lines = log.lines ?? [];

@@ -33,9 +33,9 @@ import { FLUX_NAMESPACE } from './controllers.ts';
 import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
-export { UNMANAGED } from '../../src/k3s/helmchart-object.ts';
+;
 /** How long the delete waits for the HelmChart to be gone. */
-export const GONE_WAIT_S = 60;
+const GONE_WAIT_S = 60;
 
 /** What the hand-over reads of Cilium's release (src/gitops/cilium-release.ts): the HelmChart, the HelmRelease, the values. */
 export type CiliumOwnership = Pick<CiliumRelease, 'helmChart' | 'helmRelease' | 'values'>;
@@ -56,7 +56,7 @@ export const ciliumGenerationBefore = hostFact<number | undefined>('ciliumGenera
  * rolls the agents; metadata.generation also moves for a new rollout width.
  */
 export const DAEMONSET_PROBE = { command: 'k3s kubectl get daemonset -n kube-system cilium -o json', sudo: true };
-export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
 export function templateGenerationOf(stdout: string, code: number | null): number | undefined {
   if (code !== 0 || stdout.trim() === '') return undefined;
@@ -87,7 +87,7 @@ export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChar
 }
 
 /** The hand-over's first change: Flux Ready, its HelmRelease adopted the release, parity proven (CILIUM_PARITY_DRIFT otherwise). */
-export function adoptionChange(o: CiliumOwnership, waitMs: number): Change {
+function adoptionChange(o: CiliumOwnership, waitMs: number): Change {
   const hr = `HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name}`;
   return {
     kind: 'action',

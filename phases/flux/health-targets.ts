@@ -38,7 +38,7 @@ export function targetCommands(targets: HealthTarget[]): { namespace: string; co
 }
 
 /** Why an object is not ready, or undefined when it is. */
-export function notReadyReason(o: any): string | undefined {
+function notReadyReason(o: any): string | undefined {
   const s = o.status ?? {};
   if ((s.observedGeneration ?? 0) < (o.metadata?.generation ?? 0)) return 'its controller has not observed the latest generation';
   if (o.kind === 'Deployment' || o.kind === 'StatefulSet') {

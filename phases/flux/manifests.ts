@@ -7,11 +7,11 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 
 export const APPLIED_HASH = 'bootstrap/applied-sha256';
-export const FLUX_NAMESPACE = 'flux-system';
+const FLUX_NAMESPACE = 'flux-system';
 /** The name `flux bootstrap` gives the Secret, the GitRepository and the Kustomization. */
-export const SYNC_NAME = 'flux-system';
+const SYNC_NAME = 'flux-system';
 /** The CRDs the sync objects need before they can be created. */
-export const SYNC_CRDS = ['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io'];
+const SYNC_CRDS = ['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io'];
 
 export interface KubeObject {
   apiVersion: string;

@@ -44,12 +44,12 @@ async function listFlux(ctx: RunContext, host: HostRef): Promise<{ sources: Flux
   return { sources: items.filter((i) => i.kind === 'GitRepository'), kustomizations: items.filter((i) => i.kind === 'Kustomization') };
 }
 
-export function verdictError(v: FluxVerdict, command = `kubectl ${LIST.replace(' -o json', '')}`): CauseError {
+function verdictError(v: FluxVerdict, command = `kubectl ${LIST.replace(' -o json', '')}`): CauseError {
   const seen = v.causeId === 'FLUX_DEPENDENCY_NOT_READY' ? v.message : `${v.object} is not Ready: ${v.reason}: ${v.message}`;
   return new CauseError(v.causeId, { message: `${v.object}: ${v.reason}: ${v.message}`, evidence: { command, seen } });
 }
 
-export function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
+function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
   const errors = vs.map((v) => verdictError(v));
   return stopOf(errors);
 }
@@ -82,7 +82,7 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
  * judges the branch's head and not a status from before this run (a new deploy key, a new revision).
  * Harmless to repeat: it changes no spec, only the request token the controllers answer.
  */
-export async function requestReconcile(ctx: RunContext, host: HostRef): Promise<void> {
+async function requestReconcile(ctx: RunContext, host: HostRef): Promise<void> {
   const token = new Date(ctx.clock.now()).toISOString();
   const seen = await listFlux(ctx, host);
   if (!seen) return;

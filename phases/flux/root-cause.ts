@@ -65,14 +65,14 @@ export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
  * The status speaks of the object as it is now: its generation observed, a reconcile request handled,
  * and (for a Kustomization, when its source is known) the source's current revision attempted.
  */
-export function current(o: FluxObject, sourceRevision?: string): boolean {
+function current(o: FluxObject, sourceRevision?: string): boolean {
   if ((o.status?.observedGeneration ?? 0) < (o.metadata.generation ?? 0)) return false;
   if (!answered(o)) return false;
   return sourceRevision === undefined || o.status?.lastAttemptedRevision === undefined || o.status.lastAttemptedRevision === sourceRevision;
 }
 
 /** The controller finished an attempt after the reconcile request (written on failure too). */
-export function answered(o: FluxObject): boolean {
+function answered(o: FluxObject): boolean {
   const req = o.metadata.annotations?.[REQUESTED_AT];
   return req === undefined || o.status?.lastHandledReconcileAt === req;
 }
@@ -100,7 +100,7 @@ function failureMessage(o: FluxObject, message: string): string {
 export const HEALTH_RUNNING = /^Running health checks for revision /;
 
 /** The health checks of this Kustomization's attempt are still running (Ready Unknown, Healthy Unknown). */
-export function healthChecking(k: FluxObject): Condition | undefined {
+function healthChecking(k: FluxObject): Condition | undefined {
   const h = conditionOf(k, 'Healthy');
   const r = conditionOf(k, 'Reconciling');
   if (readyCondition(k)?.status !== 'Unknown' || h?.status !== 'Unknown' || r?.status !== 'True' || !HEALTH_RUNNING.test(r.message ?? '')) return undefined;
@@ -116,7 +116,7 @@ export function isReady(o: FluxObject, sourceRevision?: string): boolean {
 export const PATH_NOT_FOUND = /kustomization path not found/i;
 
 /** The verdict for a GitRepository that is not Ready. */
-export function sourceVerdict(src: FluxObject): FluxVerdict {
+function sourceVerdict(src: FluxObject): FluxVerdict {
   const c = readyCondition(src);
   return {
     causeId: 'FLUX_SOURCE_NOT_READY',

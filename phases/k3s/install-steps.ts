@@ -17,7 +17,7 @@ import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.t
 
 import { sha256File } from '../../src/util/sha256-file.ts';
 
-export { sha256File };
+;
 
 type Upload = { local: string; remote: string; mode: string };
 

@@ -11,13 +11,13 @@ import { CONFIG_FILE, DB_DIR } from '../../src/k3s/paths.ts';
 
 export type JoinKey = { 'cluster-init': true } | { server: string };
 
-export const joinProbes: Record<string, ProbeCommand> = {
+const joinProbes: Record<string, ProbeCommand> = {
   datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
   joinLine: { command: `grep -E '^(cluster-init|server):' ${CONFIG_FILE} 2>/dev/null`, sudo: true },
 };
 
 /** The join key by role: the (acting) founder starts the cluster, every other server joins it. */
-export function joinKeyByRole(topology: Topology, host: HostRef): JoinKey {
+function joinKeyByRole(topology: Topology, host: HostRef): JoinKey {
   return host.founder ? { 'cluster-init': true } : { server: topology.joinTarget };
 }
 

@@ -32,7 +32,7 @@ export function serverConfig(inv: LoadedInventory, host: HostRef, token: string,
 }
 
 /** config.yaml for an agent: it dials the control-plane VIP (agents join after the VIP answers). */
-export function agentConfig(inv: LoadedInventory, host: HostRef, token: string): string {
+function agentConfig(inv: LoadedInventory, host: HostRef, token: string): string {
   const config = { server: inv.derived.apiUrl, token, 'node-name': host.name, 'node-ip': host.address };
   return `# Written by bootstrap for ${inv.inventory.environment}; edits are replaced on the next run.\n${stringify(config)}`;
 }

@@ -16,9 +16,9 @@ const MEMBER_GONE_BUDGET_MS = 120_000;
 const DELETE_TIMEOUT_MS = 100_000;
 const POLL_MS = 2_000;
 /** What the host keeps of its membership: the datastore, certificates, token, agent state, node password. */
-export const OLD_STATE = [DATA_DIR, '/etc/rancher/node'];
+const OLD_STATE = [DATA_DIR, '/etc/rancher/node'];
 /** What k3s's containers leave: kubelet's pod folders, containerd's tmpfs state, the CNI's allocations. */
-export const RUNTIME_STATE = ['/var/lib/kubelet', '/run/k3s', '/var/lib/cni'];
+const RUNTIME_STATE = ['/var/lib/kubelet', '/run/k3s', '/var/lib/cni'];
 
 /**
  * Everything k3s started, stopped as k3s-killall.sh does it (k3s-io/k3s install.sh create_killall, at commit
@@ -31,7 +31,7 @@ export const RUNTIME_STATE = ['/var/lib/kubelet', '/run/k3s', '/var/lib/cni'];
  * does not write, and a Cilium agent re-installs its own CILIUM_ chains when it starts. A kube-vip killed with
  * SIGKILL leaves the VIP on the NIC, which no one would then remove: delete it.
  */
-export function killallCommand(unit: string, vip: string): string {
+function killallCommand(unit: string, vip: string): string {
   const shim = `${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/');
   return [
     `systemctl stop ${unit}`,

@@ -19,7 +19,7 @@ const RESET_BUDGET_MS = 600_000;
 export const DIFFERENT_TOKEN = /encrypted with different token/;
 // A reinstalled server has no k3s unit yet: nothing to stop is not a failure.
 const stopUnlessAbsent = `sh -c ${shq(`systemctl stop ${SERVER_ROLE.unit} || [ "$(systemctl show -p LoadState --value ${SERVER_ROLE.unit})" = not-found ]`)}`;
-export const RESTORE_DIR = `${DATA_DIR}/server/restore`;
+const RESTORE_DIR = `${DATA_DIR}/server/restore`;
 
 export function restoreStep(backup: Backup): Step {
   const id = backup.manifest.id;

@@ -20,7 +20,7 @@ import { forgotNodePasswords, restoredNow } from './facts.ts';
 import { K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
-export const nodePasswordSecret = (node: string) => `${node.toLowerCase()}.node-password.k3s`;
+const nodePasswordSecret = (node: string) => `${node.toLowerCase()}.node-password.k3s`;
 /** A node-password Secret in a backup's object inventory (kind/namespace/name). */
 export const isNodePasswordObject = (key: string) => /^Secret\/kube-system\/[^/]+\.node-password\.k3s$/.test(key);
 

@@ -9,7 +9,7 @@ import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } 
 
 export const KUBE_VIP_MANIFEST = `${MANIFESTS_DIR}/kube-vip.yaml`;
 /** The port the local k3s API server listens on, whatever port the VIP is dialled on. */
-export const LOCAL_API_PORT = 6443;
+const LOCAL_API_PORT = 6443;
 
 export interface KubeVipInput {
   vip: string;
@@ -24,7 +24,7 @@ export interface KubeVipInput {
 
 const LABELS = { 'app.kubernetes.io/name': KUBE_VIP_DAEMONSET };
 
-export function kubeVipEnv(i: KubeVipInput): { name: string; value?: string; valueFrom?: unknown }[] {
+function kubeVipEnv(i: KubeVipInput): { name: string; value?: string; valueFrom?: unknown }[] {
   const v = (name: string, value: string | number | boolean) => ({ name, value: String(value) });
   return [
     v('vip_arp', true),

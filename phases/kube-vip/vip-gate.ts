@@ -77,7 +77,7 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
 }
 
 /** Budget: k3s applies the manifest, kube-vip starts and one lease duration passes, with a wide margin. */
-export const VIP_BUDGET_MS = 60_000 + LEASE_TIMING.duration * 4_000;
+const VIP_BUDGET_MS = 60_000 + LEASE_TIMING.duration * 4_000;
 
 export const vipAnswers: Gate = {
   id: 'vip-answers',

@@ -5,9 +5,9 @@ import { roleOf } from '../../src/k3s/paths.ts';
 import { linkNames } from '../../src/util/ip-link.ts';
 import { toolStops } from './tools.ts';
 
-export const MIN_KERNEL = '5.10';
-export const MAX_CLOCK_SKEW_S = 2;
-export const MIN_FREE_BYTES = 2 * 1024 ** 3;
+const MIN_KERNEL = '5.10';
+const MAX_CLOCK_SKEW_S = 2;
+const MIN_FREE_BYTES = 2 * 1024 ** 3;
 
 export interface BaselineInputs {
   host: HostRef;

@@ -17,7 +17,7 @@ const MODULES = ['br_netfilter', 'overlay'];
 const MODULES_FILE = '/etc/modules-load.d/k3s.conf';
 const SYSCTL_FILE = '/etc/sysctl.d/90-k3s.conf';
 /** ip_forward for routing pods; bridge-nf for br_netfilter users; rp_filter 0 because Cilium's datapath needs it off. */
-export const SYSCTLS: Record<string, string> = {
+const SYSCTLS: Record<string, string> = {
   'net.ipv4.ip_forward': '1',
   'net.bridge.bridge-nf-call-iptables': '1',
   'net.ipv4.conf.all.rp_filter': '0',

@@ -40,7 +40,7 @@ const EMBEDDED = /v\d+\.\d+\.\d+(?:-rc\d+)?\+k3s\d+/g;
 
 const NODE_ARCH: Record<string, string> = { x64: 'x86_64', arm64: 'aarch64', arm: 'armv7l', riscv64: 'riscv64', ppc64: 'ppc64le', s390x: 's390x' };
 
-export interface SeenVersion {
+interface SeenVersion {
   how: 'ran' | 'embedded';
   /** The version the binary reports, or every release string linked into it. */
   versions: string[];
@@ -55,7 +55,7 @@ export interface SeenVersion {
  * laptop, any ELF on macOS) it cannot run, so the version is read from the binary itself: k3s's build
  * links the release as a plain string into the executable (k3s-io/k3s scripts/build VERSIONFLAGS).
  */
-export async function seenVersion(path: string, expected: string, deps: VersionDeps = nodeVersionDeps): Promise<SeenVersion> {
+async function seenVersion(path: string, expected: string, deps: VersionDeps = nodeVersionDeps): Promise<SeenVersion> {
   const arch = archOfHeader(await deps.head(path));
   const runnable = arch === 'any' || (deps.platform.os === 'linux' && normaliseArch(arch) === NODE_ARCH[deps.platform.arch]);
   if (runnable) {

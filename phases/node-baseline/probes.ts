@@ -2,7 +2,7 @@
 import type { ProbeCommand } from '../../src/engine/phase.ts';
 import { toolsProbe } from './tools.ts';
 
-export const K3S_PORTS = [6443, 2379, 2380, 10250] as const;
+const K3S_PORTS = [6443, 2379, 2380, 10250] as const;
 
 export const baselineProbes: Record<string, ProbeCommand> = {
   // every program the engine runs on a host (tools.ts), so a missing one is named before it is needed

@@ -64,7 +64,7 @@ export const toolsProbe: ProbeCommand = {
 };
 
 /** The tools a host lacks, from toolsProbe's output; undefined when the output cannot be trusted. */
-export function missingTools(r: ProbeResult | undefined): string[] | undefined {
+function missingTools(r: ProbeResult | undefined): string[] | undefined {
   const lines = (r?.stdout ?? '').split('\n').map((l) => l.trim());
   if (r?.code !== 0 || !lines.includes('checked')) return undefined;
   return lines.filter((l) => l.startsWith('missing ')).map((l) => l.slice('missing '.length));

@@ -45,7 +45,7 @@ export function apiVerdict(targets: Target[], port: number, seen: { vantage: str
 }
 
 /** The operator's vantage: a TLS handshake from the engine to each address, through the SSH connection to `via`. */
-export const OPERATOR_VANTAGE = 'operator';
+const OPERATOR_VANTAGE = 'operator';
 
 export function operatorVerdict(targets: Target[], port: number, via: string, seen: Record<string, { ok: boolean; seen?: string }>): Verdict {
   const bad = targets.filter((t) => !seen[t.key]?.ok);

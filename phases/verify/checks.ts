@@ -22,7 +22,7 @@ const unreadable = (seen: string, host?: string): Verdict => ({
   stops: [new CauseError('API_UNREACHABLE_VIA', { host, message: 'The API is not ready through https://127.0.0.1:6443 on any server', evidence: { command: 'k3s kubectl get nodes (on each server)', seen } })],
 });
 
-export const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)';
+const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)';
 
 const founderName = (hosts: HostRef[]) => hosts.find((h) => h.founder)?.name;
 

@@ -16,9 +16,9 @@ import { parseNodes } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */
-export const FAILOVER_LIMIT_MS = LEASE_TIMING.duration * 1_000 + 20_000;
+const FAILOVER_LIMIT_MS = LEASE_TIMING.duration * 1_000 + 20_000;
 const REJOIN_LIMIT_MS = 120_000;
-export const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
+const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
 
 const HOLDER = `k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
 const NODES = 'k3s kubectl get nodes -o json --request-timeout=5s';

@@ -4,10 +4,10 @@
 // reduced to the paths that failed. An empty `status` is success (pkg/health/server/prober.go). The host
 // path is the node's own address on the health port (4240/tcp); the health endpoint sits in the pod network,
 // so when only it fails the tunnel between the nodes (VXLAN, 8472/udp) is what is blocked.
-export const HEALTH_PORT = '4240/tcp';
-export const VXLAN_PORT = '8472/udp';
+const HEALTH_PORT = '4240/tcp';
+const VXLAN_PORT = '8472/udp';
 
-export interface Unreachable {
+interface Unreachable {
   from: string;
   to: string;
   ip: string;

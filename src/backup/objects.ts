@@ -6,7 +6,7 @@
  * Kinds left out of the inventory: controllers recreate Pods under new names and Events expire, so
  * neither says whether the restore kept the cluster's state.
  */
-export const VOLATILE_KINDS = new Set(['Pod', 'Event']);
+const VOLATILE_KINDS = new Set(['Pod', 'Event']);
 // metrics.k8s.io types are computed live by metrics-server, never stored: an unavailable metrics API
 // must not make a backup impossible.
 const VOLATILE_RESOURCES = /^(pods|events|events\.events\.k8s\.io|[\w-]+\.metrics\.k8s\.io)$/;

@@ -37,7 +37,7 @@ export interface CauseInfo extends CauseDef {
   runbook: string;
 }
 
-export function runbookAnchor(id: string): string {
+function runbookAnchor(id: string): string {
   return `runbooks/causes.md#${id.toLowerCase()}`; // GitHub's anchor for a "## ID" heading
 }
 

@@ -46,7 +46,7 @@ export async function applyPlan(changes: Change[], host: HostRef, ctx: RunContex
 }
 
 /** The inventory's host of that name (a change's `on`); an unknown name is a bug of the plan. */
-export function hostNamed(ctx: Pick<RunContext, 'topology'>, name: string): HostRef {
+function hostNamed(ctx: Pick<RunContext, 'topology'>, name: string): HostRef {
   // The run's topology, not the inventory's roles: a replace may have moved the founder role.
   const host = [...ctx.topology.servers, ...ctx.topology.agents].find((h) => h.name === name);
   if (!host) throw new Error(`a change runs on ${name}, which is no host of the inventory`);

@@ -42,7 +42,7 @@ export function orderPhases(phases: Phase[]): Phase[] {
 }
 
 /** Every phase `id` depends on, directly or not. */
-export function ancestors(phases: Phase[], id: string): Set<string> {
+function ancestors(phases: Phase[], id: string): Set<string> {
   const byId = new Map(phases.map((p) => [p.id, p]));
   const seen = new Set<string>();
   const walk = (x: string) => {

@@ -1,9 +1,9 @@
 // What the engine tells the world. Renderers (src/view/) subscribe; phases never print.
 import type { CauseError } from '../errors.ts';
 
-export type StepStatus = 'ok' | 'changed' | 'would-change' | 'skipped';
+type StepStatus = 'ok' | 'changed' | 'would-change' | 'skipped';
 
-export interface ChangeView {
+interface ChangeView {
   summary: string;
   detail: string;
 }

@@ -19,7 +19,7 @@ export const LOCK_ACQUIRE_BUDGET_MS = 30_000;
 /** How often a holder refreshes its owner record. */
 export const HEARTBEAT_S = 60;
 /** A record not refreshed for this long belongs to a dead run (ten missed heartbeats). */
-export const STALE_AFTER_S = 10 * 60;
+const STALE_AFTER_S = 10 * 60;
 
 export interface LockOwner {
   runId: string;
@@ -35,7 +35,7 @@ export interface LockOptions {
 
 const TRIES = 5;
 
-export function acquireScript(owner: LockOwner, opts: LockOptions = {}): string {
+function acquireScript(owner: LockOwner, opts: LockOptions = {}): string {
   const stale = opts.staleAfterS ?? STALE_AFTER_S;
   return `
 d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(owner.runId)}; who=${shq(owner.who)}

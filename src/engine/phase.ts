@@ -44,7 +44,7 @@ export interface Plan {
   secrets?: string[];
 }
 
-export interface StepInput<L> {
+interface StepInput<L> {
   host: HostRef;
   probe: ProbeResults;
   /** What `local()` computed on the operator's machine (artifact hashes, rendered files). */
@@ -82,7 +82,7 @@ export interface Gate {
  * A check across hosts, before any host's steps (e.g. two hosts with the same machine-id: cloned VMs).
  * Its probe is read-only and runs in check mode too; `check` is pure.
  */
-export interface Preflight {
+interface Preflight {
   /** The hosts to probe; the phase's own hosts when absent. Reads only ctx.inventory and ctx.topology. */
   hosts?: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
   probe: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;

@@ -26,7 +26,7 @@ export class Redactor {
 /** Shorter fragments would redact ordinary words; every real secret here is far longer. */
 const MIN_SECRET = 8;
 
-export function secretForms(secret: string): string[] {
+function secretForms(secret: string): string[] {
   const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
   const lines = secret.split('\n').map((l) => l.trim()).filter((l) => l.length >= 16);
   if (lines.length > 1) for (const l of lines) forms.add(l);
@@ -38,7 +38,7 @@ export function secretForms(secret: string): string[] {
  * The base64 characters that depend on `bytes` alone, for each offset (mod 3) at which they can start
  * inside an encoded text: whatever surrounds them, an encoding of text holding `bytes` contains one of these.
  */
-export function base64Forms(bytes: Buffer): string[] {
+function base64Forms(bytes: Buffer): string[] {
   const forms: string[] = [];
   for (let a = 0; a < 3; a++) {
     const padded = Buffer.concat([Buffer.alloc(a), bytes, Buffer.alloc(3)]);

@@ -30,7 +30,7 @@ export class SubstitutionProblem extends Error {
 }
 
 /** A value the operator has not decided yet (the operator's convention: TBD-PROD-…). */
-export function isPlaceholder(value: string): boolean {
+function isPlaceholder(value: string): boolean {
   return /^TBD/i.test(value.trim());
 }
 

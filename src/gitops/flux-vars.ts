@@ -23,7 +23,7 @@ export interface SubstitutionVars {
 const isFluxKustomization = (r: Resource) => r.doc.kind === 'Kustomization' && String(r.doc.apiVersion ?? '').startsWith('kustomize.toolkit.fluxcd.io/');
 
 /** The Flux Kustomization whose path holds `file` (the most specific one). */
-export function fluxKustomizationFor(resources: Resource[], file: string): Resource | undefined {
+function fluxKustomizationFor(resources: Resource[], file: string): Resource | undefined {
   const covering = resources.filter(isFluxKustomization).filter((r) => {
     const dir = posix.normalize(String(r.doc.spec?.path ?? '.')).replace(/^\.\/?|\/$/g, '');
     return dir === '' || file.startsWith(`${dir}/`);

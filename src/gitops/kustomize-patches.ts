@@ -88,7 +88,7 @@ function targetMatches(t: Target, doc: Record<string, any>): boolean {
 }
 
 /** Strategic merge as it acts on ConfigMaps and plain maps: maps merge, null deletes, lists are replaced. */
-export function strategicMerge(base: unknown, patch: unknown): unknown {
+function strategicMerge(base: unknown, patch: unknown): unknown {
   if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return structuredClone(patch);
   const p = patch as Record<string, unknown>;
   if (p.$patch === 'replace') {

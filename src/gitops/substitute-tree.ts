@@ -18,7 +18,7 @@ export interface TreeProblem {
  * NOTE: an approximation of the YAML emitter's choice (go-yaml v2): a string is plain unless it is empty,
  * spans lines, has edge spaces, starts with an indicator or holds `: ` / ` #`.
  */
-export function emittedPlain(s: string): boolean {
+function emittedPlain(s: string): boolean {
   if (s === '' || s.includes('\n') || s !== s.trim()) return false;
   if (/^[-?:,[\]{}#&*!|>'"%@`]/.test(s)) return false;
   return !(s.includes(': ') || s.includes(' #') || s.endsWith(':'));

@@ -44,7 +44,7 @@ export function checkoutReader(checkout: string): ReadFile {
 }
 
 /** A path inside the checkout, '/'-separated; absolute paths (derived.paths.ciliumHelmRelease) are made relative. */
-export function checkoutRelative(checkout: string, path: string): string {
+function checkoutRelative(checkout: string, path: string): string {
   return (isAbsolute(path) ? relative(checkout, path) : path).split(sep).join('/');
 }
 
@@ -55,7 +55,7 @@ export async function ciliumValues(input: CiliumValuesInput & { checkout: string
 }
 
 /** The logic, with reading injected. Throws CauseError / CauseErrors (GITOPS_SOURCE_INVALID, UNRESOLVED_SUBSTITUTION). */
-export async function ciliumValuesFrom(read: ReadFile, input: CiliumValuesInput): Promise<CiliumValues> {
+async function ciliumValuesFrom(read: ReadFile, input: CiliumValuesInput): Promise<CiliumValues> {
   const file = input.helmReleasePath;
   let text: string;
   try {

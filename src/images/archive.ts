@@ -10,7 +10,7 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { streamLocal } from '../local/process.ts';
 
-export const ARCHIVE_EXTENSIONS = ['.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst'] as const;
+const ARCHIVE_EXTENSIONS = ['.tar', '.tar.lz4', '.tar.bz2', '.tbz', '.tar.gz', '.tgz', '.tar.zst', '.tzst'] as const;
 
 export interface ArchivedImage {
   /** The name containerd gives the image on import (io.containerd.image.name, else a full ref.name; docker: a RepoTag). */
@@ -40,7 +40,7 @@ export async function readArchiveIndex(path: string): Promise<ArchiveIndex> {
 }
 
 /** The index from the top-level files of an archive (pure; the twin and tests use it on buffers). */
-export function indexOf(files: Map<string, Buffer>): ArchiveIndex {
+function indexOf(files: Map<string, Buffer>): ArchiveIndex {
   const index = files.get('index.json');
   if (index) {
     const j = JSON.parse(index.toString('utf8')) as { manifests?: { digest?: string; annotations?: Record<string, string> }[] };

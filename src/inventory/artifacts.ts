@@ -6,14 +6,14 @@ import { CauseError } from '../errors.ts';
 import type { Derived } from './types.ts';
 
 /** `other`: a FIFO, socket or device: reading one would block the run or never end. */
-export type EntryKind = 'file' | 'dir' | 'other' | 'missing';
+type EntryKind = 'file' | 'dir' | 'other' | 'missing';
 
 /** The one filesystem question this check asks; injectable for tests. */
 export interface ArtifactFs {
   kind(path: string): EntryKind;
 }
 
-export const nodeArtifactFs: ArtifactFs = {
+const nodeArtifactFs: ArtifactFs = {
   kind(path) {
     try {
       const st = statSync(path);

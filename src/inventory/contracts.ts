@@ -16,7 +16,7 @@ export interface ContractResult {
 }
 
 /** RFC 1123 label: what Kubernetes accepts as a node name segment and we accept as an environment. */
-export function isRfc1123Label(name: string): boolean {
+function isRfc1123Label(name: string): boolean {
   return name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name);
 }
 

@@ -18,10 +18,6 @@ export function founderRef(inv: LoadedInventory): HostRef[] {
   return serverRefs(inv).filter((h) => h.founder);
 }
 
-export function joinerRefs(inv: LoadedInventory): HostRef[] {
-  return serverRefs(inv).filter((h) => !h.founder);
-}
-
 /** The inventory's roles: its founder founds, the other servers join it (modes/ may move the founder role). */
 export function topologyOf(inv: LoadedInventory): Topology {
   const servers = serverRefs(inv);

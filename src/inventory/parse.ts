@@ -3,7 +3,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Docume
 import type { Violation } from '../errors.ts';
 import type { PathSegment } from './yaml-path.ts';
 
-export interface ParsedYaml {
+interface ParsedYaml {
   data: unknown;
   /** 1-based line and column of the key (or item) at a path, or of its nearest existing parent. */
   positionOf(segments: readonly PathSegment[]): { line: number; col: number } | undefined;

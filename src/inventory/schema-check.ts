@@ -12,7 +12,7 @@ ajv.addFormat('ipv4', { type: 'string', validate: (s: string) => parseIPv4(s) !=
 ajv.addFormat('ipv4-cidr', { type: 'string', validate: (s: string) => parseCidr(s) !== null });
 const validate = ajv.compile(inventorySchema);
 
-export interface SchemaViolation extends Violation {
+interface SchemaViolation extends Violation {
   segments: PathSegment[];
   /** For an unknown key: the path of the known key it is probably a typo of. */
   meant?: string;

@@ -17,7 +17,7 @@ export interface ServiceAddresses {
 export const DNS_INDEX = 10;
 
 /** The address at `index` of an IPv4 network, or undefined when the text is no network or too small. */
-export function indexedAddress(cidr: string, index: number): string | undefined {
+function indexedAddress(cidr: string, index: number): string | undefined {
   const net = parseCidr(cidr);
   if (!net || index >= net.size) return undefined;
   return formatIPv4(net.base + index);

@@ -4,19 +4,19 @@
 import type { WaivableCauseId } from './waivers.ts';
 import type { ServiceAddresses } from './service-addresses.ts';
 
-export interface Server {
+interface Server {
   name: string;
   address: string;
   /** Exactly one server initialises the cluster; the others join it. */
   founder?: boolean;
 }
 
-export interface Agent {
+interface Agent {
   name: string;
   address: string;
 }
 
-export interface Waiver {
+interface Waiver {
   cause: WaivableCauseId;
   reason: string;
 }
@@ -76,7 +76,7 @@ export interface Inventory {
 }
 
 /** One broken contract; the same shape as errors.ts Violation, re-exported for convenience. */
-export type { Violation } from '../errors.ts';
+;
 
 /** Something worth saying that does not stop the run (a 1-server cluster is not HA). */
 export interface InventoryWarning {
@@ -84,7 +84,7 @@ export interface InventoryWarning {
   path: string;
 }
 
-export interface Endpoint {
+interface Endpoint {
   host: string;
   port: number;
 }

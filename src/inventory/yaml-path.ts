@@ -33,10 +33,6 @@ export function pointerSegments(pointer: string, data: unknown): PathSegment[] {
   return segments;
 }
 
-export function pointerToPath(pointer: string, data: unknown): string {
-  return formatPath(pointerSegments(pointer, data));
-}
-
 /** `servers[1].address` → `['servers', 1, 'address']` (the inverse of formatPath). */
 export function parsePath(path: string): PathSegment[] {
   const segments: PathSegment[] = [];

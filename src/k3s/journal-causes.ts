@@ -25,7 +25,7 @@ export interface JournalMatch {
  * (pkg/daemons/config/types.go), or, for a diff inside a slice or a *net.IPNet, the Go field path
  * (`ClusterIPRanges.slice[0].IP`, `ServiceIPRange.Mask.slice[2]`, `ClusterDNSs.slice[0]`).
  */
-export function criticalFlag(name: string): string {
+function criticalFlag(name: string): string {
   const field = name.split('.')[0];
   const byField: Record<string, string> = {
     ClusterIPRange: 'cluster-cidr', ClusterIPRanges: 'cluster-cidr',

@@ -15,7 +15,7 @@ export function withAccessComment(yamlText: string, access: BastionAccess | unde
 }
 
 /** How to reach the API from the operator's machine, when the inventory has a bastion. */
-export function accessFor(inventory: LoadedInventory, stateDir: string, home = homedir()): BastionAccess | undefined {
+function accessFor(inventory: LoadedInventory, stateDir: string, home = homedir()): BastionAccess | undefined {
   return bastionAccess({ inventory: inventory.inventory, derived: inventory.derived, kubeconfig: kubeconfigPath(stateDir), home });
 }
 

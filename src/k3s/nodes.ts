@@ -1,5 +1,5 @@
 // Pure: Nodes as `kubectl get nodes -o json` shows them, reduced to what verify judges (Ready, EtcdIsVoter).
-export interface Condition {
+interface Condition {
   status: string;
   reason?: string;
   message?: string;

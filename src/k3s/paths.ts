@@ -14,11 +14,9 @@ export interface K3sRole {
 
 const role = (subcommand: 'server' | 'agent', unit: string): K3sRole => ({ subcommand, unit, unitFile: `/etc/systemd/system/${unit}`, envFile: `/etc/systemd/system/${unit}.env` });
 export const SERVER_ROLE = role('server', 'k3s.service');
-export const AGENT_ROLE = role('agent', 'k3s-agent.service');
+const AGENT_ROLE = role('agent', 'k3s-agent.service');
 export const roleOf = (host: { role: 'server' | 'agent' }): K3sRole => (host.role === 'agent' ? AGENT_ROLE : SERVER_ROLE);
 
-export const UNIT_FILE = SERVER_ROLE.unitFile;
-export const ENV_FILE = SERVER_ROLE.envFile;
 export const DATA_DIR = '/var/lib/rancher/k3s';
 export const DB_DIR = `${DATA_DIR}/server/db`;
 export const TOKEN_FILE = `${DATA_DIR}/server/token`;

@@ -25,13 +25,3 @@ export async function journalSince(ctx: RunContext, host: HostRef, cursor: strin
 export function excerpt(text: string, n = 25): string {
   return lastLines(text, n);
 }
-
-/** Sleeps `ms`, false when the budget (signal) ran out first. */
-export async function pause(ctx: RunContext, ms: number, signal: AbortSignal): Promise<boolean> {
-  try {
-    await ctx.clock.sleep(ms, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -9,7 +9,7 @@ import type { Derived, Inventory } from '../inventory/types.ts';
 import { shq } from '../util/shell.ts';
 
 /** The local port the tunnel listens on: the API's own, so the printed URL reads as usual. */
-export const TUNNEL_LOCAL_PORT = 6443;
+const TUNNEL_LOCAL_PORT = 6443;
 
 export interface BastionAccess {
   /** `ssh -N -L 6443:<vip>:6443 … <user>@<bastion>`: keeps the tunnel open until Ctrl-C. */

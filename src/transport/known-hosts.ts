@@ -54,7 +54,7 @@ export function knownHostsName(host: string, port: number): string {
 }
 
 /** Whether an entry's host field names this host (`name` as made by knownHostsName). */
-export function entryMatchesHost(entry: KnownHostsEntry, name: string): boolean {
+function entryMatchesHost(entry: KnownHostsEntry, name: string): boolean {
   const field = entry.hosts;
   if (field.startsWith('|1|')) {
     const [, , salt, hash] = field.split('|');

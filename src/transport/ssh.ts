@@ -38,7 +38,7 @@ export interface SshTransportOptions {
 }
 
 /** The connection defaults (SshTransportOptions says what each is). */
-export const CONNECT_DEFAULTS = { connectTimeoutMs: 10_000, retries: 2, retryMinTimeoutMs: 500 } as const;
+const CONNECT_DEFAULTS = { connectTimeoutMs: 10_000, retries: 2, retryMinTimeoutMs: 500 } as const;
 
 /** The longest a connection to one host may take with the defaults: every attempt's budget and the backoffs between them. */
 export function connectBudgetMs(d: { connectTimeoutMs: number; retries: number; retryMinTimeoutMs: number } = CONNECT_DEFAULTS): number {

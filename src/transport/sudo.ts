@@ -28,7 +28,7 @@ export function sudoStopCommand(tag: string): string {
 export const SUDO_PROBE_BUDGET_MS = 15_000;
 
 /** The probe: exits 0 when the user may run anything as root without a password. */
-export const SUDO_PROBE = 'sudo -n true';
+const SUDO_PROBE = 'sudo -n true';
 
 /** sudo's words when it would have to ask (the password, or a terminal to ask on). */
 const NEEDS_PASSWORD = /a password is required|a terminal is required|must have a tty|no askpass program/i;

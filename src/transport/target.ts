@@ -8,7 +8,6 @@
 // applies where the name is not already an address the inventory gave: jump hosts (`ssh.bastion: jump`
 // or a ProxyJump), which are looked up the way `ssh` looks up what is typed on its command line.
 import { homedir, userInfo } from 'node:os';
-import { join } from 'node:path';
 import type { SshTarget } from './types.ts';
 import { EMPTY_SSH_CONFIG, expandPath, lookupHost, type SshConfig } from './ssh-config.ts';
 
@@ -122,9 +121,4 @@ export function resolveJumpHost(chain: string, via: SshTarget, env: TargetEnv): 
     knownHostsFile: via.knownHostsFile,
     bastion: before === undefined || before.toLowerCase() === 'none' ? undefined : before,
   };
-}
-
-/** The default known_hosts path (for callers that default it before resolving). */
-export function defaultKnownHostsFile(home = homedir()): string {
-  return join(home, '.ssh', 'known_hosts');
 }

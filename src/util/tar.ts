@@ -1,6 +1,5 @@
-// Reading one file out of a .tgz (a Helm chart) without extracting it: gunzip, then walk the tar headers.
+// The files of a tar archive (a Helm chart, once gunzipped) without extracting it: walk the tar headers.
 // Enough of the format for charts: ustar names with prefix, GNU long names ('L') and pax 'path' records.
-import { gunzipSync } from 'node:zlib';
 
 const BLOCK = 512;
 
@@ -41,9 +40,4 @@ export function tarFiles(tar: Buffer): Map<string, Buffer> {
     offset += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }
   return files;
-}
-
-/** One file of a .tgz, or undefined when it has none of that name. */
-export function readFromTgz(tgz: Buffer, name: string): Buffer | undefined {
-  return tarFiles(gunzipSync(tgz)).get(name);
 }

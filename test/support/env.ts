@@ -2,7 +2,7 @@
 // precondition fails the test instead of skipping it. Outside CI they are skipped with the reason.
 import { describe } from 'vitest';
 
-export const inCI = process.env.CI === 'true' || process.env.CI === '1';
+const inCI = process.env.CI === 'true' || process.env.CI === '1';
 export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** `describe` for a suite that needs root: runs as root, fails in CI without it, skips elsewhere. */

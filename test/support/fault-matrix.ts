@@ -20,7 +20,7 @@ import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
  * (and phase/gate, when given): the run is frozen (SIGSTOP) at that event while the fault goes in and
  * resumed (SIGCONT) once it is in place, so the fault lands exactly there and the clock starts at the resume.
  */
-export type Trigger =
+type Trigger =
   | { at: 'before' }
   | { at: 'run-start' }
   | { at: 'phase-start'; phase: string }
@@ -381,11 +381,6 @@ export const FAULT_ROWS: FaultRow[] = [
     budgetFromGate: ciliumRolledOut.id,
     heal: 'the rule removed; the rerun waits for the kubelet to start the config container again',
   },
-];
-
-/** Rows the matrix does not hold (yet), and why: the README says so beside the table. */
-export const NOT_IN_MATRIX = [
-  'during an upgrade: upgrades are not built yet (issue 18)',
 ];
 
 const cell = (s: string) => s.replaceAll('|', '\\|');

@@ -31,7 +31,7 @@ export interface Injection {
 }
 
 /** The row's arguments with their `<name>` placeholders filled from env.values (one without a value throws). */
-export function argsFor(args: string[], env: FaultEnv): string[] {
+function argsFor(args: string[], env: FaultEnv): string[] {
   return args.map((a) =>
     a.replace(/<([a-z][a-z0-9-]*)>/g, (_, name: string) => {
       const v = env.values?.[name];
@@ -42,7 +42,7 @@ export function argsFor(args: string[], env: FaultEnv): string[] {
 }
 
 /** The event a row's trigger names. */
-export function isTrigger(row: FaultRow, e: any): boolean {
+function isTrigger(row: FaultRow, e: any): boolean {
   const t = row.trigger;
   if (t.at === 'before' || e.type !== t.at) return false;
   if (t.at === 'phase-start') return e.phase === t.phase;

@@ -106,7 +106,7 @@ export interface BlockEnv {
 }
 
 /** The shell prelude: `bootstrap` and `ssh` as an operator has them. */
-export function prelude(e: Pick<BlockEnv, 'ssh'>): string {
+function prelude(e: Pick<BlockEnv, 'ssh'>): string {
   const cli = join(repoRoot, 'bin', 'bootstrap.js');
   const lines = [`bootstrap() { ${q(process.execPath)} ${q(cli)} "$@"; }`];
   if (e.ssh) {

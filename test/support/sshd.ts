@@ -15,7 +15,7 @@ export const PW_USER = 'bspw';
 const SUDOERS_FILE = '/etc/sudoers.d/bootstrap-test-users';
 const SSHD = '/usr/sbin/sshd';
 
-export type HostKeyType = 'ed25519' | 'ecdsa' | 'rsa';
+type HostKeyType = 'ed25519' | 'ecdsa' | 'rsa';
 
 /** Create the test users and their sudo rules (idempotent). */
 export function ensureTestUsers(): void {

@@ -1,7 +1,6 @@
 // What the add-on twins get from the k3s twin's server once its API serves: who this node is, the
 // datastore the API itself uses (the add-ons act as in-cluster controllers and as this node's kubelet),
 // and where the node keeps its files.
-import type { ResourceInfo } from '../api/resources.ts';
 import type { ObjectStore } from '../api/store.ts';
 import type { EtcdClient } from '../etcd/client.ts';
 import type { ServerContext } from '../server/run.ts';
@@ -38,11 +37,4 @@ export interface AddonContext extends ServerContext {
   images?: NodeImages;
 }
 
-export async function kind(ctx: AddonContext, apiVersion: string, k: string): Promise<ResourceInfo> {
-  const info = await ctx.registry.findKind(apiVersion, k);
-  if (!info) throw new Error(`no matches for kind "${k}" in version "${apiVersion}"`);
-  return info;
-}
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');

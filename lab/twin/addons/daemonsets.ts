@@ -98,7 +98,7 @@ const isReady = (pod: any) => (pod?.status?.conditions ?? []).some((c: any) => c
 const ownedBy = (pod: any, ds: any) => (pod.metadata?.ownerReferences ?? []).some((o: any) => o.uid === ds.metadata.uid);
 const rolloutKey = (ds: any) => `/twin/ds-rollout/${ds.metadata.namespace}/${ds.metadata.name}`;
 /** A node whose twin plays no DaemonSet controller: an agent (k3s runs kube-controller-manager on servers). */
-export const isAgentNode = (n: NodeView) => !Object.prototype.hasOwnProperty.call(n.labels, 'node-role.kubernetes.io/control-plane');
+const isAgentNode = (n: NodeView) => !Object.prototype.hasOwnProperty.call(n.labels, 'node-role.kubernetes.io/control-plane');
 
 interface Slot {
   podName: string;

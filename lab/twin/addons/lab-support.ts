@@ -5,7 +5,7 @@ import tls from 'node:tls';
 import { hostExec } from '../../api.ts';
 import { NET } from '../../config.ts';
 
-export const MANIFESTS = '/var/lib/rancher/k3s/server/manifests';
+const MANIFESTS = '/var/lib/rancher/k3s/server/manifests';
 export const VIP = NET.vip;
 
 export async function writeManifest(host: string, name: string, text: string): Promise<void> {

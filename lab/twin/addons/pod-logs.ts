@@ -31,7 +31,7 @@ export interface KubeletClient {
   cert: string;
   key: string;
 }
-export const logPrefix = (ns: string, pod: string) => `/twin/podlogs/${ns}/${pod}/`;
+const logPrefix = (ns: string, pod: string) => `/twin/podlogs/${ns}/${pod}/`;
 const runPrefix = (ns: string, pod: string, container: string, run: number) => `${logPrefix(ns, pod)}${container}/${String(run).padStart(6, '0')}/`;
 const bad = (message: string) => new ApiError(400, 'BadRequest', message);
 

@@ -17,7 +17,7 @@ export interface Request {
 
 const has = (list: string[] | undefined, v: string) => (list ?? []).includes('*') || (list ?? []).includes(v);
 
-export function ruleAllows(rule: any, q: Request): boolean {
+function ruleAllows(rule: any, q: Request): boolean {
   return has(rule.apiGroups, q.group) && has(rule.resources, q.resource) && has(rule.verbs, q.verb) && (!rule.resourceNames?.length || (q.name !== undefined && rule.resourceNames.includes(q.name)));
 }
 

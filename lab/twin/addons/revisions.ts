@@ -9,7 +9,7 @@ import { BUILTIN } from '../api/resources.ts';
 import { ApiError } from '../api/status.ts';
 import type { KubeStore } from './context.ts';
 
-export const REVISIONS = BUILTIN.find((x) => x.resource === 'controllerrevisions')!;
+const REVISIONS = BUILTIN.find((x) => x.resource === 'controllerrevisions')!;
 
 const ownedBy = (o: any, ds: any) => (o.metadata?.ownerReferences ?? []).some((r: any) => r.uid === ds.metadata.uid);
 

@@ -27,7 +27,7 @@ function exprMatches(e: any, labels: Record<string, string>): boolean {
 }
 
 /** kube-controller-manager's daemon/util AddOrUpdateDaemonPodTolerations. */
-export function daemonTolerations(spec: any): any[] {
+function daemonTolerations(spec: any): any[] {
   const auto = [
     { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
     { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },

@@ -22,7 +22,7 @@ export interface ClientCredentials {
   key: string;
 }
 
-export function resourcePath(info: ResourceInfo, ns?: string, name?: string, sub?: string): string {
+function resourcePath(info: ResourceInfo, ns?: string, name?: string, sub?: string): string {
   const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
   const nsPart = info.namespaced && ns ? `/namespaces/${encodeURIComponent(ns)}` : '';
   return `${base}${nsPart}/${info.resource}${name ? `/${encodeURIComponent(name)}` : ''}${sub ? `/${sub}` : ''}`;

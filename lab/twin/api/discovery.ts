@@ -22,7 +22,7 @@ function groupEntry(name: string, versions: string[]) {
   return { name, versions: vs, preferredVersion: vs[0] };
 }
 
-export function groups(all: ResourceInfo[]) {
+function groups(all: ResourceInfo[]) {
   const byGroup = new Map<string, string[]>();
   for (const i of all) {
     if (!i.group) continue;

@@ -29,7 +29,7 @@ function pidFile(dataDir: string): string {
 }
 
 /** Kills an etcd left running by a previous twin process (SIGKILLed parent, KillMode=process). */
-export function killStaleEtcd(dataDir: string): void {
+function killStaleEtcd(dataDir: string): void {
   const f = pidFile(dataDir);
   if (!existsSync(f)) return;
   const pid = Number(readFileSync(f, 'utf8'));

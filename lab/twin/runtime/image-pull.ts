@@ -7,8 +7,8 @@
 import type { ContainerState, Running } from '../addons/daemonsets.ts';
 import type { NodeImages } from './images.ts';
 
-export const IMAGE_BACKOFF_MS = 10_000;
-export const MAX_IMAGE_BACKOFF_MS = 300_000;
+const IMAGE_BACKOFF_MS = 10_000;
+const MAX_IMAGE_BACKOFF_MS = 300_000;
 /** How soon after a failed pull the kubelet's next sync of the pod reports the back-off. */
 const RESYNC_MS = 1_000;
 

@@ -123,7 +123,7 @@ function ensureShimLink(dataDir: string): string {
 }
 
 /** SIGTERM, then SIGKILL after the grace period; the task folder goes either way. */
-export async function stopTask(id: string): Promise<void> {
+async function stopTask(id: string): Promise<void> {
   const pid = livePid(undefined, id);
   if (pid) {
     try {

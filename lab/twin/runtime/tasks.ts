@@ -13,12 +13,12 @@ import { K3S_COMMIT, K3S_VERSION } from '../version.ts';
 
 export const CONTAINERD_STATE = '/run/k3s/containerd';
 export const TASK_NAMESPACE = 'k8s.io';
-export const taskRoot = (root = '') => join(root || '/', CONTAINERD_STATE, 'io.containerd.runtime.v2.task', TASK_NAMESPACE);
+const taskRoot = (root = '') => join(root || '/', CONTAINERD_STATE, 'io.containerd.runtime.v2.task', TASK_NAMESPACE);
 
 /** The shim's name in k3s's data dir: k3s runs containerd-shim-runc-v2 from <data-dir>/data/<hash>/bin. */
 export const SHIM_NAME = 'containerd-shim-runc-v2';
 /** k3s unpacks its binaries to <data-dir>/data/<sha256 of the bundle>; the twin names its folder after its version. */
-export const dataHash = () => createHash('sha256').update(`${K3S_VERSION} ${K3S_COMMIT}`).digest('hex');
+const dataHash = () => createHash('sha256').update(`${K3S_VERSION} ${K3S_COMMIT}`).digest('hex');
 export const shimPath = (dataDir: string) => join(dataDir, 'data', dataHash(), 'bin', SHIM_NAME);
 
 /** A container id as containerd's CRI plugin makes them: 64 hex digits (here stable per pod and container). */
@@ -44,7 +44,7 @@ export interface TaskStatus {
   startedAt: string;
 }
 
-export const taskDir = (root: string | undefined, id: string) => join(taskRoot(root), id);
+const taskDir = (root: string | undefined, id: string) => join(taskRoot(root), id);
 
 export function writeSpec(root: string | undefined, spec: TaskSpec): void {
   const dir = taskDir(root, spec.id);

@@ -44,7 +44,7 @@ export function writeToken(p: ServerPaths, caPem: string, secret: string): void 
 }
 
 /** k3s pkg/util/token.go NormalizeToken: the password of a token, or k3s's error for a malformed one. */
-export function normalizeToken(token: string): string {
+function normalizeToken(token: string): string {
   try {
     return parseToken(token).password;
   } catch {

@@ -30,7 +30,7 @@ export async function waitForQuorumRead(etcd: EtcdClient, joining: boolean): Pro
 }
 
 /** How long k3s's /db/info handler gives etcd's member list (pkg/etcd/etcd.go infoHandler: 2 s). */
-export const DB_INFO_TIMEOUT_MS = 2_000;
+const DB_INFO_TIMEOUT_MS = 2_000;
 
 /**
  * etcd's member list as k3s's /db/info reads it: clientv3 MemberList asks a LINEARIZABLE list (etcd-io/etcd

@@ -14,7 +14,7 @@ export interface FetchOpts {
   timeoutMs?: number;
 }
 
-export class FetchError extends Error {
+class FetchError extends Error {
   /** The connection itself failed (refused, unreachable, timed out before it was made): a load balancer tries another server. */
   constructor(message: string, readonly dial = false) {
     super(message);
@@ -103,7 +103,7 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
 }
 
 /** k3s's clientaccess timeout (pkg/clientaccess/token.go defaultClientTimeout) and Go's words when it runs out. */
-export const CLIENT_TIMEOUT_MS = 10_000;
+const CLIENT_TIMEOUT_MS = 10_000;
 export const CLIENT_TIMEOUT_TEXT = 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)';
 
 /**

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import YAML from 'yaml';
 import type { TlsPaths } from '../pki.ts';
 
-export function kubeconfigYaml(server: string, p: TlsPaths): string {
+function kubeconfigYaml(server: string, p: TlsPaths): string {
   const b64 = (f: string) => readFileSync(f).toString('base64');
   return YAML.stringify({
     apiVersion: 'v1',

@@ -11,7 +11,7 @@ import type { ObjectStore } from '../api/store.ts';
 import { strategicMerge } from '../api/patch.ts';
 import { ApiError } from '../api/status.ts';
 
-export async function applyObject(store: ObjectStore, registry: ResourceRegistry, obj: any): Promise<void> {
+async function applyObject(store: ObjectStore, registry: ResourceRegistry, obj: any): Promise<void> {
   const info = await registry.findKind(obj.apiVersion ?? '', obj.kind ?? '');
   if (!info) throw new Error(`no matches for kind "${obj.kind}" in version "${obj.apiVersion}"`);
   const ns = info.namespaced ? obj.metadata?.namespace ?? 'default' : undefined;

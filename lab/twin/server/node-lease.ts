@@ -11,8 +11,8 @@ import { ApiError } from '../api/status.ts';
 
 const LEASES = BUILTIN.find((x) => x.resource === 'leases')!;
 const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
-export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
-export const NODE_LEASE_DURATION_S = 40;
+const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+const NODE_LEASE_DURATION_S = 40;
 
 /** RFC 3339 with microseconds, as metav1.MicroTime serialises. */
 const microTime = (d: Date) => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');

@@ -35,7 +35,7 @@ function condition(type: string, status: boolean, reason: string, message: strin
   };
 }
 
-export function nodeLabels(f: NodeFacts): Record<string, string> {
+function nodeLabels(f: NodeFacts): Record<string, string> {
   const labels: Record<string, string> = {
     'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
     'kubernetes.io/hostname': f.name, 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'k3s',

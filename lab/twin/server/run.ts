@@ -31,7 +31,7 @@ import { checkBootstrapToken, linearizableMembers, waitForQuorumRead } from './d
 
 const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
 
-export async function upsertNode(store: ObjectStore, f: NodeFacts): Promise<void> {
+async function upsertNode(store: ObjectStore, f: NodeFacts): Promise<void> {
   for (let i = 0; i < 5; i++) {
     const existing = await store.tryGet(NODES, undefined, f.name);
     const desired = desiredNode(f, existing);

@@ -10,9 +10,9 @@ import type { NodeContext } from '../context.ts';
 import { slogLine } from '../logfmt.ts';
 import { reachApi } from '../reach.ts';
 
-export const CONNECT_RETRY_MS = 5_000;
-export const CONNECT_GIVE_UP_MS = 60_000;
-export const DIAL_TIMEOUT_MS = 30_000;
+const CONNECT_RETRY_MS = 5_000;
+const CONNECT_GIVE_UP_MS = 60_000;
+const DIAL_TIMEOUT_MS = 30_000;
 
 export interface Connect {
   ok: boolean;

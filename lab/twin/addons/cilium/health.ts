@@ -18,7 +18,7 @@ import { dirname } from 'node:path';
 import { BUILTIN } from '../../api/resources.ts';
 import type { NodeContext } from '../context.ts';
 
-export const HEALTH_PORT = 4240;
+const HEALTH_PORT = 4240;
 export const HEALTH_SOCKET = '/var/run/cilium/health.sock';
 const NODES = BUILTIN.find((x) => x.resource === 'nodes')!;
 const PROBE_TIMEOUT_MS = 3_000;
@@ -30,7 +30,7 @@ interface Peer {
 }
 
 /** GET http://ip:4240/hello, as the prober's client does; "" on success, the error in Go's words otherwise. */
-export function greet(ip: string, port = HEALTH_PORT, timeoutMs = PROBE_TIMEOUT_MS): Promise<{ status: string; latency?: number }> {
+function greet(ip: string, port = HEALTH_PORT, timeoutMs = PROBE_TIMEOUT_MS): Promise<{ status: string; latency?: number }> {
   const url = `http://${ip}:${port}/hello`;
   const t0 = process.hrtime.bigint();
   return new Promise((resolve) => {

@@ -19,15 +19,15 @@ import { HEALTH_SOCKET, serveHealth } from './health.ts';
 import { agentContainer, serveStatus } from './status-api.ts';
 
 const CONFIGMAPS = BUILTIN.find((x) => x.resource === 'configmaps')!;
-export const CNI_CONFLIST = '05-cilium.conflist';
-export const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
+const CNI_CONFLIST = '05-cilium.conflist';
+const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
 
 /** What cilium's CNI installer writes (plugins/cilium-cni, cni.exclusive). */
-export const CONFLIST = JSON.stringify({ cniVersion: '0.3.1', name: 'cilium', plugins: [{ type: 'cilium-cni', 'enable-debug': false, 'log-file': '/var/run/cilium/cilium-cni.log' }] }, null, 2) + '\n';
+const CONFLIST = JSON.stringify({ cniVersion: '0.3.1', name: 'cilium', plugins: [{ type: 'cilium-cni', 'enable-debug': false, 'log-file': '/var/run/cilium/cilium-cni.log' }] }, null, 2) + '\n';
 
 class Stopped extends Error {}
 
-export function ciliumAgentContainer(ds: any): any | undefined {
+function ciliumAgentContainer(ds: any): any | undefined {
   return (ds?.spec?.template?.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent');
 }
 

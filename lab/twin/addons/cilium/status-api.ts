@@ -16,7 +16,7 @@ export interface AgentStatus {
   ready: boolean;
 }
 
-export function statusResponse(s: AgentStatus): any {
+function statusResponse(s: AgentStatus): any {
   return {
     cilium: { state: s.ready ? 'Ok' : 'Failure', msg: '' },
     'container-runtime': { state: 'Ok', msg: 'containerd' },

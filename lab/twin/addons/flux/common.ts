@@ -13,7 +13,7 @@ export const FLUX_NS = 'flux-system';
 export const builtin = (r: string) => BUILTIN.find((x) => x.resource === r)!;
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 /** The twin re-checks every object at least this often, whatever its spec.interval says. */
-export const TWIN_INTERVAL_MS = 10_000;
+const TWIN_INTERVAL_MS = 10_000;
 
 export interface Condition {
   type: string;

@@ -19,7 +19,7 @@ import { coalesce } from '../helm/values.ts';
 import { type Attempt, type Condition, DEPENDENCY_REQUEUE_MS, builtin, due, findKind, handled, intervalRequeue, observed, withConditions, writeStatus } from './common.ts';
 import { collectHelmReleases, recordHelmRelease } from './garbage.ts';
 
-export const HR_API = 'helm.toolkit.fluxcd.io/v2';
+const HR_API = 'helm.toolkit.fluxcd.io/v2';
 const SECRETS = builtin('secrets');
 
 export function releaseNameOf(hr: any): string {
@@ -63,10 +63,10 @@ async function applyObject(ctx: AddonContext, o: any): Promise<void> {
 }
 
 /** The Stalled condition helm-controller writes once an action failed more often than its remediation retries allow (default 0). */
-export const retriesExceeded = (action: string, failures: number) => `Failed to ${action} after ${failures} attempt(s)`;
+const retriesExceeded = (action: string, failures: number) => `Failed to ${action} after ${failures} attempt(s)`;
 
 /** Resolves with the requeue the attempt asks for, in ms. */
-export async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: any): Promise<number> {
+async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: any): Promise<number> {
   const gen = hr.metadata.generation ?? 1;
   const hrNs = hr.metadata.namespace;
   const release = releaseNameOf(hr);

@@ -17,19 +17,19 @@ import { collectKustomizations, recordKustomization } from './garbage.ts';
 import { healthOf } from './health.ts';
 import { readArtifact } from './source.ts';
 
-export const KS_API = 'kustomize.toolkit.fluxcd.io/v1';
+const KS_API = 'kustomize.toolkit.fluxcd.io/v1';
 const NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';
 const NS_LABEL = 'kustomize.toolkit.fluxcd.io/namespace';
 
 /** A reconcile that stops: the Ready reason and message, as upstream. */
-export class Stop extends Error {
+class Stop extends Error {
   constructor(readonly reason: string, message: string) {
     super(message);
   }
 }
 
 /** `Kind/namespace/name` (or `Kind/name`), as fluxcd/pkg/ssa utils.FmtUnstructured. */
-export const fmtObject = (o: any) => (o.metadata?.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata?.name}`);
+const fmtObject = (o: any) => (o.metadata?.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata?.name}`);
 
 /** The inventory entry of an object (fluxcd/pkg/ssa ObjMetadata: namespace_name_group_kind, and the version). */
 export function inventoryEntry(o: any): { id: string; v: string } {
@@ -107,7 +107,7 @@ async function variables(ctx: AddonContext, ks: any): Promise<Record<string, str
 }
 
 /** kustomize's Gvk.String() and the name, as kustomize-controller names a resource whose post build failed. */
-export function resourceRef(d: any): string {
+function resourceRef(d: any): string {
   const [group, version] = String(d.apiVersion ?? '').includes('/') ? String(d.apiVersion).split('/') : ['', String(d.apiVersion ?? '')];
   return `${d.kind || '[noKind]'}.${version || '[noVer]'}.${group || '[noGrp]'}/${d.metadata?.name}`;
 }
@@ -238,7 +238,7 @@ const DEPENDENCY_STOPS = (e: Stop) => e.reason === 'DependencyNotReady' || e.mes
 
 const pluralOf = (kind: string) => `${kind.toLowerCase().replace(/y$/, 'ie')}s`;
 
-export async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks: any): Promise<KsAttempt> {
+async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks: any): Promise<KsAttempt> {
   const gen = ks.metadata.generation ?? 1;
   const timeout = goDuration(kustomizationTimeoutMs(ks));
   const attempt = (retryMs: number, revision?: string, health?: HealthWait): KsAttempt => ({ at: Date.now(), generation: gen, retryMs, revision, health });

@@ -39,7 +39,7 @@ const NODES = builtin('nodes');
  * `features` map plus fluxcd/pkg auth/v0.54.0 SetFeatureGates' ObjectLevelWorkloadIdentity): source-controller
  * v1.9.0, kustomize-controller v1.9.0, helm-controller v1.6.0, notification-controller v1.9.0.
  */
-export const FEATURE_GATES: Record<string, string[]> = {
+const FEATURE_GATES: Record<string, string[]> = {
   'source-controller': ['CacheSecretsAndConfigMaps', 'ObjectLevelWorkloadIdentity'],
   'kustomize-controller': ['CacheSecretsAndConfigMaps', 'DisableStatusPollerCache', 'DisableFailFastBehavior', 'StrictPostBuildSubstitutions', 'GroupChangeLog', 'AdditiveCELDependencyCheck', 'ExternalArtifact', 'CancelHealthCheckOnNewRevision', 'DisableConfigWatchers', 'DirectSourceFetch', 'MigrateAPIVersion', 'ObjectLevelWorkloadIdentity'],
   'helm-controller': ['CacheSecretsAndConfigMaps', 'DetectDrift', 'CorrectDrift', 'AllowDNSLookups', 'OOMWatch', 'AdoptLegacyReleases', 'DisableChartDigestTracking', 'AdditiveCELDependencyCheck', 'ExternalArtifact', 'DisableConfigWatchers', 'DirectSourceFetch', 'UseHelm3Defaults', 'CancelHealthCheckOnNewRevision', 'DefaultToRetryOnFailure', 'ObjectLevelWorkloadIdentity'],
@@ -52,7 +52,7 @@ export const FEATURE_GATES: Record<string, string[]> = {
  * runtime/v0.110.0 runtime/logger/logger.go NewLogger; controller-runtime v0.24 pkg/log/zap newJSONEncoder),
  * the fields after the message as zapr writes logr's key/value pairs (an error under "error").
  */
-export function zapLine(level: 'info' | 'error', msg: string, fields: Record<string, unknown> = {}, at = new Date()): string {
+function zapLine(level: 'info' | 'error', msg: string, fields: Record<string, unknown> = {}, at = new Date()): string {
   return JSON.stringify({ level, ts: at.toISOString(), logger: 'setup', msg, ...fields });
 }
 
@@ -103,7 +103,7 @@ export const podName = (d: any, hash: string, slot: number) =>
 
 const condition = (p: any, type: string) => (p?.status?.conditions ?? []).find((c: any) => c.type === type);
 /** Available: Ready (the Deployments here have no minReadySeconds). */
-export const podAvailable = (p: any) => condition(p, 'Ready')?.status === 'True';
+const podAvailable = (p: any) => condition(p, 'Ready')?.status === 'True';
 
 /** The Deployment's pods: in its namespace, matching its selector, controlled by one of its ReplicaSets (by name), not deleting. */
 export function podsOf(d: any, pods: any[]): any[] {
@@ -240,7 +240,7 @@ export function podFor(d: any, hash: string, slot: number, node: string): any {
  * Where a new pod goes: the first Ready server by name (every server picks the same; the Flux twins run on
  * servers only). The scheduler's scoring across all nodes is not imitated.
  */
-export function placement(nodes: any[]): string | undefined {
+function placement(nodes: any[]): string | undefined {
   const ready = nodes.filter((n) => Object.prototype.hasOwnProperty.call(n.metadata?.labels ?? {}, 'node-role.kubernetes.io/control-plane') && condition(n, 'Ready')?.status === 'True');
   return ready.map((n) => n.metadata.name).sort()[0];
 }

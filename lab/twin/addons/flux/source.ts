@@ -15,7 +15,7 @@ import { type Attempt, type Condition, builtin, due, findKind, handled, interval
 import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from './git-errors.ts';
 import { labTool } from '../../tools.ts';
 
-export interface Artifact {
+interface Artifact {
   revision: string;
   digest: string;
   lastUpdateTime: string;
@@ -61,7 +61,7 @@ function treeOf(dir: string): Record<string, string> {
   return out;
 }
 
-export const artifactDigest = (files: Record<string, string>) => `sha256:${createHash('sha256').update(JSON.stringify(Object.entries(files).sort())).digest('hex')}`;
+const artifactDigest = (files: Record<string, string>) => `sha256:${createHash('sha256').update(JSON.stringify(Object.entries(files).sort())).digest('hex')}`;
 
 type Fetch = { ok: true; sha: string; files: Record<string, string> } | { ok: false; reason: string; message: string };
 
@@ -95,7 +95,7 @@ async function fetchBranch(url: string, branch: string, secret: any, known: stri
   }
 }
 
-export async function reconcileGitRepository(ctx: AddonContext, info: any, repo: any): Promise<void> {
+async function reconcileGitRepository(ctx: AddonContext, info: any, repo: any): Promise<void> {
   const ns = repo.metadata.namespace;
   const name = repo.metadata.name;
   const branch = repo.spec?.ref?.branch ?? 'master';
@@ -145,7 +145,7 @@ export async function reconcileGitRepository(ctx: AddonContext, info: any, repo:
 }
 
 /** No network in the lab: a HelmRepository is "stored" at once; its charts are the ones the lab knows. */
-export async function reconcileHelmRepository(ctx: AddonContext, info: any, repo: any): Promise<void> {
+async function reconcileHelmRepository(ctx: AddonContext, info: any, repo: any): Promise<void> {
   const gen = repo.metadata.generation ?? 1;
   const digest = `sha256:${createHash('sha256').update(String(repo.spec?.url ?? '')).digest('hex')}`;
   const msg = `stored artifact: revision '${digest}'`;

@@ -20,7 +20,7 @@ export interface Rendered {
   manifest: string;
 }
 
-export function ciliumImage(img: any): string {
+function ciliumImage(img: any): string {
   if (img?.override) return String(img.override);
   const tag = img?.tag ? `:${img.tag}` : '';
   const digest = img?.useDigest ? `@${img.digest}` : '';
@@ -28,7 +28,7 @@ export function ciliumImage(img: any): string {
 }
 
 /** The KUBERNETES_SERVICE_* entries the agent template emits for these values (possibly none). */
-export function serviceEnv(v: any): any[] {
+function serviceEnv(v: any): any[] {
   const out: any[] = [];
   const port = { name: 'KUBERNETES_SERVICE_PORT', value: v.k8sServicePort === undefined || v.k8sServicePort === null ? '' : String(v.k8sServicePort) };
   if (v.k8sServiceHostRef?.name && v.k8sServiceHostRef?.key) {
@@ -45,7 +45,7 @@ export function serviceEnv(v: any): any[] {
  * The agent pod's init containers (templates/cilium-agent/daemonset.yaml, 1.19.5), in the chart's order and
  * under its conditions; only name, command, the env the twin reads and terminationMessagePolicy are kept.
  */
-export function ciliumInitContainers(v: any, image: string, configEnv: any[]): any[] {
+function ciliumInitContainers(v: any, image: string, configEnv: any[]): any[] {
   const fallback = { terminationMessagePolicy: 'FallbackToLogsOnError' };
   const sources = v.daemon?.configSources;
   const buildDaemonConfig = sources === undefined || sources === null || !/^config-map:[^,]+$/.test(String(sources));

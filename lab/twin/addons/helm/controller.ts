@@ -28,12 +28,12 @@ const JOBS = info('jobs');
 const NODES = info('nodes');
 const NAMESPACES = info('namespaces');
 export const UNMANAGED = 'helmcharts.helm.cattle.io/unmanaged';
-export const CONFIG_HASH = 'helmcharts.helm.cattle.io/configHash';
+const CONFIG_HASH = 'helmcharts.helm.cattle.io/configHash';
 /** wrangler's finalizer prefix and the remove handler's name. */
 export const REMOVE_FINALIZER = 'wrangler.cattle.io/on-helm-chart-remove';
 
 /** chart.go shouldManage: a chart with content (or a chart name) and without the unmanaged annotation. */
-export function shouldManage(hc: any): boolean {
+function shouldManage(hc: any): boolean {
   if (!hc?.spec?.chart && !hc?.spec?.chartContent) return false;
   return hc.metadata?.annotations?.[UNMANAGED] === undefined;
 }

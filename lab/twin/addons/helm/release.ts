@@ -17,9 +17,9 @@ export interface ReleaseInput {
   description: string;
 }
 
-export const releaseSecretName = (name: string, version: number) => `sh.helm.release.v1.${name}.v${version}`;
+const releaseSecretName = (name: string, version: number) => `sh.helm.release.v1.${name}.v${version}`;
 
-export function encodeRelease(r: ReleaseInput, now = new Date().toISOString()): string {
+function encodeRelease(r: ReleaseInput, now = new Date().toISOString()): string {
   const rel = {
     name: r.name,
     info: { first_deployed: r.firstDeployed, last_deployed: now, deleted: '', description: r.description, status: r.status },

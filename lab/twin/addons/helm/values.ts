@@ -11,6 +11,3 @@ export function coalesce(defaults: unknown, user: unknown): unknown {
   }
   return out;
 }
-
-/** `{{ x | quote }}` of a scalar, as the YAML value it renders to. */
-export const quoted = (v: unknown): string => (v === undefined || v === null ? '' : String(v));

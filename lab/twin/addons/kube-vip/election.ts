@@ -38,7 +38,7 @@ const step = async <T>(s: LeaseStep, f: () => Promise<T>): Promise<T> => {
 };
 
 /** metav1.MicroTime as the apiserver writes it. */
-export const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
+const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
 
 export class Elector {
   private observedRecord = '';

@@ -14,7 +14,7 @@ import { kubeVipConfig, type KubeVipConfig } from './config.ts';
 import { Elector, LeaseStepError, type LeaseIO, type LeaseSpec } from './election.ts';
 import { hostNet, type NetOps } from './net.ts';
 
-export const KUBE_VIP_VERSION = 'v0.9.2';
+const KUBE_VIP_VERSION = 'v0.9.2';
 const LEASES = BUILTIN.find((x) => x.resource === 'leases')!;
 /** Go's dial timeout as client-go meets it; shortened from 30 s so a lab test sees the line sooner. */
 const DIAL_TIMEOUT_MS = 10_000;
