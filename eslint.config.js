@@ -13,7 +13,26 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', fetch: 'readonly', setImmediate: 'readonly', queueMicrotask: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        structuredClone: 'readonly',
+        fetch: 'readonly',
+        setImmediate: 'readonly',
+        queueMicrotask: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/no-explicit-any': 'off',
@@ -23,7 +42,10 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
-  { files: ['src/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('phases', 'modes', 'cli', 'lab', 'test', 'scripts', 'bin')], 'no-console': 'error' } },
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', above('phases', 'modes', 'cli', 'lab', 'test', 'scripts', 'bin')], 'no-console': 'error' },
+  },
   { files: ['phases/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('modes', 'cli', 'lab', 'test')], 'no-console': 'error' } },
   { files: ['modes/**/*.ts'], rules: { 'no-restricted-imports': ['error', above('cli', 'lab', 'test')], 'no-console': 'error' } },
   // The CLI calls a mode, which names the phases.

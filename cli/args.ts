@@ -16,7 +16,19 @@ phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, 
 exit codes: 0 done; 1 stopped by a named cause; 2 --check found changes to make; 64 usage error; 65 invalid inventory`;
 
 export type Command =
-  | { kind: 'run'; env?: string; inventory?: string; check: boolean; from?: string; only?: string; until?: string; resume: boolean; json: boolean; replace?: string; restore?: string }
+  | {
+      kind: 'run';
+      env?: string;
+      inventory?: string;
+      check: boolean;
+      from?: string;
+      only?: string;
+      until?: string;
+      resume: boolean;
+      json: boolean;
+      replace?: string;
+      restore?: string;
+    }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
   | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean; server?: string }
@@ -56,7 +68,9 @@ export function parseCommand(argv: string[]): Command {
   const [first, ...rest] = positionals;
   if (first && SUBCOMMANDS.has(first)) {
     if (rest.length > 1) throw new UsageError(`unexpected arguments: ${rest.slice(1).join(' ')}`);
-    const runOnly = (['check', 'resume'] as const).filter((k) => v[k]).concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
+    const runOnly = (['check', 'resume'] as const)
+      .filter((k) => v[k])
+      .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
@@ -67,7 +81,8 @@ export function parseCommand(argv: string[]): Command {
     }
     const env = rest[0];
     if (!env && !v.inventory) throw new UsageError(`${first} needs an environment or --inventory FILE`);
-    if (first === 'backup') return { kind: 'backup', env, inventory: v.inventory, list: v.list!, json: v.json!, ...(v.server !== undefined && { server: v.server }) };
+    if (first === 'backup')
+      return { kind: 'backup', env, inventory: v.inventory, list: v.list!, json: v.json!, ...(v.server !== undefined && { server: v.server }) };
     if (first === 'verify') return { kind: 'verify', env, inventory: v.inventory, drill: v.drill!, json: v.json! };
     return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
   }
@@ -77,9 +92,24 @@ export function parseCommand(argv: string[]): Command {
   if (v.list) throw new UsageError('--list belongs to bootstrap backup <env>, not to a run');
   if (v.server !== undefined) throw new UsageError('--server belongs to bootstrap backup <env>, not to a run');
   // A restore rebuilds every server's datastore in the k3s phases: a selection that starts later would skip that.
-  if (v.restore !== undefined && (v.from || v.only || v.resume)) throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');
+  if (v.restore !== undefined && (v.from || v.only || v.resume))
+    throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');
   // A replace deletes, wipes and rejoins within the k3s phases: a selection that starts later would skip that.
-  if (v.replace !== undefined && v.restore !== undefined) throw new UsageError('--replace and --restore are two paths: choose one (runbooks/replace-server.md says which)');
-  if (v.replace !== undefined && (v.from || v.only)) throw new UsageError(`--replace runs from the first phase: it cannot be combined with --${v.from ? 'from' : 'only'}`);
-  return { kind: 'run', env: first, inventory: v.inventory, check: v.check!, from: v.from, only: v.only, until: v.until, resume: v.resume!, json: v.json!, ...(v.replace !== undefined && { replace: v.replace }), ...(v.restore !== undefined && { restore: v.restore }) };
+  if (v.replace !== undefined && v.restore !== undefined)
+    throw new UsageError('--replace and --restore are two paths: choose one (runbooks/replace-server.md says which)');
+  if (v.replace !== undefined && (v.from || v.only))
+    throw new UsageError(`--replace runs from the first phase: it cannot be combined with --${v.from ? 'from' : 'only'}`);
+  return {
+    kind: 'run',
+    env: first,
+    inventory: v.inventory,
+    check: v.check!,
+    from: v.from,
+    only: v.only,
+    until: v.until,
+    resume: v.resume!,
+    json: v.json!,
+    ...(v.replace !== undefined && { replace: v.replace }),
+    ...(v.restore !== undefined && { restore: v.restore }),
+  };
 }

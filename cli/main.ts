@@ -123,4 +123,3 @@ function report(err: unknown, io: Io): number {
   io.err(`bootstrap: internal error (a bug, please report it with this trace):\n${(err as Error)?.stack ?? String(err)}`);
   return 70;
 }
-

@@ -13,9 +13,7 @@ import { findHost, labBastion, labHosts } from './state.ts';
 
 export { paths, proxyThroughBastion, sshArgs };
 export type { HostPlan, RunResult, UpOptions, UpResult };
-;
-;
-export { gitServerStatus,    } from './gitops-server.ts';
+export { gitServerStatus } from './gitops-server.ts';
 
 /** Throws LabUnavailable (one line) unless this is Linux and we are root. */
 export function requireLab(): void {

@@ -22,7 +22,10 @@ const TARGET_MS = 5_000;
 
 function bootstrap(args: string[], stateDir: string): { ms: number; code: number | null; out: string } {
   const t0 = process.hrtime.bigint();
-  const res = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args], { env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir, CI: 'true' }, encoding: 'utf8' });
+  const res = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args], {
+    env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir, CI: 'true' },
+    encoding: 'utf8',
+  });
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, code: res.status, out: res.stdout + res.stderr };
 }
 
@@ -41,13 +44,25 @@ async function backupRss(): Promise<boolean> {
   try {
     const knownHosts = join(tmp.dir, 'known_hosts');
     writeFileSync(knownHosts, sshd.knownHostsLines());
-    const target: SshTarget = { name: 'bench-1', address: sshd.address, port: sshd.port, user: OPS_USER, identityFile: join(tmp.dir, 'id_ed25519'), knownHostsFile: knownHosts };
+    const target: SshTarget = {
+      name: 'bench-1',
+      address: sshd.address,
+      port: sshd.port,
+      user: OPS_USER,
+      identityFile: join(tmp.dir, 'id_ed25519'),
+      knownHostsFile: knownHosts,
+    };
     const snapshot = join(tmp.dir, 'server', 'snapshot');
     mkdirSync(join(tmp.dir, 'server'), { mode: 0o700 }); // root's: only sudo reads it, as k3s's snapshots
     execFileSync('sh', ['-c', `head -c ${SNAPSHOT_BYTES} /dev/urandom > ${snapshot} && chmod 0600 ${snapshot}`]);
     const expected = execFileSync('sha256sum', [snapshot], { encoding: 'utf8' }).split(/\s+/)[0];
-    const child = spawnSync(process.execPath, [join(REPO_ROOT, 'bin/bench.js'), '--backup-child', JSON.stringify({ target, snapshot, stateDir: join(tmp.dir, 'state'), home: tmp.dir })], { encoding: 'utf8' });
-    const result = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { sha256: string; bytes: number; ms: number; maxRssMB: number }) : undefined;
+    const child = spawnSync(
+      process.execPath,
+      [join(REPO_ROOT, 'bin/bench.js'), '--backup-child', JSON.stringify({ target, snapshot, stateDir: join(tmp.dir, 'state'), home: tmp.dir })],
+      { encoding: 'utf8' },
+    );
+    const result =
+      child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { sha256: string; bytes: number; ms: number; maxRssMB: number }) : undefined;
     if (!result || result.sha256 !== expected || result.bytes !== SNAPSHOT_BYTES) {
       process.stderr.write(`bench: the 1 GiB backup failed or did not match (exit ${child.status}):\n${(child.stdout + child.stderr).slice(-2000)}\n`);
       return false;
@@ -74,7 +89,19 @@ export async function backupChild(arg: string): Promise<number> {
     const pending = new PendingBackup(stateDir, 'bench');
     const pulled = await pullSnapshot(remote, snapshot, pending.snapshotSink());
     const dir = pending.commit(
-      { id: 'bench', env: 'bench', takenAt: new Date().toISOString(), k3sVersion: '', snapshotServer: target.name, servers: [target.name], snapshotName: 'bench', sha256: pulled.sha256, bytes: pulled.bytes, objects: [], counts: {} },
+      {
+        id: 'bench',
+        env: 'bench',
+        takenAt: new Date().toISOString(),
+        k3sVersion: '',
+        snapshotServer: target.name,
+        servers: [target.name],
+        snapshotName: 'bench',
+        sha256: pulled.sha256,
+        bytes: pulled.bytes,
+        objects: [],
+        counts: {},
+      },
       { secret: 'bench' },
     );
     const ms = Date.now() - t0;
@@ -122,7 +149,9 @@ export async function main(): Promise<number> {
     times.sort((a, b) => a - b);
     const median = times[Math.floor(times.length / 2)];
     const verdict = median < TARGET_MS ? 'meets' : 'MISSES';
-    process.stdout.write(`${label.padEnd(20)} median ${(median / 1000).toFixed(2)} s, min ${(times[0] / 1000).toFixed(2)} s, max ${(times.at(-1)! / 1000).toFixed(2)} s over ${RUNS} runs — ${verdict} the ${TARGET_MS / 1000} s target\n`);
+    process.stdout.write(
+      `${label.padEnd(20)} median ${(median / 1000).toFixed(2)} s, min ${(times[0] / 1000).toFixed(2)} s, max ${(times.at(-1)! / 1000).toFixed(2)} s over ${RUNS} runs — ${verdict} the ${TARGET_MS / 1000} s target\n`,
+    );
   }
   return backupMeets ? 0 : 1;
 }

@@ -42,7 +42,9 @@ async function dispatch(argv: string[]): Promise<number> {
         log: say,
       });
       const jump = bastion();
-      say(`lab ${res.reused ? 'already up' : 'up'}: ${res.hosts.map((h) => `${h.name} ${h.address}`).join(', ')}${jump ? `, behind ${jump.name} ${jump.address}` : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      say(
+        `lab ${res.reused ? 'already up' : 'up'}: ${res.hosts.map((h) => `${h.name} ${h.address}`).join(', ')}${jump ? `, behind ${jump.name} ${jump.address}` : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+      );
       process.stdout.write(`${res.inventory}\n`);
       return 0;
     }

@@ -75,15 +75,24 @@ export async function main(): Promise<number> {
   say('\n== 4. summary');
   say('   what was built:');
   const founder = lab.hosts[0].name;
-  const nodes = await hostExec(founder, `k3s kubectl get nodes -o custom-columns='NODE:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,ETCD VOTER:.status.conditions[?(@.type=="EtcdIsVoter")].status'`);
+  const nodes = await hostExec(
+    founder,
+    `k3s kubectl get nodes -o custom-columns='NODE:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,ETCD VOTER:.status.conditions[?(@.type=="EtcdIsVoter")].status'`,
+  );
   for (const line of nodes.stdout.trim().split('\n')) say(`   ${line}`);
   const lease = await hostExec(founder, "k3s kubectl get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'; true");
   say(`   control-plane VIP ${NET.vip} announced by: ${lease.stdout.trim() || '(no holder)'}`);
-  const agents = await hostExec(founder, `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o custom-columns='CILIUM AGENT:.metadata.name,NODE:.spec.nodeName,KUBERNETES_SERVICE_HOST:.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value'; true`);
+  const agents = await hostExec(
+    founder,
+    `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o custom-columns='CILIUM AGENT:.metadata.name,NODE:.spec.nodeName,KUBERNETES_SERVICE_HOST:.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value'; true`,
+  );
   for (const line of agents.stdout.trim().split('\n')) say(`   ${line}`);
   // Once the build hands the cluster to Flux: what Flux applies from the GitOps repository, at which revision.
   if ('flux' in build.durations) {
-    const flux = await hostExec(founder, `k3s kubectl get kustomizations.kustomize.toolkit.fluxcd.io -A -o custom-columns='FLUX KUSTOMIZATION:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,REVISION:.status.lastAppliedRevision'; true`);
+    const flux = await hostExec(
+      founder,
+      `k3s kubectl get kustomizations.kustomize.toolkit.fluxcd.io -A -o custom-columns='FLUX KUSTOMIZATION:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,REVISION:.status.lastAppliedRevision'; true`,
+    );
     for (const line of flux.stdout.trim().split('\n')) say(`   ${line}`);
   }
   say('\n   phase durations:');
@@ -100,8 +109,7 @@ export async function main(): Promise<number> {
     if (hasKubectl()) {
       say(`   kubectl --kubeconfig ${kubeconfig} get nodes`);
       if ('flux' in build.durations) say(`   kubectl --kubeconfig ${kubeconfig} get kustomizations,helmreleases -A`);
-    }
-    else say(`   admin kubeconfig (0600, dials the VIP ${NET.vip}): ${kubeconfig}  (no kubectl on this machine)`);
+    } else say(`   admin kubeconfig (0600, dials the VIP ${NET.vip}): ${kubeconfig}  (no kubectl on this machine)`);
   }
   say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${inventory} --until ${last}   # a second run: 0 changed`);
   say(`   ${labCmd} down   # tear everything down`);

@@ -46,7 +46,8 @@ function parsePort(arg: string | undefined): number {
 /** `block-egress`'s argument: an IPv4 address and a port, `10.77.0.9:6443`. */
 function parseEgressTarget(arg: string | undefined): { address: string; port: number } {
   const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d+)$/.exec(arg ?? '');
-  if (!m || m[1]!.split('.').some((o) => Number(o) > 255)) throw new LabUsage(`block-egress takes an IPv4 address and a port (e.g. 10.77.0.9:6443), not ${arg ?? '(none)'}`);
+  if (!m || m[1]!.split('.').some((o) => Number(o) > 255))
+    throw new LabUsage(`block-egress takes an IPv4 address and a port (e.g. 10.77.0.9:6443), not ${arg ?? '(none)'}`);
   return { address: m[1]!, port: parsePort(m[2]) };
 }
 
@@ -64,7 +65,8 @@ function nftScript(port: number, add: boolean): string {
     'add set inet bootstrap_lab blocked { type inet_service; }',
     'add chain inet bootstrap_lab input { type filter hook input priority -10; policy accept; }',
   ];
-  const rules = 'flush chain inet bootstrap_lab input\nadd rule inet bootstrap_lab input tcp dport @blocked reject with tcp reset\nadd rule inet bootstrap_lab input udp dport @blocked reject';
+  const rules =
+    'flush chain inet bootstrap_lab input\nadd rule inet bootstrap_lab input tcp dport @blocked reject with tcp reset\nadd rule inet bootstrap_lab input udp dport @blocked reject';
   return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab blocked { ${port} }`].join('\n');
 }
 
@@ -107,7 +109,8 @@ function egressScript(address: string, port: number, add: boolean): string {
     'add set inet bootstrap_lab egress { type ipv4_addr . inet_service; }',
     'add chain inet bootstrap_lab output { type filter hook output priority -10; policy accept; }',
   ];
-  const rules = 'flush chain inet bootstrap_lab output\nadd rule inet bootstrap_lab output ip daddr . tcp dport @egress reject with tcp reset\nadd rule inet bootstrap_lab output ip daddr . udp dport @egress reject';
+  const rules =
+    'flush chain inet bootstrap_lab output\nadd rule inet bootstrap_lab output ip daddr . tcp dport @egress reject with tcp reset\nadd rule inet bootstrap_lab output ip daddr . udp dport @egress reject';
   return [...setup, rules, `${add ? 'add' : 'delete'} element inet bootstrap_lab egress { ${address} . ${port} }`].join('\n');
 }
 
@@ -145,7 +148,10 @@ export async function fault(host: HostPlan, kind: string, arg?: string): Promise
     case 'block-egress':
     case 'unblock-egress': {
       const { address, port } = parseEgressTarget(arg);
-      const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], { input: egressScript(address, port, kind === 'block-egress'), allowFail: true });
+      const res = await run('ip', ['netns', 'exec', host.netns, 'nft', '-f', '-'], {
+        input: egressScript(address, port, kind === 'block-egress'),
+        allowFail: true,
+      });
       // unblocking what is not blocked is fine
       if (res.code !== 0 && kind === 'block-egress') throw new Error(`${host.name}: nft failed: ${res.stderr.trim()}`);
       return;

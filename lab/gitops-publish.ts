@@ -21,7 +21,15 @@ export function publishGitopsSync(checkoutDir: string, branch = 'main', repo = g
   ensureServedRepo(repo);
   const index = mkdtempSync(join(tmpdir(), 'lab-gitops-index-'));
   // A private index and no hooks or user config: the commit depends on the folder's files alone.
-  const env = { ...process.env, ...IDENTITY, GIT_DIR: repo, GIT_WORK_TREE: checkoutDir, GIT_INDEX_FILE: join(index, 'index'), GIT_CONFIG_NOSYSTEM: '1', HOME: index };
+  const env = {
+    ...process.env,
+    ...IDENTITY,
+    GIT_DIR: repo,
+    GIT_WORK_TREE: checkoutDir,
+    GIT_INDEX_FILE: join(index, 'index'),
+    GIT_CONFIG_NOSYSTEM: '1',
+    HOME: index,
+  };
   const git = (...args: string[]) => execFileSync('git', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   try {
     git('add', '--all', '--force', '.');

@@ -182,7 +182,7 @@ async function gitServerRunning(): Promise<boolean> {
 /** Starts the server unless it answers already; returns once it accepts TCP on port 22. */
 export async function startGitServer(p = gitServerPaths()): Promise<void> {
   if (await gitServerRunning()) return;
-  if (!existsSync('/usr/sbin/sshd')) throw new Error('the lab git server needs the machine\'s OpenSSH server (apt-get install openssh-server)');
+  if (!existsSync('/usr/sbin/sshd')) throw new Error("the lab git server needs the machine's OpenSSH server (apt-get install openssh-server)");
   if (!existsSync(SERVED)) throw new Error(`the lab git server mounts its repository on ${SERVED}, which this machine lacks`);
   await prepareGitServer(p);
   await plugServer();

@@ -41,11 +41,17 @@ function hostsFile(all: HostPlan[]): string {
 
 /** The host's public host key as written to known_hosts ("ssh-ed25519 AAAA..."). */
 export function hostPublicKey(host: HostPlan): string {
-  return readFileSync(join(hostDir(host), 'seed', 'ssh_host_ed25519_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
+  return readFileSync(join(hostDir(host), 'seed', 'ssh_host_ed25519_key.pub'), 'utf8')
+    .trim()
+    .split(/\s+/)
+    .slice(0, 2)
+    .join(' ');
 }
 
 function opsIds(rootfs: string): { uid: number; gid: number } {
-  const line = readFileSync(join(rootfs, 'etc', 'passwd'), 'utf8').split('\n').find((l) => l.startsWith(`${OPS_USER}:`));
+  const line = readFileSync(join(rootfs, 'etc', 'passwd'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${OPS_USER}:`));
   const [, , uid, gid] = line?.split(':') ?? [];
   return { uid: Number(uid ?? 1000), gid: Number(gid ?? 1000) };
 }

@@ -49,11 +49,21 @@ export function ociArchive(refs: string[]): Buffer {
   for (const ref of refs) {
     const r = parseImageRef(ref);
     const config = JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [] } });
-    const manifest = JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha(config), size: config.length }, layers: [] });
+    const manifest = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha(config), size: config.length },
+      layers: [],
+    });
     const digest = r.digest ?? sha(manifest);
     files.push([`blobs/sha256/${sha(config).slice(7)}`, config], [`blobs/sha256/${digest.slice(7)}`, manifest]);
     const name = `${r.repository}:${r.tag ?? 'latest'}`;
-    manifests.push({ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest, size: manifest.length, annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': r.tag ?? 'latest' } });
+    manifests.push({
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      digest,
+      size: manifest.length,
+      annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': r.tag ?? 'latest' },
+    });
   }
   files.push(['index.json', JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests })]);
   return tarOf(files);
@@ -63,7 +73,10 @@ export function ociArchive(refs: string[]): Buffer {
 export function dockerSaveArchive(tags: string[]): Buffer {
   const config = JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [] } });
   const id = sha(config).slice(7);
-  return tarOf([[`${id}.json`, config], ['manifest.json', JSON.stringify([{ Config: `${id}.json`, RepoTags: tags, Layers: [] }])]]);
+  return tarOf([
+    [`${id}.json`, config],
+    ['manifest.json', JSON.stringify([{ Config: `${id}.json`, RepoTags: tags, Layers: [] }])],
+  ]);
 }
 
 /** The images the lab's Cilium pulls: the chart's, under the GitOps fixture's HelmRelease values. */

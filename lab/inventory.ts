@@ -17,8 +17,8 @@ export const LAB_SERVICE_CIDR = '10.45.0.0/16';
 function waiverReason(layout: CgroupLayout): string | undefined {
   if (layout === 'unified') return undefined;
   return layout === 'hybrid'
-    ? 'lab hosts share the lab machine\'s cgroups, a v1/v2 hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified without controllers); the lab cannot offer cgroup v2 alone'
-    : 'lab hosts share the lab machine\'s cgroups, which are v1 only; the lab cannot offer cgroup v2';
+    ? "lab hosts share the lab machine's cgroups, a v1/v2 hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified without controllers); the lab cannot offer cgroup v2 alone"
+    : "lab hosts share the lab machine's cgroups, which are v1 only; the lab cannot offer cgroup v2";
 }
 
 const yamlString = (s: string) => JSON.stringify(s);
@@ -27,8 +27,7 @@ const yamlString = (s: string) => JSON.stringify(s);
 export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLayout, bastion?: HostPlan): string {
   const servers = hosts.filter((h) => h.role === 'server');
   const agents = hosts.filter((h) => h.role === 'agent');
-  const line = (h: HostPlan, founder: boolean) =>
-    `  - { name: ${h.name}, address: ${h.address}${founder ? ', founder: true' : ''} }`;
+  const line = (h: HostPlan, founder: boolean) => `  - { name: ${h.name}, address: ${h.address}${founder ? ', founder: true' : ''} }`;
   const reason = waiverReason(layout);
   return [
     '# Written by `npm run lab -- up`; regenerated on every lab up. Not committed.',

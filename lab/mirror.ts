@@ -9,7 +9,10 @@ export function findMirror(texts: string[], suite: string): string | undefined {
     // deb822 (.sources): blank-line separated stanzas.
     for (const stanza of text.split(/\n\s*\n/)) {
       const field = (name: string) =>
-        stanza.match(new RegExp(`^${name}:\\s*(.+)$`, 'mi'))?.[1]?.trim().split(/\s+/) ?? [];
+        stanza
+          .match(new RegExp(`^${name}:\\s*(.+)$`, 'mi'))?.[1]
+          ?.trim()
+          .split(/\s+/) ?? [];
       const types = field('Types');
       const suites = field('Suites');
       const uris = field('URIs');

@@ -25,14 +25,22 @@ export function writeKnownHosts(entries: { address: string; publicKey: string }[
 }
 
 const trustOptions = () => [
-  '-o', 'StrictHostKeyChecking=yes',
-  '-o', `UserKnownHostsFile=${paths.knownHosts}`,
-  '-o', 'GlobalKnownHostsFile=/dev/null',
-  '-o', 'IdentitiesOnly=yes',
-  '-o', 'BatchMode=yes',
-  '-o', 'ConnectTimeout=5',
-  '-o', 'LogLevel=ERROR',
-  '-i', paths.key,
+  '-o',
+  'StrictHostKeyChecking=yes',
+  '-o',
+  `UserKnownHostsFile=${paths.knownHosts}`,
+  '-o',
+  'GlobalKnownHostsFile=/dev/null',
+  '-o',
+  'IdentitiesOnly=yes',
+  '-o',
+  'BatchMode=yes',
+  '-o',
+  'ConnectTimeout=5',
+  '-o',
+  'LogLevel=ERROR',
+  '-i',
+  paths.key,
 ];
 
 /**

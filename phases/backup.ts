@@ -35,7 +35,17 @@ function snapshotStep(id: string): Step {
     plan: ({ host, probe, ctx }) => {
       const version = versionFromOutput(probe.version.stdout);
       if (probe.ready.code !== 0 || probe.ready.stdout.trim() !== 'ok' || !version) {
-        return { changes: [], stops: [backupFailed(host.name, 'k3s kubectl get --raw=/readyz', probe.ready, `the API on ${host.name} is not ready: take the snapshot on a server that serves (--server NAME)`)] };
+        return {
+          changes: [],
+          stops: [
+            backupFailed(
+              host.name,
+              'k3s kubectl get --raw=/readyz',
+              probe.ready,
+              `the API on ${host.name} is not ready: take the snapshot on a server that serves (--server NAME)`,
+            ),
+          ],
+        };
       }
       const folder = join(backupsDir(ctx.stateDir), id);
       const backup: Omit<BackupManifest, 'snapshotName' | 'sha256' | 'bytes' | 'objects' | 'counts' | 'takenAt'> = {
@@ -67,10 +77,14 @@ function snapshotStep(id: string): Step {
   };
 }
 
-async function takeBackup(backup: Omit<BackupManifest, 'snapshotName' | 'sha256' | 'bytes' | 'objects' | 'counts' | 'takenAt'>, ctx: ActionContext): Promise<void> {
+async function takeBackup(
+  backup: Omit<BackupManifest, 'snapshotName' | 'sha256' | 'bytes' | 'objects' | 'counts' | 'takenAt'>,
+  ctx: ActionContext,
+): Promise<void> {
   const { host } = ctx;
   const remote = ctx.remote(host);
-  const run = (command: string, opts: { secret?: boolean; timeoutMs?: number } = {}) => remote.exec(command, { sudo: true, timeoutMs: opts.timeoutMs ?? 60_000, secret: opts.secret, signal: ctx.signal });
+  const run = (command: string, opts: { secret?: boolean; timeoutMs?: number } = {}) =>
+    remote.exec(command, { sudo: true, timeoutMs: opts.timeoutMs ?? 60_000, secret: opts.secret, signal: ctx.signal });
 
   const save = await run(SAVE_COMMAND, { timeoutMs: SAVE_BUDGET_MS });
   const name = `${save.stdout}\n${save.stderr}`.match(SNAPSHOT_SAVED)?.[1];

@@ -30,7 +30,14 @@ export const cilium: Phase = {
     const chartPath = ctx.inventory.derived.paths.ciliumChart;
     if (!chartPath || !ctx.inventory.inventory.gitops) {
       const seen = 'the inventory has no gitops and cilium sections: the values come from the GitOps HelmRelease, so the cilium phase needs both';
-      return { stops: [new CauseError('GITOPS_SOURCE_INVALID', { message: seen, evidence: { seen, excerpt: 'gitops: { checkout, url, branch, path }\ncilium: { chart, helmRelease }' } })] };
+      return {
+        stops: [
+          new CauseError('GITOPS_SOURCE_INVALID', {
+            message: seen,
+            evidence: { seen, excerpt: 'gitops: { checkout, url, branch, path }\ncilium: { chart, helmRelease }' },
+          }),
+        ],
+      };
     }
     try {
       const { source } = await renderCiliumRelease(ctx);

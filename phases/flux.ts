@@ -58,7 +58,14 @@ export const flux: Phase = {
     const p = ctx.inventory.derived.paths;
     if (!f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile) {
       const seen = 'the inventory has no flux and gitops sections: the flux phase applies flux.install and syncs gitops.url';
-      return { stops: [new CauseError('GITOPS_SOURCE_INVALID', { message: seen, evidence: { seen, excerpt: 'flux: { install, deployKeyFile, knownHostsFile }\ngitops: { checkout, url, branch, path }' } })] };
+      return {
+        stops: [
+          new CauseError('GITOPS_SOURCE_INVALID', {
+            message: seen,
+            evidence: { seen, excerpt: 'flux: { install, deployKeyFile, knownHostsFile }\ngitops: { checkout, url, branch, path }' },
+          }),
+        ],
+      };
     }
     try {
       const install = parseInstall(await readFile(p.fluxInstall, 'utf8'), p.fluxInstall).map((o) => withAppliedHash(o));

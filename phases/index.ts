@@ -16,16 +16,7 @@ import { verifyPhase } from './verify.ts';
 import { flux } from './flux.ts';
 
 export function allPhases(): Phase[] {
-  return [
-    nodeBaseline,
-    k3sFounder,
-    k3sJoin,
-    kubeVip,
-    agents,
-    cilium,
-    verifyPhase(),
-    flux,
-  ];
+  return [nodeBaseline, k3sFounder, k3sJoin, kubeVip, agents, cilium, verifyPhase(), flux];
 }
 
 const REQUIRED_EDGES: [before: string, after: string][] = [

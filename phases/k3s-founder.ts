@@ -88,7 +88,10 @@ export function tokenStops(founder: string, hostSha: string, stateSha: string | 
       host: founder,
       evidence: {
         command: `sha256 of the secret in ${TOKEN_FILE}, against the state folder's cluster-token.json`,
-        seen: stateSha === null ? "the founder runs a cluster, but this state folder has no cluster token (a fresh state folder, or another operator's machine)" : "the founder runs a cluster whose token is not the one in this state folder",
+        seen:
+          stateSha === null
+            ? "the founder runs a cluster, but this state folder has no cluster token (a fresh state folder, or another operator's machine)"
+            : 'the founder runs a cluster whose token is not the one in this state folder',
       },
       retryable: false,
     }),

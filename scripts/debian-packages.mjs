@@ -11,14 +11,33 @@ import { existsSync } from 'node:fs';
 // mounted into the hosts off their PATH; git and sshd for the lab's GitOps server; openssl, faketime,
 // procps, psmisc, util-linux for the twins and the lab's processes.
 export const PACKAGES = [
-  'openssh-server', 'openssh-client', 'git', 'sudo', 'debootstrap', 'e2fsprogs', 'iproute2', 'nftables', 'iputils-ping',
-  'etcd-server', 'etcd-client', 'openssl', 'faketime', 'procps', 'psmisc', 'util-linux',
+  'openssh-server',
+  'openssh-client',
+  'git',
+  'sudo',
+  'debootstrap',
+  'e2fsprogs',
+  'iproute2',
+  'nftables',
+  'iputils-ping',
+  'etcd-server',
+  'etcd-client',
+  'openssl',
+  'faketime',
+  'procps',
+  'psmisc',
+  'util-linux',
 ];
 
 function missing() {
   if (!existsSync('/usr/bin/dpkg-query')) return null;
   const res = spawnSync('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Abbrev}\n', ...PACKAGES], { encoding: 'utf8' });
-  const installed = new Set(res.stdout.split('\n').filter((l) => /^\S+ ii/.test(l)).map((l) => l.split(' ')[0]));
+  const installed = new Set(
+    res.stdout
+      .split('\n')
+      .filter((l) => /^\S+ ii/.test(l))
+      .map((l) => l.split(' ')[0]),
+  );
   return PACKAGES.filter((p) => !installed.has(p));
 }
 

@@ -30,10 +30,7 @@ export class CauseError extends BootstrapError {
   /** A remedy for this stop instead of the catalogue's, when the situation changes what to do. */
   private readonly remedyHere?: string;
 
-  constructor(
-    causeId: CauseId,
-    opts: { host?: string; evidence?: Evidence; message?: string; retryable?: boolean; cause?: unknown; remedy?: string } = {},
-  ) {
+  constructor(causeId: CauseId, opts: { host?: string; evidence?: Evidence; message?: string; retryable?: boolean; cause?: unknown; remedy?: string } = {}) {
     const info = causeInfo(causeId);
     super(opts.message ?? info.title);
     this.name = 'CauseError';
@@ -84,7 +81,10 @@ export interface Violation {
 /** The inventory breaks one or more contracts; all of them are reported at once. Exit 65. */
 export class InventoryInvalid extends BootstrapError {
   readonly exitCode = 65;
-  constructor(readonly file: string, readonly violations: Violation[]) {
+  constructor(
+    readonly file: string,
+    readonly violations: Violation[],
+  ) {
     super(`${file}: ${violations.length} contract violation(s)`);
     this.name = 'InventoryInvalid';
   }

@@ -27,7 +27,10 @@ export class AgentLoadBalancer {
   private servers: { address: string; failed: boolean }[] = [];
   private active?: string;
 
-  constructor(readonly defaultAddress: string, private log: Pick<Logger, 'info'>) {
+  constructor(
+    readonly defaultAddress: string,
+    private log: Pick<Logger, 'info'>,
+  ) {
     log.info(`Updated load balancer ${SUPERVISOR_LB} default server: ${defaultAddress}`);
   }
 

@@ -63,7 +63,8 @@ export async function runAgent(s: Settings): Promise<void> {
     try {
       const r = await via('/cacerts', (u) => fetchText(u));
       if (r.status !== 200) throw new Error(`${server}/cacerts: ${r.status}`);
-      if (t.caHash && t.caHash !== hashCA(r.text)) throw new Error(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(r.text)}`);
+      if (t.caHash && t.caHash !== hashCA(r.text))
+        throw new Error(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(r.text)}`);
       ca = r.text;
       break;
     } catch (e) {
@@ -104,21 +105,34 @@ export async function runAgent(s: Settings): Promise<void> {
   }
   // The kubelet listens on every address (its default); K3S_TWIN_KUBELET_ADDRESS (tests on one machine) narrows it.
   const kubeletAddress = process.env.K3S_TWIN_KUBELET_ADDRESS;
-  await startKubeletServer(certs.serving, certs.clientCA, 10250, root ? join(root, 'var/log/pods') : '/var/log/pods', kubeletAddress)
-    .catch((e) => log.fatal(`listen tcp ${kubeletAddress ?? ''}:10250: bind: ${(e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address already in use' : (e as Error).message}`));
+  await startKubeletServer(certs.serving, certs.clientCA, 10250, root ? join(root, 'var/log/pods') : '/var/log/pods', kubeletAddress).catch((e) =>
+    log.fatal(
+      `listen tcp ${kubeletAddress ?? ''}:10250: bind: ${(e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address already in use' : (e as Error).message}`,
+    ),
+  );
   const ctx: NodeContext = {
-    node: name, ip, dataDir, cniDir, root, caFile: join(agentDir, 'server-ca.crt'),
+    node: name,
+    ip,
+    dataDir,
+    cniDir,
+    root,
+    caFile: join(agentDir, 'server-ca.crt'),
     // An agent has no service-cidr of its own: it takes the server's (pkg/agent/config/config.go get:
     // AgentConfig.ServiceCIDR = controlConfig.ServiceIPRange).
     serviceCidr: serviceRange(control?.criticalArgs?.['service-cidr']),
     store: new ApiStore(lb, { ca, ...certs.client }),
     images,
   };
-  const kubelet = new DaemonSetKubelet(ctx, new PodLogs(undefined, root ? join(root, 'var/log/pods') : undefined), [kubeVipProgram(hostNet), ciliumAgentProgram()]);
+  const kubelet = new DaemonSetKubelet(ctx, new PodLogs(undefined, root ? join(root, 'var/log/pods') : undefined), [
+    kubeVipProgram(hostNet),
+    ciliumAgentProgram(),
+  ]);
   let ready = false;
   for (;;) {
     try {
-      await via('/v1-k3s/node', (u) => fetchJSON(u, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } }));
+      await via('/v1-k3s/node', (u) =>
+        fetchJSON(u, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } }),
+      );
       if (!ready) {
         ready = true;
         kubelet.start();
@@ -128,10 +142,14 @@ export async function runAgent(s: Settings): Promise<void> {
     } catch (e) {
       const msg = (e as Error).message;
       // A 403 from the supervisor (pkg/agent/config/config.go getNodeNamedCrt, wrapped with the cert's path in get()).
-      if (/\/v1-k3s\/node: 403 /.test(msg)) log.info(`Waiting to retrieve agent configuration; server is not ready: ${join(dataDir, 'agent', 'serving-kubelet.crt')}: ${passwordRejected()}`);
+      if (/\/v1-k3s\/node: 403 /.test(msg))
+        log.info(`Waiting to retrieve agent configuration; server is not ready: ${join(dataDir, 'agent', 'serving-kubelet.crt')}: ${passwordRejected()}`);
       else log.error(`Failed to update node ${name}: ${msg}`);
     }
-    await apiServers().then((a) => a.length && lb.update(a), () => undefined);
+    await apiServers().then(
+      (a) => a.length && lb.update(a),
+      () => undefined,
+    );
     await sleep(Number(process.env.K3S_TWIN_HEARTBEAT_MS ?? 10_000));
   }
 }
@@ -154,7 +172,15 @@ function splitPem(text: string): Pair {
  */
 type Via = <T>(path: string, call: (url: string) => Promise<T>) => Promise<T>;
 
-async function nodeCertificates(via: Via, secret: string, ca: string, dir: string, name: string, password: string, ip: string): Promise<{ client: Pair; serving: Pair; clientCA: string }> {
+async function nodeCertificates(
+  via: Via,
+  secret: string,
+  ca: string,
+  dir: string,
+  name: string,
+  password: string,
+  ip: string,
+): Promise<{ client: Pair; serving: Pair; clientCA: string }> {
   const auth = { user: 'node', password: secret };
   const headers = { 'k3s-Node-Name': name, 'k3s-Node-Password': password, 'k3s-Node-IP': ip };
   for (;;) {
@@ -171,9 +197,12 @@ async function nodeCertificates(via: Via, secret: string, ca: string, dir: strin
       const clientCA = await get('/v1-k3s/client-ca.crt', 'client-ca.crt', false);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const files: Record<string, string> = {
-        'server-ca.crt': ca, 'client-ca.crt': clientCA,
-        'client-kubelet.crt': client.cert, 'client-kubelet.key': client.key,
-        'serving-kubelet.crt': serving.cert, 'serving-kubelet.key': serving.key,
+        'server-ca.crt': ca,
+        'client-ca.crt': clientCA,
+        'client-kubelet.crt': client.cert,
+        'client-kubelet.key': client.key,
+        'serving-kubelet.crt': serving.cert,
+        'serving-kubelet.key': serving.key,
       };
       for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text, { mode: f.endsWith('.key') ? 0o600 : 0o644 });
       return { client, serving, clientCA };

@@ -12,15 +12,45 @@ const DEFAULT_CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
 
 /** Flags that take no value (a bare `--cluster-init` means true). */
 const BOOLEAN_FLAGS = new Set([
-  'cluster-init', 'cluster-reset', 'disable-cloud-controller', 'disable-helm-controller', 'disable-network-policy',
-  'disable-kube-proxy', 'secrets-encryption', 'embedded-registry', 'flannel-ipv6-masq', 'flannel-external-ip',
-  'supervisor-metrics', 'disable-scheduler', 'disable-etcd', 'disable-apiserver', 'disable-controller-manager',
-  'etcd-disable-snapshots', 'debug', 'help', 'version', 'prefer-bundled-bin', 'protect-kernel-defaults',
-  'selinux', 'lb-server-port', 'no-deploy',
+  'cluster-init',
+  'cluster-reset',
+  'disable-cloud-controller',
+  'disable-helm-controller',
+  'disable-network-policy',
+  'disable-kube-proxy',
+  'secrets-encryption',
+  'embedded-registry',
+  'flannel-ipv6-masq',
+  'flannel-external-ip',
+  'supervisor-metrics',
+  'disable-scheduler',
+  'disable-etcd',
+  'disable-apiserver',
+  'disable-controller-manager',
+  'etcd-disable-snapshots',
+  'debug',
+  'help',
+  'version',
+  'prefer-bundled-bin',
+  'protect-kernel-defaults',
+  'selinux',
+  'lb-server-port',
+  'no-deploy',
 ]);
 /** Flags that may repeat; in YAML they are lists. */
-const LIST_FLAGS = new Set(['tls-san', 'disable', 'node-label', 'node-taint', 'kube-apiserver-arg',
-  'kubelet-arg', 'etcd-arg', 'kube-controller-manager-arg', 'kube-proxy-arg', 'node-ip', 'node-external-ip']);
+const LIST_FLAGS = new Set([
+  'tls-san',
+  'disable',
+  'node-label',
+  'node-taint',
+  'kube-apiserver-arg',
+  'kubelet-arg',
+  'etcd-arg',
+  'kube-controller-manager-arg',
+  'kube-proxy-arg',
+  'node-ip',
+  'node-external-ip',
+]);
 const SHORT: Record<string, string> = { t: 'token', s: 'server', c: 'config', d: 'data-dir', v: 'debug' };
 
 export interface ParsedArgs {
@@ -84,12 +114,14 @@ export function mergeConfigDocs(docs: Array<Record<string, unknown>>): Settings 
 
 /** Reads config.yaml and config.yaml.d/*.yaml (alphabetical) and lets flags win. */
 export function loadSettings(flags: Settings, env: NodeJS.ProcessEnv = process.env): Settings {
-  const file = typeof flags.config === 'string' ? flags.config : env.K3S_CONFIG_FILE ?? DEFAULT_CONFIG_FILE;
+  const file = typeof flags.config === 'string' ? flags.config : (env.K3S_CONFIG_FILE ?? DEFAULT_CONFIG_FILE);
   const docs: Array<Record<string, unknown>> = [];
   if (existsSync(file)) docs.push(YAML.parse(readFileSync(file, 'utf8')) ?? {});
   const dropIn = `${file}.d`;
   if (existsSync(dropIn)) {
-    for (const name of readdirSync(dropIn).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+    for (const name of readdirSync(dropIn)
+      .filter((n) => /\.ya?ml$/.test(n))
+      .sort()) {
       docs.push(YAML.parse(readFileSync(join(dropIn, name), 'utf8')) ?? {});
     }
   }

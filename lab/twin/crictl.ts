@@ -39,7 +39,11 @@ function socketGet(socketPath: string, path: string, timeoutMs = 5_000, method =
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error('context deadline exceeded')));
     const verb = method[0] + method.slice(1).toLowerCase();
-    req.on('error', (e) => resolve({ error: `${verb} "http://localhost${path}": dial unix ${socketPath}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'connect: no such file or directory' : (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'connect: connection refused' : e.message}` }));
+    req.on('error', (e) =>
+      resolve({
+        error: `${verb} "http://localhost${path}": dial unix ${socketPath}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'connect: no such file or directory' : (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'connect: connection refused' : e.message}`,
+      }),
+    );
     req.end();
   });
 }
@@ -55,7 +59,13 @@ async function containers(socketPath: string): Promise<TwinContainer[]> {
 }
 
 /** logrus's text formatter without a terminal, as crictl's main logs a fatal error. */
-const fatal = (io: CrictlIO, msg: string) => io.err(`time="${io.now().toISOString().replace(/\.\d{3}Z$/, 'Z')}" level=fatal msg=${JSON.stringify(msg)}\n`);
+const fatal = (io: CrictlIO, msg: string) =>
+  io.err(
+    `time="${io
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z')}" level=fatal msg=${JSON.stringify(msg)}\n`,
+  );
 
 function flagValue(args: string[], name: string): string | undefined {
   for (let i = 0; i < args.length; i++) {
@@ -85,7 +95,10 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
       for (const c of list) io.out(`${c.id}\n`);
       return 0;
     }
-    const rows = [['CONTAINER', 'IMAGE', 'CREATED', 'STATE', 'NAME', 'ATTEMPT', 'POD ID', 'POD'], ...list.map((c) => [c.id.slice(0, 13), c.image, ago(c.createdAt, io.now()), 'Running', c.name, '0', c.podUid.replace(/-/g, '').slice(0, 13), c.podName])];
+    const rows = [
+      ['CONTAINER', 'IMAGE', 'CREATED', 'STATE', 'NAME', 'ATTEMPT', 'POD ID', 'POD'],
+      ...list.map((c) => [c.id.slice(0, 13), c.image, ago(c.createdAt, io.now()), 'Running', c.name, '0', c.podUid.replace(/-/g, '').slice(0, 13), c.podName]),
+    ];
     const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
     for (const r of rows) io.out(`${r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i] + 3))).join('')}\n`);
     return 0;
@@ -113,7 +126,10 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
       }
       const hr = JSON.parse(r.body);
       if (flagValue(command, '-o') === 'json' || flagValue(command, '--output') === 'json') io.out(`${JSON.stringify(hr, null, 2)}\n`);
-      else io.out(`Probe time:   ${hr.timestamp ?? ''}\nNodes:\n${(hr.nodes ?? []).map((n: any) => `  ${n.name}${n.name === hr.local?.name ? ' (localhost)' : ''}:\n    Host connectivity to ${n.host?.['primary-address']?.ip ?? ''}:\n      HTTP to agent:   ${n.host?.['primary-address']?.http?.status || 'OK'}\n`).join('')}`);
+      else
+        io.out(
+          `Probe time:   ${hr.timestamp ?? ''}\nNodes:\n${(hr.nodes ?? []).map((n: any) => `  ${n.name}${n.name === hr.local?.name ? ' (localhost)' : ''}:\n    Host connectivity to ${n.host?.['primary-address']?.ip ?? ''}:\n      HTTP to agent:   ${n.host?.['primary-address']?.http?.status || 'OK'}\n`).join('')}`,
+        );
       return 0;
     }
     if (command[0] !== 'cilium-dbg' || command[1] !== 'status') {
@@ -132,6 +148,11 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
     else io.out(`KubeProxyReplacement:    ${sr['kube-proxy-replacement']?.mode ?? ''}\nCilium:                  ${sr.cilium?.state ?? ''}\n`);
     return 0;
   }
-  io.err(`time="${io.now().toISOString().replace(/\.\d{3}Z$/, 'Z')}" level=fatal msg="No help topic for '${cmd ?? ''}'"\n`);
+  io.err(
+    `time="${io
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z')}" level=fatal msg="No help topic for '${cmd ?? ''}'"\n`,
+  );
   return 3;
 }

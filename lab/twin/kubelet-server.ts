@@ -10,7 +10,13 @@ import https from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 
-export function startKubeletServer(serving: { cert: string; key: string }, clientCA: string, port: number, podLogDir: string, address?: string): Promise<https.Server> {
+export function startKubeletServer(
+  serving: { cert: string; key: string },
+  clientCA: string,
+  port: number,
+  podLogDir: string,
+  address?: string,
+): Promise<https.Server> {
   const server = https.createServer({ cert: serving.cert, key: serving.key, ca: [clientCA], requestCert: true, rejectUnauthorized: false }, (req, res) => {
     if (!(req.socket as TLSSocket).authorized) {
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' });
@@ -29,11 +35,19 @@ export function startKubeletServer(serving: { cert: string; key: string }, clien
       const q = new URL(req.url ?? '/', 'https://x').searchParams;
       const dir = existsSync(podLogDir) ? readdirSync(podLogDir).find((d) => d.startsWith(`${ns}_${pod}_`)) : undefined;
       const cdir = dir ? join(podLogDir, dir, container) : '';
-      const runs = cdir && existsSync(cdir) ? readdirSync(cdir).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b)) : [];
+      const runs =
+        cdir && existsSync(cdir)
+          ? readdirSync(cdir)
+              .filter((f) => /^\d+\.log$/.test(f))
+              .sort((a, b) => parseInt(a) - parseInt(b))
+          : [];
       const file = runs[runs.length - (q.get('previous') === 'true' ? 2 : 1)];
       if (file) {
         // CRI log lines: "<time> <stream> <tag> <line>"; the kubelet serves the line only.
-        let lines = readFileSync(join(cdir, file), 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ').slice(3).join(' '));
+        let lines = readFileSync(join(cdir, file), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split(' ').slice(3).join(' '));
         const tail = q.get('tailLines');
         if (tail !== null && Number(tail) >= 0) lines = Number(tail) === 0 ? [] : lines.slice(-Number(tail));
         res.writeHead(200, { 'content-type': 'text/plain' });

@@ -38,7 +38,11 @@ export async function sudo(host: string, cmd: string, input?: string, allowFail 
 
 /** Copies the twin to /usr/local/bin/k3s and writes the unit (not started). */
 export async function installOnHost(host: string, k3sPath: string): Promise<void> {
-  await sudo(host, 'cat > /usr/local/bin/k3s.new && chmod 755 /usr/local/bin/k3s.new && mv /usr/local/bin/k3s.new /usr/local/bin/k3s', readFileSync(k3sPath, 'utf8'));
+  await sudo(
+    host,
+    'cat > /usr/local/bin/k3s.new && chmod 755 /usr/local/bin/k3s.new && mv /usr/local/bin/k3s.new /usr/local/bin/k3s',
+    readFileSync(k3sPath, 'utf8'),
+  );
   await sudo(host, 'cat > /etc/systemd/system/k3s.service && systemctl daemon-reload', K3S_UNIT);
 }
 
@@ -48,7 +52,12 @@ export async function writeConfig(host: string, yaml: string): Promise<void> {
 
 /** Stops k3s, kills a leftover etcd (KillMode=process), and removes every trace of a previous cluster. */
 export async function resetHost(host: string): Promise<void> {
-  await sudo(host, 'systemctl stop k3s 2>/dev/null; systemctl reset-failed k3s 2>/dev/null; pkill -x etcd; sleep 0.5; rm -rf /var/lib/rancher/k3s /etc/rancher/k3s /etc/cni/net.d; journalctl --rotate >/dev/null 2>&1; journalctl --vacuum-time=1s >/dev/null 2>&1; true', undefined, true);
+  await sudo(
+    host,
+    'systemctl stop k3s 2>/dev/null; systemctl reset-failed k3s 2>/dev/null; pkill -x etcd; sleep 0.5; rm -rf /var/lib/rancher/k3s /etc/rancher/k3s /etc/cni/net.d; journalctl --rotate >/dev/null 2>&1; journalctl --vacuum-time=1s >/dev/null 2>&1; true',
+    undefined,
+    true,
+  );
 }
 
 /** `systemctl start k3s` returns once the unit reported READY=1 (Type=notify), or fails. */
@@ -68,5 +77,10 @@ export async function journal(host: string, since?: number): Promise<string> {
 
 /** Stops k3s and wipes its state, keeping the binary and the unit. */
 export async function stopAndWipe(host: string): Promise<void> {
-  await sudo(host, 'systemctl stop k3s; systemctl reset-failed k3s 2>/dev/null; pkill -x etcd; sleep 0.3; rm -rf /var/lib/rancher/k3s /etc/rancher/k3s/k3s.yaml; true', undefined, true);
+  await sudo(
+    host,
+    'systemctl stop k3s; systemctl reset-failed k3s 2>/dev/null; pkill -x etcd; sleep 0.3; rm -rf /var/lib/rancher/k3s /etc/rancher/k3s/k3s.yaml; true',
+    undefined,
+    true,
+  );
 }

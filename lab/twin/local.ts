@@ -20,11 +20,32 @@ export interface LocalServer {
 }
 
 export function serverArgs(name: string, ip: string, dir: string, extra: string[] = []): string[] {
-  return ['server', '--data-dir', join(dir, 'data'), '--node-ip', ip, '--bind-address', ip, '--node-name', name,
-    '--write-kubeconfig', join(dir, 'k3s.yaml'), '--config', join(dir, 'config.yaml'), ...extra];
+  return [
+    'server',
+    '--data-dir',
+    join(dir, 'data'),
+    '--node-ip',
+    ip,
+    '--bind-address',
+    ip,
+    '--node-name',
+    name,
+    '--write-kubeconfig',
+    join(dir, 'k3s.yaml'),
+    '--config',
+    join(dir, 'config.yaml'),
+    ...extra,
+  ];
 }
 
-export function startLocal(bin: string, name: string, ip: string, dir: string, extra: string[] = [], opts: { env?: NodeJS.ProcessEnv; restart?: boolean } = {}): LocalServer {
+export function startLocal(
+  bin: string,
+  name: string,
+  ip: string,
+  dir: string,
+  extra: string[] = [],
+  opts: { env?: NodeJS.ProcessEnv; restart?: boolean } = {},
+): LocalServer {
   mkdirSync(dir, { recursive: true });
   let out = '';
   let stopped = false;
@@ -46,7 +67,9 @@ export function startLocal(bin: string, name: string, ip: string, dir: string, e
   };
   launch();
   return {
-    name, ip, dir,
+    name,
+    ip,
+    dir,
     proc: () => proc,
     starts: () => starts,
     output: () => out,

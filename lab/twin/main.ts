@@ -46,7 +46,9 @@ async function main(argv: string[]): Promise<void> {
       return runSnapshot(loadSettings(flags), positional);
     }
     default:
-      process.stdout.write(`NAME:\n   k3s - Kubernetes, but small and simple (lab twin)\n\nUSAGE:\n   k3s [global options] command [command options]\n\nVERSION:\n   ${K3S_VERSION} (${K3S_COMMIT})\n\nCOMMANDS:\n   server         Run management server\n   agent          Run node agent\n   kubectl        Run kubectl\n   crictl         Run crictl\n   etcd-snapshot  Manage etcd snapshots\n`);
+      process.stdout.write(
+        `NAME:\n   k3s - Kubernetes, but small and simple (lab twin)\n\nUSAGE:\n   k3s [global options] command [command options]\n\nVERSION:\n   ${K3S_VERSION} (${K3S_COMMIT})\n\nCOMMANDS:\n   server         Run management server\n   agent          Run node agent\n   kubectl        Run kubectl\n   crictl         Run crictl\n   etcd-snapshot  Manage etcd snapshots\n`,
+      );
       if (cmd && cmd !== 'help' && cmd !== '--help' && cmd !== '-h') {
         process.stderr.write(`Incorrect Usage: command ${cmd} not known to the lab's k3s twin\n`);
         process.exit(1);

@@ -43,8 +43,23 @@ function openssl(args: string[]): void {
 const KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
 function newCA(cert: string, key: string, cn: string): void {
-  openssl(['req', '-x509', ...KEY, '-keyout', key, '-out', cert, '-days', '3650', '-subj', `/CN=${cn}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,digitalSignature,keyEncipherment']);
+  openssl([
+    'req',
+    '-x509',
+    ...KEY,
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '3650',
+    '-subj',
+    `/CN=${cn}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,digitalSignature,keyEncipherment',
+  ]);
   chmodSync(key, 0o600);
 }
 
@@ -56,8 +71,24 @@ function signLeaf(opts: { ca: string; caKey: string; cert: string; key: string; 
     writeFileSync(ext, opts.ext);
     openssl(['req', '-new', ...KEY, '-keyout', opts.key, '-out', csr, '-subj', opts.subject]);
     chmodSync(opts.key, 0o600);
-    openssl(['x509', '-req', '-in', csr, '-CA', opts.ca, '-CAkey', opts.caKey, '-set_serial',
-      '0x' + randomBytes(8).toString('hex'), '-days', '365', '-out', opts.cert, '-extfile', ext]);
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      opts.ca,
+      '-CAkey',
+      opts.caKey,
+      '-set_serial',
+      '0x' + randomBytes(8).toString('hex'),
+      '-days',
+      '365',
+      '-out',
+      opts.cert,
+      '-extfile',
+      ext,
+    ]);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -104,15 +135,30 @@ function isIP(s: string): boolean {
  * with the `kubernetes` Service's ClusterIP (k3s-io/k3s pkg/cli/server/server.go appends apiServerServiceIP).
  */
 export function servingSANs(tlsSans: string[], nodeIPs: string[], nodeName: string, kubernetesIP: string): string[] {
-  const all = [...tlsSans, ...nodeIPs, '127.0.0.1', '::1', 'localhost', nodeName, 'kubernetes', 'kubernetes.default',
-    'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', kubernetesIP];
+  const all = [
+    ...tlsSans,
+    ...nodeIPs,
+    '127.0.0.1',
+    '::1',
+    'localhost',
+    nodeName,
+    'kubernetes',
+    'kubernetes.default',
+    'kubernetes.default.svc',
+    'kubernetes.default.svc.cluster.local',
+    kubernetesIP,
+  ];
   return [...new Set(all.filter(Boolean))];
 }
 
 export function issueServing(p: TlsPaths, sans: string[]): void {
   const alt = sans.map((s) => (isIP(s) ? `IP:${s}` : `DNS:${s}`)).join(',');
   signLeaf({
-    ca: p.serverCA, caKey: p.serverCAKey, cert: p.serving, key: p.servingKey, subject: '/O=k3s/CN=k3s',
+    ca: p.serverCA,
+    caKey: p.serverCAKey,
+    cert: p.serving,
+    key: p.servingKey,
+    subject: '/O=k3s/CN=k3s',
     ext: `subjectAltName=${alt}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`,
   });
 }
@@ -120,7 +166,11 @@ export function issueServing(p: TlsPaths, sans: string[]): void {
 export function ensureAdmin(p: TlsPaths): void {
   if (existsSync(p.admin)) return;
   signLeaf({
-    ca: p.clientCA, caKey: p.clientCAKey, cert: p.admin, key: p.adminKey, subject: '/O=system:masters/CN=system:admin',
+    ca: p.clientCA,
+    caKey: p.clientCAKey,
+    cert: p.admin,
+    key: p.adminKey,
+    subject: '/O=system:masters/CN=system:admin',
     ext: 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
   });
 }
@@ -140,9 +190,25 @@ export function signNodeCert(p: TlsPaths, kind: 'client' | 'serving', node: stri
     const ca = kind === 'client' ? p.clientCA : p.serverCA;
     const caKey = kind === 'client' ? p.clientCAKey : p.serverCAKey;
     const alt = [`DNS:${node}`, 'DNS:localhost', 'IP:127.0.0.1', ...ips.filter(isIP).map((ip) => `IP:${ip}`)].join(',');
-    signLeaf(kind === 'client'
-      ? { ca, caKey, cert, key, subject: `/O=system:nodes/CN=system:node:${node}`, ext: 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' }
-      : { ca, caKey, cert, key, subject: `/CN=${node}`, ext: `subjectAltName=${alt}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n` });
+    signLeaf(
+      kind === 'client'
+        ? {
+            ca,
+            caKey,
+            cert,
+            key,
+            subject: `/O=system:nodes/CN=system:node:${node}`,
+            ext: 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
+          }
+        : {
+            ca,
+            caKey,
+            cert,
+            key,
+            subject: `/CN=${node}`,
+            ext: `subjectAltName=${alt}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`,
+          },
+    );
     return readFileSync(cert, 'utf8') + readFileSync(ca, 'utf8') + readFileSync(key, 'utf8');
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -7,7 +7,12 @@ const DEFAULT_SERVICE_CIDR = '10.43.0.0/16';
 
 /** ServiceIPRange: the first network of the `service-cidr` setting. */
 export function serviceRange(setting: string | undefined): string {
-  return (setting ?? '').split(',').map((x) => x.trim()).find(Boolean) ?? DEFAULT_SERVICE_CIDR;
+  return (
+    (setting ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .find(Boolean) ?? DEFAULT_SERVICE_CIDR
+  );
 }
 
 /** The address `index` places into an IPv4 network, or undefined (not IPv4, or the network is too small). */
@@ -26,9 +31,11 @@ function indexedIPv4(cidr: string, index: number): string | undefined {
 function indexed(range: string, index: number, what: string): string {
   const ip = indexedIPv4(range, index);
   if (ip) return ip;
-  throw new Error(/^\d+\.\d+\.\d+\.\d+\/\d+$/.test(range)
-    ? `${what}: can't generate IP with index ${index} from subnet. subnet too small. subnet: "${range}"`
-    : `invalid service-cidr ${range} (the twin derives IPv4 service addresses only)`);
+  throw new Error(
+    /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(range)
+      ? `${what}: can't generate IP with index ${index} from subnet. subnet too small. subnet: "${range}"`
+      : `invalid service-cidr ${range} (the twin derives IPv4 service addresses only)`,
+  );
 }
 
 /** The `kubernetes` Service's ClusterIP. */

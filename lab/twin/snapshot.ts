@@ -39,7 +39,13 @@ export function runSnapshot(s: Settings, args: string[]): void {
     }
     const table = [['Name', 'Location', 'Size', 'Created'], ...rows];
     const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
-    for (const r of table) process.stdout.write(r.map((c, i) => c.padEnd(widths[i])).join(' ').trimEnd() + '\n');
+    for (const r of table)
+      process.stdout.write(
+        r
+          .map((c, i) => c.padEnd(widths[i]))
+          .join(' ')
+          .trimEnd() + '\n',
+      );
     return;
   }
   if (sub === 'delete') {

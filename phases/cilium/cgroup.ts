@@ -49,7 +49,12 @@ export function checkCgroupHostRoot(setting: CgroupSetting, seen: CgroupSeen[], 
     return [
       new CauseError('CGROUP_HOSTROOT_NOT_CGROUP2', {
         host: s.host,
-        evidence: { command, exitCode: s.code, excerpt: `spec.values.cgroup.hostRoot: ${setting.hostRoot}`, seen: `${setting.hostRoot} is ${what}, not cgroup2fs (${how})` },
+        evidence: {
+          command,
+          exitCode: s.code,
+          excerpt: `spec.values.cgroup.hostRoot: ${setting.hostRoot}`,
+          seen: `${setting.hostRoot} is ${what}, not cgroup2fs (${how})`,
+        },
       }),
     ];
   });

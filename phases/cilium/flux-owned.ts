@@ -26,13 +26,20 @@ export function unlessFluxOwns(step: Step): Step {
       return {
         ...step.probe?.(host, ctx),
         helmChartObject: helmChartProbe(r.helmChart),
-        helmReleaseObject: { command: `k3s kubectl get helmrelease.helm.toolkit.fluxcd.io -n ${r.helmRelease.namespace} ${r.helmRelease.name} --ignore-not-found -o name`, sudo: true },
+        helmReleaseObject: {
+          command: `k3s kubectl get helmrelease.helm.toolkit.fluxcd.io -n ${r.helmRelease.namespace} ${r.helmRelease.name} --ignore-not-found -o name`,
+          sudo: true,
+        },
       };
     },
     plan: (input) => {
       const found = (k: string) => input.probe[k]?.code === 0 && input.probe[k].stdout.trim() !== '';
       const chart = helmChartObject(input.probe.helmChartObject);
-      const owned = fluxOwnsCilium({ manifest: input.probe.file?.code === 0, helmChart: !chart ? 'absent' : chart.unmanaged ? 'unmanaged' : 'managed', helmRelease: found('helmReleaseObject') });
+      const owned = fluxOwnsCilium({
+        manifest: input.probe.file?.code === 0,
+        helmChart: !chart ? 'absent' : chart.unmanaged ? 'unmanaged' : 'managed',
+        helmRelease: found('helmReleaseObject'),
+      });
       return owned ? { changes: [], facts: [ciliumOwner('flux')] } : step.plan(input);
     },
   };

@@ -68,7 +68,10 @@ export function notingRelease(step: Step): Step {
   const release = (ctx: Parameters<NonNullable<Step['probe']>>[1]): HelmReleaseRef => ctx.facts.need(ciliumRelease).release;
   return {
     ...step,
-    probe: (host, ctx): Record<string, ProbeCommand> => ({ ...step.probe?.(host, ctx), helmReleaseRevisions: { command: `k3s kubectl ${revisionsQuery(release(ctx))}`, sudo: true } }),
+    probe: (host, ctx): Record<string, ProbeCommand> => ({
+      ...step.probe?.(host, ctx),
+      helmReleaseRevisions: { command: `k3s kubectl ${revisionsQuery(release(ctx))}`, sudo: true },
+    }),
     plan: (input) => {
       const plan = step.plan(input);
       if (!plan.changes.length) return plan;

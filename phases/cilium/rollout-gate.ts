@@ -65,13 +65,23 @@ async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run'
 }
 
 /** The first known failure in the log of a not-Ready agent pod of the current template (`skip`: logs not to go by). */
-async function knownFailure(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0], seen: Seen, kubernetesIp: string, skip: (pod: any, container: string) => boolean): Promise<CauseError | undefined> {
+async function knownFailure(
+  ctx: Parameters<Gate['run']>[1],
+  host: Parameters<Gate['run']>[0],
+  seen: Seen,
+  kubernetesIp: string,
+  skip: (pod: any, container: string) => boolean,
+): Promise<CauseError | undefined> {
   for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
     for (const c of pod.logContainers) {
       if (skip(pod.item, c)) continue;
       const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} -c ${c} --tail=40`).catch(() => undefined);
       const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout, kubernetesIp) : undefined;
-      if (known) return new CauseError(known.causeId, { host: pod.node, evidence: { command: `kubectl logs -n kube-system ${pod.name} -c ${c}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) } });
+      if (known)
+        return new CauseError(known.causeId, {
+          host: pod.node,
+          evidence: { command: `kubectl logs -n kube-system ${pod.name} -c ${c}`, seen: known.line, excerpt: excerpt(logs!.stdout, 10) },
+        });
     }
   }
   return undefined;
@@ -125,7 +135,10 @@ export const ciliumRolledOut: Gate = {
       const r = pending!.release;
       throw new CauseError('CILIUM_AGENTS_NOT_READY', {
         host: host.name,
-        evidence: { command: `kubectl get secrets -n ${r.namespace} -l owner=helm,name=${r.name} -L version,status; kubectl get jobs -n kube-system helm-install-${r.name}`, seen: installState(pending!, revisions) },
+        evidence: {
+          command: `kubectl get secrets -n ${r.namespace} -l owner=helm,name=${r.name} -L version,status; kubectl get jobs -n kube-system helm-install-${r.name}`,
+          seen: installState(pending!, revisions),
+        },
       });
     }
     // Nothing newer came within the budget: a failure from before this run is the best word there is.
@@ -144,6 +157,9 @@ export const ciliumRolledOut: Gate = {
       });
     }
     const n = seen.notReadyNodes[0];
-    throw new CauseError('NODE_NOT_READY', { host: n.name, evidence: { command: 'kubectl get nodes', seen: `${seen.notReadyNodes.map((x) => x.name).join(', ')} not Ready: ${n.message}` } });
+    throw new CauseError('NODE_NOT_READY', {
+      host: n.name,
+      evidence: { command: 'kubectl get nodes', seen: `${seen.notReadyNodes.map((x) => x.name).join(', ')} not Ready: ${n.message}` },
+    });
   },
 };

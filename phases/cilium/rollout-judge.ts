@@ -26,12 +26,21 @@ export interface RolloutVerdict {
 
 export function daemonSetRollout(ds: any): RolloutVerdict {
   const name = ds?.metadata?.name ?? '';
-  if ((ds?.spec?.updateStrategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return { done: false, message: 'rollout status is only available for RollingUpdate strategy type' };
+  if ((ds?.spec?.updateStrategy?.type ?? 'RollingUpdate') !== 'RollingUpdate')
+    return { done: false, message: 'rollout status is only available for RollingUpdate strategy type' };
   const st = ds?.status ?? {};
   const desired = st.desiredNumberScheduled ?? 0;
   if ((ds?.metadata?.generation ?? 0) > (st.observedGeneration ?? 0)) return { done: false, message: 'Waiting for daemon set spec update to be observed...' };
-  if ((st.updatedNumberScheduled ?? 0) < desired) return { done: false, message: `Waiting for daemon set "${name}" rollout to finish: ${st.updatedNumberScheduled ?? 0} out of ${desired} new pods have been updated...` };
-  if ((st.numberAvailable ?? 0) < desired) return { done: false, message: `Waiting for daemon set "${name}" rollout to finish: ${st.numberAvailable ?? 0} of ${desired} updated pods are available...` };
+  if ((st.updatedNumberScheduled ?? 0) < desired)
+    return {
+      done: false,
+      message: `Waiting for daemon set "${name}" rollout to finish: ${st.updatedNumberScheduled ?? 0} out of ${desired} new pods have been updated...`,
+    };
+  if ((st.numberAvailable ?? 0) < desired)
+    return {
+      done: false,
+      message: `Waiting for daemon set "${name}" rollout to finish: ${st.numberAvailable ?? 0} of ${desired} updated pods are available...`,
+    };
   return { done: true, message: `daemon set "${name}" successfully rolled out` };
 }
 

@@ -80,7 +80,14 @@ function checkPodCidr(values: Values, exp: ValuesExpectations): CauseError[] {
   const mode = valueAt(values, 'ipam.mode') ?? 'cluster-pool';
   if (mode === 'kubernetes') return [];
   if (mode !== 'cluster-pool') {
-    return [stop('POD_CIDR_MISMATCH', 'ipam.mode', mode, `ipam.mode is ${shown(mode)}: bootstrap can only check cluster-pool (or kubernetes) against k3s's cluster-cidr ${exp.clusterCidr}`)];
+    return [
+      stop(
+        'POD_CIDR_MISMATCH',
+        'ipam.mode',
+        mode,
+        `ipam.mode is ${shown(mode)}: bootstrap can only check cluster-pool (or kubernetes) against k3s's cluster-cidr ${exp.clusterCidr}`,
+      ),
+    ];
   }
   const path = 'ipam.operator.clusterPoolIPv4PodCIDRList';
   const list = valueAt(values, path);

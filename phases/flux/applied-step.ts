@@ -42,7 +42,10 @@ export function parseLive(probe: ProbeResults): Map<string, LiveObject> {
       const [kind, ns, name, hash, established] = line.trim().split(/\s+/);
       if (!kind || !name) continue;
       const none = (v: string | undefined) => (v === undefined || v === '<none>' ? undefined : v);
-      live.set(objectKey({ kind, metadata: { name, namespace: none(ns) } }), { hash: none(hash), established: none(established) === undefined ? undefined : established === 'True' });
+      live.set(objectKey({ kind, metadata: { name, namespace: none(ns) } }), {
+        hash: none(hash),
+        established: none(established) === undefined ? undefined : established === 'True',
+      });
     }
   }
   return live;

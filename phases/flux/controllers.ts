@@ -35,7 +35,7 @@ function controllerOf(pod: any): string {
   const app = pod?.metadata?.labels?.app;
   if (app) return app;
   const rs = (pod?.metadata?.ownerReferences ?? []).find((o: any) => o.kind === 'ReplicaSet')?.name as string | undefined;
-  return rs ? rs.replace(/-[a-z0-9]+$/, '') : pod?.metadata?.name ?? '';
+  return rs ? rs.replace(/-[a-z0-9]+$/, '') : (pod?.metadata?.name ?? '');
 }
 
 const runs = (c: any) => JSON.stringify([c?.image, c?.command ?? null, c?.args ?? null]);
@@ -76,11 +76,17 @@ function crashLoops(pods: any[], deployments: any[] = []): CrashLoop[] {
 }
 
 const exitText = (e: CrashLoop['exit']) =>
-  !e ? 'exited (kubelet reports no last state)' : `exited with code ${e.exitCode ?? '?'}${e.reason ? ` (${e.reason})` : ''}${e.signal ? `, signal ${e.signal}` : ''}`;
+  !e
+    ? 'exited (kubelet reports no last state)'
+    : `exited with code ${e.exitCode ?? '?'}${e.reason ? ` (${e.reason})` : ''}${e.signal ? `, signal ${e.signal}` : ''}`;
 
 /** The log lines worth showing: the last ones of the run that crashed, blank lines dropped (a list, unlike util/text's lastLines). */
 function crashLogLines(log: string, n = CRASH_LOG_LINES): string[] {
-  return log.split('\n').map((l) => l.trimEnd()).filter(Boolean).slice(-n);
+  return log
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter(Boolean)
+    .slice(-n);
 }
 
 /** FLUX_CONTROLLER_CRASHLOOP for one crash loop, with the crashed run's last log lines (when they could be read). */

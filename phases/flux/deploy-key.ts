@@ -9,7 +9,8 @@ import type { DeployKey } from './manifests.ts';
 /** The OpenSSH public key line of an unencrypted private key, or why there is none. */
 export function publicKeyOf(privateKey: string): { pub: string } | { problem: string } {
   const parsed = ssh2.utils.parseKey(privateKey);
-  if (parsed instanceof Error) return { problem: /passphrase/i.test(parsed.message) ? 'is protected by a passphrase' : `is not a usable SSH private key (${parsed.message})` };
+  if (parsed instanceof Error)
+    return { problem: /passphrase/i.test(parsed.message) ? 'is protected by a passphrase' : `is not a usable SSH private key (${parsed.message})` };
   const key = Array.isArray(parsed) ? parsed[0] : parsed;
   if (!key || !key.isPrivateKey()) return { problem: 'is not a private key' };
   return { pub: `${key.type} ${key.getPublicSSH().toString('base64')}\n` };

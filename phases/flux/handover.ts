@@ -33,7 +33,6 @@ import { FLUX_NAMESPACE } from './controllers.ts';
 import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
-;
 /** How long the delete waits for the HelmChart to be gone. */
 const GONE_WAIT_S = 60;
 
@@ -75,12 +74,35 @@ export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChar
     { op: 'remove', path: `/metadata/finalizers/${at}` },
   ]);
   return [
-    ...(seen.manifest ? [{ kind: 'command' as const, description: `remove ${HELMCHART_MANIFEST}: Flux owns Cilium from now on`, command: `rm -f ${shq(HELMCHART_MANIFEST)}`, sudo: true }] : []),
+    ...(seen.manifest
+      ? [
+          {
+            kind: 'command' as const,
+            description: `remove ${HELMCHART_MANIFEST}: Flux owns Cilium from now on`,
+            command: `rm -f ${shq(HELMCHART_MANIFEST)}`,
+            sudo: true,
+          },
+        ]
+      : []),
     ...(chart && !chart.unmanaged
-      ? [{ kind: 'command' as const, description: `annotate ${name} ${UNMANAGED} (helm-controller leaves the release alone from now on)`, command: `k3s kubectl annotate --overwrite ${hc} ${UNMANAGED}=true`, sudo: true }]
+      ? [
+          {
+            kind: 'command' as const,
+            description: `annotate ${name} ${UNMANAGED} (helm-controller leaves the release alone from now on)`,
+            command: `k3s kubectl annotate --overwrite ${hc} ${UNMANAGED}=true`,
+            sudo: true,
+          },
+        ]
       : []),
     ...(at >= 0
-      ? [{ kind: 'command' as const, description: `take the finalizer ${REMOVE_FINALIZER} off ${name}: helm-controller no longer removes it from an unmanaged chart (the release stays)`, command: `k3s kubectl patch ${hc} --type=json -p ${shq(patch)}`, sudo: true }]
+      ? [
+          {
+            kind: 'command' as const,
+            description: `take the finalizer ${REMOVE_FINALIZER} off ${name}: helm-controller no longer removes it from an unmanaged chart (the release stays)`,
+            command: `k3s kubectl patch ${hc} --type=json -p ${shq(patch)}`,
+            sudo: true,
+          },
+        ]
       : []),
     ...(chart ? [deleteChange(o, name, hc)] : []),
   ];
@@ -131,9 +153,17 @@ function deleteChange(o: CiliumOwnership, name: string, hc: string): Change {
 }
 
 /** Pure: CILIUM_PARITY_DRIFT when the values differ or the agents rolled, else nothing. */
-export function parityDrift(o: CiliumOwnership, bootstrapValues: unknown, whose: string, liveValues: unknown, ds?: { before?: number; after?: number }): CauseError | undefined {
+export function parityDrift(
+  o: CiliumOwnership,
+  bootstrapValues: unknown,
+  whose: string,
+  liveValues: unknown,
+  ds?: { before?: number; after?: number },
+): CauseError | undefined {
   const keys = valuesDiff(bootstrapValues, liveValues);
-  const roll = ds && rolled(ds.before === undefined ? undefined : { templateGeneration: ds.before }, ds.after === undefined ? undefined : { templateGeneration: ds.after });
+  const roll =
+    ds &&
+    rolled(ds.before === undefined ? undefined : { templateGeneration: ds.before }, ds.after === undefined ? undefined : { templateGeneration: ds.after });
   if (!keys.length && !roll) return undefined;
   const hr = `HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name}`;
   const parts = [
@@ -143,7 +173,11 @@ export function parityDrift(o: CiliumOwnership, bootstrapValues: unknown, whose:
   const seen = parts.join('; ');
   return new CauseError('CILIUM_PARITY_DRIFT', {
     message: seen,
-    evidence: { command: `kubectl get helmrelease -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o jsonpath={.spec.values}`, seen, excerpt: keys.map((k) => `${k}: bootstrap ${JSON.stringify(pick(bootstrapValues, k))}, Flux ${JSON.stringify(pick(liveValues, k))}`).join('\n') },
+    evidence: {
+      command: `kubectl get helmrelease -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o jsonpath={.spec.values}`,
+      seen,
+      excerpt: keys.map((k) => `${k}: bootstrap ${JSON.stringify(pick(bootstrapValues, k))}, Flux ${JSON.stringify(pick(liveValues, k))}`).join('\n'),
+    },
   });
 }
 
@@ -156,7 +190,13 @@ export function pick(v: unknown, path: string): unknown {
 }
 
 /** The live HelmRelease Ready, then parity against `reference` (the HelmChart's values, or the render). */
-export async function checkAdoption(ctx: RunContext, host: HostRef, signal: AbortSignal, reference: { values: unknown; whose: string }, ds?: { before?: number }): Promise<void> {
+export async function checkAdoption(
+  ctx: RunContext,
+  host: HostRef,
+  signal: AbortSignal,
+  reference: { values: unknown; whose: string },
+  ds?: { before?: number },
+): Promise<void> {
   const o = ownershipOf(ctx);
   await waitFluxReady(ctx, host, signal);
   const hr = await waitHelmReleaseReady(ctx, host, o.helmRelease, signal);

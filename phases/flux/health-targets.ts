@@ -50,7 +50,8 @@ function notReadyReason(o: any): string | undefined {
   }
   if (o.kind === 'DaemonSet') {
     const want = Number(s.desiredNumberScheduled ?? 0);
-    if (Number(s.numberReady ?? 0) < want || Number(s.updatedNumberScheduled ?? 0) < want) return `${s.numberReady ?? 0}/${want} ready, ${s.updatedNumberScheduled ?? 0} updated`;
+    if (Number(s.numberReady ?? 0) < want || Number(s.updatedNumberScheduled ?? 0) < want)
+      return `${s.numberReady ?? 0}/${want} ready, ${s.updatedNumberScheduled ?? 0} updated`;
     return undefined;
   }
   const ready = (s.conditions ?? []).find((c: any) => c.type === 'Ready');

@@ -28,7 +28,12 @@ export function crdWaitChange(install: KubeObject[], live: Map<string, LiveObjec
         new CauseError('FLUX_CRDS_NOT_ESTABLISHED', {
           host,
           message: `Flux's CRDs were not Established within ${WAIT_S} s`,
-          evidence: { command, exitCode: res.code, excerpt: lastLines(res.stderr || res.stdout, 20), seen: 'kubectl wait ran out before every CRD had the condition Established=True' },
+          evidence: {
+            command,
+            exitCode: res.code,
+            excerpt: lastLines(res.stderr || res.stdout, 20),
+            seen: 'kubectl wait ran out before every CRD had the condition Established=True',
+          },
         }),
     },
   ];

@@ -68,7 +68,8 @@ export function kubectlRef(o: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata
   return `${o.kind.toLowerCase()}${group ? `.${group}` : ''}/${o.metadata.name}`;
 }
 
-export const objectKey = (o: { kind: string; metadata: { name: string; namespace?: string } }) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+export const objectKey = (o: { kind: string; metadata: { name: string; namespace?: string } }) =>
+  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 
 export interface Drift {
   create: KubeObject[];
@@ -113,7 +114,12 @@ export function syncObjects(s: SyncInput): KubeObject[] {
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
       kind: 'Kustomization',
       metadata,
-      spec: { interval: '10m0s', path: `./${s.path.replace(/^\.?\/+/, '').replace(/\/+$/, '')}`, prune: true, sourceRef: { kind: 'GitRepository', name: SYNC_NAME } },
+      spec: {
+        interval: '10m0s',
+        path: `./${s.path.replace(/^\.?\/+/, '').replace(/\/+$/, '')}`,
+        prune: true,
+        sourceRef: { kind: 'GitRepository', name: SYNC_NAME },
+      },
     },
   ].map((o) => withAppliedHash(o));
 }

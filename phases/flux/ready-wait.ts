@@ -15,7 +15,17 @@ import { kubectl } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
-import { describeObject, fluxState, isReady, literalVariables, readyCondition, REQUESTED_AT, stalledCondition, type FluxObject, type FluxVerdict } from './root-cause.ts';
+import {
+  describeObject,
+  fluxState,
+  isReady,
+  literalVariables,
+  readyCondition,
+  REQUESTED_AT,
+  stalledCondition,
+  type FluxObject,
+  type FluxVerdict,
+} from './root-cause.ts';
 
 /** The longest pause between two looks of a Flux wait. */
 export const FLUX_POLL_MAX_MS = 3_000;
@@ -27,7 +37,8 @@ export const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations
 export const FLUX_WAIT_MAX_MS = 300_000;
 
 /** The wait for Flux Ready this inventory asks for (flux.waitSeconds), within the gate's budget. */
-export const fluxWaitMs = (ctx: Pick<ReadContext, 'inventory'>) => Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
+export const fluxWaitMs = (ctx: Pick<ReadContext, 'inventory'>) =>
+  Math.min(FLUX_WAIT_MAX_MS, (ctx.inventory.inventory.flux?.waitSeconds ?? FLUX_WAIT_MAX_MS / 1000) * 1000);
 
 /** `signal` ended also at flux.waitSeconds. */
 export const fluxWaitSignal = (ctx: RunContext, signal: AbortSignal) => withDeadline(signal, fluxWaitMs(ctx));
@@ -69,7 +80,7 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
       const res = await kubectl(ctx, host, command).catch(() => undefined);
       if (res?.code !== 0 || !res.stdout.trim()) continue;
       const o = JSON.parse(res.stdout);
-      found.push(...(o.kind === 'List' ? o.items ?? [] : [o]));
+      found.push(...(o.kind === 'List' ? (o.items ?? []) : [o]));
     }
     const pending = notReadyText(targets, found);
     out.push(pending.length ? { ...v, message: `${v.message}; not ready: ${pending.join(', ')}` } : v);
@@ -87,11 +98,20 @@ async function requestReconcile(ctx: RunContext, host: HostRef): Promise<void> {
   const seen = await listFlux(ctx, host);
   if (!seen) return;
   // Per namespace: kubectl before 1.30 has no --all-namespaces for annotate.
-  const targets = new Set([...seen.sources, ...seen.kustomizations].map((o) => `${o.kind === 'GitRepository' ? 'gitrepositories.source.toolkit.fluxcd.io' : 'kustomizations.kustomize.toolkit.fluxcd.io'} --all -n ${o.metadata.namespace}`));
+  const targets = new Set(
+    [...seen.sources, ...seen.kustomizations].map(
+      (o) =>
+        `${o.kind === 'GitRepository' ? 'gitrepositories.source.toolkit.fluxcd.io' : 'kustomizations.kustomize.toolkit.fluxcd.io'} --all -n ${o.metadata.namespace}`,
+    ),
+  );
   for (const t of targets) {
     const command = `annotate --overwrite ${t} ${REQUESTED_AT}=${token}`;
     const res = await kubectl(ctx, host, command);
-    if (res.code !== 0) throw new CauseError('APPLY_FAILED', { host: host.name, evidence: { command: `kubectl ${command}`, exitCode: res.code, excerpt: res.stderr.trim().slice(-500) } });
+    if (res.code !== 0)
+      throw new CauseError('APPLY_FAILED', {
+        host: host.name,
+        evidence: { command: `kubectl ${command}`, exitCode: res.code, excerpt: res.stderr.trim().slice(-500) },
+      });
   }
 }
 

@@ -137,8 +137,19 @@ export function classifyKustomization(k: FluxObject): FluxVerdict {
   const message = c?.message ?? 'the kustomize-controller has not reconciled it yet';
   const base = { object: describeObject('Kustomization', k), reason, message, stalled: stalledCondition(k) !== undefined };
   const running = healthChecking(k);
-  if (running) return { ...base, causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckRunning', message: `the health checks had not ended when the budget ran out (${running.message})` };
-  if (c?.status !== 'False') return { ...base, causeId: 'FLUX_RECONCILIATION_FAILED', message: c?.status === 'True' ? `${message} (not yet of the current generation, reconcile request or source revision)` : message };
+  if (running)
+    return {
+      ...base,
+      causeId: 'FLUX_HEALTHCHECK_FAILED',
+      reason: 'HealthCheckRunning',
+      message: `the health checks had not ended when the budget ran out (${running.message})`,
+    };
+  if (c?.status !== 'False')
+    return {
+      ...base,
+      causeId: 'FLUX_RECONCILIATION_FAILED',
+      message: c?.status === 'True' ? `${message} (not yet of the current generation, reconcile request or source revision)` : message,
+    };
   base.message = failureMessage(k, message);
   if (STRICT_VARIABLE.test(message)) return { ...base, causeId: 'FLUX_SUBSTITUTION_FAILED' };
   if (NO_MATCHES.test(message)) return { ...base, causeId: 'FLUX_CRD_NOT_INSTALLED' };
@@ -151,7 +162,12 @@ export function classifyKustomization(k: FluxObject): FluxVerdict {
  * Follows dependsOn from `k` to the first Kustomization that is not Ready for its own reason. A missing
  * dependency is a root of its own (returned as a name). Cycles end where they close.
  */
-export function rootOf(k: FluxObject, byKey: Map<string, FluxObject>, seen = new Set<string>(), revisionOf: (k: FluxObject) => string | undefined = () => undefined): FluxObject | { missing: string } {
+export function rootOf(
+  k: FluxObject,
+  byKey: Map<string, FluxObject>,
+  seen = new Set<string>(),
+  revisionOf: (k: FluxObject) => string | undefined = () => undefined,
+): FluxObject | { missing: string } {
   seen.add(key(k));
   if (readyCondition(k)?.reason !== 'DependencyNotReady') return k;
   for (const d of k.spec?.dependsOn ?? []) {
@@ -188,7 +204,13 @@ export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): 
     if (!roots.has(rootKey)) {
       const verdict: FluxVerdict =
         'missing' in root
-          ? { causeId: 'FLUX_DEPENDENCY_NOT_READY', object: `Kustomization ${root.missing}`, reason: 'DependencyNotFound', message: `Kustomization ${root.missing} does not exist, and ${describeObject('Kustomization', k)} depends on it`, stalled: false }
+          ? {
+              causeId: 'FLUX_DEPENDENCY_NOT_READY',
+              object: `Kustomization ${root.missing}`,
+              reason: 'DependencyNotFound',
+              message: `Kustomization ${root.missing} does not exist, and ${describeObject('Kustomization', k)} depends on it`,
+              stalled: false,
+            }
           : classifyKustomization(root);
       roots.set(rootKey, { verdict, waiting: [] });
     }

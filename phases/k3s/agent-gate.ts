@@ -25,7 +25,10 @@ export function leaseFreshness(lease: NodeLeaseView | undefined, nowMs: number):
   if (!Number.isFinite(renewed)) return { fresh: false, seen: `its Lease has an unreadable renewTime ${lease.renewTime}` };
   const ageS = Math.round((nowMs - renewed) / 1000);
   if (ageS <= duration) return { fresh: true, seen: `its Lease was renewed ${Math.max(ageS, 0)} s ago` };
-  return { fresh: false, seen: `its Node exists, but its Lease was last renewed ${ageS} s ago (${lease.renewTime}; it lasts ${duration} s): no kubelet of this name is running` };
+  return {
+    fresh: false,
+    seen: `its Node exists, but its Lease was last renewed ${ageS} s ago (${lease.renewTime}; it lasts ${duration} s): no kubelet of this name is running`,
+  };
 }
 
 export const agentRegistered: Gate = {
@@ -52,14 +55,20 @@ export const agentRegistered: Gate = {
         if (known && !known.transient) {
           // An agent dials the VIP, not the founder: "failed to get CA certs" means the VIP did not answer it.
           const id = known.id === 'JOIN_FOUNDER_UNREACHABLE' ? 'VIP_NOT_ANSWERING' : known.id;
-          throw new CauseError(id, { host: host.name, evidence: { command: 'journalctl -u k3s-agent.service', seen: known.line, excerpt: excerpt(journal, 15) } });
+          throw new CauseError(id, {
+            host: host.name,
+            evidence: { command: 'journalctl -u k3s-agent.service', seen: known.line, excerpt: excerpt(journal, 15) },
+          });
         }
         return undefined;
       },
     });
     if (registered) return;
     const journal = await journalSince(ctx, host, cursor).catch(() => '');
-    throw new CauseError('AGENT_NOT_REGISTERED', { host: host.name, evidence: { command: `k3s kubectl get node,lease ${host.name}`, seen, excerpt: excerpt(journal) } });
+    throw new CauseError('AGENT_NOT_REGISTERED', {
+      host: host.name,
+      evidence: { command: `k3s kubectl get node,lease ${host.name}`, seen, excerpt: excerpt(journal) },
+    });
   },
 };
 

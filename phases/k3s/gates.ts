@@ -164,9 +164,10 @@ export const joinerIsVoter: Gate = {
         if (known && persistent) {
           // The founder answering the operator while the joiner cannot reach it: the path between them is cut.
           const founderAnswers = res !== undefined && (res.code === 0 || NOT_FOUND.test(res.stderr));
-          const unreachable = known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
-            ? `${host.name} cannot reach ${ctx.topology.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
-            : undefined;
+          const unreachable =
+            known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
+              ? `${host.name} cannot reach ${ctx.topology.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
+              : undefined;
           throw new CauseError(known.id, {
             host: host.name,
             message: known.detail ? `critical configuration mismatched: ${known.detail}` : unreachable,
@@ -179,7 +180,10 @@ export const joinerIsVoter: Gate = {
     if (joined) return;
     const journal = await journalSince(ctx, host, cursor).catch(() => '');
     if (transient && transientSince !== undefined) {
-      throw new CauseError(transient.id, { host: host.name, evidence: { command: 'journalctl -u k3s.service', seen: transient.line, excerpt: excerpt(journal, 15) } });
+      throw new CauseError(transient.id, {
+        host: host.name,
+        evidence: { command: 'journalctl -u k3s.service', seen: transient.line, excerpt: excerpt(journal, 15) },
+      });
     }
     throw new CauseError(registered ? 'LEARNER_NOT_PROMOTED' : 'JOIN_STALLED', {
       host: host.name,

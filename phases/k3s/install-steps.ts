@@ -17,12 +17,15 @@ import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.t
 
 import { sha256File } from '../../src/util/sha256-file.ts';
 
-;
-
 type Upload = { local: string; remote: string; mode: string };
 
 /** Upload local files when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
-function uploadStep(id: string, title: string, files: (ctx: ReadContext) => Upload[], placed: HostFact<boolean>): Step<(Upload & { sha: string; bytes: number })[]> {
+function uploadStep(
+  id: string,
+  title: string,
+  files: (ctx: ReadContext) => Upload[],
+  placed: HostFact<boolean>,
+): Step<(Upload & { sha: string; bytes: number })[]> {
   return {
     id,
     title,
@@ -33,7 +36,8 @@ function uploadStep(id: string, title: string, files: (ctx: ReadContext) => Uplo
       const changes: Change[] = [];
       local.forEach((f, i) => {
         const current = probe[`sum${i}`]?.stdout.trim() || null;
-        if (current !== f.sha) changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
+        if (current !== f.sha)
+          changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
       });
       return { changes, facts: [placed(changes.length > 0)] };
     },
@@ -85,23 +89,43 @@ export function installSteps(token: TokenSource): Step<any>[] {
   return [
     uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], binaryChanged),
     uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, imagesPlaced),
-    savingToken(joinAware(managedFile<ConfigLocal>({
-      id: 'config',
-      title: `k3s configuration ${CONFIG_FILE}`,
-      path: () => CONFIG_FILE,
-      local: async (host, ctx) => {
-        const t = token(host, ctx);
-        return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
-      },
-      // A server that joins another carries the full token (it pins the CA), also the (acting) founder
-      // that once joined a server (join-mode.ts).
-      content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
+    savingToken(
+      joinAware(
+        managedFile<ConfigLocal>({
+          id: 'config',
+          title: `k3s configuration ${CONFIG_FILE}`,
+          path: () => CONFIG_FILE,
+          local: async (host, ctx) => {
+            const t = token(host, ctx);
+            return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
+          },
+          // A server that joins another carries the full token (it pins the CA), also the (acting) founder
+          // that once joined a server (join-mode.ts).
+          content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
+          mode: '0600',
+          secret: true, // it carries the cluster token
+          facts: (changed) => [configChanged(changed)],
+        }),
+      ),
+    ),
+    managedFile({
+      id: 'unit',
+      title: 'systemd unit',
+      path: (h) => roleOf(h).unitFile,
+      local: async () => undefined,
+      content: (_l, h) => serverUnit(roleOf(h)),
+      mode: '0644',
+      facts: (changed) => [unitChanged(changed)],
+    }),
+    managedFile({
+      id: 'env',
+      title: 'unit environment (0600)',
+      path: (h) => roleOf(h).envFile,
+      local: async () => undefined,
+      content: (_l, h) => serverEnv(roleOf(h)),
       mode: '0600',
-      secret: true, // it carries the cluster token
-      facts: (changed) => [configChanged(changed)],
-    }))),
-    managedFile({ id: 'unit', title: 'systemd unit', path: (h) => roleOf(h).unitFile, local: async () => undefined, content: (_l, h) => serverUnit(roleOf(h)), mode: '0644', facts: (changed) => [unitChanged(changed)] }),
-    managedFile({ id: 'env', title: 'unit environment (0600)', path: (h) => roleOf(h).envFile, local: async () => undefined, content: (_l, h) => serverEnv(roleOf(h)), mode: '0600', facts: (changed) => [envChanged(changed)] }),
+      facts: (changed) => [envChanged(changed)],
+    }),
     serviceStep,
   ];
 }
@@ -129,9 +153,16 @@ const serviceStep: Step = {
     const unit = roleOf(host).unit;
     const changes: Change[] = [];
     if (unitOrEnv) changes.push({ kind: 'command', description: 'reload systemd units', command: 'systemctl daemon-reload', sudo: true });
-    if (probe.enabled.stdout.trim() !== 'enabled') changes.push({ kind: 'command', description: 'enable k3s at boot', command: `systemctl enable ${unit}`, sudo: true });
+    if (probe.enabled.stdout.trim() !== 'enabled')
+      changes.push({ kind: 'command', description: 'enable k3s at boot', command: `systemctl enable ${unit}`, sudo: true });
     if (!active) changes.push({ kind: 'command', description: 'start k3s', command: `systemctl start --no-block ${unit}`, sudo: true });
-    else if (restart) changes.push({ kind: 'command', description: 'restart k3s: its binary, unit or configuration changed', command: `systemctl restart --no-block ${unit}`, sudo: true });
+    else if (restart)
+      changes.push({
+        kind: 'command',
+        description: 'restart k3s: its binary, unit or configuration changed',
+        command: `systemctl restart --no-block ${unit}`,
+        sudo: true,
+      });
     return { changes, facts: [journalCursor(probe.cursor.stdout.trim())] };
   },
 };

@@ -47,7 +47,10 @@ export async function readServers(ctx: RunContext, joiner: HostRef): Promise<Ser
     others.map(async (s): Promise<ServerSeen> => {
       try {
         const res = await ctx.remote(s).exec(MEMBER_PROBE, { sudo: true, timeoutMs: 10_000, signal: ctx.signal });
-        const [state = '', data = ''] = res.stdout.trim().split('\n').map((l) => l.trim());
+        const [state = '', data = ''] = res.stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.trim());
         const down = state === 'inactive' || state === 'failed' ? `${SERVER_ROLE.unit} is ${state}` : undefined;
         return { name: s.name, member: data === 'member', down };
       } catch (err) {

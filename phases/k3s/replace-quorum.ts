@@ -36,7 +36,11 @@ export interface ReplaceFacts {
 export const replaceFacts = runFact<ReplaceFacts>('replace');
 
 /** Pure: the verdict on the survivors, and the facts the replace steps plan from. */
-export function quorumVerdict(replaced: { name: string; address: string }, serverCount: number, seen: SurvivorSeen[]): { stop?: CauseError; facts?: ReplaceFacts } {
+export function quorumVerdict(
+  replaced: { name: string; address: string },
+  serverCount: number,
+  seen: SurvivorSeen[],
+): { stop?: CauseError; facts?: ReplaceFacts } {
   const ready = seen.filter((s) => !s.down);
   const members = ready.find((s) => s.members)?.members;
   const memberCount = members?.length ?? serverCount;
@@ -82,7 +86,8 @@ export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<F
 async function readSurvivor(ctx: RunContext, s: HostRef, replaced: string): Promise<SurvivorSeen> {
   try {
     const ready = await kubectl(ctx, s, "get --raw='/readyz'", 20_000);
-    if (ready.code !== 0 || ready.stdout.trim() !== 'ok') return { name: s.name, down: `API not ready (${firstLine(ready.stderr || ready.stdout) || `exit ${ready.code}`})` };
+    if (ready.code !== 0 || ready.stdout.trim() !== 'ok')
+      return { name: s.name, down: `API not ready (${firstLine(ready.stderr || ready.stdout) || `exit ${ready.code}`})` };
     const [node, list] = await Promise.all([
       kubectl(ctx, s, `get node ${replaced} -o name`, 20_000),
       ctx.remote(s).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 20_000, signal: ctx.signal }),

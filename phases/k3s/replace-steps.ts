@@ -64,7 +64,10 @@ export const deleteOldNode: Step = {
           new CauseError('ETCD_MEMBER_NOT_REMOVED', {
             host: host.name,
             message: `The Node ${host.name} is gone but etcd still lists a member of it`,
-            evidence: { command: `k3s kubectl get --raw /db/info (on ${facts.via})`, seen: facts.orphanMembers.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; ') },
+            evidence: {
+              command: `k3s kubectl get --raw /db/info (on ${facts.via})`,
+              seen: facts.orphanMembers.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; '),
+            },
           }),
         ],
       };
@@ -83,7 +86,11 @@ export const deleteOldNode: Step = {
           budgetMs: DELETE_TIMEOUT_MS + MEMBER_GONE_BUDGET_MS + 60_000,
           run: async (actx) => {
             // kubectl waits for the finalizer itself; its own timeout stays inside the member budget.
-            const del = await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+            const del = await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({
+              code: null,
+              stdout: '',
+              stderr: e.message,
+            }));
             await waitMemberGone(actx, actx.host, host, `${del.stdout}${del.stderr}`.trim());
           },
         },
@@ -103,13 +110,20 @@ async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, dele
     look: async () => {
       const node = await kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(() => undefined);
       const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
-      const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(() => undefined);
+      const list = await ctx
+        .remote(via)
+        .exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
+        .catch(() => undefined);
       const all = list && readMembers(list);
       const members = all ? membersOf(all, host) : undefined;
       if (nodeGone && members?.length === 0) return true;
       seen = [
         nodeGone ? `Node ${host.name} gone` : `Node ${host.name} still there (${(node?.stdout || node?.stderr || 'no answer').trim()})`,
-        members === undefined ? 'member list unreadable' : members.length ? `member ${members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed` : 'no member left',
+        members === undefined
+          ? 'member list unreadable'
+          : members.length
+            ? `member ${members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed`
+            : 'no member left',
       ].join('; ');
       return undefined;
     },

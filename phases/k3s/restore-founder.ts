@@ -42,11 +42,39 @@ export function restoreStep(backup: Backup): Step {
       if (markedWith(probe.marker.stdout, id)) return { changes: [], facts: [restoredNow(false)] };
       const others = ctx.topology.joiners.filter((h) => h.name !== host.name);
       const changes: Change[] = [
-        ...others.map((o): Change => ({ kind: 'command', description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`, command: stopUnlessAbsent, sudo: true, on: o.name })),
-        ...(probe.active.stdout.trim() === 'inactive' ? [] : [{ kind: 'command', description: 'stop k3s here before the restore', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true } as Change]),
-        { kind: 'upload', localPath: backup.snapshot, path: remotePath, mode: '0600', sha256: backup.manifest.sha256, currentSha256: null, bytes: backup.manifest.bytes },
-        { kind: 'command', description: "check the uploaded snapshot's sha256 on the host", command: `echo ${backup.manifest.sha256}' '${remotePath} | sha256sum -c --status -`, sudo: true },
-        { kind: 'command', description: `restore the snapshot as a one-member cluster (the old datastore is moved aside by k3s)`, command: resetCommand, sudo: true, timeoutMs: RESET_BUDGET_MS, failsAs: resetFailed(resetCommand) },
+        ...others.map((o): Change => ({
+          kind: 'command',
+          description: `on ${o.name}: stop k3s before the restore (it rejoins later, its datastore wiped)`,
+          command: stopUnlessAbsent,
+          sudo: true,
+          on: o.name,
+        })),
+        ...(probe.active.stdout.trim() === 'inactive'
+          ? []
+          : [{ kind: 'command', description: 'stop k3s here before the restore', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true } as Change]),
+        {
+          kind: 'upload',
+          localPath: backup.snapshot,
+          path: remotePath,
+          mode: '0600',
+          sha256: backup.manifest.sha256,
+          currentSha256: null,
+          bytes: backup.manifest.bytes,
+        },
+        {
+          kind: 'command',
+          description: "check the uploaded snapshot's sha256 on the host",
+          command: `echo ${backup.manifest.sha256}' '${remotePath} | sha256sum -c --status -`,
+          sudo: true,
+        },
+        {
+          kind: 'command',
+          description: `restore the snapshot as a one-member cluster (the old datastore is moved aside by k3s)`,
+          command: resetCommand,
+          sudo: true,
+          timeoutMs: RESET_BUDGET_MS,
+          failsAs: resetFailed(resetCommand),
+        },
         { kind: 'file', path: RESTORE_MARKER, content: `${id}\n`, current: probe.marker.stdout.trim() ? probe.marker.stdout : null, mode: '0600' },
       ];
       return { changes, facts: [restoredNow(true), stopsOthers(others.map((o) => o.name))] };

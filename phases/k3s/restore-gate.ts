@@ -31,7 +31,10 @@ export function restoreComplete(backup: Backup): Gate {
         everyMs: 3_000,
         look: async () => {
           // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
-          const res = await ctx.remote(host).exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal }).catch(() => undefined);
+          const res = await ctx
+            .remote(host)
+            .exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal })
+            .catch(() => undefined);
           if (res?.code === 0) {
             const now = missingObjects(expected, objectKeys(res.stdout));
             if (!now.length) return 'complete';
@@ -48,11 +51,16 @@ export function restoreComplete(backup: Backup): Gate {
       if (seen === 'complete') return;
       throw new CauseError('RESTORE_INCOMPLETE', {
         host: host.name,
-        message: listed ? `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore` : `the API objects could not be listed to compare them with the backup's ${backup.manifest.objects.length}`,
+        message: listed
+          ? `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore`
+          : `the API objects could not be listed to compare them with the backup's ${backup.manifest.objects.length}`,
         evidence: {
           command: 'k3s kubectl get <every listable type> -A',
           seen: `${missing.length} missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
-          excerpt: missing.slice(0, SHOWN).join('\n') + (missing.length > SHOWN ? `\n… and ${missing.length - SHOWN} more` : '') + (failure ? `\nlast listing error: ${failure}` : ''),
+          excerpt:
+            missing.slice(0, SHOWN).join('\n') +
+            (missing.length > SHOWN ? `\n… and ${missing.length - SHOWN} more` : '') +
+            (failure ? `\nlast listing error: ${failure}` : ''),
         },
       });
     },

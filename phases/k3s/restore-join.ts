@@ -22,8 +22,15 @@ export function wipeForRejoinStep(backup: Backup): Step {
       const active = ['active', 'activating'].includes(probe.active.stdout.trim());
       if (markedWith(probe.marker.stdout, id) && active) return { changes: [] };
       const changes: Change[] = [];
-      if (probe.active.stdout.trim() !== 'inactive') changes.push({ kind: 'command', description: 'stop k3s', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true });
-      if (probe.db.stdout.trim() === 'present') changes.push({ kind: 'command', description: "WIPE this server's datastore (it rejoins the restored cluster)", command: `rm -rf ${DB_DIR}`, sudo: true });
+      if (probe.active.stdout.trim() !== 'inactive')
+        changes.push({ kind: 'command', description: 'stop k3s', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true });
+      if (probe.db.stdout.trim() === 'present')
+        changes.push({
+          kind: 'command',
+          description: "WIPE this server's datastore (it rejoins the restored cluster)",
+          command: `rm -rf ${DB_DIR}`,
+          sudo: true,
+        });
       changes.push({ kind: 'file', path: RESTORE_MARKER, content: `${id}\n`, current: probe.marker.stdout.trim() ? probe.marker.stdout : null, mode: '0600' });
       return { changes };
     },

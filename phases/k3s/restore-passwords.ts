@@ -49,7 +49,10 @@ export function forgetNodePasswordsStep(backup: Backup): Step {
       restoredAt: { command: `stat -c %Y ${RESTORE_MARKER} 2>/dev/null || true`, sudo: true },
       // Read-only; k3s may have just started here (this step runs right after the service step): while it
       // runs, the listing is tried for up to LIST_WAIT_S.
-      secrets: { command: `sh -c ${shq(`i=0; until ${list}; do systemctl is-active --quiet ${SERVER_ROLE.unit} && [ $i -lt ${LIST_WAIT_S} ] || exit 1; i=$((i+1)); sleep 1; done`)}`, sudo: true },
+      secrets: {
+        command: `sh -c ${shq(`i=0; until ${list}; do systemctl is-active --quiet ${SERVER_ROLE.unit} && [ $i -lt ${LIST_WAIT_S} ] || exit 1; i=$((i+1)); sleep 1; done`)}`,
+        sudo: true,
+      },
     }),
     plan: ({ host, probe, ctx }) => {
       const nodes = allHostRefs(ctx.inventory).map((h) => h.name);

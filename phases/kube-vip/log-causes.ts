@@ -20,7 +20,10 @@ export function kubeVipPatterns(kubernetesIp: string): [RegExp, CauseId][] {
   return [
     [/leases\.coordination\.k8s\.io (?:"plndr-cp-lock" )?is forbidden/, 'KUBE_VIP_RBAC_MISSING'],
     [new RegExp(`dial tcp ${escaped(kubernetesIp)}:443: i/o timeout`), 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
-    [/is not valid interface|Link not found|Unable to find default route|Found default route but could not determine interface|unable to find interface with default route/, 'VIP_INTERFACE_INVALID'],
+    [
+      /is not valid interface|Link not found|Unable to find default route|Found default route but could not determine interface|unable to find interface with default route/,
+      'VIP_INTERFACE_INVALID',
+    ],
   ];
 }
 

@@ -35,6 +35,11 @@ export function kubeVipManifest(inv: LoadedInventory, servers: ServerNicProbe[],
     servers.map((s) => ({ host: s.name, nic: nicForVip(s.addrs, s.address, network.nodeCidr), links: linkNames(s.links) })),
   );
   if (choice.interfaceName === undefined) return { stops: choice.stops };
-  const content = renderKubeVip({ vip: inv.derived.apiEndpoint.host, port: inv.derived.apiEndpoint.port, interfaceName: choice.interfaceName, image: opts.image });
+  const content = renderKubeVip({
+    vip: inv.derived.apiEndpoint.host,
+    port: inv.derived.apiEndpoint.port,
+    interfaceName: choice.interfaceName,
+    image: opts.image,
+  });
   return { content, interfaceName: choice.interfaceName, stops: [] };
 }

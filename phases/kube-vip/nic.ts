@@ -71,7 +71,11 @@ export function chooseVipInterface(configured: string, servers: ServerNic[]): Vi
   return {
     stops: [
       new CauseError('VIP_INTERFACE_INVALID', {
-        host: servers.filter((s) => s.nic === undefined).map((s) => s.host).join(', ') || undefined,
+        host:
+          servers
+            .filter((s) => s.nic === undefined)
+            .map((s) => s.host)
+            .join(', ') || undefined,
         evidence: {
           command: 'ip -o -4 addr show',
           seen: `kube-vip takes one interface name for every server, but the servers' NICs on the node network differ (${seen}); set controlPlane.interface`,

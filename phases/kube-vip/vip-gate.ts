@@ -31,7 +31,11 @@ export function livezAnswer(res: { code: number | null; stdout: string; stderr: 
   if (res.code === 0 && res.stdout.trim() === 'ok') return { ok: true };
   const said = (res.stderr || res.stdout).trim().split('\n').filter(Boolean).at(-1) ?? '';
   if (res.code !== 0 && /^Error from server\b/m.test(res.stderr)) return { ok: true };
-  return { ok: false, certificate: /x509: |tls: failed to verify certificate/.test(res.stderr), said: said || (res.code === null ? 'no answer' : `kubectl exit ${res.code}`) };
+  return {
+    ok: false,
+    certificate: /x509: |tls: failed to verify certificate/.test(res.stderr),
+    said: said || (res.code === null ? 'no answer' : `kubectl exit ${res.code}`),
+  };
 }
 
 /** From a server: k3s's kubectl through the VIP, verifying the cluster CA from k3s.yaml. */
@@ -59,21 +63,45 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
   const pods = await kubectl(ctx, founder, `get pods -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} -o json`).catch(() => undefined);
   const pull = pods?.code === 0 ? podsPullCause(ctx, JSON.parse(pods.stdout).items ?? []) : undefined;
   if (pull && (pull.decided || final)) return pull.cause;
-  const logs = await kubectl(ctx, founder, `logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} --tail=40 --prefix`).catch(() => undefined);
+  const logs = await kubectl(ctx, founder, `logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} --tail=40 --prefix`).catch(
+    () => undefined,
+  );
   const logText = logs?.code === 0 ? logs.stdout : '';
   const known = matchKubeVipLog(logText, ctx.inventory.derived.serviceAddresses.kubernetes);
-  if (known) return new CauseError(known.causeId, { host: host.name, evidence: { command: `kubectl logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET}`, seen: known.line, excerpt: excerpt(logText, 15) } });
-  if (last.certificate) return new CauseError('VIP_CERT_MISSING_SAN', { host: host.name, evidence: { command: last.command, exitCode: last.exitCode, seen: last.seen } });
+  if (known)
+    return new CauseError(known.causeId, {
+      host: host.name,
+      evidence: {
+        command: `kubectl logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET}`,
+        seen: known.line,
+        excerpt: excerpt(logText, 15),
+      },
+    });
+  if (last.certificate)
+    return new CauseError('VIP_CERT_MISSING_SAN', { host: host.name, evidence: { command: last.command, exitCode: last.exitCode, seen: last.seen } });
   const rbac = await kubectl(ctx, founder, 'get clusterrole system:kube-vip-role -o name').catch(() => undefined);
   if (rbac && rbac.code !== 0 && NOT_FOUND.test(rbac.stderr)) {
-    return new CauseError('KUBE_VIP_RBAC_MISSING', { host: host.name, evidence: { command: 'kubectl get clusterrole system:kube-vip-role', exitCode: rbac.code, seen: rbac.stderr.trim() } });
+    return new CauseError('KUBE_VIP_RBAC_MISSING', {
+      host: host.name,
+      evidence: { command: 'kubectl get clusterrole system:kube-vip-role', exitCode: rbac.code, seen: rbac.stderr.trim() },
+    });
   }
   const lease = await kubectl(ctx, founder, `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}'`).catch(() => undefined);
   const holder = lease?.code === 0 ? lease.stdout.trim() : '';
   if (!holder) {
-    return new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`, seen: `no holder; ${last.seen}`, excerpt: excerpt(logText, 15) || '(no kube-vip log)' } });
+    return new CauseError('VIP_LEASE_NOT_HELD', {
+      host: host.name,
+      evidence: {
+        command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`,
+        seen: `no holder; ${last.seen}`,
+        excerpt: excerpt(logText, 15) || '(no kube-vip log)',
+      },
+    });
   }
-  return new CauseError('VIP_NOT_ANSWERING', { host: host.name, evidence: { command: last.command, exitCode: last.exitCode, seen: `the lease is held by ${holder}, but ${last.seen}` } });
+  return new CauseError('VIP_NOT_ANSWERING', {
+    host: host.name,
+    evidence: { command: last.command, exitCode: last.exitCode, seen: `the lease is held by ${holder}, but ${last.seen}` },
+  });
 }
 
 /** Budget: k3s applies the manifest, kube-vip starts and one lease duration passes, with a wide margin. */

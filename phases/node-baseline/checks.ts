@@ -90,7 +90,14 @@ function clockStop(i: BaselineInputs): CauseError[] {
   const [from, to] = w ? [w.sentMs / 1000, w.answeredMs / 1000] : [i.operatorNow, i.operatorNow];
   const skew = hostNow < from ? hostNow - from : hostNow > to ? hostNow - to : 0;
   if (Math.abs(skew) <= MAX_CLOCK_SKEW_S) return [];
-  return [stop('CLOCK_SKEW', i, 'date +%s.%N', `the host's clock is ${skew > 0 ? 'ahead of' : 'behind'} the operator's by ${Math.abs(skew).toFixed(1)} s (limit ${MAX_CLOCK_SKEW_S} s)`)];
+  return [
+    stop(
+      'CLOCK_SKEW',
+      i,
+      'date +%s.%N',
+      `the host's clock is ${skew > 0 ? 'ahead of' : 'behind'} the operator's by ${Math.abs(skew).toFixed(1)} s (limit ${MAX_CLOCK_SKEW_S} s)`,
+    ),
+  ];
 }
 
 function routeStop(i: BaselineInputs): CauseError[] {
@@ -113,7 +120,14 @@ function nicStop(i: BaselineInputs): CauseError[] {
   }
   // kube-vip runs on servers only: an agent's NIC may have any name.
   if (i.host.role === 'server' && i.vipInterface !== 'auto' && !linkNames(out(i, 'links')).includes(i.vipInterface)) {
-    stops.push(stop('NIC_NOT_FOUND', i, 'ip -o link show', `controlPlane.interface ${i.vipInterface} does not exist (interfaces: ${linkNames(out(i, 'links')).join(', ')})`));
+    stops.push(
+      stop(
+        'NIC_NOT_FOUND',
+        i,
+        'ip -o link show',
+        `controlPlane.interface ${i.vipInterface} does not exist (interfaces: ${linkNames(out(i, 'links')).join(', ')})`,
+      ),
+    );
   }
   return stops;
 }
@@ -153,7 +167,12 @@ export function duplicateIdentities(seen: Map<HostRef, ProbeResults>): CauseErro
     for (const [value, names] of byValue) {
       if (names.length < 2) continue;
       const what = key === 'machineId' ? '/etc/machine-id' : 'product_uuid';
-      stops.push(new CauseError('DUPLICATE_HOST_IDENTITY', { host: names.join(', '), evidence: { command: `cat ${what}`, seen: `${names.join(' and ')} share ${what} ${value}` } }));
+      stops.push(
+        new CauseError('DUPLICATE_HOST_IDENTITY', {
+          host: names.join(', '),
+          evidence: { command: `cat ${what}`, seen: `${names.join(' and ')} share ${what} ${value}` },
+        }),
+      );
     }
   }
   return stops;

@@ -33,7 +33,13 @@ const checks: Step<{ binaryArch: string; operatorNow: number }> = {
   local: async (_h, ctx) => ({ binaryArch: await archOfFile(ctx.inventory.derived.paths.k3sBinary), operatorNow: ctx.clock.now() / 1000 }),
   plan: ({ host, probe, local, ctx }): Plan => ({
     changes: [],
-    stops: baselineStops({ host, probe, binaryArch: local.binaryArch, operatorNow: local.operatorNow, vipInterface: ctx.inventory.inventory.controlPlane.interface }),
+    stops: baselineStops({
+      host,
+      probe,
+      binaryArch: local.binaryArch,
+      operatorNow: local.operatorNow,
+      vipInterface: ctx.inventory.inventory.controlPlane.interface,
+    }),
     facts: [nic(nicOfAddress(probe.addrs.stdout, host.address))],
   }),
 };
@@ -70,7 +76,8 @@ const hostname: Step = {
       // before the running name changes, so the new name resolves from the first command on
       ...fileChange(HOSTS_FILE, hostsWithOwnName(hosts, host.name), { content: hosts }, { mode: '0644' }),
     ];
-    if (probe.hostname.stdout.trim() !== host.name) changes.push({ kind: 'command', description: `set the running hostname to ${host.name}`, command: `hostname ${shq(host.name)}`, sudo: true });
+    if (probe.hostname.stdout.trim() !== host.name)
+      changes.push({ kind: 'command', description: `set the running hostname to ${host.name}`, command: `hostname ${shq(host.name)}`, sudo: true });
     return { changes };
   },
 };
@@ -84,7 +91,9 @@ const modules: Step = {
     overlay: baselineProbes.overlay,
   }),
   plan: ({ probe }) => {
-    const changes: Change[] = [...fileChange(MODULES_FILE, MODULES.map((m) => `${m}\n`).join(''), { content: probe.file.code === 0 ? probe.file.stdout : null }, { mode: '0644' })];
+    const changes: Change[] = [
+      ...fileChange(MODULES_FILE, MODULES.map((m) => `${m}\n`).join(''), { content: probe.file.code === 0 ? probe.file.stdout : null }, { mode: '0644' }),
+    ];
     const toLoad = MODULES.filter((m) => probe[m].stdout.trim() === 'loadable');
     if (toLoad.length) changes.push({ kind: 'command', description: `load ${toLoad.join(', ')}`, command: `modprobe -a ${toLoad.join(' ')}`, sudo: true });
     return { changes };
@@ -99,7 +108,14 @@ const sysctls: Step = {
     const content = Object.entries(SYSCTLS)
       .map(([k, v]) => `${k} = ${v}\n`)
       .join('');
-    const changes: Change[] = [...fileChange(SYSCTL_FILE, `# Written by bootstrap (node-baseline).\n${content}`, { content: probe.file.code === 0 ? probe.file.stdout : null }, { mode: '0644' })];
+    const changes: Change[] = [
+      ...fileChange(
+        SYSCTL_FILE,
+        `# Written by bootstrap (node-baseline).\n${content}`,
+        { content: probe.file.code === 0 ? probe.file.stdout : null },
+        { mode: '0644' },
+      ),
+    ];
     const live = Object.fromEntries(
       probe.live.stdout
         .trim()
@@ -108,7 +124,12 @@ const sysctls: Step = {
     );
     const differ = Object.entries(SYSCTLS).filter(([k, v]) => live[k] !== v);
     if (differ.length) {
-      changes.push({ kind: 'command', description: `set ${differ.map(([k, v]) => `${k}=${v}`).join(', ')}`, command: `sysctl -q -p ${SYSCTL_FILE}`, sudo: true });
+      changes.push({
+        kind: 'command',
+        description: `set ${differ.map(([k, v]) => `${k}=${v}`).join(', ')}`,
+        command: `sysctl -q -p ${SYSCTL_FILE}`,
+        sudo: true,
+      });
     }
     return { changes };
   },
@@ -121,7 +142,10 @@ export const nodeBaseline: Phase = {
   // The binary every k3s phase uploads is the release the inventory names, and the add-on image archives
   // hold every image the add-ons pull (an air-gapped site), before any host changes.
   prepare: async (ctx) => ({
-    stops: [...(await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version)), ...(await imageStops(ctx.inventory, async () => (await renderCiliumRelease(ctx)).values))],
+    stops: [
+      ...(await versionStops(ctx.inventory.derived.paths.k3sBinary, ctx.inventory.inventory.k3s.version)),
+      ...(await imageStops(ctx.inventory, async () => (await renderCiliumRelease(ctx)).values)),
+    ],
   }),
   hosts: (c) => allHostRefs(c.inventory),
   concurrency: 8,

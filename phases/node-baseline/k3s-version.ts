@@ -70,7 +70,11 @@ async function seenVersion(path: string, expected: string, deps: VersionDeps = n
   let at = text.indexOf(expected);
   while (at >= 0 && /\d/.test(text[at + expected.length] ?? '')) at = text.indexOf(expected, at + 1);
   if (at >= 0) return { how: 'embedded', versions: [expected], command: `grep -ao '${expected}' ${path}` };
-  return { how: 'embedded', versions: [...new Set(text.match(EMBEDDED) ?? [])].slice(0, 5), command: `grep -aoE 'v[0-9]+\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+' ${path}` };
+  return {
+    how: 'embedded',
+    versions: [...new Set(text.match(EMBEDDED) ?? [])].slice(0, 5),
+    command: `grep -aoE 'v[0-9]+\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+' ${path}`,
+  };
 }
 
 export async function versionStops(path: string, expected: string, deps: VersionDeps = nodeVersionDeps): Promise<CauseError[]> {

@@ -12,7 +12,10 @@ export const baselineProbes: Record<string, ProbeCommand> = {
   cgroupfs: { command: 'stat -fc %T /sys/fs/cgroup' },
   bpf: { command: 'grep -qw bpf /proc/filesystems && echo supported' },
   // "present" = the feature is there (built in or loaded); else whether modprobe could load it.
-  br_netfilter: { command: '[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && echo present || { modprobe -n -q br_netfilter 2>/dev/null && echo loadable || echo absent; }' },
+  br_netfilter: {
+    command:
+      '[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && echo present || { modprobe -n -q br_netfilter 2>/dev/null && echo loadable || echo absent; }',
+  },
   overlay: { command: 'grep -qw overlay /proc/filesystems && echo present || { modprobe -n -q overlay 2>/dev/null && echo loadable || echo absent; }' },
   clock: { command: 'date +%s.%N' },
   route: { command: 'ip -4 route show default' },
@@ -26,7 +29,10 @@ export const baselineProbes: Record<string, ProbeCommand> = {
   disk: { command: 'd=/var/lib/rancher; while [ ! -e "$d" ]; do d=$(dirname "$d"); done; df -P -B1 "$d" | tail -n1' },
   hostname: { command: 'hostname' },
   etcHostname: { command: 'cat /etc/hostname' },
-  sysctls: { command: 'for k in net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.ipv4.conf.all.rp_filter; do printf "%s=%s\\n" "$k" "$(sysctl -n $k 2>/dev/null)"; done' },
+  sysctls: {
+    command:
+      'for k in net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.ipv4.conf.all.rp_filter; do printf "%s=%s\\n" "$k" "$(sysctl -n $k 2>/dev/null)"; done',
+  },
   modulesLoaded: { command: 'cat /proc/modules' },
 };
 

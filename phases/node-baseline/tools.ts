@@ -76,7 +76,9 @@ export function toolStops(host: HostRef, r: ProbeResult | undefined): CauseError
   if (missing === undefined) {
     // The batch itself (mktemp, base64, sh) did not run as it must: nothing it reported can be trusted.
     const seen = `the check of the host's tools did not run (exit ${r?.code ?? 'none'}): sh, mktemp or base64 (dash, coreutils) may be missing`;
-    return [new CauseError('TOOL_MISSING', { host: host.name, evidence: { command, exitCode: r?.code, seen, excerpt: (r?.stderr ?? '').trim() || undefined } })];
+    return [
+      new CauseError('TOOL_MISSING', { host: host.name, evidence: { command, exitCode: r?.code, seen, excerpt: (r?.stderr ?? '').trim() || undefined } }),
+    ];
   }
   return missing.map((t) => {
     const pkg = HOST_TOOLS[t] ?? t;

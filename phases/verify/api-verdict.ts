@@ -23,7 +23,9 @@ export function apiVerdict(targets: Target[], port: number, seen: { vantage: str
     return {
       host: vantage,
       ok: bad.length === 0,
-      detail: bad.length ? `not ready via ${bad.map((t) => `${t.label}: ${lastLine(results[t.key])}`).join('; ')}` : `ready via ${targets.map((t) => t.label).join(', ')}`,
+      detail: bad.length
+        ? `not ready via ${bad.map((t) => `${t.label}: ${lastLine(results[t.key])}`).join('; ')}`
+        : `ready via ${targets.map((t) => t.label).join(', ')}`,
     };
   });
   const stops = targets.flatMap((t) => {
@@ -49,17 +51,24 @@ const OPERATOR_VANTAGE = 'operator';
 
 export function operatorVerdict(targets: Target[], port: number, via: string, seen: Record<string, { ok: boolean; seen?: string }>): Verdict {
   const bad = targets.filter((t) => !seen[t.key]?.ok);
-  const rows: Row[] = [{
-    host: OPERATOR_VANTAGE,
-    ok: bad.length === 0,
-    detail: bad.length ? `no verified TLS handshake via ${bad.map((t) => `${t.label}: ${seen[t.key]?.seen ?? 'not tried'}`).join('; ')}` : `TLS verified against the cluster CA via ${targets.map((t) => t.label).join(', ')} (through ${via})`,
-  }];
+  const rows: Row[] = [
+    {
+      host: OPERATOR_VANTAGE,
+      ok: bad.length === 0,
+      detail: bad.length
+        ? `no verified TLS handshake via ${bad.map((t) => `${t.label}: ${seen[t.key]?.seen ?? 'not tried'}`).join('; ')}`
+        : `TLS verified against the cluster CA via ${targets.map((t) => t.label).join(', ')} (through ${via})`,
+    },
+  ];
   const stops = bad.map(
     (t) =>
       new CauseError('API_UNREACHABLE_VIA', {
         host: t.owner ?? via,
         message: `The API does not answer with the cluster certificate via ${t.address}:${port} (${t.owner ? `${t.owner}'s own address` : 'the VIP'}) from the operator's side`,
-        evidence: { command: `TLS handshake from the engine to ${t.address}:${port} through the SSH connection to ${via}, verifying the cluster CA`, seen: seen[t.key]?.seen ?? 'not tried' },
+        evidence: {
+          command: `TLS handshake from the engine to ${t.address}:${port} through the SSH connection to ${via}, verifying the cluster CA`,
+          seen: seen[t.key]?.seen ?? 'not tried',
+        },
       }),
   );
   return { rows, stops };

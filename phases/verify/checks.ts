@@ -19,7 +19,13 @@ import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './
 
 const unreadable = (seen: string, host?: string): Verdict => ({
   rows: [{ host: host ?? '-', ok: false, detail: 'no server answered kubectl' }],
-  stops: [new CauseError('API_UNREACHABLE_VIA', { host, message: 'The API is not ready through https://127.0.0.1:6443 on any server', evidence: { command: 'k3s kubectl get nodes (on each server)', seen } })],
+  stops: [
+    new CauseError('API_UNREACHABLE_VIA', {
+      host,
+      message: 'The API is not ready through https://127.0.0.1:6443 on any server',
+      evidence: { command: 'k3s kubectl get nodes (on each server)', seen },
+    }),
+  ],
 });
 
 const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)';
@@ -36,8 +42,20 @@ export const nodesReady: Gate = {
       const hosts = allHostRefs(ctx.inventory);
       const read = await readCluster(ctx, 'get nodes -o json');
       if (!read.ok) return unreadable(read.seen, founderName(hosts));
-      const rows = readiness(parseNodes(read.res.stdout), hosts.map((h) => h.name));
-      const stops = rows.filter((r) => !r.ok).map((r) => new CauseError('NODE_NOT_READY', { host: r.host, message: `Node ${r.host} is not Ready`, evidence: { command: 'kubectl get nodes', seen: `${r.host}: ${r.detail}` } }));
+      const rows = readiness(
+        parseNodes(read.res.stdout),
+        hosts.map((h) => h.name),
+      );
+      const stops = rows
+        .filter((r) => !r.ok)
+        .map(
+          (r) =>
+            new CauseError('NODE_NOT_READY', {
+              host: r.host,
+              message: `Node ${r.host} is not Ready`,
+              evidence: { command: 'kubectl get nodes', seen: `${r.host}: ${r.detail}` },
+            }),
+        );
       return { rows, stops };
     }),
 };
@@ -62,7 +80,13 @@ export const etcdVoters: Gate = {
         const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
         return {
           rows: lists.map((l) => ({ host: l.s.name, ok: false, detail: `member list: ${lastLine(l.r)}` })),
-          stops: [new CauseError('ETCD_MEMBERS_MISMATCH', { host: servers[0].name, message: 'No server answered the etcd member list', evidence: { command: `${MEMBER_LIST_SHOWN} (on each server)`, seen } })],
+          stops: [
+            new CauseError('ETCD_MEMBERS_MISMATCH', {
+              host: servers[0].name,
+              message: 'No server answered the etcd member list',
+              evidence: { command: `${MEMBER_LIST_SHOWN} (on each server)`, seen },
+            }),
+          ],
         };
       }
       const members = answered.members!;
@@ -75,11 +99,13 @@ export const etcdVoters: Gate = {
       for (const m of verdict.extra) rows.push({ host: answered.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
       const line = mismatchLine(verdict);
       const stops = line
-        ? [new CauseError('ETCD_MEMBERS_MISMATCH', {
-            host: verdict.missing[0]?.server ?? answered.s.name,
-            message: `etcd's voters are not the servers: ${line}`,
-            evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
-          })]
+        ? [
+            new CauseError('ETCD_MEMBERS_MISMATCH', {
+              host: verdict.missing[0]?.server ?? answered.s.name,
+              message: `etcd's voters are not the servers: ${line}`,
+              evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
+            }),
+          ]
         : [];
       return { rows, stops };
     }),
@@ -94,7 +120,10 @@ export const apiReady: Gate = {
     settle(ctx, signal, apiReady, async () => {
       const servers = serverRefs(ctx.inventory);
       const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-      const targets: Target[] = [{ key: 'vip', label: `VIP ${vip}`, address: vip }, ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name }))];
+      const targets: Target[] = [
+        { key: 'vip', label: `VIP ${vip}`, address: vip },
+        ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name })),
+      ];
       const commands = Object.fromEntries(targets.map((t) => [t.key, readyzCommand(t.address, port)]));
       const [seen, operator] = await Promise.all([
         Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) }))),
@@ -107,7 +136,10 @@ export const apiReady: Gate = {
 
 /** The engine's own vantage, through the SSH connection it holds to `via` (works behind a bastion or NAT). */
 async function fromOperator(ctx: RunContext, via: HostRef, targets: Target[], port: number) {
-  const ca = await ctx.remote(via).exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  const ca = await ctx
+    .remote(via)
+    .exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
+    .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   if (ca.code !== 0 || !ca.stdout.includes('BEGIN CERTIFICATE')) {
     const why = `the cluster CA could not be read on ${via.name}: ${lastLine(ca)}`;
     return operatorVerdict(targets, port, via.name, Object.fromEntries(targets.map((t) => [t.key, { ok: false, seen: why }])));
@@ -128,7 +160,11 @@ export const vipLeaseHeld: Gate = {
       const read = await readCluster(ctx, command);
       const holder: string = read.ok ? (JSON.parse(read.res.stdout).spec?.holderIdentity ?? '') : '';
       if (holder && servers.some((s) => s.name === holder)) return { rows: [{ host: holder, ok: true, detail: `holds ${KUBE_VIP_LEASE}` }], stops: [] };
-      const seen = !read.ok ? `the lease cannot be read: ${read.seen}` : holder ? `held by ${holder}, which is no server of the inventory` : 'the lease has no holder';
+      const seen = !read.ok
+        ? `the lease cannot be read: ${read.seen}`
+        : holder
+          ? `held by ${holder}, which is no server of the inventory`
+          : 'the lease has no holder';
       return {
         rows: [{ host: host.name, ok: false, detail: seen }],
         stops: [new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
@@ -175,7 +211,12 @@ export const ciliumAgentsLive: Gate = {
           if (!pod || !pod.ready) {
             const seen = pod ? `agent ${pod.name} on ${h.name} is not Ready` : `no Cilium agent pod on ${h.name}`;
             rows.push({ host: h.name, ok: false, detail: seen });
-            stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen } }));
+            stops.push(
+              new CauseError('CILIUM_AGENTS_NOT_READY', {
+                host: h.name,
+                evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen },
+              }),
+            );
             return;
           }
           const drift = checkAgentServiceHost([pod], vip, port, ctx.inventory.derived.serviceAddresses.kubernetes);
@@ -187,11 +228,17 @@ export const ciliumAgentsLive: Gate = {
           const status = (await batch(ctx, h, { status: CILIUM_STATUS_COMMAND })).status;
           const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
           if (!kprOn(mode)) {
-            const seen = mode ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}` : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
+            const seen = mode
+              ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}`
+              : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
             rows.push({ host: h.name, ok: false, detail: seen });
             stops.push(
               mode
-                ? new CauseError('KPR_MISMATCH', { host: h.name, message: `The running Cilium agent on ${h.name} does not replace kube-proxy`, evidence: { command: CILIUM_STATUS_COMMAND, seen } })
+                ? new CauseError('KPR_MISMATCH', {
+                    host: h.name,
+                    message: `The running Cilium agent on ${h.name} does not replace kube-proxy`,
+                    evidence: { command: CILIUM_STATUS_COMMAND, seen },
+                  })
                 : new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_STATUS_COMMAND, exitCode: status.code, seen } }),
             );
             return;
@@ -279,6 +326,9 @@ export const corednsReady: Gate = {
       } else {
         seen = NOT_FOUND.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
       }
-      return { rows: [{ host: host.name, ok: false, detail: seen }], stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })] };
+      return {
+        rows: [{ host: host.name, ok: false, detail: seen }],
+        stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
+      };
     }),
 };

@@ -34,7 +34,12 @@ async function vipMoved(ctx: RunContext, others: HostRef[], from: string): Promi
   }
   return {
     moved: false,
-    seen: seen.map(({ s, r }) => `from ${s.name}: VIP ${r.vip.code === 0 ? r.vip.stdout.trim() : lastLine(r.vip)}, lease holder ${r.holder.code === 0 ? r.holder.stdout.trim() || '(none)' : lastLine(r.holder)}`).join('; '),
+    seen: seen
+      .map(
+        ({ s, r }) =>
+          `from ${s.name}: VIP ${r.vip.code === 0 ? r.vip.stdout.trim() : lastLine(r.vip)}, lease holder ${r.holder.code === 0 ? r.holder.stdout.trim() || '(none)' : lastLine(r.holder)}`,
+      )
+      .join('; '),
   };
 }
 
@@ -42,7 +47,8 @@ async function vipMoved(ctx: RunContext, others: HostRef[], from: string): Promi
 async function backAsVoter(ctx: RunContext, drilled: HostRef, other: HostRef): Promise<{ ok: boolean; seen: string }> {
   const { port } = ctx.inventory.derived.apiEndpoint;
   const r = await batch(ctx, other, { api: readyz(drilled.address, port), members: MEMBER_LIST_COMMAND, nodes: NODES });
-  if (!(r.api.code === 0 && r.api.stdout.trim() === 'ok')) return { ok: false, seen: `${drilled.address}:${port}/readyz from ${other.name}: ${lastLine(r.api)}` };
+  if (!(r.api.code === 0 && r.api.stdout.trim() === 'ok'))
+    return { ok: false, seen: `${drilled.address}:${port}/readyz from ${other.name}: ${lastLine(r.api)}` };
   if (r.nodes.code !== 0) return { ok: false, seen: `kubectl get nodes on ${other.name}: ${lastLine(r.nodes)}` };
   const nodes = parseNodes(r.nodes.stdout);
   const members = readMembers(r.members);
@@ -86,18 +92,33 @@ async function drill(ctx: ActionContext): Promise<void> {
   const holderName: string = lease.ok ? (JSON.parse(lease.res.stdout).spec?.holderIdentity ?? '') : '';
   const drilled = servers.find((s) => s.name === holderName);
   if (!drilled) {
-    throw new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`, seen: lease.ok ? `holder "${holderName}" is no server` : lease.seen } });
+    throw new CauseError('VIP_LEASE_NOT_HELD', {
+      host: host.name,
+      evidence: {
+        command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`,
+        seen: lease.ok ? `holder "${holderName}" is no server` : lease.seen,
+      },
+    });
   }
   const others = servers.filter((s) => s !== drilled);
   if (!others.length) {
-    throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: 'A single server cannot fail over', evidence: { seen: 'the inventory has one server: there is no other server to take the VIP' } });
+    throw new CauseError('FAILOVER_FAILED', {
+      host: drilled.name,
+      message: 'A single server cannot fail over',
+      evidence: { seen: 'the inventory has one server: there is no other server to take the VIP' },
+    });
   }
   const unit = roleOf(drilled).unit;
   let failoverMs: number;
   let newHolder: string | undefined;
   const stop = await ctx.remote(drilled).exec(`systemctl stop ${unit}`, { sudo: true, timeoutMs: 60_000 });
   try {
-    if (stop.code !== 0) throw new CauseError('FAILOVER_FAILED', { host: drilled.name, message: `k3s could not be stopped on ${drilled.name} for the drill`, evidence: { command: `systemctl stop ${unit}`, exitCode: stop.code, seen: lastLine(stop) } });
+    if (stop.code !== 0)
+      throw new CauseError('FAILOVER_FAILED', {
+        host: drilled.name,
+        message: `k3s could not be stopped on ${drilled.name} for the drill`,
+        evidence: { command: `systemctl stop ${unit}`, exitCode: stop.code, seen: lastLine(stop) },
+      });
     const t0 = ctx.clock.now();
     let last = { moved: false, seen: 'not tried' } as Awaited<ReturnType<typeof vipMoved>>;
     await poll(ctx, signal, {
@@ -112,14 +133,20 @@ async function drill(ctx: ActionContext): Promise<void> {
       throw new CauseError('FAILOVER_FAILED', {
         host: drilled.name,
         message: `The VIP did not move from ${drilled.name} within ${FAILOVER_LIMIT_MS / 1000} s (lease ${LEASE_TIMING.duration} s plus a margin)`,
-        evidence: { command: `systemctl stop ${unit} (on ${drilled.name}); then from the other servers: ${HOLDER}; ${readyz(ctx.inventory.derived.apiEndpoint.host, ctx.inventory.derived.apiEndpoint.port)}`, seen: last.seen },
+        evidence: {
+          command: `systemctl stop ${unit} (on ${drilled.name}); then from the other servers: ${HOLDER}; ${readyz(ctx.inventory.derived.apiEndpoint.host, ctx.inventory.derived.apiEndpoint.port)}`,
+          seen: last.seen,
+        },
       });
     }
     failoverMs = ctx.clock.now() - t0;
     newHolder = last.holder;
   } finally {
     // Whatever happened: the drilled server's k3s runs again (not tied to the budget or Ctrl-C).
-    await ctx.remote(drilled).exec(`systemctl start ${unit}`, { sudo: true, timeoutMs: 120_000 }).catch(() => undefined);
+    await ctx
+      .remote(drilled)
+      .exec(`systemctl start ${unit}`, { sudo: true, timeoutMs: 120_000 })
+      .catch(() => undefined);
   }
   const t1 = ctx.clock.now();
   let back = { ok: false, seen: 'not tried' };

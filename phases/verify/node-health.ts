@@ -41,9 +41,23 @@ export function nodeHealth(json: string): NodeHealth | undefined {
     const ep = n['health-endpoint']?.['primary-address'];
     const failed = (p: any) => Boolean(p?.http?.status) || Boolean(p?.icmp?.status && !p?.http);
     if (failed(host)) {
-      unreachable.push({ from: local, to: name, ip: String(host.ip ?? ''), path: 'host', ports: [HEALTH_PORT], status: String(host.http?.status || host.icmp?.status) });
+      unreachable.push({
+        from: local,
+        to: name,
+        ip: String(host.ip ?? ''),
+        path: 'host',
+        ports: [HEALTH_PORT],
+        status: String(host.http?.status || host.icmp?.status),
+      });
     } else if (failed(ep)) {
-      unreachable.push({ from: local, to: name, ip: String(ep.ip ?? ''), path: 'health-endpoint', ports: [VXLAN_PORT, HEALTH_PORT], status: String(ep.http?.status || ep.icmp?.status) });
+      unreachable.push({
+        from: local,
+        to: name,
+        ip: String(ep.ip ?? ''),
+        path: 'health-endpoint',
+        ports: [VXLAN_PORT, HEALTH_PORT],
+        status: String(ep.http?.status || ep.icmp?.status),
+      });
     } else reached.push(name);
   }
   return { local, reached, unreachable };

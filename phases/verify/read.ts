@@ -54,7 +54,12 @@ export interface Verdict {
  * Looks until the verdict has no stop or the budget (less the time of one look) runs out, then prints
  * the table's rows for this check and stops with the causes of the last look.
  */
-export async function settle(ctx: RunContext, signal: AbortSignal, check: { id: string; title: string; budgetMs: number }, look: () => Promise<Verdict>): Promise<void> {
+export async function settle(
+  ctx: RunContext,
+  signal: AbortSignal,
+  check: { id: string; title: string; budgetMs: number },
+  look: () => Promise<Verdict>,
+): Promise<void> {
   const deadline = ctx.clock.now() + check.budgetMs - 20_000;
   let v: Verdict = { rows: [], stops: [] };
   await poll(ctx, signal, {

@@ -33,7 +33,12 @@ export function pullCommands(path: string): string[] {
  * `onProgress` hears each tenth of a large copy. Throws BACKUP_FAILED when the copy fails or does not
  * match; the sink is then destroyed and the caller abandons the file.
  */
-export async function pullSnapshot(remote: Remote, path: string, sink: SnapshotSink, opts: { signal?: AbortSignal; onProgress?: (p: UploadProgress) => void } = {}): Promise<PulledSnapshot> {
+export async function pullSnapshot(
+  remote: Remote,
+  path: string,
+  sink: SnapshotSink,
+  opts: { signal?: AbortSignal; onProgress?: (p: UploadProgress) => void } = {},
+): Promise<PulledSnapshot> {
   const p = shq(path);
   let copied = false;
   try {
@@ -43,7 +48,8 @@ export async function pullSnapshot(remote: Remote, path: string, sink: SnapshotS
     const budgetMs = transferBudgetMs(bytes);
     const sum = await remote.exec(`sha256sum ${p}`, { sudo: true, timeoutMs: budgetMs, signal: opts.signal });
     const serverSha = sum.stdout.trim().split(/\s+/)[0];
-    if (sum.code !== 0 || !/^[0-9a-f]{64}$/.test(serverSha)) throw backupFailed(remote.host, `sha256sum ${path}`, sum, "the server's sha256 of the snapshot could not be read");
+    if (sum.code !== 0 || !/^[0-9a-f]{64}$/.test(serverSha))
+      throw backupFailed(remote.host, `sha256sum ${path}`, sum, "the server's sha256 of the snapshot could not be read");
 
     const counter = countBytes(bytes, (done, percent) => opts.onProgress?.({ direction: 'download', path, bytes: done, totalBytes: bytes, percent, budgetMs }));
     counter.pipe(sink);
@@ -53,7 +59,14 @@ export async function pullSnapshot(remote: Remote, path: string, sink: SnapshotS
     const copy = await remote.exec(`cat ${p}`, { sudo: true, secret: true, stdoutTo: counter, timeoutMs: budgetMs, signal: opts.signal });
     // After a clean exit the stream was ended: wait for the file to be synced and closed. (A stopped copy
     // leaves it open; the finally below destroys it.)
-    const writeError = sink.errored ?? (copy.code === 0 ? await finished(sink).then(() => undefined, (err: Error) => err) : undefined);
+    const writeError =
+      sink.errored ??
+      (copy.code === 0
+        ? await finished(sink).then(
+            () => undefined,
+            (err: Error) => err,
+          )
+        : undefined);
     opts.signal?.throwIfAborted(); // Ctrl-C: the engine's own stop, not a failed copy
     if (writeError) throw backupFailed(remote.host, `cat ${path} > ${sink.path}`, copy, `the backup file could not be written: ${writeError.message}`);
     if (copy.lost) throw connectionLost(remote.host, `cat ${path}`);
@@ -62,7 +75,12 @@ export async function pullSnapshot(remote: Remote, path: string, sink: SnapshotS
       throw backupFailed(remote.host, `cat ${path}`, copy, seen);
     }
     if (sink.bytes !== bytes || sink.sha256 !== serverSha) {
-      throw backupFailed(remote.host, `sha256sum ${path}`, sum, `the copy (${sink.bytes} bytes, sha256 ${sink.sha256}) is not the server's (${bytes} bytes, sha256 ${serverSha})`);
+      throw backupFailed(
+        remote.host,
+        `sha256sum ${path}`,
+        sum,
+        `the copy (${sink.bytes} bytes, sha256 ${sink.sha256}) is not the server's (${bytes} bytes, sha256 ${serverSha})`,
+      );
     }
     copied = true;
     return { sha256: serverSha, bytes };

@@ -2,7 +2,23 @@
 // etcd snapshot, the cluster token and manifest.json. Backups are secrets (the token, and the snapshot
 // holds every Secret of the cluster): folders 0700, files 0600, the token never printed.
 import { createHash } from 'node:crypto';
-import { chmodSync, close, closeSync, createReadStream, existsSync, fsync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, write, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  close,
+  closeSync,
+  createReadStream,
+  existsSync,
+  fsync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  write,
+  writeFileSync,
+} from 'node:fs';
 import { Writable } from 'node:stream';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CauseError } from '../errors.ts';
@@ -42,7 +58,10 @@ export const backupsDir = (stateDir: string) => join(stateDir, 'backups');
 
 /** A backup id from a time: 2026-11-30T05-40-12Z (sortable, valid as a folder name). */
 export function backupId(at: Date): string {
-  return at.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  return at
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
 }
 
 /**

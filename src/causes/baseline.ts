@@ -4,13 +4,16 @@ import { defineCauses } from './define.ts';
 export const baselineCauses = defineCauses({
   TOOL_MISSING: {
     title: 'A program the engine runs on the host is not installed',
-    meaning: 'Every command the engine runs on a host uses programs of Debian 12\'s required and important packages, plus sudo (phases/node-baseline/tools.ts lists them); one of them is missing, so a later step would fail halfway.',
+    meaning:
+      "Every command the engine runs on a host uses programs of Debian 12's required and important packages, plus sudo (phases/node-baseline/tools.ts lists them); one of them is missing, so a later step would fail halfway.",
     remedy: 'Install the Debian package the evidence names (`sudo apt-get install <package>`), then rerun.',
   },
   K3S_VERSION_MISMATCH: {
     title: 'The k3s binary in k3s.artifacts is not the release k3s.version names',
-    meaning: 'The binary the engine would upload reports (or, built for another platform, carries) another k3s release than the inventory: the cluster would run a version nobody chose.',
-    remedy: 'Put the k3s binary of the release k3s.version names in k3s.artifacts (with its matching air-gap images), or set k3s.version to the binary\'s release, then rerun.',
+    meaning:
+      'The binary the engine would upload reports (or, built for another platform, carries) another k3s release than the inventory: the cluster would run a version nobody chose.',
+    remedy:
+      "Put the k3s binary of the release k3s.version names in k3s.artifacts (with its matching air-gap images), or set k3s.version to the binary's release, then rerun.",
   },
   ARCH_UNSUPPORTED: {
     title: "The host's CPU architecture does not match the k3s binary",

@@ -9,7 +9,8 @@ export const ciliumCauses = defineCauses({
   },
   UNRESOLVED_SUBSTITUTION: {
     title: 'A ${VAR} in the Cilium HelmRelease has no usable value for this environment',
-    meaning: 'The variable is not defined by the effective cluster-vars, is empty, or is a TBD placeholder. Flux would ship an empty or wrong value (the 2026-09-01 incident); nothing was installed.',
+    meaning:
+      'The variable is not defined by the effective cluster-vars, is empty, or is a TBD placeholder. Flux would ship an empty or wrong value (the 2026-09-01 incident); nothing was installed.',
     remedy: 'Define the variable in the environment overlay of cluster-vars (clusters/<env>/) with the real value, commit, and rerun.',
   },
   CHART_VERSION_MISMATCH: {
@@ -19,7 +20,8 @@ export const ciliumCauses = defineCauses({
   },
   SERVICE_HOST_NOT_VIP: {
     title: "Cilium's k8sServiceHost is not the control-plane VIP",
-    meaning: 'Empty, a node address or anything else: empty makes agents dial the `kubernetes` ClusterIP, the first address of k3s.serviceCidr (deadlock without kube-proxy); a node address ties the CNI to one server.',
+    meaning:
+      'Empty, a node address or anything else: empty makes agents dial the `kubernetes` ClusterIP, the first address of k3s.serviceCidr (deadlock without kube-proxy); a node address ties the CNI to one server.',
     remedy: 'Make k8sServiceHost resolve to controlPlane.vip for this environment (K3S_API_HOST in cluster-vars).',
   },
   SERVICE_PORT_MISMATCH: {
@@ -39,37 +41,46 @@ export const ciliumCauses = defineCauses({
   },
   ROLLOUT_TOO_WIDE: {
     title: "Cilium's agent rollout may take down more than one node at once",
-    meaning: 'updateStrategy.rollingUpdate.maxUnavailable is not 1 (the chart default is 2): one bad render can cost two of three nodes (the 2026-09-01 incident).',
+    meaning:
+      'updateStrategy.rollingUpdate.maxUnavailable is not 1 (the chart default is 2): one bad render can cost two of three nodes (the 2026-09-01 incident).',
     remedy: 'Set updateStrategy.rollingUpdate.maxUnavailable: 1 in the HelmRelease values.',
   },
   CGROUP_HOSTROOT_NOT_CGROUP2: {
     title: "Cilium's cgroup.hostRoot is not a cgroup2 mount on a node",
-    meaning: 'Socket load-balancing attaches to the cgroup at hostRoot; anything but the host\'s cgroup2 root leaves host processes untranslated (the 2026-10-03 breakage).',
+    meaning:
+      "Socket load-balancing attaches to the cgroup at hostRoot; anything but the host's cgroup2 root leaves host processes untranslated (the 2026-10-03 breakage).",
     remedy: 'Point cgroup.hostRoot at /sys/fs/cgroup with cgroup.autoMount.enabled: false (the host mounts cgroup2 there), or let autoMount mount it.',
   },
   VALUES_SCHEMA_INVALID: {
     title: "The Cilium values do not satisfy the chart's values.schema.json",
     meaning: 'Helm would refuse the install; the path and the schema message are named.',
-    remedy: 'Fix the value at the path named in the HelmRelease (compare with the chart\'s values.yaml of the pinned version).',
+    remedy: "Fix the value at the path named in the HelmRelease (compare with the chart's values.yaml of the pinned version).",
   },
   CILIUM_SERVICE_HOST_FALLBACK: {
     title: 'A Cilium agent fell back to the Kubernetes ClusterIP',
-    meaning: 'The agent logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
-    remedy: 'Check k8sServiceHost in the installed values (helm get values cilium -n kube-system) and the agent pod env; rerun bootstrap to reinstall with the VIP.',
+    meaning:
+      'The agent logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
+    remedy:
+      'Check k8sServiceHost in the installed values (helm get values cilium -n kube-system) and the agent pod env; rerun bootstrap to reinstall with the VIP.',
   },
   CILIUM_API_UNREACHABLE: {
     title: 'A Cilium pod cannot reach the API server at the address it dials',
-    meaning: "Cilium's k8s client (first in the config init container, `cilium-dbg build-config`, then the agent) tried for a minute and logged `Unable to contact k8s api-server` with the dial or TLS error; the pod stays in Init:CrashLoopBackOff (or CrashLoopBackOff). The evidence names the pod, the container and the address.",
-    remedy: 'From the named node, reach the address it dials (curl -k https://<address>/readyz): check that the VIP is announced (kube-vip lease), that no firewall drops 6443 between the node and the VIP, and that the certificate covers the VIP; then delete the failing pod or rerun.',
+    meaning:
+      "Cilium's k8s client (first in the config init container, `cilium-dbg build-config`, then the agent) tried for a minute and logged `Unable to contact k8s api-server` with the dial or TLS error; the pod stays in Init:CrashLoopBackOff (or CrashLoopBackOff). The evidence names the pod, the container and the address.",
+    remedy:
+      'From the named node, reach the address it dials (curl -k https://<address>/readyz): check that the VIP is announced (kube-vip lease), that no firewall drops 6443 between the node and the VIP, and that the certificate covers the VIP; then delete the failing pod or rerun.',
   },
   CILIUM_NODE_UNREACHABLE: {
     title: "Cilium's health probe from one node cannot reach another",
-    meaning: "cilium-health in the named node's agent (cilium-health status --probe) failed to greet another node: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address and the ports; pods on those nodes cannot talk either.",
-    remedy: 'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify.',
+    meaning:
+      "cilium-health in the named node's agent (cilium-health status --probe) failed to greet another node: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address and the ports; pods on those nodes cannot talk either.",
+    remedy:
+      'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify.',
   },
   CILIUM_AGENTS_NOT_READY: {
     title: 'The cilium DaemonSet did not roll out on every node within its budget',
-    meaning: 'Some agents are not Ready, or the HelmChart this run wrote was not installed (no newer Helm release revision deployed). The evidence names them with their last log lines, or the release revisions.',
+    meaning:
+      'Some agents are not Ready, or the HelmChart this run wrote was not installed (no newer Helm release revision deployed). The evidence names them with their last log lines, or the release revisions.',
     remedy: 'kubectl -n kube-system get pods -l k8s-app=cilium -o wide; read the named agent logs (cilium-dbg status inside the pod).',
   },
   NODE_NOT_READY: {
@@ -79,7 +90,8 @@ export const ciliumCauses = defineCauses({
   },
   AGENT_SERVICE_HOST_DRIFT: {
     title: "A running Cilium agent's KUBERNETES_SERVICE_HOST is not the VIP",
-    meaning: 'Live, not from the template: the agent pod dials another address (a node address, or nothing) than controlPlane.vip, so the CNI depends on one node.',
+    meaning:
+      'Live, not from the template: the agent pod dials another address (a node address, or nothing) than controlPlane.vip, so the CNI depends on one node.',
     remedy: 'Reinstall with the rendered values (rerun bootstrap) and restart the named agent pods; check no other Cilium release or manual edit sets the env.',
   },
 });

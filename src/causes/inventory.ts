@@ -5,12 +5,14 @@ import { defineCauses } from './define.ts';
 export const inventoryCauses = defineCauses({
   ADDRESS_RESERVED: {
     title: 'An address is the network or broadcast address of the node network',
-    meaning: 'The first and last addresses of network.nodeCidr are not host addresses: a VIP, a Gateway address or a node there is unreachable or answers everyone.',
+    meaning:
+      'The first and last addresses of network.nodeCidr are not host addresses: a VIP, a Gateway address or a node there is unreachable or answers everyone.',
     remedy: 'Pick a host address inside network.nodeCidr for the path named (not its first or last address).',
   },
   LB_POOL_INVALID: {
     title: 'The LoadBalancer pool can hand out addresses it must not',
-    meaning: 'network.lbPool is the range Cilium gives LoadBalancer Services and announces on the nodes LAN: it must lie inside network.nodeCidr and hold no node address and neither the network nor the broadcast address.',
+    meaning:
+      'network.lbPool is the range Cilium gives LoadBalancer Services and announces on the nodes LAN: it must lie inside network.nodeCidr and hold no node address and neither the network nor the broadcast address.',
     remedy: 'Move network.lbPool.start and stop to a free range of network.nodeCidr that no node uses.',
   },
   INVENTORY_SCHEMA: {
@@ -20,17 +22,20 @@ export const inventoryCauses = defineCauses({
   },
   ENVIRONMENT_MISMATCH: {
     title: "The inventory's environment is not its file name",
-    meaning: '`environment` must equal the base name of the file (inventory/prod.yaml says `environment: prod`), so a copied file cannot run against the wrong cluster.',
+    meaning:
+      '`environment` must equal the base name of the file (inventory/prod.yaml says `environment: prod`), so a copied file cannot run against the wrong cluster.',
     remedy: 'Rename the file or fix `environment` so that both say the same name.',
   },
   NAME_INVALID: {
     title: 'A name is not an RFC 1123 label',
-    meaning: 'Node names and the environment become Kubernetes node names and file names: lower-case letters, digits and "-", at most 63 characters, starting and ending with a letter or digit.',
+    meaning:
+      'Node names and the environment become Kubernetes node names and file names: lower-case letters, digits and "-", at most 63 characters, starting and ending with a letter or digit.',
     remedy: 'Rename the node (or environment) at the path named, e.g. `k3s-prod-1`.',
   },
   FOUNDER_NOT_UNIQUE: {
     title: 'Not exactly one server is the founder',
-    meaning: 'The founder initialises the cluster and every other server joins it; with none or several, a cold build cannot know which server starts the cluster.',
+    meaning:
+      'The founder initialises the cluster and every other server joins it; with none or several, a cold build cannot know which server starts the cluster.',
     remedy: 'Mark exactly one server `founder: true`.',
   },
   SERVER_COUNT_EVEN: {
@@ -65,17 +70,19 @@ export const inventoryCauses = defineCauses({
   },
   GATEWAY_VIP_OUTSIDE_POOL: {
     title: 'The gateway VIP is not in the load-balancer pool',
-    meaning: 'The Gateway\'s address is allocated from `network.lbPool`; an address outside it is never announced.',
+    meaning: "The Gateway's address is allocated from `network.lbPool`; an address outside it is never announced.",
     remedy: 'Pick `network.gatewayVip` inside the pool (or widen the pool).',
   },
   CIDR_OVERLAP: {
     title: 'Two networks overlap',
-    meaning: 'The pod network (clusterCidr), the service network (serviceCidr) and the node LAN (nodeCidr) must be disjoint, or traffic is routed to the wrong place.',
+    meaning:
+      'The pod network (clusterCidr), the service network (serviceCidr) and the node LAN (nodeCidr) must be disjoint, or traffic is routed to the wrong place.',
     remedy: 'Change one of the two networks named.',
   },
   PLACEHOLDER_VALUE: {
     title: 'A value is still a placeholder',
-    meaning: 'A value reads `TBD…`, contains `${…}`, or is empty. An invalid value that fails loudly is safer than a plausible one that comes up on the wrong network.',
+    meaning:
+      'A value reads `TBD…`, contains `${…}`, or is empty. An invalid value that fails loudly is safer than a plausible one that comes up on the wrong network.',
     remedy: 'Decide the value and write it in at the path named.',
   },
   WAIVER_INVALID: {
@@ -85,7 +92,8 @@ export const inventoryCauses = defineCauses({
   },
   ARTIFACT_MISSING: {
     title: 'A file the inventory names is missing',
-    meaning: 'A file or folder named by the inventory (k3s artifacts, Cilium chart, Flux install, deploy key, GitOps checkout) does not exist on this machine. Nothing was contacted.',
-    remedy: 'Put the file at the path named (relative paths are relative to the inventory file\'s folder) or fix the path.',
+    meaning:
+      'A file or folder named by the inventory (k3s artifacts, Cilium chart, Flux install, deploy key, GitOps checkout) does not exist on this machine. Nothing was contacted.',
+    remedy: "Put the file at the path named (relative paths are relative to the inventory file's folder) or fix the path.",
   },
 });

@@ -5,7 +5,8 @@ export const k3sCauses = defineCauses({
   EXISTING_CLUSTER_FOUND: {
     title: 'A server already holds a k3s datastore, but the founder does not',
     meaning: 'Running cluster-init on the founder now would create a second, separate cluster (split brain).',
-    remedy: 'If the founder was reinstalled while the others kept the cluster, bring it back as a joiner with --replace <founder> (runbooks/replace-server.md); otherwise make the server that holds the datastore the founder in the inventory, restore with --restore, or (if that data is disposable) wipe it deliberately first.',
+    remedy:
+      'If the founder was reinstalled while the others kept the cluster, bring it back as a joiner with --replace <founder> (runbooks/replace-server.md); otherwise make the server that holds the datastore the founder in the inventory, restore with --restore, or (if that data is disposable) wipe it deliberately first.',
   },
   FOUNDER_API_NOT_READY: {
     title: "The founder's Kubernetes API did not become ready within its budget",
@@ -24,18 +25,24 @@ export const k3sCauses = defineCauses({
   },
   TOKEN_REJECTED: {
     title: "The cluster refused the server's token",
-    meaning: 'The token\'s CA hash is right but its secret is not: the founder answered 401 to the joiner\'s bootstrap request (or to an agent\'s config request), or the datastore was encrypted with another token. The token in the state folder is not this cluster\'s.',
-    remedy: 'Use the token the cluster was built with (the state folder of the run that built it, or a backup); never generate a new one for an existing cluster.',
+    meaning:
+      "The token's CA hash is right but its secret is not: the founder answered 401 to the joiner's bootstrap request (or to an agent's config request), or the datastore was encrypted with another token. The token in the state folder is not this cluster's.",
+    remedy:
+      'Use the token the cluster was built with (the state folder of the run that built it, or a backup); never generate a new one for an existing cluster.',
   },
   STATE_TOKEN_MISMATCH: {
     title: "The founder runs a cluster whose token is not this state folder's",
-    meaning: "The founder already holds a datastore, and the state folder of this run has no cluster token or another one. Going on would write a new token into the founder's config and restart k3s, which then refuses to start (its bootstrap data is encrypted with the old token). Nothing was changed.",
-    remedy: 'Run from the state folder that built the cluster (BOOTSTRAP_STATE_DIR on the machine that built it), or put its cluster-token.json back from a backup (`bootstrap backup` keeps it); never run a fresh state folder against a running cluster.',
+    meaning:
+      "The founder already holds a datastore, and the state folder of this run has no cluster token or another one. Going on would write a new token into the founder's config and restart k3s, which then refuses to start (its bootstrap data is encrypted with the old token). Nothing was changed.",
+    remedy:
+      'Run from the state folder that built the cluster (BOOTSTRAP_STATE_DIR on the machine that built it), or put its cluster-token.json back from a backup (`bootstrap backup` keeps it); never run a fresh state folder against a running cluster.',
   },
   TOKEN_MALFORMED: {
     title: 'The cluster token is not in a form k3s accepts',
-    meaning: 'The token in the state folder (cluster-token.json) or a backup is neither K10<64 hex>::<user>:<password> nor a bare secret; k3s would refuse it ("invalid token CA hash length", "invalid token format"). Nothing was sent to any host.',
-    remedy: 'Restore cluster-token.json from the state folder of the run that built the cluster (or the backup); if only its "full" field is damaged, remove that field: the engine reads the full token back from the founder.',
+    meaning:
+      'The token in the state folder (cluster-token.json) or a backup is neither K10<64 hex>::<user>:<password> nor a bare secret; k3s would refuse it ("invalid token CA hash length", "invalid token format"). Nothing was sent to any host.',
+    remedy:
+      'Restore cluster-token.json from the state folder of the run that built the cluster (or the backup); if only its "full" field is damaged, remove that field: the engine reads the full token back from the founder.',
   },
   CRITICAL_CONFIG_MISMATCH: {
     title: "The joiner's critical configuration differs from the cluster's",
@@ -49,13 +56,16 @@ export const k3sCauses = defineCauses({
   },
   ETCD_CLUSTER_UNHEALTHY: {
     title: 'etcd refused to add the joiner: the cluster is not healthy enough',
-    meaning: 'etcd answered "unhealthy cluster" (a member is unreachable, so adding one would risk quorum) or "too many learner members" (another join is still a learner), or the server joined could not read etcd\'s member list ("failed to get etcd MemberList"), for a minute.',
+    meaning:
+      'etcd answered "unhealthy cluster" (a member is unreachable, so adding one would risk quorum) or "too many learner members" (another join is still a learner), or the server joined could not read etcd\'s member list ("failed to get etcd MemberList"), for a minute.',
     remedy: 'Make every existing member healthy and reachable on tcp/2380 (etcdctl endpoint health), let a pending learner finish, then rerun with --resume.',
   },
   ETCD_QUORUM_LOST: {
     title: 'etcd has lost quorum: a majority of its members is down',
-    meaning: 'A server was joining when fewer than a majority of the etcd members (the servers holding etcd data) answered: the named servers\' k3s is stopped or failed, or the host does not answer. etcd refuses every change then, the join included, and the API cannot read its data; waiting does not help.',
-    remedy: 'Bring the named servers back (systemctl start k3s; journalctl -u k3s says why it stopped): once a majority answers, the join goes on by itself; then rerun with --resume. If they are lost for good, restore from a backup (runbooks/dr-restore.md).',
+    meaning:
+      "A server was joining when fewer than a majority of the etcd members (the servers holding etcd data) answered: the named servers' k3s is stopped or failed, or the host does not answer. etcd refuses every change then, the join included, and the API cannot read its data; waiting does not help.",
+    remedy:
+      'Bring the named servers back (systemctl start k3s; journalctl -u k3s says why it stopped): once a majority answers, the join goes on by itself; then rerun with --resume. If they are lost for good, restore from a backup (runbooks/dr-restore.md).',
   },
   DUPLICATE_NODE_NAME: {
     title: 'An etcd member with this node name already exists',
@@ -70,11 +80,13 @@ export const k3sCauses = defineCauses({
   LEARNER_NOT_PROMOTED: {
     title: 'The joiner stayed an etcd learner',
     meaning: 'The joiner became an etcd member but was not promoted to voter within the budget.',
-    remedy: 'Check etcd health on the founder (k3s etcd-snapshot ls; etcdctl member list) and the joiner journal; a learner stalled for 5 minutes is evicted by k3s.',
+    remedy:
+      'Check etcd health on the founder (k3s etcd-snapshot ls; etcdctl member list) and the joiner journal; a learner stalled for 5 minutes is evicted by k3s.',
   },
   AGENT_NOT_REGISTERED: {
     title: 'An agent did not register its Node within its budget',
-    meaning: 'k3s-agent was started with the VIP as its server, but no Node of its name appeared with a live heartbeat (its Lease in kube-node-lease renewed within 40 s), and its journal names no known failure. A Node left from the host\'s previous life does not count.',
+    meaning:
+      "k3s-agent was started with the VIP as its server, but no Node of its name appeared with a live heartbeat (its Lease in kube-node-lease renewed within 40 s), and its journal names no known failure. A Node left from the host's previous life does not count.",
     remedy: 'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443.',
   },
   JOIN_STALLED: {

@@ -4,12 +4,16 @@ import { defineCauses } from './define.ts';
 export const replaceCauses = defineCauses({
   QUORUM_AT_RISK: {
     title: 'The servers other than the one to replace do not hold etcd quorum',
-    meaning: 'Deleting a member and joining a new one both need a majority of the etcd members answering. Too few of the other servers have a ready API, so the replace could not finish and could leave the cluster worse. Refused before anything changed.',
-    remedy: 'Bring the other servers back (bootstrap verify <env> names which are down) and replace again; if a majority is lost for good, restore from a backup instead (runbooks/dr-restore.md).',
+    meaning:
+      'Deleting a member and joining a new one both need a majority of the etcd members answering. Too few of the other servers have a ready API, so the replace could not finish and could leave the cluster worse. Refused before anything changed.',
+    remedy:
+      'Bring the other servers back (bootstrap verify <env> names which are down) and replace again; if a majority is lost for good, restore from a backup instead (runbooks/dr-restore.md).',
   },
   ETCD_MEMBER_NOT_REMOVED: {
     title: "The replaced server's Node or etcd member is still there",
-    meaning: "Its Node was deleted normally (never forced) so that k3s's finalizer removes its etcd member, but the Node or the member did not go within the budget, or a member of that server is left without a Node. Joining again under the same name would be refused as a duplicate.",
-    remedy: 'Read the evidence (kubectl get node; etcdctl member list on a surviving server), fix what keeps the finalizer from finishing (etcd health), then run the replace again.',
+    meaning:
+      "Its Node was deleted normally (never forced) so that k3s's finalizer removes its etcd member, but the Node or the member did not go within the budget, or a member of that server is left without a Node. Joining again under the same name would be refused as a duplicate.",
+    remedy:
+      'Read the evidence (kubectl get node; etcdctl member list on a surviving server), fix what keeps the finalizer from finishing (etcd health), then run the replace again.',
   },
 });

@@ -7,7 +7,8 @@ export const sshCauses = defineCauses({
     title: 'The host does not answer on its SSH port',
     meaning:
       'The TCP connection to the SSH port was refused or timed out (host down, wrong address, firewall), or the open connection was lost while a command ran (the host went down or off the network: it stopped answering the SSH keepalives).',
-    remedy: 'Check the host is powered on and reachable and the address and port in the inventory are right; try `ssh -v` by hand; then rerun the same command (every step is idempotent).',
+    remedy:
+      'Check the host is powered on and reachable and the address and port in the inventory are right; try `ssh -v` by hand; then rerun the same command (every step is idempotent).',
   },
   SSH_HANDSHAKE_FAILED: {
     title: 'The host answered, but the SSH handshake failed',
@@ -20,14 +21,14 @@ export const sshCauses = defineCauses({
     meaning:
       'This is the first contact with the host (or it was reinstalled and its line removed). The tool never trusts a key on first use: the operator checks the fingerprint and records it.',
     remedy:
-      'Compare the fingerprint shown with the host\'s own (on its console: `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`), then add it with the `ssh-keyscan` command shown.',
+      "Compare the fingerprint shown with the host's own (on its console: `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`), then add it with the `ssh-keyscan` command shown.",
   },
   HOST_KEY_MISMATCH: {
     title: 'The host key differs from the one recorded in known_hosts',
     meaning:
       'The host presented a different key than the one recorded for it: the host was reinstalled, the address now belongs to another machine, or someone is in the middle. Never retried, never accepted.',
     remedy:
-      'Find out why the key changed. Only if the change is expected: `ssh-keygen -R HOST -f KNOWN_HOSTS`, check the new fingerprint on the host\'s console, and add it again.',
+      "Find out why the key changed. Only if the change is expected: `ssh-keygen -R HOST -f KNOWN_HOSTS`, check the new fingerprint on the host's console, and add it again.",
   },
   SSH_IDENTITY_UNUSABLE: {
     title: 'The SSH identity file cannot be used',

@@ -56,7 +56,8 @@ function hostNamed(ctx: Pick<RunContext, 'topology'>, name: string): HostRef {
 /** A local change, whole or not at all, inside the state folder only; a secret is 0600 whatever the plan says. */
 function writeLocal(change: LocalChange, stateDir: string): void {
   const rel = relative(stateDir, change.path);
-  if (!isAbsolute(change.path) || rel.startsWith('..') || isAbsolute(rel)) throw new Error(`a local change writes ${change.path}, outside the state folder ${stateDir}`);
+  if (!isAbsolute(change.path) || rel.startsWith('..') || isAbsolute(rel))
+    throw new Error(`a local change writes ${change.path}, outside the state folder ${stateDir}`);
   mkdirSync(dirname(change.path), { recursive: true, mode: 0o700 });
   writeFileAtomic(change.path, change.content, change.secret ? 0o600 : parseInt(change.mode, 8));
 }
@@ -74,7 +75,8 @@ async function runAction(change: ActionChange, host: HostRef, ctx: RunContext, a
   ctx.emit({ type: 'action-start', ...base, budgetMs: change.budgetMs });
   const t0 = ctx.clock.now();
   const budget = new AbortController();
-  const overran = () => applyFailed(host.name, change.description, null, '', `the action did not end within its budget of ${Math.round(change.budgetMs! / 1000)} s`);
+  const overran = () =>
+    applyFailed(host.name, change.description, null, '', `the action did not end within its budget of ${Math.round(change.budgetMs! / 1000)} s`);
   const onAbort = () => budget.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -108,7 +110,12 @@ function commandFailed(host: string, change: CommandChange, res: ExecResult): Ca
   if (typeof change.failsAs === 'string') {
     return new CauseError(change.failsAs, {
       host,
-      evidence: { command: shown, exitCode: res.code, seen: lastLines(output, 1) || (res.code === null ? 'the command did not finish within its budget' : `exit ${res.code}`), excerpt: lastLines(output, 20) },
+      evidence: {
+        command: shown,
+        exitCode: res.code,
+        seen: lastLines(output, 1) || (res.code === null ? 'the command did not finish within its budget' : `exit ${res.code}`),
+        excerpt: lastLines(output, 20),
+      },
     });
   }
   return change.failsAs?.(res, host) ?? applyFailed(host, shown, res.code, output);
@@ -149,7 +156,10 @@ export async function applyChange(remote: Remote, change: RemoteChange, signal?:
       const res = await remote.exec(command, { sudo: true, stdin: file.pipe(counted), timeoutMs: budgetMs, signal });
       throwIfLost(remote, res, `upload ${change.localPath} → ${change.path}`);
       if (res.code !== 0) {
-        const seen = res.code === null ? `the upload did not finish within its budget of ${Math.round(budgetMs / 1000)} s (${totalBytes} bytes at ${UPLOAD_BYTES_PER_SECOND / 1024 / 1024} MiB/s plus ${UPLOAD_FLOOR_MS / 1000} s)` : undefined;
+        const seen =
+          res.code === null
+            ? `the upload did not finish within its budget of ${Math.round(budgetMs / 1000)} s (${totalBytes} bytes at ${UPLOAD_BYTES_PER_SECOND / 1024 / 1024} MiB/s plus ${UPLOAD_FLOOR_MS / 1000} s)`
+            : undefined;
         throw applyFailed(remote.host, `upload ${change.localPath} → ${change.path}`, res.code, res.stderr, seen);
       }
     } finally {
@@ -197,7 +207,11 @@ export function countBytes(total: number, report: (bytes: number, percent: numbe
 function applyFailed(host: string, command: string, code: number | null, output: string, seen?: string): CauseError {
   return new CauseError('APPLY_FAILED', {
     host,
-    evidence: { command, exitCode: code, excerpt: lastLines(output, 20), seen: seen ?? (code === null ? 'the command did not finish within its budget' : `exit ${code}`) },
+    evidence: {
+      command,
+      exitCode: code,
+      excerpt: lastLines(output, 20),
+      seen: seen ?? (code === null ? 'the command did not finish within its budget' : `exit ${code}`),
+    },
   });
 }
-

@@ -133,12 +133,18 @@ const MAX_DIFF_BYTES = 256 * 1024;
 export function describeChange(change: Change): { summary: string; detail: string } {
   if (change.kind === 'command') {
     const on = change.on ? `on ${change.on}: ` : '';
-    return { summary: change.description, detail: change.secret ? '(command carries a secret: not shown)' : `${on}$ ${change.sudo ? 'sudo ' : ''}${change.command}` };
+    return {
+      summary: change.description,
+      detail: change.secret ? '(command carries a secret: not shown)' : `${on}$ ${change.sudo ? 'sudo ' : ''}${change.command}`,
+    };
   }
   if (change.kind === 'action') {
     const budget = change.budgetMs === undefined ? [] : [`(budget ${budgetSeconds(change.budgetMs)})`];
     const on = change.on ? `on ${change.on}: ` : '';
-    return { summary: change.description, detail: [...change.runs.map((c) => `${on}$ ${c}`), ...(change.writes ?? []).map((w) => `writes ${w}`), ...budget].join('\n') };
+    return {
+      summary: change.description,
+      detail: [...change.runs.map((c) => `${on}$ ${c}`), ...(change.writes ?? []).map((w) => `writes ${w}`), ...budget].join('\n'),
+    };
   }
   if (change.kind === 'local') {
     const verb = change.current === null ? 'create' : change.current === change.content ? 'chmod' : 'update';

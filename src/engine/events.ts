@@ -26,7 +26,18 @@ export type EngineEvent =
    * of its bytes, no clock in it, so plain and JSON output stay the same from run to run. `path` is the
    * file on the host; `budgetMs` the transfer's own budget.
    */
-  | { type: 'transfer'; phase: string; step: string; host: string; direction: 'upload' | 'download'; path: string; bytes: number; totalBytes: number; percent: number; budgetMs: number }
+  | {
+      type: 'transfer';
+      phase: string;
+      step: string;
+      host: string;
+      direction: 'upload' | 'download';
+      path: string;
+      bytes: number;
+      totalBytes: number;
+      percent: number;
+      budgetMs: number;
+    }
   | { type: 'warning'; message: string; host?: string }
   | { type: 'phase-end'; phase: string; durationMs: number; status: 'done' | 'stopped' }
   | { type: 'stopped'; error: ReturnType<CauseError['toJSON']> }

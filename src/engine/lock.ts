@@ -61,7 +61,11 @@ done
 rm -rf "$t"; echo contended; exit 5`;
 }
 
-export async function acquireLock(remote: Remote, owner: LockOwner, opts: LockOptions = {}): Promise<{ tookOverStale?: { runId: string; since: number; who: string } }> {
+export async function acquireLock(
+  remote: Remote,
+  owner: LockOwner,
+  opts: LockOptions = {},
+): Promise<{ tookOverStale?: { runId: string; since: number; who: string } }> {
   const dir = opts.dir ?? LOCK_DIR;
   const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: LOCK_ACQUIRE_BUDGET_MS, signal: opts.signal });
   if (res.lost) throw connectionLost(remote.host, `acquire ${dir}`);

@@ -46,7 +46,12 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
   for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
   // The two batches run at once on the one connection (two channels): probes are read-only.
   const parts = await Promise.all(
-    ([[plain, false], [root, true]] as const).map(async ([batch, sudo]) => {
+    (
+      [
+        [plain, false],
+        [root, true],
+      ] as const
+    ).map(async ([batch, sudo]) => {
       const keys = Object.keys(batch);
       if (!keys.length) return {};
       const sentMs = ctx.clock.now();
@@ -58,7 +63,12 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
         throw new CauseError('SUDO_NEEDS_PASSWORD', {
           host: host.name,
           message: `sudo on ${host.name} asks for a password`,
-          evidence: { command: `sudo -n sh -s (${keys.length} read-only probes)`, exitCode: res.code, seen: 'sudo wants a password (it did not when the run connected)', excerpt: res.stderr.slice(-2000) },
+          evidence: {
+            command: `sudo -n sh -s (${keys.length} read-only probes)`,
+            exitCode: res.code,
+            seen: 'sudo wants a password (it did not when the run connected)',
+            excerpt: res.stderr.slice(-2000),
+          },
         });
       }
       if (res.code !== 0) {
@@ -81,7 +91,12 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
 }
 
 /** The run log's view of a probe batch: each probe as its own command, output decoded. */
-function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResults, sudo: boolean, whole: { code: number | null; stderr: string }): LoggedCommand[] {
+function batchLogEntries(
+  batch: Record<string, ProbeCommand>,
+  results: ProbeResults,
+  sudo: boolean,
+  whole: { code: number | null; stderr: string },
+): LoggedCommand[] {
   const entries: LoggedCommand[] = Object.entries(batch).map(([key, cmd]) => ({
     command: `${sudo ? 'sudo ' : ''}${cmd.command}   # probe ${key}`,
     code: results[key].code,
@@ -92,4 +107,3 @@ function batchLogEntries(batch: Record<string, ProbeCommand>, results: ProbeResu
   if (whole.code !== 0) entries.push({ command: `sh -s (the probe batch${sudo ? ', sudo' : ''})`, code: whole.code, stdout: '', stderr: whole.stderr });
   return entries;
 }
-

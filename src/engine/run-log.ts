@@ -28,7 +28,10 @@ const MIN_SECRET = 8;
 
 function secretForms(secret: string): string[] {
   const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
-  const lines = secret.split('\n').map((l) => l.trim()).filter((l) => l.length >= 16);
+  const lines = secret
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length >= 16);
   if (lines.length > 1) for (const l of lines) forms.add(l);
   for (const text of [...forms]) for (const b of base64Forms(Buffer.from(text))) forms.add(b);
   return [...forms];
@@ -52,16 +55,18 @@ function base64Forms(bytes: Buffer): string[] {
 }
 
 export class RunLog implements CommandLog {
-  constructor(readonly file: string, private readonly redactor: Redactor, private readonly now: () => Date = () => new Date()) {
+  constructor(
+    readonly file: string,
+    private readonly redactor: Redactor,
+    private readonly now: () => Date = () => new Date(),
+  ) {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(file, '', { mode: 0o600 });
   }
 
   record(e: { host: string; command: string; code: number | null; durationMs: number; stdout: string; stderr: string; secret?: boolean }): void {
     const r = (s: string) => this.redactor.apply(s);
-    const body = e.secret
-      ? '  (output withheld: the command carries a secret)\n'
-      : indent('stdout', r(e.stdout)) + indent('stderr', r(e.stderr));
+    const body = e.secret ? '  (output withheld: the command carries a secret)\n' : indent('stdout', r(e.stdout)) + indent('stderr', r(e.stderr));
     this.write(`${this.now().toISOString()} ${e.host} exit=${e.code ?? 'none'} ${e.durationMs}ms\n  $ ${r(e.command)}\n${body}`);
   }
 

@@ -136,7 +136,16 @@ async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary:
 }
 
 /** Steps in order: probed together first, each planned, and applied unless in check mode. Returns whether any changed. */
-async function runSteps(phase: Phase, steps: Step<any>[], host: HostRef, ctx: EngineContext, summary: RunSummary, waived: Map<string, string>, recorded: Record<string, unknown>, changedBefore: boolean) {
+async function runSteps(
+  phase: Phase,
+  steps: Step<any>[],
+  host: HostRef,
+  ctx: EngineContext,
+  summary: RunSummary,
+  waived: Map<string, string>,
+  recorded: Record<string, unknown>,
+  changedBefore: boolean,
+) {
   // Each step's probe results, by the step's index.
   const probes = await probeSteps(steps, host, ctx);
   for (const [i, step] of steps.entries()) {
@@ -168,7 +177,16 @@ async function runSteps(phase: Phase, steps: Step<any>[], host: HostRef, ctx: En
     } else {
       summary.ok++;
     }
-    ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status, changes: views, durationMs: ctx.clock.now() - t0 });
+    ctx.emit({
+      type: 'step-end',
+      phase: phase.id,
+      step: step.id,
+      title: step.title,
+      host: host.name,
+      status,
+      changes: views,
+      durationMs: ctx.clock.now() - t0,
+    });
   }
   return changedBefore;
 }
@@ -222,7 +240,11 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
 
 /** Runs the probes of `steps`, one set per step (the run log names each by the step's index). */
 function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset = 0): Promise<ProbeResults[]> {
-  return runProbeSets(host, ctx, steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })));
+  return runProbeSets(
+    host,
+    ctx,
+    steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })),
+  );
 }
 
 /** Probes of one hook (a step, a preflight): `label` names them in the run log (`# probe <label>.<key>`). */
@@ -235,7 +257,11 @@ interface ProbeSet {
 async function runProbeSets(host: HostRef, ctx: RunContext, sets: ProbeSet[]): Promise<ProbeResults[]> {
   // The batch frames every command under one key: the set's label and the command's key.
   const frames = sets.flatMap((set, i) => Object.entries(set.commands).map(([key, cmd]) => ({ frame: `${set.label}.${key}`, set: i, key, cmd })));
-  const byFrame = await runProbes(host, ctx, frames.map(({ frame, cmd }) => [frame, cmd]));
+  const byFrame = await runProbes(
+    host,
+    ctx,
+    frames.map(({ frame, cmd }) => [frame, cmd]),
+  );
   const results: ProbeResults[] = sets.map(() => ({}));
   for (const { frame, set, key } of frames) results[set][key] = byFrame[frame];
   return results;

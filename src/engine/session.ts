@@ -87,7 +87,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     for (const message of plan.warnings ?? []) deps.emit({ type: 'warning', message });
     deps.emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
     journal = plan.check ? undefined : new Journal(opts.stateDir, runId, { resume: plan.resume, now: new Date(deps.clock.now()) });
-    if (plan.resume && journal && !journal.resuming) deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
+    if (plan.resume && journal && !journal.resuming)
+      deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
     const facts = new Facts();
     const ctx: EngineContext = {
       env: opts.env,
@@ -132,7 +133,11 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         remotes.set(host.name, remote);
       } catch (err) {
         unreachable.set(host.name, err);
-        deps.emit({ type: 'warning', host: host.name, message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop` });
+        deps.emit({
+          type: 'warning',
+          host: host.name,
+          message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop`,
+        });
       }
     });
     if (plan.precheck) {
@@ -147,7 +152,12 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         // rename): a release removes only a lock whose owner record is this run's.
         locked.push(remote);
         const { tookOverStale } = await acquireLock(remote, { runId, who }, { signal: deps.signal });
-        if (tookOverStale) deps.emit({ type: 'warning', host: remote.host, message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who}): not refreshed since ${new Date(tookOverStale.since * 1000).toISOString()}` });
+        if (tookOverStale)
+          deps.emit({
+            type: 'warning',
+            host: remote.host,
+            message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who}): not refreshed since ${new Date(tookOverStale.since * 1000).toISOString()}`,
+          });
       });
       throwAll(lockErrors);
       ownsRun = true;
@@ -167,7 +177,10 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     const err = thrown ?? new Error('a phase failed without an error object (a bug)');
     // A check run keeps no journal: there is nothing to --resume, the same command runs again from the start.
     const interrupted = () =>
-      new CauseError('INTERRUPTED', { evidence: { seen: 'Ctrl-C' }, ...(plan.check && { remedy: 'Run the same command again: a check run changes nothing and keeps no journal, so there is nothing to --resume.' }) });
+      new CauseError('INTERRUPTED', {
+        evidence: { seen: 'Ctrl-C' },
+        ...(plan.check && { remedy: 'Run the same command again: a check run changes nothing and keeps no journal, so there is nothing to --resume.' }),
+      });
     result.error = deps.signal.aborted && causesOf(err).length === 0 ? interrupted() : err;
     result.summary.stopped = Math.max(1, result.summary.stopped);
     for (const c of causesOf(result.error)) {

@@ -26,7 +26,11 @@ export async function effectiveClusterVars(read: ReadFile, opts: ClusterVarsOpti
   const built = await kustomizeBuild(read, opts.clusterPath);
   const cm = findConfigMap(built.resources, name, namespace);
   if (!cm) {
-    throw gitopsInvalid(opts.clusterPath, `kustomize build yields no ConfigMap ${namespace}/${name} (it holds the substitution variables)`, `files read: ${built.files.join(', ')}`);
+    throw gitopsInvalid(
+      opts.clusterPath,
+      `kustomize build yields no ConfigMap ${namespace}/${name} (it holds the substitution variables)`,
+      `files read: ${built.files.join(', ')}`,
+    );
   }
   return { ...configMapVars(cm), files: built.files };
 }

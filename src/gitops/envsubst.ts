@@ -41,7 +41,10 @@ const DEFAULT_OPS = new Set(['=', ':=', ':-', ':?', ':+']);
 
 class Parser {
   pos = 0;
-  constructor(readonly src: string, readonly lookup: Lookup) {}
+  constructor(
+    readonly src: string,
+    readonly lookup: Lookup,
+  ) {}
 
   /** Top level: text with `$$` escapes and `${…}` expressions. */
   top(): string {

@@ -36,7 +36,11 @@ export async function substitutionVars(read: ReadFile, opts: { clusterPath: stri
   const ks = fluxKustomizationFor(built.resources, opts.helmReleasePath);
   if (!ks) {
     const cm = findConfigMap(built.resources, 'cluster-vars', 'flux-system');
-    if (!cm) throw gitopsInvalid(opts.clusterPath, `no Flux Kustomization of this build applies ${opts.helmReleasePath}, and it has no ConfigMap flux-system/cluster-vars`);
+    if (!cm)
+      throw gitopsInvalid(
+        opts.clusterPath,
+        `no Flux Kustomization of this build applies ${opts.helmReleasePath}, and it has no ConfigMap flux-system/cluster-vars`,
+      );
     return { ...configMapVars(cm), files: built.files, secrets: [] };
   }
   const name = String(ks.doc.metadata?.name);

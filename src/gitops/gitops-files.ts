@@ -54,4 +54,3 @@ export function inside(dir: string, rel: string, from: string): string {
   if (p.startsWith('..') || posix.isAbsolute(p)) throw gitopsInvalid(from, `${rel} points outside the checkout`);
   return p;
 }
-

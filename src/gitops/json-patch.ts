@@ -18,7 +18,10 @@ export class PatchError extends Error {
 function pointer(path: string): string[] {
   if (path === '') return [];
   if (!path.startsWith('/')) throw new PatchError(`path "${path}" is not a JSON pointer (it must start with /)`);
-  return path.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return path
+    .slice(1)
+    .split('/')
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 type Container = Record<string, unknown> | unknown[];

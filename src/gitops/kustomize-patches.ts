@@ -17,7 +17,13 @@ interface Target {
 
 type Patch = { form: 'smp'; doc: Record<string, any>; target?: Target; source: string } | { form: 'json6902'; ops: PatchOp[]; target: Target; source: string };
 
-async function patchText(read: ReadFile, p: { path?: string; patch?: string }, dir: string, kfile: string, built: Built): Promise<{ text: string; source: string }> {
+async function patchText(
+  read: ReadFile,
+  p: { path?: string; patch?: string },
+  dir: string,
+  kfile: string,
+  built: Built,
+): Promise<{ text: string; source: string }> {
   if (typeof p.patch === 'string') return { text: p.patch, source: `${kfile} (inline patch)` };
   if (typeof p.path === 'string') {
     const path = inside(dir, p.path, kfile);
@@ -117,7 +123,10 @@ export function applyPatch(resources: Resource[], patch: Patch): void {
             (patch.doc.metadata?.namespace ?? 'default') === (r.doc.metadata?.namespace ?? 'default'),
         );
   if (patch.target === undefined && matches.length !== 1 && patch.form === 'smp') {
-    throw gitopsInvalid(patch.source, `the patch of ${patch.doc.kind}/${patch.doc.metadata?.name} matches ${matches.length} resources (kustomize needs exactly one)`);
+    throw gitopsInvalid(
+      patch.source,
+      `the patch of ${patch.doc.kind}/${patch.doc.metadata?.name} matches ${matches.length} resources (kustomize needs exactly one)`,
+    );
   }
   for (const r of matches) {
     const before = { ...(r.doc.data ?? {}) };
@@ -127,7 +136,9 @@ export function applyPatch(resources: Resource[], patch: Patch): void {
         continue;
       }
       // With a target, the patch's own name and kind are only a label: the target decides (as kustomize).
-      const body = patch.target ? { ...patch.doc, metadata: { ...(patch.doc.metadata ?? {}), name: r.doc.metadata?.name, namespace: r.doc.metadata?.namespace } } : patch.doc;
+      const body = patch.target
+        ? { ...patch.doc, metadata: { ...(patch.doc.metadata ?? {}), name: r.doc.metadata?.name, namespace: r.doc.metadata?.namespace } }
+        : patch.doc;
       r.doc = strategicMerge(r.doc, body) as Record<string, any>;
     } else {
       try {

@@ -60,7 +60,8 @@ async function buildInto(read: ReadFile, dir: string, built: Built, stack: strin
   for (const r of own) {
     const id = `${r.doc.apiVersion}/${r.doc.kind}/${r.doc.metadata?.namespace ?? 'default'}/${r.doc.metadata?.name}`;
     const first = ids.get(id);
-    if (first) throw gitopsInvalid(kfile, `${r.doc.kind}/${r.doc.metadata?.name} comes twice (${first} and ${r.file}); kustomize refuses a resource it already has`);
+    if (first)
+      throw gitopsInvalid(kfile, `${r.doc.kind}/${r.doc.metadata?.name} comes twice (${first} and ${r.file}); kustomize refuses a resource it already has`);
     ids.set(id, r.file);
   }
   // Patches first, then the namespace transformer: a patch names the resource as its files do (kustomize).
@@ -69,4 +70,3 @@ async function buildInto(read: ReadFile, dir: string, built: Built, stack: strin
   built.resources = own;
   return own;
 }
-

@@ -70,7 +70,8 @@ async function ciliumValuesFrom(read: ReadFile, input: CiliumValuesInput): Promi
   const { value, problems } = substituteTree(hr, disabled ? {} : cv.vars);
   if (problems.length) throw unresolved(problems, file, input.clusterPath, cv, disabled);
   const r = value as Record<string, any>;
-  if (r.spec?.valuesFrom?.length) throw gitopsInvalid(file, 'spec.valuesFrom is not supported: bootstrap cannot see values kept in the cluster; inline them in spec.values');
+  if (r.spec?.valuesFrom?.length)
+    throw gitopsInvalid(file, 'spec.valuesFrom is not supported: bootstrap cannot see values kept in the cluster; inline them in spec.values');
   const name: string = r.metadata?.name;
   // The applying Kustomization's targetNamespace replaces the HelmRelease's own namespace.
   const hrNamespace: string | undefined = cv.appliedBy?.targetNamespace ?? r.metadata?.namespace;
@@ -100,10 +101,17 @@ function pickHelmRelease(text: string, file: string): Record<string, any> {
   return cilium[0];
 }
 
-function unresolved(problems: ReturnType<typeof substituteTree>['problems'], file: string, clusterPath: string, cv: SubstitutionVars, disabled: boolean): CauseError | CauseErrors {
+function unresolved(
+  problems: ReturnType<typeof substituteTree>['problems'],
+  file: string,
+  clusterPath: string,
+  cv: SubstitutionVars,
+  disabled: boolean,
+): CauseError | CauseErrors {
   const errors = problems.map(({ path, written, problem }) => {
     let where = problem.variable && cv.origins[problem.variable] ? ` (set by ${cv.origins[problem.variable]})` : '';
-    if (problem.problem === 'undefined' && cv.secrets.length) where += ` (substituteFrom also names Secret ${cv.secrets.join(', ')}, which bootstrap cannot read: put the variable in a ConfigMap)`;
+    if (problem.problem === 'undefined' && cv.secrets.length)
+      where += ` (substituteFrom also names Secret ${cv.secrets.join(', ')}, which bootstrap cannot read: put the variable in a ConfigMap)`;
     const why = disabled
       ? `substitution is disabled on this HelmRelease (${DISABLED}: disabled), so Flux ships ${problem.expression} literally`
       : cv.none && problem.problem === 'undefined'
@@ -124,6 +132,7 @@ function unresolved(problems: ReturnType<typeof substituteTree>['problems'], fil
 export async function ciliumValuesFor(inv: LoadedInventory, readFile?: ReadFile): Promise<CiliumValues> {
   const { gitops, cilium } = inv.inventory;
   const checkout = inv.derived.paths.gitopsCheckout;
-  if (!gitops || !cilium || !checkout) throw new Error('ciliumValuesFor: the inventory has no gitops/cilium section (contracts require both for the cilium phase)');
+  if (!gitops || !cilium || !checkout)
+    throw new Error('ciliumValuesFor: the inventory has no gitops/cilium section (contracts require both for the cilium phase)');
   return ciliumValues({ checkout, helmReleasePath: cilium.helmRelease, clusterPath: gitops.path, readFile });
 }

@@ -195,7 +195,9 @@ function streamTar(stream: Readable): Promise<Map<string, Buffer>> {
 
 function zstdTar(path: string): Promise<Map<string, Buffer>> {
   const child = streamLocal('zstd', ['-dc', '--', path]);
-  const failed = new Promise<never>((_, reject) => child.on('error', () => reject(new Error('reading a .tar.zst needs the zstd program on this machine (Debian: apt-get install zstd)'))));
+  const failed = new Promise<never>((_, reject) =>
+    child.on('error', () => reject(new Error('reading a .tar.zst needs the zstd program on this machine (Debian: apt-get install zstd)'))),
+  );
   const read = streamTar(child.stdout).finally(() => child.kill());
   return Promise.race([read, failed]);
 }

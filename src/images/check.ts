@@ -19,7 +19,8 @@ export async function readArchives(archives: { path: string; sha256?: string }[]
   const read: ReadArchive[] = [];
   const stops: CauseError[] = [];
   for (const a of archives) {
-    const bad = (seen: string, command: string) => stops.push(new CauseError('IMAGE_ARCHIVE_INVALID', { message: `${a.path}: ${seen}`, evidence: { command, seen }, retryable: false }));
+    const bad = (seen: string, command: string) =>
+      stops.push(new CauseError('IMAGE_ARCHIVE_INVALID', { message: `${a.path}: ${seen}`, evidence: { command, seen }, retryable: false }));
     if (a.sha256) {
       const sum = await sha256File(a.path).catch(() => undefined);
       if (sum === undefined) continue;

@@ -25,7 +25,15 @@ export function pullFailures(pods: any[]): PullFailure[] {
     for (const s of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
       const w = s?.state?.waiting;
       if (!w || !PULL_REASONS.has(w.reason)) continue;
-      out.push({ pod: p.metadata?.name, namespace: p.metadata?.namespace, node: p.spec?.nodeName ?? '', container: s.name, image: specImage(s.name) ?? s.image, reason: w.reason, message: w.message ?? '' });
+      out.push({
+        pod: p.metadata?.name,
+        namespace: p.metadata?.namespace,
+        node: p.spec?.nodeName ?? '',
+        container: s.name,
+        image: specImage(s.name) ?? s.image,
+        reason: w.reason,
+        message: w.message ?? '',
+      });
     }
   }
   return out;
@@ -38,7 +46,11 @@ export function pullFailures(pods: any[]): PullFailure[] {
  * when its back-off ends (10 s doubling to 5 min), so the gate waits for it. Elsewhere the gate names it
  * only when its budget ends, since a registry may recover.
  */
-export function imagePullCause(pods: any[], airGapped: boolean, placedNow: (node: string) => boolean = () => false): { cause: CauseError; decided: boolean } | undefined {
+export function imagePullCause(
+  pods: any[],
+  airGapped: boolean,
+  placedNow: (node: string) => boolean = () => false,
+): { cause: CauseError; decided: boolean } | undefined {
   const failures = pullFailures(pods);
   if (!failures.length) return undefined;
   const f = failures.find((x) => !placedNow(x.node)) ?? failures[0];

@@ -39,17 +39,21 @@ export function ciliumImages(v: Record<string, any>): RequiredImage[] {
     const o = v.operator?.image ?? {};
     const cloud = v.eni?.enabled ? 'aws' : v.azure?.enabled ? 'azure' : v.alibabacloud?.enabled ? 'alibabacloud' : 'generic';
     const digest = o[`${cloud}Digest`];
-    out.push({ image: o.override ? String(o.override) : `${o.repository}-${cloud}${o.suffix ?? ''}${o.tag ? `:${o.tag}` : ''}${o.useDigest ? `@${digest}` : ''}`, by: 'Cilium operator' });
+    out.push({
+      image: o.override ? String(o.override) : `${o.repository}-${cloud}${o.suffix ?? ''}${o.tag ? `:${o.tag}` : ''}${o.useDigest ? `@${digest}` : ''}`,
+      by: 'Cilium operator',
+    });
   }
   // _helpers.tpl envoyDaemonSetEnabled: off without l7Proxy, else envoy.enabled, else on (upgradeCompatibility >= 1.16).
-  const envoy = v.l7Proxy === false ? false : v.envoy?.enabled ?? true;
+  const envoy = v.l7Proxy === false ? false : (v.envoy?.enabled ?? true);
   if (envoy) out.push({ image: chartImage(v.envoy?.image), by: 'Cilium envoy' });
   if (v.hubble?.enabled && v.hubble?.relay?.enabled) out.push({ image: chartImage(v.hubble.relay.image), by: 'Hubble relay' });
   if ((v.hubble?.enabled || v.hubble?.ui?.standalone?.enabled) && v.hubble?.ui?.enabled) {
     out.push({ image: chartImage(v.hubble.ui.frontend?.image), by: 'Hubble UI' }, { image: chartImage(v.hubble.ui.backend?.image), by: 'Hubble UI backend' });
   }
   const tls = v.hubble?.tls;
-  if (v.hubble?.enabled && tls?.enabled && tls?.auto?.enabled && tls?.auto?.method === 'cronJob') out.push({ image: chartImage(v.certgen?.image), by: 'Hubble certgen' });
+  if (v.hubble?.enabled && tls?.enabled && tls?.auto?.enabled && tls?.auto?.method === 'cronJob')
+    out.push({ image: chartImage(v.certgen?.image), by: 'Hubble certgen' });
   return out;
 }
 
@@ -67,7 +71,8 @@ export function manifestImages(text: string, label: (workload: string) => string
     const o = doc.toJS() as any;
     if (!o || !['Deployment', 'DaemonSet', 'StatefulSet'].includes(o.kind)) continue;
     const spec = o.spec?.template?.spec ?? {};
-    for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) if (c?.image) out.push({ image: String(c.image), by: label(o.metadata?.name ?? o.kind) });
+    for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])])
+      if (c?.image) out.push({ image: String(c.image), by: label(o.metadata?.name ?? o.kind) });
   }
   return out;
 }
@@ -76,7 +81,10 @@ export function manifestImages(text: string, label: (workload: string) => string
  * What the inventory's add-ons pull. Cilium's values come from the GitOps HelmRelease; when they cannot be
  * read the cilium phase names that cause itself, so Cilium's images are left out here rather than guessed.
  */
-export async function requiredImages(inv: LoadedInventory, ciliumValues: () => Promise<Record<string, unknown>> = async () => (await ciliumValuesFor(inv)).values): Promise<RequiredImage[]> {
+export async function requiredImages(
+  inv: LoadedInventory,
+  ciliumValues: () => Promise<Record<string, unknown>> = async () => (await ciliumValuesFor(inv)).values,
+): Promise<RequiredImage[]> {
   const out: RequiredImage[] = [{ image: KUBE_VIP_IMAGE, by: 'kube-vip' }];
   const chart = inv.derived.paths.ciliumChart;
   if (chart && inv.inventory.gitops) {

@@ -43,4 +43,3 @@ export function checkTokenForm(token: ClusterToken, where: string): ClusterToken
   }
   return token;
 }
-

@@ -67,7 +67,10 @@ const hostOf = (url: string) => {
 
 /** k3s names a member `<node>-<8 hex>` and gives it the node's address as peer URL: either identifies it. */
 function belongsTo(m: Member, s: Server): boolean {
-  return m.peerURLs.some((u) => hostOf(u) === s.address) || (m.name !== '' && new RegExp(`^${s.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{8}$`).test(m.name));
+  return (
+    m.peerURLs.some((u) => hostOf(u) === s.address) ||
+    (m.name !== '' && new RegExp(`^${s.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{8}$`).test(m.name))
+  );
 }
 
 export function compareMembers(members: Member[], servers: Server[], nodes: NodeSeen[] = []): MembershipVerdict {
@@ -79,7 +82,8 @@ export function compareMembers(members: Member[], servers: Server[], nodes: Node
     if (!m) verdict.missing.push({ server: s.name, why: 'not in the member list' });
     else if (m.isLearner) verdict.missing.push({ server: s.name, why: `member ${m.id} is still a learner` });
     else if (!m.name) verdict.missing.push({ server: s.name, why: `member ${m.id} was added but never started` });
-    else if (node?.etcdVoter && node.etcdVoter.status !== 'True') verdict.missing.push({ server: s.name, why: `EtcdIsVoter=${node.etcdVoter.status}${node.etcdVoter.message ? `: ${node.etcdVoter.message}` : ''}` });
+    else if (node?.etcdVoter && node.etcdVoter.status !== 'True')
+      verdict.missing.push({ server: s.name, why: `EtcdIsVoter=${node.etcdVoter.status}${node.etcdVoter.message ? `: ${node.etcdVoter.message}` : ''}` });
     else verdict.voters[s.name] = m;
   }
   verdict.extra = members.filter((m) => !servers.some((s) => belongsTo(m, s)));

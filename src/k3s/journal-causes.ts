@@ -28,9 +28,12 @@ export interface JournalMatch {
 function criticalFlag(name: string): string {
   const field = name.split('.')[0];
   const byField: Record<string, string> = {
-    ClusterIPRange: 'cluster-cidr', ClusterIPRanges: 'cluster-cidr',
-    ServiceIPRange: 'service-cidr', ServiceIPRanges: 'service-cidr',
-    ClusterDNS: 'cluster-dns', ClusterDNSs: 'cluster-dns',
+    ClusterIPRange: 'cluster-cidr',
+    ClusterIPRanges: 'cluster-cidr',
+    ServiceIPRange: 'service-cidr',
+    ServiceIPRanges: 'service-cidr',
+    ClusterDNS: 'cluster-dns',
+    ClusterDNSs: 'cluster-dns',
   };
   if (byField[field]) return byField[field];
   // servicelb is switched off through `disable: [servicelb]`, which k3s holds as DisableServiceLB.
@@ -46,7 +49,10 @@ export const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) =>
   { id: 'TOKEN_CA_MISMATCH', re: /token CA hash does not match/ },
   // A wrong password with the right CA hash: a joining server's bootstrap request is refused (its config
   // request was refused first, which k3s only warns about); an agent's config request is refused, retried.
-  { id: 'TOKEN_REJECTED', re: /\/v1-k3s\/server-bootstrap: 401 Unauthorized|failed to retrieve configuration from server: \S+\/v1-k3s\/config: 401 Unauthorized|bootstrap data already found and encrypted with different token/ },
+  {
+    id: 'TOKEN_REJECTED',
+    re: /\/v1-k3s\/server-bootstrap: 401 Unauthorized|failed to retrieve configuration from server: \S+\/v1-k3s\/config: 401 Unauthorized|bootstrap data already found and encrypted with different token/,
+  },
   { id: 'JOIN_FOUNDER_UNREACHABLE', re: /failed to get CA certs/ },
   { id: 'DUPLICATE_NODE_NAME', re: /duplicate node name found/ },
   { id: 'NODE_PASSWORD_REJECTED', re: /Node password rejected/ },

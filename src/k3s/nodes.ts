@@ -27,7 +27,9 @@ export function readiness(nodes: NodeSeen[], hosts: string[]): { host: string; o
     const n = nodes.find((x) => x.name === host);
     if (!n) return { host, ok: false, detail: 'no Node object: the node never registered' };
     if (n.ready?.status === 'True') return { host, ok: true, detail: 'Ready' };
-    const why = n.ready ? `Ready=${n.ready.status}${n.ready.reason ? ` ${n.ready.reason}` : ''}${n.ready.message ? `: ${n.ready.message}` : ''}` : 'no Ready condition';
+    const why = n.ready
+      ? `Ready=${n.ready.status}${n.ready.reason ? ` ${n.ready.reason}` : ''}${n.ready.message ? `: ${n.ready.message}` : ''}`
+      : 'no Ready condition';
     return { host, ok: false, detail: why };
   });
 }

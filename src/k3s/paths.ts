@@ -12,7 +12,12 @@ export interface K3sRole {
   envFile: string;
 }
 
-const role = (subcommand: 'server' | 'agent', unit: string): K3sRole => ({ subcommand, unit, unitFile: `/etc/systemd/system/${unit}`, envFile: `/etc/systemd/system/${unit}.env` });
+const role = (subcommand: 'server' | 'agent', unit: string): K3sRole => ({
+  subcommand,
+  unit,
+  unitFile: `/etc/systemd/system/${unit}`,
+  envFile: `/etc/systemd/system/${unit}.env`,
+});
 export const SERVER_ROLE = role('server', 'k3s.service');
 const AGENT_ROLE = role('agent', 'k3s-agent.service');
 export const roleOf = (host: { role: 'server' | 'agent' }): K3sRole => (host.role === 'agent' ? AGENT_ROLE : SERVER_ROLE);

@@ -17,7 +17,9 @@ export async function kubectl(ctx: RunContext, host: HostRef, args: string, time
 /** k3s's journal on `host` after `cursor` (from the service step's probe), or its last lines. */
 export async function journalSince(ctx: RunContext, host: HostRef, cursor: string | undefined, lines = 300): Promise<string> {
   const where = cursor ? `--after-cursor=${shq(cursor)}` : `-n ${lines}`;
-  const res = await ctx.remote(host).exec(`journalctl -u ${roleOf(host).unit} ${where} --no-pager -o cat | tail -n ${lines}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const res = await ctx
+    .remote(host)
+    .exec(`journalctl -u ${roleOf(host).unit} ${where} --no-pager -o cat | tail -n ${lines}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
   return res.stdout;
 }
 

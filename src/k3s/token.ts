@@ -27,7 +27,10 @@ export function readToken(stateDir: string): ClusterToken | undefined {
   try {
     token = JSON.parse(readFileSync(file(stateDir), 'utf8')) as ClusterToken;
   } catch {
-    throw new CauseError('TOKEN_MALFORMED', { evidence: { command: 'read cluster-token.json', seen: 'the state folder\'s cluster-token.json is not JSON' }, retryable: false });
+    throw new CauseError('TOKEN_MALFORMED', {
+      evidence: { command: 'read cluster-token.json', seen: "the state folder's cluster-token.json is not JSON" },
+      retryable: false,
+    });
   }
   return checkTokenForm(token, 'cluster-token.json');
 }

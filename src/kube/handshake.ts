@@ -29,16 +29,26 @@ export async function handshakeVia(remote: Remote, address: string, port: number
       stream.destroy();
       resolve(h);
     };
-    const socket = connect({
-      socket: stream,
-      ca,
-      // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
-      host: address,
-      checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),
-    }, () => finish({ ok: true }));
-    const timer = setTimeout(() => finish({ ok: false, certificate: false, seen: `${address}:${port} through ${remote.host}: no TLS handshake within ${timeoutMs / 1000} s` }), timeoutMs);
-    socket.once('error', (err: NodeJS.ErrnoException) => finish({ ok: false, certificate: isCertificateError(err.code), seen: `${address}:${port} through ${remote.host}: ${err.message}` }));
+    const socket = connect(
+      {
+        socket: stream,
+        ca,
+        // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
+        host: address,
+        checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),
+      },
+      () => finish({ ok: true }),
+    );
+    const timer = setTimeout(
+      () => finish({ ok: false, certificate: false, seen: `${address}:${port} through ${remote.host}: no TLS handshake within ${timeoutMs / 1000} s` }),
+      timeoutMs,
+    );
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      finish({ ok: false, certificate: isCertificateError(err.code), seen: `${address}:${port} through ${remote.host}: ${err.message}` }),
+    );
     stream.once('error', (err: Error) => finish({ ok: false, certificate: false, seen: `${address}:${port} through ${remote.host}: ${err.message}` }));
-    stream.once('close', () => finish({ ok: false, certificate: false, seen: `${address}:${port} through ${remote.host}: the connection closed before the TLS handshake` }));
+    stream.once('close', () =>
+      finish({ ok: false, certificate: false, seen: `${address}:${port} through ${remote.host}: the connection closed before the TLS handshake` }),
+    );
   });
 }

@@ -56,12 +56,8 @@ export function hostKeyError(seen: HostKeySeen, target: SshTarget, via?: SshTarg
   if (verdict.kind === 'unknown') {
     const scan = `ssh-keyscan${seen.hashedFile ? ' -H' : ''} -p ${target.port} -t ${keyscanType(type)} ${target.address}`;
     // Behind a jump host the operator's machine cannot reach the host: scan from the jump host.
-    const command = via
-      ? `ssh -p ${via.port} ${via.user}@${via.address} ${shq(scan)} >> ${shq(file)}`
-      : `${scan} >> ${shq(file)}`;
-    const others = verdict.otherTypes.length
-      ? `; known_hosts records other key types for it: ${verdict.otherTypes.map(describe).join(', ')}`
-      : '';
+    const command = via ? `ssh -p ${via.port} ${via.user}@${via.address} ${shq(scan)} >> ${shq(file)}` : `${scan} >> ${shq(file)}`;
+    const others = verdict.otherTypes.length ? `; known_hosts records other key types for it: ${verdict.otherTypes.map(describe).join(', ')}` : '';
     return new CauseError('HOST_KEY_UNKNOWN', {
       host: target.name,
       message: `host key of ${where} is not in ${file}: ${type} ${fp}`,

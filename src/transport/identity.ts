@@ -35,7 +35,9 @@ function readKey(path: string): { key: Buffer } | { problem: string } {
   const parsed = ssh2.utils.parseKey(data);
   if (parsed instanceof Error) {
     return {
-      problem: /passphrase/i.test(parsed.message) ? 'is protected by a passphrase (load it with ssh-add instead)' : `is not a usable private key (${parsed.message})`,
+      problem: /passphrase/i.test(parsed.message)
+        ? 'is protected by a passphrase (load it with ssh-add instead)'
+        : `is not a usable private key (${parsed.message})`,
     };
   }
   return { key: data };

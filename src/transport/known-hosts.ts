@@ -117,9 +117,7 @@ const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-s
  */
 export function preferredHostKeyAlgorithms(entries: KnownHostsEntry[], host: string, port: number): string[] {
   const name = knownHostsName(host, port);
-  const recorded = new Set(
-    entries.filter((e) => e.marker === undefined && entryMatchesHost(e, name)).map((e) => keyTypeOfBlob(e.key)),
-  );
+  const recorded = new Set(entries.filter((e) => e.marker === undefined && entryMatchesHost(e, name)).map((e) => keyTypeOfBlob(e.key)));
   const algoType = (algo: string) => (algo.startsWith('rsa-sha2-') ? 'ssh-rsa' : algo);
   const first = SSH2_HOST_KEY_ALGORITHMS.filter((a) => recorded.has(algoType(a)));
   return [...first, ...SSH2_HOST_KEY_ALGORITHMS.filter((a) => !first.includes(a))];

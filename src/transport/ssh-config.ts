@@ -137,10 +137,7 @@ export function lookupHost(config: SshConfig, names: string[]): HostOptions {
 }
 
 /** Expand `~` and the ssh tokens this tool can know (%h %p %r %u %n %d %%) in a path. */
-export function expandPath(
-  value: string,
-  t: { home: string; host?: string; port?: number; user?: string; localUser?: string; alias?: string },
-): string {
+export function expandPath(value: string, t: { home: string; host?: string; port?: number; user?: string; localUser?: string; alias?: string }): string {
   let v = value.replace(/%([%hprund])/g, (_, c: string) => {
     switch (c) {
       case '%':
@@ -182,7 +179,11 @@ export function loadSshConfig(path: string, home = homedir()): SshConfig {
     const base = basename(p);
     let names: string[];
     try {
-      names = /[*?]/.test(base) ? readdirSync(dir).filter((n) => matchPattern(n, base)).sort() : [base];
+      names = /[*?]/.test(base)
+        ? readdirSync(dir)
+            .filter((n) => matchPattern(n, base))
+            .sort()
+        : [base];
     } catch {
       return [];
     }

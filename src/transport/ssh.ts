@@ -171,7 +171,10 @@ export class SshTransport implements Transport {
     jump.users--;
     if (jump.users <= 0) {
       this.jumps.delete(key);
-      void jump.link?.then((l) => l.ssh.dispose(), () => undefined);
+      void jump.link?.then(
+        (l) => l.ssh.dispose(),
+        () => undefined,
+      );
     }
   }
 
@@ -272,7 +275,15 @@ export class SshRemote implements Remote {
     const { result } = run;
     const entries = opts.logAs && !opts.secret ? opts.logAs(result) : [result];
     for (const e of entries) {
-      this.log?.record({ host: this.host, command: e.command, code: e.code, durationMs: result.durationMs, stdout: e.stdout, stderr: e.stderr, secret: opts.secret });
+      this.log?.record({
+        host: this.host,
+        command: e.command,
+        code: e.code,
+        durationMs: result.durationMs,
+        stdout: e.stdout,
+        stderr: e.stderr,
+        secret: opts.secret,
+      });
     }
     return result;
   }

@@ -58,12 +58,7 @@ export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; ti
     message: `sudo does not work on ${remote.host}`,
     evidence: {
       ...evidence,
-      seen:
-        r.code === null
-          ? `\`${SUDO_PROBE}\` did not finish`
-          : r.code === 127
-            ? 'sudo is not installed'
-            : `\`${SUDO_PROBE}\` exited ${r.code}`,
+      seen: r.code === null ? `\`${SUDO_PROBE}\` did not finish` : r.code === 127 ? 'sudo is not installed' : `\`${SUDO_PROBE}\` exited ${r.code}`,
     },
   });
 }

@@ -101,7 +101,10 @@ export function parseJumpSpec(spec: string): JumpSpec {
  * the host being reached through it (`via`: its user, identity and known_hosts file).
  */
 export function resolveJumpHost(chain: string, via: SshTarget, env: TargetEnv): SshTarget {
-  const hops = chain.split(',').map((h) => h.trim()).filter(Boolean);
+  const hops = chain
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   const last = hops.pop();
   if (last === undefined) throw new Error(`empty jump host chain: ${JSON.stringify(chain)}`);
   const spec = parseJumpSpec(last);

@@ -17,7 +17,11 @@ export function formatStop(stop: StopJson): string {
 }
 
 export function formatDuration(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return ms < 10_000
+    ? `${(ms / 1000).toFixed(1)} s`
+    : ms < 120_000
+      ? `${Math.round(ms / 1000)} s`
+      : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
 export function indentBlock(text: string, by: string): string {

@@ -29,10 +29,16 @@ describeAsRoot('a bare lab host', () => {
   });
 
   it("keeps the twins' programs in their own folder, and they run", async () => {
-    const out = await hostExec('k3s-lab-1', `for t in ${LAB_TOOLS.join(' ')}; do [ -x ${LAB_TOOLS_DIR}/$t ] && echo $t; done; ${LAB_TOOLS_DIR}/node -e 'console.log(process.version)'; ${LAB_TOOLS_DIR}/etcdctl version | head -n1`);
+    const out = await hostExec(
+      'k3s-lab-1',
+      `for t in ${LAB_TOOLS.join(' ')}; do [ -x ${LAB_TOOLS_DIR}/$t ] && echo $t; done; ${LAB_TOOLS_DIR}/node -e 'console.log(process.version)'; ${LAB_TOOLS_DIR}/etcdctl version | head -n1`,
+    );
     expect(out.stdout).toMatch(new RegExp(`^${LAB_TOOLS.join('\n')}\nv\\d+\\.\\d+\\.\\d+\netcdctl version: 3\\.`));
     // none of the packages that would put them on the PATH is installed (kubernetes-client is, its kubectl moved off the PATH)
-    const pkgs = await hostExec('k3s-lab-1', `dpkg-query -W -f '\${db:Status-Abbrev}\${Package}\\n' 2>/dev/null | grep -E '^ii *(curl|wget|etcd-server|etcd-client|git|nodejs)$'; true`);
+    const pkgs = await hostExec(
+      'k3s-lab-1',
+      `dpkg-query -W -f '\${db:Status-Abbrev}\${Package}\\n' 2>/dev/null | grep -E '^ii *(curl|wget|etcd-server|etcd-client|git|nodejs)$'; true`,
+    );
     expect(pkgs.stdout.split('\n').filter((l) => /^ii/.test(l))).toEqual([]);
   });
 });

@@ -17,8 +17,14 @@ import { hostHttp } from '../support/host-http.ts';
 
 // The lab's hosts as `lab up` made them (servers, then agents; the shared lab has one agent).
 const all = () => hosts().map((h) => h.name);
-const servers = () => hosts().filter((h) => h.role === 'server').map((h) => h.name);
-const agents = () => hosts().filter((h) => h.role === 'agent').map((h) => h.name);
+const servers = () =>
+  hosts()
+    .filter((h) => h.role === 'server')
+    .map((h) => h.name);
+const agents = () =>
+  hosts()
+    .filter((h) => h.role === 'agent')
+    .map((h) => h.name);
 const helmRelease = (checkout: string) => join(checkout, 'platform', 'cilium', 'helmrelease.yaml');
 
 describeAsRoot('cold build through Cilium', () => {
@@ -49,10 +55,20 @@ describeAsRoot('cold build through Cilium', () => {
     const ciliumStart = r.events.findIndex((e) => e.type === 'phase-start' && e.phase === 'cilium');
     expect(vipOk).toBeGreaterThan(-1);
     expect(vipOk).toBeLessThan(ciliumStart);
-    const env = await hostExec('k3s-lab-1', `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o jsonpath='{range .items[*]}{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}{"\\n"}{end}'`);
+    const env = await hostExec(
+      'k3s-lab-1',
+      `k3s kubectl get pods -n kube-system -l k8s-app=cilium -o jsonpath='{range .items[*]}{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}{"\\n"}{end}'`,
+    );
     expect(env.stdout.trim().split('\n')).toEqual(all().map(() => NET.vip));
-    const ready = await hostExec('k3s-lab-1', `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`);
-    expect(ready.stdout.trim().split('\n').sort()).toEqual(all().map((n) => `${n}=True`).sort());
+    const ready = await hostExec(
+      'k3s-lab-1',
+      `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`,
+    );
+    expect(ready.stdout.trim().split('\n').sort()).toEqual(
+      all()
+        .map((n) => `${n}=True`)
+        .sort(),
+    );
     // The agent runs its own Cilium pod (and no kube-vip: its affinity wants the control plane), and its
     // kubelet port belongs to k3s-agent, as the engine's port probe sees it.
     const wide = await hostExec('k3s-lab-1', 'k3s kubectl get pods -n kube-system -o wide');
@@ -60,7 +76,10 @@ describeAsRoot('cold build through Cilium', () => {
     for (const a of agents()) {
       expect(wide.stdout).toMatch(new RegExp(`^cilium-\\w{5} +1/1 +Running +\\d+ +\\S+ +[\\d.]+ +${a} `, 'm'));
       expect(wide.stdout).not.toMatch(new RegExp(`^kube-vip\\S* .* ${a} `, 'm'));
-      const port = await hostExec(a, "ss -Hltnp 'sport = :10250' | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 | xargs -I{} grep -o '[^/]*\\.service' /proc/{}/cgroup | head -n1");
+      const port = await hostExec(
+        a,
+        "ss -Hltnp 'sport = :10250' | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 | xargs -I{} grep -o '[^/]*\\.service' /proc/{}/cgroup | head -n1",
+      );
       expect(port.stdout.trim()).toBe('k3s-agent.service');
     }
   });
@@ -81,12 +100,16 @@ describeAsRoot('cold build through Cilium', () => {
     for (const i of pinned) expect(i).toMatch(/^quay\.io\/cilium\/[a-z-]+:v[\w.-]+@sha256:[0-9a-f]{64}$/);
     const saved = join(mkdtempSync(join(tmpdir(), 'lab-saved-')), 'cilium-images.tar');
     writeFileSync(saved, dockerSaveArchive(pinned.map((i) => i.replace(/@sha256:.*$/, ''))));
-    const variant = labInventory({ inventory: (inv) => (inv.k3s.imageArchives = inv.k3s.imageArchives.map((a: any) => (a.file.endsWith('/cilium-images.tar') ? { file: saved } : a))) });
+    const variant = labInventory({
+      inventory: (inv) => (inv.k3s.imageArchives = inv.k3s.imageArchives.map((a: any) => (a.file.endsWith('/cilium-images.tar') ? { file: saved } : a))),
+    });
     const t0 = Date.now();
     const r = await bootstrap(['--until', 'cilium', '--json'], { stateDir, inventory: variant });
     const stops = stopsOf(r);
     expect(stops.map((c) => c.cause)).toEqual(pinned.map(() => 'IMAGE_NOT_IN_ARCHIVES'));
-    expect(stops[0].message).toBe(`Cilium agent pulls ${pinned[0]}; cilium-images.tar has ${pinned[0].replace(/@.*$/, '')} as a docker save archive, which keeps tags only: containerd gives the imported image a digest of its own, so the pinned digest is found nowhere`);
+    expect(stops[0].message).toBe(
+      `Cilium agent pulls ${pinned[0]}; cilium-images.tar has ${pinned[0].replace(/@.*$/, '')} as a docker save archive, which keeps tags only: containerd gives the imported image a digest of its own, so the pinned digest is found nowhere`,
+    );
     expect(r.events.filter((e) => e.type === 'step-start')).toEqual([]);
     expect(Date.now() - t0).toBeLessThan(60_000);
   });
@@ -97,13 +120,27 @@ describeAsRoot('cold build through Cilium', () => {
     // A node that never got the archive: the twin's store is read from agent/images at start (real
     // containerd would keep an image it once imported), so the archive goes and k3s-agent restarts.
     await hostExec(agent, 'rm -f /var/lib/rancher/k3s/agent/images/cilium-images.tar && systemctl restart k3s-agent');
-    const pulling = async () => (await hostExec('k3s-lab-1', `k3s kubectl get pods -n kube-system -l k8s-app=cilium --field-selector spec.nodeName=${agent} -o jsonpath='{.items[0].status.containerStatuses[0].state.waiting.reason}'`)).stdout.trim();
+    const pulling = async () =>
+      (
+        await hostExec(
+          'k3s-lab-1',
+          `k3s kubectl get pods -n kube-system -l k8s-app=cilium --field-selector spec.nodeName=${agent} -o jsonpath='{.items[0].status.containerStatuses[0].state.waiting.reason}'`,
+        )
+      ).stdout.trim();
     for (let i = 0; i < 30 && !/ImagePull/.test(await pulling()); i++) await new Promise((r) => setTimeout(r, 1000));
     const t0 = Date.now();
     const r = await bootstrap(['--only', 'cilium', '--json'], { stateDir, inventory });
     const stop = stopOf(r);
-    expect(stop).toMatchObject({ cause: 'IMAGE_NOT_AVAILABLE', host: agent, message: `${image} is not on ${agent} and cannot be pulled: add an OCI archive holding it (the reference pins a digest; a docker save archive keeps tags only) to k3s.imageArchives` });
-    expect(stop.evidence.seen).toMatch(new RegExp(`^pod kube-system/cilium-\\w{5} on ${agent}: container cilium-agent waiting (ErrImagePull: rpc error: code = Unknown desc = failed to pull and unpack image|ImagePullBackOff: Back-off pulling image) "`));
+    expect(stop).toMatchObject({
+      cause: 'IMAGE_NOT_AVAILABLE',
+      host: agent,
+      message: `${image} is not on ${agent} and cannot be pulled: add an OCI archive holding it (the reference pins a digest; a docker save archive keeps tags only) to k3s.imageArchives`,
+    });
+    expect(stop.evidence.seen).toMatch(
+      new RegExp(
+        `^pod kube-system/cilium-\\w{5} on ${agent}: container cilium-agent waiting (ErrImagePull: rpc error: code = Unknown desc = failed to pull and unpack image|ImagePullBackOff: Back-off pulling image) "`,
+      ),
+    );
     expect(stop.evidence.seen).toContain(`"${image}"`);
     expect(Date.now() - t0).toBeLessThan(30_000);
     // The engine puts the archive back (by sha256), k3s imports it within seconds, the kubelet's next pull finds it.
@@ -117,8 +154,16 @@ describeAsRoot('cold build through Cilium', () => {
 
   it.each([
     ['maxUnavailable 2', 'ROLLOUT_TOO_WIDE', (c: string) => editFile(helmRelease(c), /maxUnavailable: 1/, 'maxUnavailable: 2')],
-    ['a pod CIDR that is not the cluster CIDR', 'POD_CIDR_MISMATCH', (c: string) => editFile(helmRelease(c), `clusterPoolIPv4PodCIDRList: ["${LAB_CLUSTER_CIDR}"]`, 'clusterPoolIPv4PodCIDRList: ["10.0.0.0/8"]')],
-    ['k8sServiceHost = a node address', 'SERVICE_HOST_NOT_VIP', (c: string) => editFile(helmRelease(c), /k8sServiceHost: "\$\{K3S_API_HOST\}"/, `k8sServiceHost: "${hosts()[0].address}"`)],
+    [
+      'a pod CIDR that is not the cluster CIDR',
+      'POD_CIDR_MISMATCH',
+      (c: string) => editFile(helmRelease(c), `clusterPoolIPv4PodCIDRList: ["${LAB_CLUSTER_CIDR}"]`, 'clusterPoolIPv4PodCIDRList: ["10.0.0.0/8"]'),
+    ],
+    [
+      'k8sServiceHost = a node address',
+      'SERVICE_HOST_NOT_VIP',
+      (c: string) => editFile(helmRelease(c), /k8sServiceHost: "\$\{K3S_API_HOST\}"/, `k8sServiceHost: "${hosts()[0].address}"`),
+    ],
     ['kube-proxy replacement off', 'KPR_MISMATCH', (c: string) => editFile(helmRelease(c), /kubeProxyReplacement: true/, 'kubeProxyReplacement: false')],
   ])('%s → %s, before any change', async (_what, cause, edit) => {
     const variant = labInventory({ gitops: edit });

@@ -38,7 +38,10 @@ const nodesReady = async () => {
 
 type Env = FaultEnv;
 
-const knownHostsLine = (address: string) => readFileSync(paths.knownHosts, 'utf8').split('\n').findIndex((l) => l.startsWith(`${address} `));
+const knownHostsLine = (address: string) =>
+  readFileSync(paths.knownHosts, 'utf8')
+    .split('\n')
+    .findIndex((l) => l.startsWith(`${address} `));
 function editKnownHosts(edit: (lines: string[], i: number) => void, name: string): () => void {
   const original = readFileSync(paths.knownHosts, 'utf8');
   const lines = original.split('\n');
@@ -75,7 +78,11 @@ const INJECTIONS: Record<string, Injection> = {
     heal: async ({ stateDir }) => rmSync(join(stateDir, 'lab', 'journal.json')),
   },
   'known-hosts-missing': {
-    inject: async () => void restores.set('kh', editKnownHosts((lines, i) => lines.splice(i, 1), 'k3s-lab-3')),
+    inject: async () =>
+      void restores.set(
+        'kh',
+        editKnownHosts((lines, i) => lines.splice(i, 1), 'k3s-lab-3'),
+      ),
     heal: async () => restores.get('kh')!(),
   },
   'host-key-changed': {
@@ -83,7 +90,10 @@ const INJECTIONS: Record<string, Injection> = {
       // k3s-lab-2's key under k3s-lab-3's address: what a reinstalled (or impostor) host presents.
       const other = readFileSync(paths.knownHosts, 'utf8').split('\n')[knownHostsLine(hosts().find((h) => h.name === 'k3s-lab-2')!.address)];
       const address = hosts().find((h) => h.name === 'k3s-lab-3')!.address;
-      restores.set('kh', editKnownHosts((lines, i) => (lines[i] = `${address} ${other.split(' ').slice(1).join(' ')}`), 'k3s-lab-3'));
+      restores.set(
+        'kh',
+        editKnownHosts((lines, i) => (lines[i] = `${address} ${other.split(' ').slice(1).join(' ')}`), 'k3s-lab-3'),
+      );
     },
     heal: async () => restores.get('kh')!(),
   },
@@ -139,9 +149,16 @@ const INJECTIONS: Record<string, Injection> = {
       let started!: () => void;
       const startedP = new Promise<void>((res) => (started = res));
       // A run of its own state folder (another operator's laptop), in verify while the row's run starts.
-      const done = bootstrap(VERIFY_ARGS, { stateDir: freshStateDir(), inventory, onEvent: (e) => e.type === 'phase-start' && e.phase === 'verify' && started() });
+      const done = bootstrap(VERIFY_ARGS, {
+        stateDir: freshStateDir(),
+        inventory,
+        onEvent: (e) => e.type === 'phase-start' && e.phase === 'verify' && started(),
+      });
       // A holder that ended before verify (refused itself) lets the row go on, to fail on what it sees.
-      void done.then(() => started(), () => started());
+      void done.then(
+        () => started(),
+        () => started(),
+      );
       holder = { done };
       return { started: startedP, done };
     },
@@ -186,7 +203,12 @@ const INJECTIONS: Record<string, Injection> = {
     inject: async () => void (await hostExec('k3s-lab-3', 'systemctl stop k3s.service')),
     heal: async () => {
       await hostExec('k3s-lab-3', 'systemctl start --no-block k3s.service');
-      await until('k3s-lab-3 Ready after k3s started', 180_000, async () => (await hostExec('k3s-lab-3', 'k3s kubectl get --raw /readyz --request-timeout=3s', { allowFail: true })).stdout.trim() === 'ok' && nodesReady());
+      await until(
+        'k3s-lab-3 Ready after k3s started',
+        180_000,
+        async () =>
+          (await hostExec('k3s-lab-3', 'k3s kubectl get --raw /readyz --request-timeout=3s', { allowFail: true })).stdout.trim() === 'ok' && nodesReady(),
+      );
     },
   },
   'apiserver-port-blocked': {
@@ -212,7 +234,11 @@ const INJECTIONS: Record<string, Injection> = {
     inject: async () => void (await kubectl(`-n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":0}}'`)),
     heal: async () => {
       await kubectl(`-n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":1}}'`);
-      await until('CoreDNS ready again', 120_000, async () => (await kubectl("-n kube-system get deployment coredns -o jsonpath='{.status.readyReplicas}'")).stdout.trim() === '1');
+      await until(
+        'CoreDNS ready again',
+        120_000,
+        async () => (await kubectl("-n kube-system get deployment coredns -o jsonpath='{.status.readyReplicas}'")).stdout.trim() === '1',
+      );
     },
   },
   'rollout-vip-blocked': {
@@ -221,7 +247,12 @@ const INJECTIONS: Record<string, Injection> = {
     inventory: () =>
       labInventory({
         publish: false,
-        gitops: (checkout) => editFile(join(checkout, 'platform', 'cilium', 'helmrelease.yaml'), /\n    kubeProxyReplacement: true\n/, '\n    kubeProxyReplacement: true\n    extraEnv: [{ name: FAULT_MATRIX_ROLLOUT, value: "1" }]\n'),
+        gitops: (checkout) =>
+          editFile(
+            join(checkout, 'platform', 'cilium', 'helmrelease.yaml'),
+            /\n    kubeProxyReplacement: true\n/,
+            '\n    kubeProxyReplacement: true\n    extraEnv: [{ name: FAULT_MATRIX_ROLLOUT, value: "1" }]\n',
+          ),
       }),
     inject: () => fault(AGENT, 'block-egress', `${NET.vip}:6443`),
     heal: () => fault(AGENT, 'unblock-egress', `${NET.vip}:6443`),
@@ -236,7 +267,10 @@ const VERIFY_ARGS = ['--only', 'verify', '--json'];
  * removes its etcd member. The cluster goes on with the other two voters.
  */
 async function neverJoined(name: string): Promise<void> {
-  await hostExec(name, 'systemctl stop k3s.service; pkill -9 -x etcd; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service; systemctl daemon-reload; systemctl reset-failed; true');
+  await hostExec(
+    name,
+    'systemctl stop k3s.service; pkill -9 -x etcd; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service; systemctl daemon-reload; systemctl reset-failed; true',
+  );
   await kubectl(`delete node ${name} --ignore-not-found`);
 }
 
@@ -281,11 +315,15 @@ describeAsRoot('the lab fault matrix', () => {
       try {
         const { tookMs, healAndRerunMs } = await runFaultRow(row, how, base);
         // Nothing lost.
-        const servers = hosts().filter((h) => h.role === 'server').map((h) => h.name);
+        const servers = hosts()
+          .filter((h) => h.role === 'server')
+          .map((h) => h.name);
         expect(await voters()).toEqual(Object.fromEntries(servers.map((s) => [s, 'True'])));
         expect(await nodesReady()).toBe(true);
         expect((await kubectl(`get configmap ${MARKER} -n default -o jsonpath='{.data.written}'`)).stdout).toBe('before-the-faults');
-        timings.push(`${row.id}: ${((Date.now() - t0) / 1000).toFixed(1)} s (stop ${(tookMs / 1000).toFixed(1)} s after the fault, heal + rerun ${(healAndRerunMs / 1000).toFixed(1)} s)`);
+        timings.push(
+          `${row.id}: ${((Date.now() - t0) / 1000).toFixed(1)} s (stop ${(tookMs / 1000).toFixed(1)} s after the fault, heal + rerun ${(healAndRerunMs / 1000).toFixed(1)} s)`,
+        );
       } finally {
         release();
       }

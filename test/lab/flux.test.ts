@@ -22,14 +22,22 @@ const HELMCHART_GONE = 'Error from server (NotFound): helmcharts.helm.cattle.io 
 /** The DaemonSet's two generations and its agents' pod names (the same names: no pod was replaced). */
 async function ciliumDs(): Promise<{ generation: number; templateGeneration: string; pods: string[] }> {
   const ds = JSON.parse((await kubectl('get daemonset -n kube-system cilium -o json')).stdout);
-  const pods = JSON.parse((await kubectl('get pods -n kube-system -l k8s-app=cilium -o json')).stdout).items.map((p: any) => p.metadata.name).sort();
+  const pods = JSON.parse((await kubectl('get pods -n kube-system -l k8s-app=cilium -o json')).stdout)
+    .items.map((p: any) => p.metadata.name)
+    .sort();
   return { generation: ds.metadata.generation, templateGeneration: ds.metadata.annotations['deprecated.daemonset.template.generation'], pods };
 }
 
 /** Adds `files` to the checkout and lists them in `dir`'s kustomization.yaml. */
 function addResources(checkout: string, dir: string, files: Record<string, string>): void {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(checkout, dir, name), text);
-  editFile(join(checkout, dir, 'kustomization.yaml'), /resources:\n/, `resources:\n${Object.keys(files).map((f) => `  - ${f}\n`).join('')}`);
+  editFile(
+    join(checkout, dir, 'kustomization.yaml'),
+    /resources:\n/,
+    `resources:\n${Object.keys(files)
+      .map((f) => `  - ${f}\n`)
+      .join('')}`,
+  );
 }
 
 /** Polls `check` until it returns true, failing after `ms` with `what`. */
@@ -55,19 +63,28 @@ const crashLoop: Injection = {
     expect((await kubectl(`patch deployment -n flux-system ${SOURCE} --type=json -p '${patch}'`)).code).toBe(0);
     // In place once kubelet holds the restarted container back: CrashLoopBackOff after a restart.
     await until('source-controller in CrashLoopBackOff', 60_000, async () =>
-      (await sourcePods()).some((p: any) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' && p.status.containerStatuses[0].restartCount >= 1),
+      (await sourcePods()).some(
+        (p: any) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' && p.status.containerStatuses[0].restartCount >= 1,
+      ),
     );
   },
   heal: async () => {
     const args: string[] = (await json(`get deployment -n flux-system ${SOURCE}`)).spec?.template?.spec?.containers?.[0]?.args ?? [];
     const at = args.indexOf(FOREIGN_GATE);
     if (at >= 0) {
-      const patch = JSON.stringify([{ op: 'test', path: `/spec/template/spec/containers/0/args/${at}`, value: FOREIGN_GATE }, { op: 'remove', path: `/spec/template/spec/containers/0/args/${at}` }]);
+      const patch = JSON.stringify([
+        { op: 'test', path: `/spec/template/spec/containers/0/args/${at}`, value: FOREIGN_GATE },
+        { op: 'remove', path: `/spec/template/spec/containers/0/args/${at}` },
+      ]);
       expect((await kubectl(`patch deployment -n flux-system ${SOURCE} --type=json -p '${patch}'`)).code).toBe(0);
     }
     await until('source-controller Running and its Deployment Available', 60_000, async () => {
       const pods = await sourcePods();
-      return pods.length === 1 && pods[0].status?.containerStatuses?.[0]?.ready === true && availableOf(await json(`get deployment -n flux-system ${SOURCE}`))?.status === 'True';
+      return (
+        pods.length === 1 &&
+        pods[0].status?.containerStatuses?.[0]?.ready === true &&
+        availableOf(await json(`get deployment -n flux-system ${SOURCE}`))?.status === 'True'
+      );
     });
   },
 };
@@ -157,29 +174,42 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
       expect(check.code, check.stdout).toBe(0);
       expect(check.stdout).toMatch(/^\d+ ok, 0 would change/m);
       expect((await kubectl('get helmchart.helm.cattle.io -n kube-system cilium')).stderr).toContain(HELMCHART_GONE);
-      for (const h of ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3']) expect((await hostExec(h, 'test -e /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
+      for (const h of ['k3s-lab-1', 'k3s-lab-2', 'k3s-lab-3'])
+        expect((await hostExec(h, 'test -e /var/lib/rancher/k3s/server/manifests/cilium.yaml', { allowFail: true })).code).toBe(1);
     }
   });
 
   it('fault matrix flux-controller-crashloop: source-controller exiting at every start when the wait for Flux Ready begins → FLUX_CONTROLLER_CRASHLOOP at once; healed, a rerun passes and nothing is lost', async () => {
     const t0 = Date.now();
-    const before = { ds: await ciliumDs(), revision: (await json('get kustomization.kustomize.toolkit.fluxcd.io -n flux-system flux-system')).status?.lastAppliedRevision };
+    const before = {
+      ds: await ciliumDs(),
+      revision: (await json('get kustomization.kustomize.toolkit.fluxcd.io -n flux-system flux-system')).status?.lastAppliedRevision,
+    };
     let duringCrash: { deployment: any; table: string } | undefined;
     const row = FAULT_ROWS.find((r) => r.id === 'flux-controller-crashloop')!;
     const injection: Injection = {
       ...crashLoop,
       inject: async (env) => {
         await crashLoop.inject(env);
-        duringCrash = { deployment: await json(`get deployment -n flux-system ${SOURCE}`), table: (await kubectl(`get pods -n flux-system -l app=${SOURCE}`)).stdout };
+        duringCrash = {
+          deployment: await json(`get deployment -n flux-system ${SOURCE}`),
+          table: (await kubectl(`get pods -n flux-system -l app=${SOURCE}`)).stdout,
+        };
       },
     };
     const { stopped, tookMs, healAndRerunMs } = await runFaultRow(row, injection, { stateDir, inventory });
     // What an operator sees: the Deployment unavailable in kube-controller-manager's words, the pod in back-off …
-    expect(availableOf(duringCrash!.deployment)).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
+    expect(availableOf(duringCrash!.deployment)).toMatchObject({
+      status: 'False',
+      reason: 'MinimumReplicasUnavailable',
+      message: 'Deployment does not have minimum availability.',
+    });
     expect(duringCrash!.table).toMatch(/source-controller-\S+ +0\/1 +CrashLoopBackOff +[1-9]/);
     // … and the stop naming the controller, its exit, the line it logged and what to do.
     const stop = stopsOf(stopped).find((s) => s.cause === 'FLUX_CONTROLLER_CRASHLOOP');
-    expect(stop.message).toMatch(/^source-controller is crash-looping: pod flux-system\/source-controller-\S+ on k3s-lab-1, container manager exited with code 1 \(Error\) and was restarted \d+ times?; kubelet waits before the next start \(back-off \d+s restarting failed container=manager pod=source-controller-/);
+    expect(stop.message).toMatch(
+      /^source-controller is crash-looping: pod flux-system\/source-controller-\S+ on k3s-lab-1, container manager exited with code 1 \(Error\) and was restarted \d+ times?; kubelet waits before the next start \(back-off \d+s restarting failed container=manager pod=source-controller-/,
+    );
     expect(stop.evidence.excerpt).toContain(`"msg":"unable to load feature gates","error":"feature-gate 'CancelHealthCheckOnNewRevision' not supported"`);
     expect(stop.remedy).toContain('unable to load feature gates');
     // The crash loop alone is named: not the GitRepository it left unanswered.
@@ -190,12 +220,19 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     expect(pod.spec.containers[0].args).not.toContain(FOREIGN_GATE);
     for (const k of ['flux-system', 'platform']) {
       const ks = await json(`get kustomization.kustomize.toolkit.fluxcd.io -n flux-system ${k}`);
-      expect(ks.status.conditions.find((c: any) => c.type === 'Ready'), k).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
+      expect(
+        ks.status.conditions.find((c: any) => c.type === 'Ready'),
+        k,
+      ).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
       expect(ks.status.lastAppliedRevision).toBe(before.revision);
     }
-    expect((await kubectl(`get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`)).stdout).toBe('True');
+    expect(
+      (await kubectl(`get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'`)).stdout,
+    ).toBe('True');
     expect(await ciliumDs()).toEqual(before.ds);
-    console.info(`flux-controller-crashloop: ${((Date.now() - t0) / 1000).toFixed(1)} s (stop ${(tookMs / 1000).toFixed(1)} s after the fault, heal + rerun ${(healAndRerunMs / 1000).toFixed(1)} s)`);
+    console.info(
+      `flux-controller-crashloop: ${((Date.now() - t0) / 1000).toFixed(1)} s (stop ${(tookMs / 1000).toFixed(1)} s after the fault, heal + rerun ${(healAndRerunMs / 1000).toFixed(1)} s)`,
+    );
   });
 
   it('a HelmChart an older bootstrap left Terminating (unmanaged, its finalizer on): the next run takes the finalizer off and it goes', async () => {
@@ -204,7 +241,12 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     const stuck = {
       apiVersion: 'helm.cattle.io/v1',
       kind: 'HelmChart',
-      metadata: { name: 'cilium', namespace: 'kube-system', annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' }, finalizers: ['wrangler.cattle.io/on-helm-chart-remove'] },
+      metadata: {
+        name: 'cilium',
+        namespace: 'kube-system',
+        annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' },
+        finalizers: ['wrangler.cattle.io/on-helm-chart-remove'],
+      },
       spec: { ...spec, chartContent: undefined },
     };
     await hostExec(FOUNDER, 'k3s kubectl create -f -', { input: JSON.stringify(stuck) });
@@ -229,12 +271,17 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     // maxSurge 0 beside maxUnavailable 1: a change of spec.updateStrategy, outside spec.template. (The twin's
     // API does not default maxSurge, so adding it is a spec change here; on a real apiserver the same kind of
     // change is a new maxUnavailable.)
-    const wider = labInventory({ gitops: (c) => editFile(join(c, 'platform', 'cilium', 'helmrelease.yaml'), /(\s+)maxUnavailable: 1/, '$1maxUnavailable: 1$1maxSurge: 0') });
+    const wider = labInventory({
+      gitops: (c) => editFile(join(c, 'platform', 'cilium', 'helmrelease.yaml'), /(\s+)maxUnavailable: 1/, '$1maxUnavailable: 1$1maxSurge: 0'),
+    });
     const before = await ciliumDs();
     const flux = await bootstrap(['--only', 'flux'], { stateDir, inventory: wider });
     expect(flux.code, flux.stdout).toBe(0);
     const after = await ciliumDs();
-    expect(JSON.parse((await kubectl('get daemonset -n kube-system cilium -o jsonpath={.spec.updateStrategy}')).stdout)).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
+    expect(JSON.parse((await kubectl('get daemonset -n kube-system cilium -o jsonpath={.spec.updateStrategy}')).stdout)).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxUnavailable: 1, maxSurge: 0 },
+    });
     expect(after).toEqual({ generation: before.generation + 1, templateGeneration: before.templateGeneration, pods: before.pods });
     // The cilium gate judges the agents by their revision, not by metadata.generation: current, Ready.
     const r = await bootstrap(['--from', 'cilium', '--json'], { stateDir, inventory: wider });
@@ -256,7 +303,9 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     const [stop, ...more] = stopsOf(r);
     expect(more).toEqual([]);
     expect(stop).toMatchObject({ cause: 'FLUX_SOURCE_NOT_READY' });
-    expect(stop.message).toMatch(/^GitRepository flux-system\/flux-system: (GitOperationFailed|AuthenticationFailed): .*ssh: handshake failed: ssh: unable to authenticate/);
+    expect(stop.message).toMatch(
+      /^GitRepository flux-system\/flux-system: (GitOperationFailed|AuthenticationFailed): .*ssh: handshake failed: ssh: unable to authenticate/,
+    );
     expect(r.code).toBe(1);
     // Not Stalled upstream (a generic error, retried): the gate waited out flux.waitSeconds, not its 300 s.
     const gate = r.events.find((e) => e.type === 'gate-end' && e.gate === 'flux-ready');
@@ -273,10 +322,18 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
           mkdirSync(join(c, 'tiers', dir), { recursive: true });
           for (const [name, text] of Object.entries(files)) writeFileSync(join(c, 'tiers', dir, name), text);
         };
-        const kustomization = (...resources: string[]) => `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [${resources.join(', ')}]\n`;
+        const kustomization = (...resources: string[]) =>
+          `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [${resources.join(', ')}]\n`;
         folder('ok', { 'kustomization.yaml': kustomization() });
-        folder('crd', { 'kustomization.yaml': kustomization('cdi.yaml'), 'cdi.yaml': 'apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n' });
-        folder('vars', { 'kustomization.yaml': kustomization('backup.yaml'), 'backup.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backup-target\n  namespace: kube-system\ndata:\n  bucket: "${BACKUP_BUCKET}"\n  region: "${REGION}"\n' });
+        folder('crd', {
+          'kustomization.yaml': kustomization('cdi.yaml'),
+          'cdi.yaml': 'apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n',
+        });
+        folder('vars', {
+          'kustomization.yaml': kustomization('backup.yaml'),
+          'backup.yaml':
+            'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backup-target\n  namespace: kube-system\ndata:\n  bucket: "${BACKUP_BUCKET}"\n  region: "${REGION}"\n',
+        });
         // Nothing in the lab runs this Deployment's pods: it never becomes available.
         folder('web', {
           'deployment.yaml':
@@ -296,13 +353,25 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory: broken });
     const stops = stopsOf(r);
     const byCause = (cause: string) => stops.filter((s) => s.cause === cause);
-    expect(stops.map((s) => s.cause).sort(), JSON.stringify(stops)).toEqual(['FLUX_BUILD_FAILED', 'FLUX_CRD_NOT_INSTALLED', 'FLUX_DEPENDENCY_NOT_READY', 'FLUX_HEALTHCHECK_FAILED', 'FLUX_SUBSTITUTION_FAILED']);
-    expect(byCause('FLUX_CRD_NOT_INSTALLED')[0].message).toMatch(/^Kustomization flux-system\/tier-crd: ReconciliationFailed: .*no matches for kind "CDI" in version "cdi.kubevirt.io\/v1beta1"/);
-    expect(byCause('FLUX_SUBSTITUTION_FAILED')[0].message).toMatch(/^Kustomization flux-system\/tier-vars: BuildFailed: .*variable not set \(strict mode\): "BACKUP_BUCKET"/);
+    expect(stops.map((s) => s.cause).sort(), JSON.stringify(stops)).toEqual([
+      'FLUX_BUILD_FAILED',
+      'FLUX_CRD_NOT_INSTALLED',
+      'FLUX_DEPENDENCY_NOT_READY',
+      'FLUX_HEALTHCHECK_FAILED',
+      'FLUX_SUBSTITUTION_FAILED',
+    ]);
+    expect(byCause('FLUX_CRD_NOT_INSTALLED')[0].message).toMatch(
+      /^Kustomization flux-system\/tier-crd: ReconciliationFailed: .*no matches for kind "CDI" in version "cdi.kubevirt.io\/v1beta1"/,
+    );
+    expect(byCause('FLUX_SUBSTITUTION_FAILED')[0].message).toMatch(
+      /^Kustomization flux-system\/tier-vars: BuildFailed: .*variable not set \(strict mode\): "BACKUP_BUCKET"/,
+    );
     // The chain: the root named with who waits on it, not the link before it; the root's own failure with it.
     const dep = byCause('FLUX_DEPENDENCY_NOT_READY')[0];
     expect(dep.message).toMatch(/^Kustomization flux-system\/tier-a: /);
-    expect(dep.evidence.seen).toContain('Kustomization flux-system/tier-b, Kustomization flux-system/tier-c wait on Kustomization flux-system/tier-a, the root');
+    expect(dep.evidence.seen).toContain(
+      'Kustomization flux-system/tier-b, Kustomization flux-system/tier-c wait on Kustomization flux-system/tier-a, the root',
+    );
     expect(byCause('FLUX_BUILD_FAILED')[0].message).toMatch(/^Kustomization flux-system\/tier-a: ArtifactFailed: kustomization path not found/);
     // Within the budget either the check timed out (spec.timeout 30 s) or it still runs: the Deployment is named.
     expect(byCause('FLUX_HEALTHCHECK_FAILED')[0].message).toMatch(/^Kustomization flux-system\/web: HealthCheck(Failed|Running): .*Deployment\/default\/web/);
@@ -318,7 +387,9 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     const r = await bootstrap(['--only', 'flux', '--json'], { stateDir, inventory });
     const stops = stopsOf(r);
     expect(stops.map((s) => s.cause)).toEqual(['CILIUM_PARITY_DRIFT']);
-    expect(stops[0].message).toBe('HelmRelease kube-system/cilium spec.values differ from the values the bootstrap renders from gitops.checkout at hubble.ui.enabled');
+    expect(stops[0].message).toBe(
+      'HelmRelease kube-system/cilium spec.values differ from the values the bootstrap renders from gitops.checkout at hubble.ui.enabled',
+    );
     expect(stops[0].evidence.excerpt).toBe('hubble.ui.enabled: bootstrap true, Flux false');
   });
 });

@@ -38,7 +38,9 @@ describeAsRoot('cold build up to the joins', () => {
     expect(await voters()).toEqual({ 'k3s-lab-1': 'True', 'k3s-lab-2': 'True', 'k3s-lab-3': 'True' });
     // One at a time: lab-3's install starts only after lab-2's voter gate ended.
     const idx = (pred: (e: any) => boolean) => r.events.findIndex(pred);
-    expect(idx((e) => e.type === 'gate-end' && e.host === 'k3s-lab-2' && e.status === 'ok')).toBeLessThan(idx((e) => e.type === 'step-start' && e.phase === 'k3s-join' && e.host === 'k3s-lab-3'));
+    expect(idx((e) => e.type === 'gate-end' && e.host === 'k3s-lab-2' && e.status === 'ok')).toBeLessThan(
+      idx((e) => e.type === 'step-start' && e.phase === 'k3s-join' && e.host === 'k3s-lab-3'),
+    );
     const summary = r.events.at(-1).summary;
     expect(summary.changed).toBeGreaterThan(0);
   });

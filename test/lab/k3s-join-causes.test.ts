@@ -12,11 +12,13 @@ import { bootstrap, freshStateDir, resetCluster, stopOf, voters } from '../suppo
 
 const VOTER_BUDGET_MS = 300_000;
 
-
 /** Only the joiners back to "never installed", the founder's cluster kept. */
 async function resetJoiners() {
   for (const h of ['k3s-lab-2', 'k3s-lab-3']) {
-    await hostExec(h, 'systemctl stop k3s.service; pkill -9 -x etcd; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service; systemctl daemon-reload; systemctl reset-failed; true');
+    await hostExec(
+      h,
+      'systemctl stop k3s.service; pkill -9 -x etcd; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service; systemctl daemon-reload; systemctl reset-failed; true',
+    );
   }
   // The founder forgets members that never finished joining (as `kubectl delete node` would).
   await hostExec('k3s-lab-1', 'for n in k3s-lab-2 k3s-lab-3; do k3s kubectl delete node $n --ignore-not-found; done; true');
@@ -158,7 +160,9 @@ describeAsRoot('a wrong secret with the right CA hash is TOKEN_REJECTED, servers
       expect(stopOf(r)).toMatchObject({ cause: 'TOKEN_REJECTED', host: 'k3s-lab-agent-1' });
       expect(gateDuration(r, 'k3s-lab-agent-1')).toBeLessThan(60_000);
       const journal = await hostExec('k3s-lab-agent-1', 'journalctl -u k3s-agent.service --no-pager -o cat');
-      expect(journal.stdout).toMatch(/Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: \S+\/v1-k3s\/config: 401 Unauthorized/);
+      expect(journal.stdout).toMatch(
+        /Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: \S+\/v1-k3s\/config: 401 Unauthorized/,
+      );
     } finally {
       restore();
       await resetCluster();

@@ -23,7 +23,14 @@ describeAsRoot('Kubernetes API through an SSH tunnel', () => {
 
   it('lists the nodes with the fetched kubeconfig, verifying the cluster certificate through the tunnel', async () => {
     const transport = new SshTransport({ authSock: null });
-    const remote = await transport.connect({ name: 'k3s-lab-1', address: hosts()[0].address, port: 22, user: 'ops', identityFile: paths.key, knownHostsFile: paths.knownHosts });
+    const remote = await transport.connect({
+      name: 'k3s-lab-1',
+      address: hosts()[0].address,
+      port: 22,
+      user: 'ops',
+      identityFile: paths.key,
+      knownHostsFile: paths.knownHosts,
+    });
     const tunnel = await openTunnel(remote);
     try {
       const kc = kubeConfigFor(join(stateDir, 'lab'), { tunnelPort: tunnel.port });

@@ -28,7 +28,8 @@ function liveProcessesOf(cfg: LabConfig): string[] {
       const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
       const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8');
       // The hosts' processes, and the GitOps git server's sshd (named by its config file in the state folder).
-      if (cg.includes(`/${cfg.cgroupDir}/`) || cmd.includes(`${cfg.paths.hostsDir}/`) || cmd.includes(`${cfg.paths.stateDir}/gitops-server/`)) out.push(`process ${e} ${cmd}`);
+      if (cg.includes(`/${cfg.cgroupDir}/`) || cmd.includes(`${cfg.paths.hostsDir}/`) || cmd.includes(`${cfg.paths.stateDir}/gitops-server/`))
+        out.push(`process ${e} ${cmd}`);
     } catch {
       /* gone */
     }
@@ -49,7 +50,9 @@ function leftovers(cfg: LabConfig): string[] {
       .filter((n) => n && (n.startsWith(cfg.linkPrefix) || n === cfg.net.bridge))
       .map((n) => `link ${n}`),
   );
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '');
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '');
   out.push(...mounts.filter((m) => m.startsWith(`${cfg.paths.stateDir}/`) || m.startsWith(`/run/netns/${cfg.linkPrefix}`)).map((m) => `mount ${m}`));
   out.push(
     ...cgroupMounts()
@@ -58,7 +61,12 @@ function leftovers(cfg: LabConfig): string[] {
       .map((d) => `cgroup ${d}`),
   );
   const loops = spawnSync('losetup', ['-n', '-O', 'BACK-FILE', '-l'], { encoding: 'utf8' }).stdout;
-  out.push(...loops.split('\n').filter((l) => l.includes(`${cfg.paths.stateDir}/`)).map((l) => `loop ${l.trim()}`));
+  out.push(
+    ...loops
+      .split('\n')
+      .filter((l) => l.includes(`${cfg.paths.stateDir}/`))
+      .map((l) => `loop ${l.trim()}`),
+  );
   out.push(...liveProcessesOf(cfg));
   return out;
 }
@@ -74,7 +82,12 @@ describeAsRoot('lab down', () => {
     expect(upRes.stdout.trim()).toBe(own.paths.inventory);
     const seen = leftovers(own);
     // the check can see a lab: three hosts and the GitOps git server
-    expect(seen.filter((l) => l.startsWith('netns')).sort()).toEqual([`netns ${own.linkPrefix}git`, `netns ${own.linkPrefix}s1`, `netns ${own.linkPrefix}s2`, `netns ${own.linkPrefix}s3`]);
+    expect(seen.filter((l) => l.startsWith('netns')).sort()).toEqual([
+      `netns ${own.linkPrefix}git`,
+      `netns ${own.linkPrefix}s1`,
+      `netns ${own.linkPrefix}s2`,
+      `netns ${own.linkPrefix}s3`,
+    ]);
     expect(seen.some((l) => l.includes('gitops-server/sshd_config'))).toBe(true);
     expect(seen.some((l) => l.startsWith('process'))).toBe(true);
 

@@ -46,7 +46,15 @@ describeAsRoot('lab faults', () => {
   afterEach(async () => {
     try {
       for (const h of [A, B]) {
-        for (const [kind, arg] of [['start'], ['heal'], ['heal-peers'], ['unblock-port', '22'], ['unblock-egress', `${PEER_ADDRESS}:22`], ['free-disk'], ['clock-skew', '0']] as const) {
+        for (const [kind, arg] of [
+          ['start'],
+          ['heal'],
+          ['heal-peers'],
+          ['unblock-port', '22'],
+          ['unblock-egress', `${PEER_ADDRESS}:22`],
+          ['free-disk'],
+          ['clock-skew', '0'],
+        ] as const) {
           await fault(h.name, kind, arg).catch(() => {});
         }
         const nic = (await status()).find((s) => s.name === h.name)?.nic;
@@ -99,7 +107,11 @@ describeAsRoot('lab faults', () => {
     expect(await connectFromPeer(A.address, 22)).not.toMatch(/connected|refused/);
     expect(await pingFromPeer(A.address)).toBe(false);
     // and from the host's side: neither a peer nor the VIP
-    const out = await hostExec(A.name, `timeout 3 bash -c 'exec 3<>/dev/tcp/${B.address}/22' 2>&1 && echo connected; ping -c 1 -w 2 ${NET.vip} >/dev/null 2>&1 || echo no-vip`, { allowFail: true });
+    const out = await hostExec(
+      A.name,
+      `timeout 3 bash -c 'exec 3<>/dev/tcp/${B.address}/22' 2>&1 && echo connected; ping -c 1 -w 2 ${NET.vip} >/dev/null 2>&1 || echo no-vip`,
+      { allowFail: true },
+    );
     expect(out.stdout.trim()).toBe('no-vip');
     // the operator's side is not cut: SSH works
     expect((await ssh(A.name, 'hostname')).stdout.trim()).toBe(A.name);
@@ -110,9 +122,10 @@ describeAsRoot('lab faults', () => {
     expect(await pingFromPeer(A.address, 5)).toBe(true);
   });
 
-  it('block-egress cuts the host\'s way out to one address and port only, and unblock-egress opens it again', async () => {
+  it("block-egress cuts the host's way out to one address and port only, and unblock-egress opens it again", async () => {
     /** From the host itself: connect to address:port, say what happened. */
-    const out = async (address: string) => (await ssh(A.name, `timeout 4 bash -c 'exec 3<>/dev/tcp/${address}/22' 2>&1 && echo connected`, { allowFail: true })).stdout.trim();
+    const out = async (address: string) =>
+      (await ssh(A.name, `timeout 4 bash -c 'exec 3<>/dev/tcp/${address}/22' 2>&1 && echo connected`, { allowFail: true })).stdout.trim();
     expect(await out(PEER_ADDRESS)).toBe('connected');
     await fault(A.name, 'block-egress', `${PEER_ADDRESS}:22`);
     expect(await out(PEER_ADDRESS)).toMatch(/Connection refused/);
@@ -123,7 +136,7 @@ describeAsRoot('lab faults', () => {
     expect(await out(PEER_ADDRESS)).toBe('connected');
   });
 
-  it('clock-skew makes the host\'s SSH sessions, sudo and new services see a skewed clock; clock-skew 0 heals it', async () => {
+  it("clock-skew makes the host's SSH sessions, sudo and new services see a skewed clock; clock-skew 0 heals it", async () => {
     await fault(A.name, 'clock-skew', '3600');
     const [plain, underSudo] = (await ssh(A.name, 'date +%s; sudo -n sh -c "date +%s"')).stdout.trim().split('\n').map(Number);
     for (const seen of [plain!, underSudo!]) {
@@ -146,18 +159,23 @@ describeAsRoot('lab faults', () => {
 
   it('fill-disk fills the filesystem under /var/lib/rancher; free-disk frees it', async () => {
     await fault(A.name, 'fill-disk');
-    const full = await ssh(A.name, "df -B1 --output=avail /var/lib/rancher | tail -1; echo x | sudo -n tee /var/lib/rancher/probe >/dev/null", { allowFail: true });
+    const full = await ssh(A.name, 'df -B1 --output=avail /var/lib/rancher | tail -1; echo x | sudo -n tee /var/lib/rancher/probe >/dev/null', {
+      allowFail: true,
+    });
     expect(Number(full.stdout.trim())).toBeLessThan(64 * 1024);
     expect(full.stderr).toMatch(/No space left on device/);
     // the rest of the host is not full
     expect((await ssh(A.name, 'echo ok > /tmp/lab-probe && cat /tmp/lab-probe')).stdout.trim()).toBe('ok');
 
     await fault(A.name, 'free-disk');
-    const freed = await ssh(A.name, "echo x | sudo -n tee /var/lib/rancher/probe >/dev/null && sudo -n rm /var/lib/rancher/probe && df -B1 --output=avail /var/lib/rancher | tail -1");
+    const freed = await ssh(
+      A.name,
+      'echo x | sudo -n tee /var/lib/rancher/probe >/dev/null && sudo -n rm /var/lib/rancher/probe && df -B1 --output=avail /var/lib/rancher | tail -1',
+    );
     expect(Number(freed.stdout.trim())).toBeGreaterThan(1024 * 1024 * 1024);
   });
 
-  it('rename-nic renames the host\'s NIC; the address and routes stay, renaming back heals', async () => {
+  it("rename-nic renames the host's NIC; the address and routes stay, renaming back heals", async () => {
     await fault(A.name, 'rename-nic', 'ens5');
     const out = (await ssh(A.name, 'ls /sys/class/net; ip route show default')).stdout;
     expect(out).toContain('ens5');
@@ -170,7 +188,10 @@ describeAsRoot('lab faults', () => {
   });
 
   it('wipe reinstalls a host: new host key in known_hosts, fresh disk, same address', async () => {
-    const keyLine = () => readFileSync(paths.knownHosts, 'utf8').split('\n').find((l) => l.startsWith(`${B.address} `));
+    const keyLine = () =>
+      readFileSync(paths.knownHosts, 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith(`${B.address} `));
     const before = keyLine();
     await ssh(B.name, 'echo old | sudo tee /var/lib/lab-disk-marker >/dev/null');
     await wipe(B.name);

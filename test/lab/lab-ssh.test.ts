@@ -14,7 +14,22 @@ import { plannedNic } from '../../lab/network.ts';
 function sshWith(knownHosts: string, address: string, cmd: string) {
   return spawnSync(
     'ssh',
-    ['-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${knownHosts}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-i', paths.key, `ops@${address}`, cmd],
+    [
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${knownHosts}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'ConnectTimeout=5',
+      '-i',
+      paths.key,
+      `ops@${address}`,
+      cmd,
+    ],
     { encoding: 'utf8' },
   );
 }
@@ -37,7 +52,12 @@ describeAsRoot('lab hosts over SSH', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lab-kh-'));
     const [a, b] = hosts();
     // a's address with b's key: exactly what a reinstalled or impostor machine looks like
-    const bKey = readFileSync(paths.knownHosts, 'utf8').split('\n').find((l) => l.startsWith(`${b!.address} `))!.split(' ').slice(1).join(' ');
+    const bKey = readFileSync(paths.knownHosts, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${b!.address} `))!
+      .split(' ')
+      .slice(1)
+      .join(' ');
     writeFileSync(join(dir, 'known_hosts'), `${a!.address} ${bKey}\n`);
     const res = sshWith(join(dir, 'known_hosts'), a!.address, 'true');
     expect(res.status).toBe(255);
@@ -64,7 +84,12 @@ describeAsRoot('lab hosts over SSH', () => {
   });
 
   it('runs sshd, journald and logind as systemd units, node from the machine, and reports its cgroups as they are', async () => {
-    const out = (await ssh('k3s-lab-1', `systemctl is-active ssh systemd-journald systemd-logind dbus; ${LAB_TOOLS_DIR}/node -e "console.log(process.version)"; stat -fc %T /sys/fs/cgroup; sudo -n journalctl -u ssh -n 1 --no-pager -q | wc -l`)).stdout.split('\n');
+    const out = (
+      await ssh(
+        'k3s-lab-1',
+        `systemctl is-active ssh systemd-journald systemd-logind dbus; ${LAB_TOOLS_DIR}/node -e "console.log(process.version)"; stat -fc %T /sys/fs/cgroup; sudo -n journalctl -u ssh -n 1 --no-pager -q | wc -l`,
+      )
+    ).stdout.split('\n');
     expect(out.slice(0, 4)).toEqual(['active', 'active', 'active', 'active']);
     expect(out[4]).toBe(process.version);
     const machineFs = spawnSync('stat', ['-fc', '%T', '/sys/fs/cgroup'], { encoding: 'utf8' }).stdout.trim();
@@ -73,7 +98,9 @@ describeAsRoot('lab hosts over SSH', () => {
   });
 
   it('reaches every peer on the segment (one L2 network, real ARP)', async () => {
-    const peers = hosts().slice(1).map((h) => h.address);
+    const peers = hosts()
+      .slice(1)
+      .map((h) => h.address);
     const out = await ssh('k3s-lab-1', peers.map((a) => `${LAB_TOOLS_DIR}/arping -c 1 -w 3 ${a} >/dev/null && echo ${a} ok`).join('; '));
     expect(out.stdout.trim().split('\n')).toEqual(peers.map((a) => `${a} ok`));
   });

@@ -10,7 +10,6 @@ import { ensureLab, paths } from '../support/lab.ts';
 import { bootstrap, freshStateDir, stopsOf } from '../support/cluster.ts';
 import { LAB_TOOLS_DIR } from '../../lab/twin/tools.ts';
 
-
 describeAsRoot('node-baseline names what is wrong with a host', () => {
   const stateDir = freshStateDir();
   const check = () => bootstrap(['--only', 'node-baseline', '--check', '--json'], { stateDir });
@@ -46,7 +45,11 @@ describeAsRoot('node-baseline names what is wrong with a host', () => {
       expect(r.code).toBe(1);
       // the host's other checks are not judged without it (no "port" verdict from an ss that never ran)
       expect(stopsOf(r).filter((s) => s.host === 'k3s-lab-3')).toEqual([
-        expect.objectContaining({ cause: 'TOOL_MISSING', host: 'k3s-lab-3', evidence: expect.objectContaining({ command: 'command -v ss', seen: 'ss is not installed (Debian package iproute2: apt-get install iproute2)' }) }),
+        expect.objectContaining({
+          cause: 'TOOL_MISSING',
+          host: 'k3s-lab-3',
+          evidence: expect.objectContaining({ command: 'command -v ss', seen: 'ss is not installed (Debian package iproute2: apt-get install iproute2)' }),
+        }),
       ]);
       expect(r.stdout).toContain('apt-get install iproute2');
     } finally {
@@ -102,4 +105,3 @@ describeAsRoot('node-baseline names what is wrong with a host', () => {
     expect(r.code).toBe(1);
   });
 });
-

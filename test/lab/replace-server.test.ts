@@ -31,15 +31,28 @@ const IMAGES_ON_HOST = `/var/lib/rancher/k3s/agent/images/${IMAGES}`;
 
 /** The host's container processes (the pods' containerd-shims, found as k3s-killall.sh finds them): pid → cgroup. */
 async function containers(host: string): Promise<Record<string, string>> {
-  const r = await hostExec(host, "for p in $(ps -e -o pid= -o args= | awk '/\\/var\\/lib\\/rancher\\/k3s\\/data\\/[^\\/]*\\/bin\\/containerd-shim/ { print $1 }'); do echo \"$p $(grep -o 'kubepods.*' /proc/$p/cgroup | head -1)\"; done");
-  return Object.fromEntries(r.stdout.trim().split('\n').filter(Boolean).map((l) => l.split(' ')));
+  const r = await hostExec(
+    host,
+    "for p in $(ps -e -o pid= -o args= | awk '/\\/var\\/lib\\/rancher\\/k3s\\/data\\/[^\\/]*\\/bin\\/containerd-shim/ { print $1 }'); do echo \"$p $(grep -o 'kubepods.*' /proc/$p/cgroup | head -1)\"; done",
+  );
+  return Object.fromEntries(
+    r.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ')),
+  );
 }
 /** What runs in those containers: the program of each task containerd keeps under /run/k3s. */
 async function programs(host: string): Promise<string[]> {
-  const r = await hostExec(host, "cat /run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json 2>/dev/null | grep -o '\"program\":\"[^\"]*\"' | cut -d'\"' -f4 | sort");
+  const r = await hostExec(
+    host,
+    'cat /run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json 2>/dev/null | grep -o \'"program":"[^"]*"\' | cut -d\'"\' -f4 | sort',
+  );
   return r.stdout.trim().split('\n').filter(Boolean);
 }
-const alive = async (host: string, pids: string[]) => (await hostExec(host, `for p in ${pids.join(' ')}; do [ -d /proc/$p ] && echo $p; done; true`)).stdout.trim().split('\n').filter(Boolean);
+const alive = async (host: string, pids: string[]) =>
+  (await hostExec(host, `for p in ${pids.join(' ')}; do [ -d /proc/$p ] && echo $p; done; true`)).stdout.trim().split('\n').filter(Boolean);
 
 describeAsRoot('bootstrap <env> --replace <server>', () => {
   const stateDir = freshStateDir();
@@ -53,7 +66,10 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
       values: { server, survivor: address(survivor), user: OPS_USER },
       ssh: { identityFile: paths.key, knownHostsFile: paths.knownHosts },
     });
-  const knownHostLine = (name: string) => readFileSync(paths.knownHosts, 'utf8').split('\n').find((l) => l.startsWith(`${address(name)} `));
+  const knownHostLine = (name: string) =>
+    readFileSync(paths.knownHosts, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${address(name)} `));
   /** An object in the datastore, to prove a replace loses nothing. */
   const marker = (on: string) => hostExec(on, 'k3s kubectl get configmap replace-marker -o jsonpath={.data.v}').then((r) => r.stdout.trim());
   /** Stop the host and reinstall it: fresh disk, new host key (written to the lab known_hosts). */
@@ -79,11 +95,12 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
   afterAll(() => rmSync(join(paths.artifacts, IMAGES), { force: true }));
 
   it(
-    'the pods\' containers run as their own processes in kubepods cgroups and outlive `systemctl stop k3s`; a restarted k3s adopts them',
+    "the pods' containers run as their own processes in kubepods cgroups and outlive `systemctl stop k3s`; a restarted k3s adopts them",
     async () => {
       const before = await containers('k3s-lab-3');
       expect(Object.keys(before)).toHaveLength(2);
-      for (const cg of Object.values(before)) expect(cg).toMatch(/^kubepods\.slice\/kubepods-besteffort\.slice\/kubepods-besteffort-pod[0-9a-f_]+\.slice\/cri-containerd-[0-9a-f]{64}\.scope$/);
+      for (const cg of Object.values(before))
+        expect(cg).toMatch(/^kubepods\.slice\/kubepods-besteffort\.slice\/kubepods-besteffort-pod[0-9a-f_]+\.slice\/cri-containerd-[0-9a-f]{64}\.scope$/);
       expect(await programs('k3s-lab-3')).toEqual(['cilium-agent', 'kube-vip']);
       await hostExec('k3s-lab-3', 'systemctl stop k3s');
       try {
@@ -93,10 +110,19 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
         await hostExec('k3s-lab-3', 'systemctl start k3s');
       }
       // Back: the same processes, no second copy, the pods Ready again.
-      await expect.poll(async () => {
-        const r = await hostExec('k3s-lab-1', "k3s kubectl get pods -A --field-selector spec.nodeName=k3s-lab-3 -o jsonpath='{range .items[*]}{.status.containerStatuses[0].ready}{\"\\n\"}{end}'", { allowFail: true });
-        return r.stdout.trim().split('\n');
-      }, { timeout: 120_000, interval: 3_000 }).toEqual(['true', 'true']);
+      await expect
+        .poll(
+          async () => {
+            const r = await hostExec(
+              'k3s-lab-1',
+              'k3s kubectl get pods -A --field-selector spec.nodeName=k3s-lab-3 -o jsonpath=\'{range .items[*]}{.status.containerStatuses[0].ready}{"\\n"}{end}\'',
+              { allowFail: true },
+            );
+            return r.stdout.trim().split('\n');
+          },
+          { timeout: 120_000, interval: 3_000 },
+        )
+        .toEqual(['true', 'true']);
       expect(await containers('k3s-lab-3')).toEqual(before);
     },
     LONG,
@@ -105,7 +131,10 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
   it(
     'a running server replaced in place: its Node deleted, k3s stopped and its old state wiped, it joins again as a new member',
     async () => {
-      const memberOf = (name: string) => hostExec('k3s-lab-1', `k3s kubectl get node ${name} -o jsonpath='{.metadata.annotations.etcd\\.k3s\\.cattle\\.io/node-name}'`).then((r) => r.stdout.trim());
+      const memberOf = (name: string) =>
+        hostExec('k3s-lab-1', `k3s kubectl get node ${name} -o jsonpath='{.metadata.annotations.etcd\\.k3s\\.cattle\\.io/node-name}'`).then((r) =>
+          r.stdout.trim(),
+        );
       const before = await memberOf('k3s-lab-3');
       expect(before).toMatch(/^k3s-lab-3-[0-9a-f]{8}$/);
       const old = Object.keys(await containers('k3s-lab-3'));

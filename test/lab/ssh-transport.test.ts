@@ -43,11 +43,18 @@ describeAsRoot('SSH transport against lab hosts', () => {
       expect(r.stdout).toBe(`${h.name}\nops\n`);
       expect((await remote.exec('id -u; systemctl is-system-running || true', { sudo: true })).stdout).toMatch(/^0\n(running|degraded)\n$/);
       await expect(checkSudo(remote)).resolves.toBeUndefined();
-      expect((await remote.exec('sudo -n tee /root/.bootstrap-lab-ssh-test >/dev/null && sudo -n cat /root/.bootstrap-lab-ssh-test && sudo -n rm /root/.bootstrap-lab-ssh-test', { stdin: 'through stdin\n' })).stdout).toBe('through stdin\n');
+      expect(
+        (
+          await remote.exec(
+            'sudo -n tee /root/.bootstrap-lab-ssh-test >/dev/null && sudo -n cat /root/.bootstrap-lab-ssh-test && sudo -n rm /root/.bootstrap-lab-ssh-test',
+            { stdin: 'through stdin\n' },
+          )
+        ).stdout,
+      ).toBe('through stdin\n');
     }
   });
 
-  it('tunnels to a port on the host\'s own loopback (reads its sshd banner through the tunnel)', async () => {
+  it("tunnels to a port on the host's own loopback (reads its sshd banner through the tunnel)", async () => {
     const remote = await connect(target(hosts()[0].name));
     const stream = await remote.forward('127.0.0.1', 22);
     const banner = await new Promise<string>((res) => stream.once('data', (d: Buffer) => res(d.toString())));
@@ -55,7 +62,7 @@ describeAsRoot('SSH transport against lab hosts', () => {
     expect(banner).toMatch(/^SSH-2\.0-OpenSSH_/);
   });
 
-  it('reaches a host through another as jump host: the host sees the jump host\'s address', async () => {
+  it("reaches a host through another as jump host: the host sees the jump host's address", async () => {
     const [jump, behind] = hosts();
     const remote = await connect(target(behind.name, { bastion: `ops@${jump.address}:22` }));
     const from = (await remote.exec('echo $SSH_CLIENT')).stdout.split(' ')[0];
@@ -64,7 +71,7 @@ describeAsRoot('SSH transport against lab hosts', () => {
     expect((await direct.exec('echo $SSH_CLIENT')).stdout.split(' ')[0]).toBe(NET.operator);
   });
 
-  it('stops an unknown host with HOST_KEY_UNKNOWN; the fingerprint is the one the host\'s console shows', async () => {
+  it("stops an unknown host with HOST_KEY_UNKNOWN; the fingerprint is the one the host's console shows", async () => {
     const h = hosts()[0];
     const err = await new SshTransport({ authSock: null }).connect(target(h.name, { knownHostsFile: join(tmp.dir, 'empty') })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CauseError);
@@ -77,7 +84,11 @@ describeAsRoot('SSH transport against lab hosts', () => {
   it('stops a host whose key changed with HOST_KEY_MISMATCH in under 5 s, not retried', async () => {
     const [a, b] = hosts();
     const lines = readFileSync(paths.knownHosts, 'utf8').split('\n');
-    const bKey = lines.find((l) => l.startsWith(`${b.address} `))!.split(' ').slice(1).join(' ');
+    const bKey = lines
+      .find((l) => l.startsWith(`${b.address} `))!
+      .split(' ')
+      .slice(1)
+      .join(' ');
     const kh = join(tmp.dir, 'known_hosts_changed');
     writeFileSync(kh, `${a.address} ${bKey}\n`); // a's address with b's key: a reinstalled or impostor machine
     const started = Date.now();

@@ -35,13 +35,20 @@ const baseValues = {
 };
 
 async function deployCilium(values: Record<string, unknown>): Promise<void> {
-  const text = renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz: readFileSync(CHART), values: { ...baseValues, ...values }, version: '1.19.5' });
+  const text = renderHelmChart({
+    releaseName: 'cilium',
+    namespace: 'kube-system',
+    chartTgz: readFileSync(CHART),
+    values: { ...baseValues, ...values },
+    version: '1.19.5',
+  });
   for (const h of SERVERS) await writeManifest(h, 'cilium.yaml', text);
 }
 
 const agentPods = async () => (await kubectlJson(S1, 'get pods -n kube-system -l k8s-app=cilium')).items as any[];
 const ready = (p: any) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
-const nodeReady = async () => (await kubectl(S1, `get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`)).trim().split('\n');
+const nodeReady = async () =>
+  (await kubectl(S1, `get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'`)).trim().split('\n');
 // The config init container dials the API first; the agent container does not start before it succeeds.
 const configLogs = async () => Promise.all((await agentPods()).map((p) => kubectl(S1, `logs -n kube-system ${p.metadata.name} -c config`, true)));
 const envOf = (c: any) => Object.fromEntries((c.env ?? []).filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
@@ -76,17 +83,37 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     expect(await kubectl(S1, 'get deploy -n kube-system cilium-operator -o name')).toContain('cilium-operator');
     // Cilium's k8s client tries for a minute (each dial to the black-holed ClusterIP waits 30 s) before it
     // gives up: the line comes after about 65 s, in the config init container.
-    const logs = await waitUntil('the i/o timeout in every config log', async () => {
-      const l = await configLogs();
-      return l.length === 3 && l.every((x) => x.includes(`dial tcp ${CLUSTER_IP}:443: i/o timeout`)) ? l : undefined;
-    }, 100_000, 2000);
+    const logs = await waitUntil(
+      'the i/o timeout in every config log',
+      async () => {
+        const l = await configLogs();
+        return l.length === 3 && l.every((x) => x.includes(`dial tcp ${CLUSTER_IP}:443: i/o timeout`)) ? l : undefined;
+      },
+      100_000,
+      2000,
+    );
     for (const l of logs) {
-      expect(l).toMatch(new RegExp(`msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https://${IP_RE}:443 error=.*dial tcp ${IP_RE}:443: i/o timeout`));
-      expect(l).toContain(`Error: Build config failed: failed to start: Get "https://${CLUSTER_IP}:443/api/v1/namespaces/kube-system": dial tcp ${CLUSTER_IP}:443: i/o timeout`);
+      expect(l).toMatch(
+        new RegExp(
+          `msg="Unable to contact k8s api-server" subsys=cilium-dbg module=k8s-client ipAddr=https://${IP_RE}:443 error=.*dial tcp ${IP_RE}:443: i/o timeout`,
+        ),
+      );
+      expect(l).toContain(
+        `Error: Build config failed: failed to start: Get "https://${CLUSTER_IP}:443/api/v1/namespaces/kube-system": dial tcp ${CLUSTER_IP}:443: i/o timeout`,
+      );
       expect(matchCiliumAgentLog(l, CLUSTER_IP)?.causeId).toBe('CILIUM_SERVICE_HOST_FALLBACK');
     }
     // As kubectl shows it: the pod stuck in its first init container, the agent container never started.
-    await waitUntil('Init:CrashLoopBackOff', async () => (await kubectl(S1, 'get pods -n kube-system -l k8s-app=cilium --no-headers')).trim().split('\n').every((l) => /^cilium-\w{5} +0\/1 +Init:(CrashLoopBackOff|Error) +[1-9]/.test(l)), 20_000, 1000);
+    await waitUntil(
+      'Init:CrashLoopBackOff',
+      async () =>
+        (await kubectl(S1, 'get pods -n kube-system -l k8s-app=cilium --no-headers'))
+          .trim()
+          .split('\n')
+          .every((l) => /^cilium-\w{5} +0\/1 +Init:(CrashLoopBackOff|Error) +[1-9]/.test(l)),
+      20_000,
+      1000,
+    );
     const [pod] = await agentPods();
     expect(pod.status.phase).toBe('Pending');
     expect(pod.status.initContainerStatuses[0]).toMatchObject({ name: 'config', lastState: { terminated: { exitCode: 1, reason: 'Error' } } });
@@ -104,10 +131,15 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     const rs = await releases();
     expect(rs.find((s) => s.metadata.labels.version === '1').metadata.labels.status).toBe('superseded');
     expect(rs.find((s) => s.metadata.labels.version === '2').metadata.labels.status).toBe('deployed');
-    const pods = await waitUntil('three agents with the VIP in their env', async () => {
-      const p = await agentPods();
-      return p.length === 3 && p.every((x) => envOf(x.spec.containers[0]).KUBERNETES_SERVICE_HOST === VIP) ? p : undefined;
-    }, 60_000, 2000);
+    const pods = await waitUntil(
+      'three agents with the VIP in their env',
+      async () => {
+        const p = await agentPods();
+        return p.length === 3 && p.every((x) => envOf(x.spec.containers[0]).KUBERNETES_SERVICE_HOST === VIP) ? p : undefined;
+      },
+      60_000,
+      2000,
+    );
     expect(pods.map((p) => envOf(p.spec.containers[0]).KUBERNETES_SERVICE_PORT)).toEqual(['6443', '6443', '6443']);
     // The engine's rollout gate, within its budget, names the cause from the config init container's words
     // (the agent container has no log: it never started). Nothing answers on the VIP yet: no route to host.
@@ -132,7 +164,9 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     await waitUntil('three Ready nodes', async () => (await nodeReady()).every((s) => s === 'True'), 30_000, 2000);
     for (const h of SERVERS) {
       expect((await hostExec(h, 'cat /etc/cni/net.d/05-cilium.conflist')).stdout).toContain('"cilium-cni"');
-      const status = JSON.parse((await hostExec(h, 'k3s crictl exec "$(k3s crictl ps --name cilium-agent --state running -q)" cilium-dbg status -o json')).stdout);
+      const status = JSON.parse(
+        (await hostExec(h, 'k3s crictl exec "$(k3s crictl ps --name cilium-agent --state running -q)" cilium-dbg status -o json')).stdout,
+      );
       expect(status['kube-proxy-replacement'].mode).toBe('True');
       expect(status.kubernetes.state).toBe('Ok');
     }
@@ -149,12 +183,17 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
     const before = new Set((await agentPods()).map((p) => p.metadata.name));
     await deployCilium({ k8sServiceHost: VIP, k8sServicePort: 6443, extraEnv: [{ name: 'ROLL', value: '3' }] });
     let worst = 0;
-    await waitUntil('three new Ready agents', async () => {
-      const p = await agentPods();
-      const fresh = p.filter((x) => !before.has(x.metadata.name));
-      worst = Math.max(worst, 3 - p.filter((x) => ready(x) ).length);
-      return fresh.length === 3 && fresh.every(ready);
-    }, 90_000, 250);
+    await waitUntil(
+      'three new Ready agents',
+      async () => {
+        const p = await agentPods();
+        const fresh = p.filter((x) => !before.has(x.metadata.name));
+        worst = Math.max(worst, 3 - p.filter((x) => ready(x)).length);
+        return fresh.length === 3 && fresh.every(ready);
+      },
+      90_000,
+      250,
+    );
     expect(worst).toBeLessThanOrEqual(1);
     expect((await releases()).find((s) => s.metadata.labels.status === 'deployed').metadata.labels.version).toBe('3');
   });

@@ -6,7 +6,17 @@ import { fault, hostExec } from '../../lab/api.ts';
 import { imagePullCause } from '../../src/images/pull-cause.ts';
 import { renderKubeVip } from '../../phases/kube-vip/render.ts';
 import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
-import { cleanAddonTraces, clusterCA, kubectl, kubectlJson, tlsHandshake, VIP, vipHolders, waitUntil, writeManifest } from '../../lab/twin/addons/lab-support.ts';
+import {
+  cleanAddonTraces,
+  clusterCA,
+  kubectl,
+  kubectlJson,
+  tlsHandshake,
+  VIP,
+  vipHolders,
+  waitUntil,
+  writeManifest,
+} from '../../lab/twin/addons/lab-support.ts';
 import { LAB_SERVICE_CIDR } from '../../lab/inventory.ts';
 import { serviceAddresses } from '../../src/inventory/service-addresses.ts';
 import { describeAsRoot } from '../support/env.ts';
@@ -21,12 +31,31 @@ let ca = '';
 
 const manifest = (edit: (docs: any[]) => any[] = (d) => d) => {
   const docs = parseAllDocuments(renderKubeVip({ vip: VIP, port: 6443, interfaceName: 'eth0' })).map((d) => d.toJSON());
-  return edit(docs).map((d) => stringify(d)).join('---\n');
+  return edit(docs)
+    .map((d) => stringify(d))
+    .join('---\n');
 };
-const withoutLeaseCreate = (docs: any[]) => docs.map((d) => (d.kind === 'ClusterRole'
-  ? { ...d, rules: d.rules.map((r: any) => (r.resources.includes('leases') ? { ...r, verbs: r.verbs.filter((v: string) => v !== 'create') } : r)) }
-  : d));
-const dsEnv = (docs: any[], f: (env: any[]) => any[]) => docs.map((d) => (d.kind === 'DaemonSet' ? { ...d, spec: { ...d.spec, template: { ...d.spec.template, spec: { ...d.spec.template.spec, containers: [{ ...d.spec.template.spec.containers[0], env: f(d.spec.template.spec.containers[0].env) }] } } } } : d));
+const withoutLeaseCreate = (docs: any[]) =>
+  docs.map((d) =>
+    d.kind === 'ClusterRole'
+      ? { ...d, rules: d.rules.map((r: any) => (r.resources.includes('leases') ? { ...r, verbs: r.verbs.filter((v: string) => v !== 'create') } : r)) }
+      : d,
+  );
+const dsEnv = (docs: any[], f: (env: any[]) => any[]) =>
+  docs.map((d) =>
+    d.kind === 'DaemonSet'
+      ? {
+          ...d,
+          spec: {
+            ...d.spec,
+            template: {
+              ...d.spec.template,
+              spec: { ...d.spec.template.spec, containers: [{ ...d.spec.template.spec.containers[0], env: f(d.spec.template.spec.containers[0].env) }] },
+            },
+          },
+        }
+      : d,
+  );
 
 async function deploy(text: string): Promise<void> {
   for (const h of SERVERS) await writeManifest(h, 'kube-vip.yaml', text);
@@ -74,17 +103,21 @@ describeAsRoot('kube-vip twin', () => {
     await resetCluster();
   });
 
-  it('the engine\'s manifest: one pod per server, a leader on plndr-cp-lock, the VIP answers TLS with the cluster CA', async () => {
+  it("the engine's manifest: one pod per server, a leader on plndr-cp-lock, the VIP answers TLS with the cluster CA", async () => {
     // The twin took the service network from k3s's config, as kube-apiserver does for Service `kubernetes`.
     expect((await kubectl(S1, "get svc kubernetes -n default -o jsonpath='{.spec.clusterIP}'")).trim()).toBe(CLUSTER_IP);
     await deploy(manifest());
     const answered = await waitUntil('the VIP answering', async () => (await tlsHandshake(VIP, 6443, ca)).ok, 60_000);
     expect(answered).toBe(true);
     // Each server's twin creates its own pod on its next tick.
-    const pods = await waitUntil('a kube-vip pod on every server', async () => {
-      const p = await kubeVipPods();
-      return p.length === 3 ? p : undefined;
-    }, 20_000);
+    const pods = await waitUntil(
+      'a kube-vip pod on every server',
+      async () => {
+        const p = await kubeVipPods();
+        return p.length === 3 ? p : undefined;
+      },
+      20_000,
+    );
     expect(pods.map((p) => p.spec.nodeName).sort()).toEqual(SERVERS);
     for (const p of pods) expect(p.metadata.name).toMatch(/^kube-vip-ds-[a-z0-9]{5}$/);
     const lead = await holder();
@@ -93,19 +126,27 @@ describeAsRoot('kube-vip twin', () => {
     const leaderPod = pods.find((p) => p.spec.nodeName === lead);
     // The leader may hold the VIP a moment before the kubelet reports its container started; until then
     // the API answers `kubectl logs` with "is waiting to start: ContainerCreating", as it does upstream.
-    const log = await waitUntil('the leader pod\'s log', async () => {
-      const l = await kubectl(S1, `logs -n kube-system ${leaderPod.metadata.name}`, true);
-      return l.includes('successfully acquired lease') ? l : undefined;
-    }, 20_000);
+    const log = await waitUntil(
+      "the leader pod's log",
+      async () => {
+        const l = await kubectl(S1, `logs -n kube-system ${leaderPod.metadata.name}`, true);
+        return l.includes('successfully acquired lease') ? l : undefined;
+      },
+      20_000,
+    );
     expect(log).toContain('successfully acquired lease kube-system/plndr-cp-lock');
     expect(log).toContain('[ARP manager] starting ARP/NDP advertisement');
     const lease = await kubectlJson(S1, 'get lease -n kube-system plndr-cp-lock');
     expect(lease.spec).toMatchObject({ holderIdentity: lead, leaseDurationSeconds: 15 });
     // The DaemonSet reports itself rolled out.
-    const ds = await waitUntil('the DaemonSet rolled out', async () => {
-      const d = await kubectlJson(S1, 'get ds -n kube-system kube-vip-ds');
-      return d.status?.numberReady === 3 ? d : undefined;
-    }, 20_000);
+    const ds = await waitUntil(
+      'the DaemonSet rolled out',
+      async () => {
+        const d = await kubectlJson(S1, 'get ds -n kube-system kube-vip-ds');
+        return d.status?.numberReady === 3 ? d : undefined;
+      },
+      20_000,
+    );
     expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3, observedGeneration: ds.metadata.generation });
   });
 
@@ -116,10 +157,14 @@ describeAsRoot('kube-vip twin', () => {
       await fault(lead, 'stop');
       const t0 = Date.now();
       const others = SERVERS.filter((s) => s !== lead);
-      const next = await waitUntil('a new holder', async () => {
-        const h = await holder(others[0]);
-        return h && h !== lead ? h : undefined;
-      }, 60_000);
+      const next = await waitUntil(
+        'a new holder',
+        async () => {
+          const h = await holder(others[0]);
+          return h && h !== lead ? h : undefined;
+        },
+        60_000,
+      );
       await waitUntil('the VIP answering again', async () => (await tlsHandshake(VIP, 6443, ca)).ok, 30_000, 500);
       const took = Date.now() - t0;
       // Lease 15 s (observed by the follower from its last renewal seen), retry 2 s: about 15–19 s.
@@ -131,28 +176,54 @@ describeAsRoot('kube-vip twin', () => {
       release();
     }
     // Back up, the old holder runs kube-vip as a follower: the VIP is on one host only.
-    await waitUntil('three kube-vip pods running again', async () => (await kubeVipPods()).filter((p) => p.status?.containerStatuses?.[0]?.ready).length === 3, 90_000, 2000);
+    await waitUntil(
+      'three kube-vip pods running again',
+      async () => (await kubeVipPods()).filter((p) => p.status?.containerStatuses?.[0]?.ready).length === 3,
+      90_000,
+      2000,
+    );
     expect((await vipHolders(SERVERS)).length).toBe(1);
   });
 
   it.each([
-    ['an interface that does not exist', 'VIP_INTERFACE_INVALID', 'eth9 is not valid interface, reason: get eth9 failed, error: Link not found',
-      (d: any[]) => dsEnv(d, (env) => env.map((e) => (e.name === 'vip_interface' ? { ...e, value: 'eth9' } : e)))],
-    ['no ClusterRole/ClusterRoleBinding', 'KUBE_VIP_RBAC_MISSING', 'leases.coordination.k8s.io "plndr-cp-lock" is forbidden',
-      (d: any[]) => d.filter((o) => o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding')],
+    [
+      'an interface that does not exist',
+      'VIP_INTERFACE_INVALID',
+      'eth9 is not valid interface, reason: get eth9 failed, error: Link not found',
+      (d: any[]) => dsEnv(d, (env) => env.map((e) => (e.name === 'vip_interface' ? { ...e, value: 'eth9' } : e))),
+    ],
+    [
+      'no ClusterRole/ClusterRoleBinding',
+      'KUBE_VIP_RBAC_MISSING',
+      'leases.coordination.k8s.io "plndr-cp-lock" is forbidden',
+      (d: any[]) => d.filter((o) => o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding'),
+    ],
     // The ClusterRole lets kube-vip read its lease but not create it: the apiserver's refusal of a create names
     // no object, and client-go logs it as the create it was.
-    ['a ClusterRole without create on leases', 'KUBE_VIP_RBAC_MISSING', 'leaderelection.go:440] error initially creating leader election record: leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"',
-      withoutLeaseCreate],
-    ['no KUBERNETES_SERVICE_HOST/PORT', 'KUBE_VIP_SERVICE_HOST_DEADLOCK', `error retrieving resource lock kube-system/plndr-cp-lock: Get "https://${CLUSTER_IP}:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock?timeout=10s": dial tcp ${CLUSTER_IP}:443: i/o timeout`,
-      (d: any[]) => dsEnv(d, (env) => env.filter((e) => !e.name.startsWith('KUBERNETES_SERVICE_')))],
-  ])('%s: upstream\'s log line, the engine names %s, no VIP', async (_what, cause, line, edit) => {
+    [
+      'a ClusterRole without create on leases',
+      'KUBE_VIP_RBAC_MISSING',
+      'leaderelection.go:440] error initially creating leader election record: leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"',
+      withoutLeaseCreate,
+    ],
+    [
+      'no KUBERNETES_SERVICE_HOST/PORT',
+      'KUBE_VIP_SERVICE_HOST_DEADLOCK',
+      `error retrieving resource lock kube-system/plndr-cp-lock: Get "https://${CLUSTER_IP}:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock?timeout=10s": dial tcp ${CLUSTER_IP}:443: i/o timeout`,
+      (d: any[]) => dsEnv(d, (env) => env.filter((e) => !e.name.startsWith('KUBERNETES_SERVICE_'))),
+    ],
+  ])("%s: upstream's log line, the engine names %s, no VIP", async (_what, cause, line, edit) => {
     await removeKubeVip();
     await deploy(manifest(edit));
-    const all = await waitUntil(`"${line}" in the kube-vip logs`, async () => {
-      const l = await logs();
-      return l.length === 3 && l.every((x) => x.includes(line)) ? l : undefined;
-    }, 60_000, 2000);
+    const all = await waitUntil(
+      `"${line}" in the kube-vip logs`,
+      async () => {
+        const l = await logs();
+        return l.length === 3 && l.every((x) => x.includes(line)) ? l : undefined;
+      },
+      60_000,
+      2000,
+    );
     for (const l of all) expect(matchKubeVipLog(l, CLUSTER_IP)?.causeId).toBe(cause);
     expect(await vipHolders(SERVERS)).toEqual([]);
     expect((await tlsHandshake(VIP, 6443, ca, 2000)).ok).toBe(false);
@@ -161,13 +232,29 @@ describeAsRoot('kube-vip twin', () => {
 
   it("an image no archive brought (the lab hosts reach no registry): every pod Pending in ImagePullBackOff as the kubelet words it, the engine's reading names IMAGE_NOT_AVAILABLE with image and node, no VIP", async () => {
     const image = 'ghcr.io/kube-vip/kube-vip:v0.9.3';
-    const withImage = (d: any[]) => d.map((o) => (o.kind === 'DaemonSet' ? { ...o, spec: { ...o.spec, template: { ...o.spec.template, spec: { ...o.spec.template.spec, containers: [{ ...o.spec.template.spec.containers[0], image }] } } } } : o));
+    const withImage = (d: any[]) =>
+      d.map((o) =>
+        o.kind === 'DaemonSet'
+          ? {
+              ...o,
+              spec: {
+                ...o.spec,
+                template: { ...o.spec.template, spec: { ...o.spec.template.spec, containers: [{ ...o.spec.template.spec.containers[0], image }] } },
+              },
+            }
+          : o,
+      );
     await removeKubeVip();
     await deploy(manifest(withImage));
-    const pods = await waitUntil('every kube-vip pod backing off its pull', async () => {
-      const p = await kubeVipPods();
-      return p.length === 3 && p.every((x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff') ? p : undefined;
-    }, 30_000, 1000);
+    const pods = await waitUntil(
+      'every kube-vip pod backing off its pull',
+      async () => {
+        const p = await kubeVipPods();
+        return p.length === 3 && p.every((x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff') ? p : undefined;
+      },
+      30_000,
+      1000,
+    );
     for (const p of pods) {
       expect(p.status.phase).toBe('Pending');
       expect(p.status.containerStatuses[0].state.waiting.message).toBe(`Back-off pulling image "${image}"`);

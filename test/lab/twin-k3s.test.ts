@@ -135,7 +135,7 @@ describeAsRoot('k3s twin in the lab, by hand', () => {
       // (the voter count below says whether it came up).
       await sleep(12_000);
     }
-    expect((await voters(S1))).toBe(3);
+    expect(await voters(S1)).toBe(3);
     for (const h of [S1, S2, S3]) {
       const nodes = (await kubectl(h, 'get nodes -o name')).stdout.trim().split('\n').sort();
       expect(nodes).toEqual([`node/${S1}`, `node/${S2}`, `node/${S3}`]);
@@ -188,7 +188,10 @@ describeAsRoot('k3s twin in the lab, by hand', () => {
   }, 300_000);
 
   it('snapshot and restore: 50 ConfigMaps back after cluster-reset on one server and a rejoin of the others', async () => {
-    const manifest = Array.from({ length: 50 }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dr-${i}\n  labels: {set: dr}\ndata:\n  i: "${i}"\n`).join('---\n');
+    const manifest = Array.from(
+      { length: 50 },
+      (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dr-${i}\n  labels: {set: dr}\ndata:\n  i: "${i}"\n`,
+    ).join('---\n');
     await sudo(S1, 'cat > /tmp/dr.yaml && k3s kubectl apply -f /tmp/dr.yaml >/dev/null', manifest);
     expect((await kubectl(S1, 'get configmaps -l set=dr -o name')).stdout.trim().split('\n')).toHaveLength(50);
     await sudo(S1, 'k3s etcd-snapshot save');

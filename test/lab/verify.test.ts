@@ -58,7 +58,14 @@ function verify(extra: string[], opts: { stateDir: string; inventory: string }):
     const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, events: stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)) });
+      resolve({
+        code,
+        stdout,
+        events: stdout
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l)),
+      });
     });
   });
 }
@@ -69,7 +76,9 @@ const rows = (r: VerifyRun, check: string) => r.events.filter((e) => e.type === 
 /** The failed gate (or the drill's action) ended within its budget (the gate-start or action-start event carries the budget). */
 function expectWithinBudget(r: VerifyRun) {
   const failed = r.events.find((e) => (e.type === 'gate-end' || e.type === 'action-end') && e.status === 'failed');
-  const started = r.events.find((e) => (failed?.type === 'gate-end' ? e.type === 'gate-start' && e.gate === failed?.gate : e.type === 'action-start' && e.step === failed?.step));
+  const started = r.events.find((e) =>
+    failed?.type === 'gate-end' ? e.type === 'gate-start' && e.gate === failed?.gate : e.type === 'action-start' && e.step === failed?.step,
+  );
   expect(failed, 'a gate or an action failed').toBeDefined();
   expect(started.budgetMs).toBeGreaterThan(0);
   expect(failed.durationMs).toBeLessThanOrEqual(started.budgetMs);
@@ -79,7 +88,9 @@ async function untilVoters(ms = 120_000) {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
     const v = await voters().catch(() => ({}) as Record<string, string>);
-    const api = await Promise.all(SERVERS.map((s) => hostExec('k3s-lab-1', `k3s kubectl --server https://${host(s).address}:6443 get --raw /readyz --request-timeout=3s`)));
+    const api = await Promise.all(
+      SERVERS.map((s) => hostExec('k3s-lab-1', `k3s kubectl --server https://${host(s).address}:6443 get --raw /readyz --request-timeout=3s`)),
+    );
     if (SERVERS.every((s) => v[s] === 'True') && api.every((a) => a.stdout.trim() === 'ok')) return;
     await new Promise((r) => setTimeout(r, 2_000));
   }
@@ -116,13 +127,21 @@ describeAsRoot('bootstrap verify lab', () => {
     // From every server, and from the engine through its SSH connection to the founder.
     expect(rows(r, 'api-ready').map((e) => [e.host, e.ok])).toEqual([...SERVERS, 'operator'].map((s) => [s, true]));
     expect(rows(r, 'api-ready')[0].detail).toContain(`VIP ${NET.vip}`);
-    expect(rows(r, 'api-ready').at(-1).detail).toBe(`TLS verified against the cluster CA via VIP ${NET.vip}, ${SERVERS.map((s) => `${s} ${host(s).address}`).join(', ')} (through k3s-lab-1)`);
+    expect(rows(r, 'api-ready').at(-1).detail).toBe(
+      `TLS verified against the cluster CA via VIP ${NET.vip}, ${SERVERS.map((s) => `${s} ${host(s).address}`).join(', ')} (through k3s-lab-1)`,
+    );
     expect(rows(r, 'cilium-agents')[0].detail).toMatch(/kube-proxy replacement True/);
-    expect(rows(r, 'cilium-node-health')[0].detail).toBe(`reaches ${ALL().filter((h) => h !== ALL()[0]).join(', ')}`);
+    expect(rows(r, 'cilium-node-health')[0].detail).toBe(
+      `reaches ${ALL()
+        .filter((h) => h !== ALL()[0])
+        .join(', ')}`,
+    );
     expect(rows(r, 'vip-lease')).toEqual([expect.objectContaining({ ok: true })]);
     expect(SERVERS).toContain(rows(r, 'vip-lease')[0].host);
     expect(rows(r, 'coredns')).toEqual([expect.objectContaining({ ok: true, detail: 'deployment coredns 1/1 ready' })]);
-    expect(r.events.some((e) => (e.type === 'gate-start' && e.gate === 'failover-drill') || (e.type === 'step-start' && e.step === 'failover-drill'))).toBe(false);
+    expect(r.events.some((e) => (e.type === 'gate-start' && e.gate === 'failover-drill') || (e.type === 'step-start' && e.step === 'failover-drill'))).toBe(
+      false,
+    );
   }, 300_000);
 
   it('--drill stops k3s on the VIP holder, the VIP moves within the lease timing, the server rejoins as a voter', async () => {
@@ -154,13 +173,18 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(add.ok, JSON.stringify(add.json)).toBe(true);
     heal.push(async () => {
       const list = await etcdGateway('k3s-lab-1', '/v3/cluster/member/list', {});
-      for (const m of (list.json.members ?? []).filter((m: any) => (m.peerURLs ?? []).includes(ghost))) await etcdGateway('k3s-lab-1', '/v3/cluster/member/remove', { ID: m.ID });
+      for (const m of (list.json.members ?? []).filter((m: any) => (m.peerURLs ?? []).includes(ghost)))
+        await etcdGateway('k3s-lab-1', '/v3/cluster/member/remove', { ID: m.ID });
     });
     const r = await verify([], { stateDir, inventory });
     expect(r.code).toBe(1);
     expect(stops(r)).toEqual([expect.objectContaining({ cause: 'ETCD_MEMBERS_MISMATCH', host: 'k3s-lab-1' })]);
     expect(stops(r)[0].evidence.seen).toMatch(/extra: \(unstarted\) [0-9a-f]+ http:\/\/10\.77\.250\.99:2380 learner/);
-    expect(rows(r, 'etcd-voters').filter((e) => !e.ok).map((e) => e.detail)).toEqual([expect.stringContaining('10.77.250.99')]);
+    expect(
+      rows(r, 'etcd-voters')
+        .filter((e) => !e.ok)
+        .map((e) => e.detail),
+    ).toEqual([expect.stringContaining('10.77.250.99')]);
     expectWithinBudget(r);
   }, 300_000);
 
@@ -267,7 +291,8 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(r.code).toBe(1);
     const causes = stops(r);
     expect(causes.map((c) => [c.cause, c.host])).toEqual(ALL().map((s) => ['AGENT_SERVICE_HOST_DRIFT', s]));
-    for (const c of causes) expect(c.evidence.seen).toMatch(new RegExp(`^agent cilium-\\w+ dials ${server.replaceAll('.', '\\.')}, not the VIP ${NET.vip.replaceAll('.', '\\.')}$`));
+    for (const c of causes)
+      expect(c.evidence.seen).toMatch(new RegExp(`^agent cilium-\\w+ dials ${server.replaceAll('.', '\\.')}, not the VIP ${NET.vip.replaceAll('.', '\\.')}$`));
     expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual(ALL().map((s) => [s, false]));
     expectWithinBudget(r);
   }, 600_000);
@@ -282,7 +307,9 @@ describeAsRoot('bootstrap verify lab', () => {
     const ip = host('k3s-lab-2').address;
     for (const c of stops(r)) {
       expect(c.message).toBe(`Cilium on ${c.host} cannot reach k3s-lab-2 (${ip}) on 4240/tcp`);
-      expect(c.evidence.seen).toBe(`${c.host} → k3s-lab-2 (${ip}, host): Get "http://${ip}:4240/hello": dial tcp ${ip}:4240: connect: connection refused; open 4240/tcp between them`);
+      expect(c.evidence.seen).toBe(
+        `${c.host} → k3s-lab-2 (${ip}, host): Get "http://${ip}:4240/hello": dial tcp ${ip}:4240: connect: connection refused; open 4240/tcp between them`,
+      );
     }
     expect(rows(r, 'cilium-node-health').map((e) => [e.host, e.ok])).toEqual(ALL().map((h) => [h, h === 'k3s-lab-2']));
     expectWithinBudget(r);
@@ -315,7 +342,9 @@ describeAsRoot('bootstrap verify lab', () => {
     await restartAgent();
     const r = await verify([], { stateDir, inventory });
     expect(r.code).toBe(1);
-    expect(stops(r)).toEqual([expect.objectContaining({ cause: 'KPR_MISMATCH', host: 'k3s-lab-2', message: 'The running Cilium agent on k3s-lab-2 does not replace kube-proxy' })]);
+    expect(stops(r)).toEqual([
+      expect.objectContaining({ cause: 'KPR_MISMATCH', host: 'k3s-lab-2', message: 'The running Cilium agent on k3s-lab-2 does not replace kube-proxy' }),
+    ]);
     expect(stops(r)[0].evidence.seen).toMatch(/^agent cilium-\w+ reports kube-proxy-replacement mode False$/);
     expect(rows(r, 'cilium-agents').map((e) => [e.host, e.ok])).toEqual(ALL().map((h) => [h, h !== 'k3s-lab-2']));
     expectWithinBudget(r);

@@ -47,7 +47,9 @@ describeAsRoot('SSH login, sudo and reachability against a real sshd', () => {
   it('stops a refused login with SSH_AUTH_FAILED after one connection, without retrying', async () => {
     const stranger = makeKeypair(tmp.dir, 'id_not_authorized');
     const before = sshd.connections();
-    const err = await transport().connect(target({ identityFile: stranger.privateKeyPath })).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target({ identityFile: stranger.privateKeyPath }))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CauseError);
     expect(err).toMatchObject({ causeId: 'SSH_AUTH_FAILED', retryable: false, host: 'node-1' });
     const e = err as CauseError;
@@ -62,7 +64,9 @@ describeAsRoot('SSH login, sudo and reachability against a real sshd', () => {
   it('names an identity file that does not exist SSH_IDENTITY_UNUSABLE, before connecting', async () => {
     const before = sshd.connections();
     const missing = join(tmp.dir, 'no-such-key');
-    const err = await transport().connect(target({ identityFile: missing })).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target({ identityFile: missing }))
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ causeId: 'SSH_IDENTITY_UNUSABLE' });
     expect((err as CauseError).evidence.seen).toContain(missing);
     expect(sshd.connections()).toBe(before);
@@ -71,7 +75,9 @@ describeAsRoot('SSH login, sudo and reachability against a real sshd', () => {
   it('names a passphrase-protected identity file SSH_IDENTITY_UNUSABLE and points to the agent', async () => {
     const locked = join(tmp.dir, 'id_locked');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'secret phrase', '-f', locked]);
-    const err = await transport().connect(target({ identityFile: locked })).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target({ identityFile: locked }))
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ causeId: 'SSH_IDENTITY_UNUSABLE' });
     expect((err as CauseError).message).toContain('ssh-add');
   });
@@ -144,7 +150,9 @@ describeAsRoot('SSH login, sudo and reachability against a real sshd', () => {
   it('stops a refused port with SSH_UNREACHABLE after a bounded number of attempts', async () => {
     const port = await freePort(ADDRESS);
     const started = Date.now();
-    const err = await transport().connect(target({ port })).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target({ port }))
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ causeId: 'SSH_UNREACHABLE', retryable: true });
     expect((err as CauseError).evidence.seen).toMatch(/ECONNREFUSED.*\(3 attempts\)/);
     expect(Date.now() - started).toBeLessThan(5_000);

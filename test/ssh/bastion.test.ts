@@ -65,12 +65,15 @@ describeAsRoot('jump host (bastion) against real sshd servers', () => {
     tmp?.remove();
   });
 
-  it('reaches two hosts, connecting at once, through one jump connection; each host sees the connection come from the jump host\'s sshd', async () => {
+  it("reaches two hosts, connecting at once, through one jump connection; each host sees the connection come from the jump host's sshd", async () => {
     const transport = new SshTransport({ authSock: null });
     // At the same moment, as the engine connects its hosts: still one jump connection.
     const [a, b] = await Promise.all([transport.connect(target(hostA)), transport.connect(target(hostB))]);
     try {
-      for (const [remote, host] of [[a, hostA], [b, hostB]] as const) {
+      for (const [remote, host] of [
+        [a, hostA],
+        [b, hostB],
+      ] as const) {
         const r = await remote.exec('echo $SSH_CLIENT; hostname >/dev/null');
         const [fromAddr, fromPort, toPort] = r.stdout.trim().split(' ');
         expect(toPort).toBe(String(host.port));
@@ -135,12 +138,10 @@ describeAsRoot('jump host (bastion) against real sshd servers', () => {
     const e = err as CauseError;
     expect(e.causeId).toBe('HOST_KEY_UNKNOWN');
     expect(e.host).toBe(`node-${hostA.address}`);
-    expect(e.evidence.command).toBe(
-      `ssh -p ${jump.port} ${OPS_USER}@${jump.address} 'ssh-keyscan -p ${hostA.port} -t ed25519 ${hostA.address}' >> ${kh}`,
-    );
+    expect(e.evidence.command).toBe(`ssh -p ${jump.port} ${OPS_USER}@${jump.address} 'ssh-keyscan -p ${hostA.port} -t ed25519 ${hostA.address}' >> ${kh}`);
   });
 
-  it('verifies the jump host\'s own key: a changed one stops with HOST_KEY_MISMATCH naming the jump host, without retrying', async () => {
+  it("verifies the jump host's own key: a changed one stops with HOST_KEY_MISMATCH naming the jump host, without retrying", async () => {
     const other = join(tmp.dir, 'other_jump_key');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
     const fake = readFileSync(`${other}.pub`, 'utf8').split(' ').slice(0, 2).join(' ');

@@ -55,7 +55,14 @@ describeAsRoot('the engine over real SSH', () => {
     tmp?.remove();
   });
 
-  const target = (): SshTarget => ({ name: 'node-1', address: ADDRESS, port: sshd.port, user: OPS_USER, identityFile: key.privateKeyPath, knownHostsFile: knownHosts });
+  const target = (): SshTarget => ({
+    name: 'node-1',
+    address: ADDRESS,
+    port: sshd.port,
+    user: OPS_USER,
+    identityFile: key.privateKeyPath,
+    knownHostsFile: knownHosts,
+  });
   const host: HostRef = { name: 'node-1', address: ADDRESS, role: 'server', founder: true };
 
   async function runFileStep(check: boolean) {
@@ -66,14 +73,31 @@ describeAsRoot('the engine over real SSH', () => {
       needs: [],
       hosts: () => [host],
       concurrency: 1,
-      steps: [managedFile({ id: 'motd', title: 'motd', path: () => path, local: async () => undefined, content: () => 'managed by bootstrap\n', mode: '0644', owner: 'root:root' })],
+      steps: [
+        managedFile({
+          id: 'motd',
+          title: 'motd',
+          path: () => path,
+          local: async () => undefined,
+          content: () => 'managed by bootstrap\n',
+          mode: '0644',
+          owner: 'root:root',
+        }),
+      ],
     };
     const events: EngineEvent[] = [];
     const transport = new SshTransport({ authSock: null, home: tmp.dir });
     const loaded = fromText(readFileSync(inventoryFile, 'utf8'), inventoryFile, tmp.dir);
     const result = await runSession(
       { transport, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal, preflight: (r) => checkSudo(r) },
-      { env: 'sshtest', inventory: loaded, target, stateDir: join(tmp.dir, 'state'), waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check, resume: false } },
+      {
+        env: 'sshtest',
+        inventory: loaded,
+        target,
+        stateDir: join(tmp.dir, 'state'),
+        waivers: [],
+        plan: { phases: [phase], topology: topologyFor([host]), check, resume: false },
+      },
     );
     await transport.close();
     return { result, events, path };
@@ -94,7 +118,9 @@ describeAsRoot('the engine over real SSH', () => {
     // code and decoded output (the motd's content, not a base64 frame).
     const log = readFileSync(first.result.logFile, 'utf8');
     expect(log).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sudo -n sh -c/);
-    expect(readFileSync(second.result.logFile, 'utf8')).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sudo if \[ -f \S+ \]; then stat -c '%a' \S+ && cat \S+; else exit 1; fi {3}# probe 0\.file\n {2}stdout:\n {4}644\n {4}managed by bootstrap\n/);
+    expect(readFileSync(second.result.logFile, 'utf8')).toMatch(
+      /node-1 exit=0 \d+ms\n {2}\$ sudo if \[ -f \S+ \]; then stat -c '%a' \S+ && cat \S+; else exit 1; fi {3}# probe 0\.file\n {2}stdout:\n {4}644\n {4}managed by bootstrap\n/,
+    );
     expect(log).not.toContain('__bootstrap_probe__');
   });
 

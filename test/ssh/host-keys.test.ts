@@ -48,13 +48,17 @@ describeAsRoot('host key verification against a real sshd', () => {
 
   it('stops an unknown host with HOST_KEY_UNKNOWN, its SHA256 fingerprint, and a command that records it', async () => {
     const kh = join(tmp.dir, 'known_hosts_first_contact'); // does not exist yet
-    const err = await transport().connect(target(kh)).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target(kh))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CauseError);
     const e = err as CauseError;
     expect(e.causeId).toBe('HOST_KEY_UNKNOWN');
     expect(e.retryable).toBe(false);
     // The fingerprint is exactly what ssh-keygen prints for the server's host key.
-    const fp = execFileSync('ssh-keygen', ['-lf', join(sshd.dir, 'ssh_host_ed25519_key.pub')]).toString().split(' ')[1];
+    const fp = execFileSync('ssh-keygen', ['-lf', join(sshd.dir, 'ssh_host_ed25519_key.pub')])
+      .toString()
+      .split(' ')[1];
     expect(fp).toMatch(/^SHA256:/);
     expect(e.evidence.excerpt).toBe(`ssh-ed25519 ${fp}`);
     expect(e.message).toContain(fp);
@@ -70,19 +74,27 @@ describeAsRoot('host key verification against a real sshd', () => {
   it('stops a changed host key with HOST_KEY_MISMATCH in under 5 s, after exactly one connection, naming both fingerprints', async () => {
     const other = join(tmp.dir, 'other_host_key');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
-    const recorded = execFileSync('cut', ['-d', ' ', '-f', '1,2', `${other}.pub`]).toString().trim();
+    const recorded = execFileSync('cut', ['-d', ' ', '-f', '1,2', `${other}.pub`])
+      .toString()
+      .trim();
     const kh = khFile(`# recorded before the host was "reinstalled"\n[${ADDRESS}]:${sshd.port} ${recorded}\n`);
     const before = sshd.connections();
     const started = Date.now();
-    const err = await transport().connect(target(kh)).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target(kh))
+      .catch((e: unknown) => e);
     const elapsed = Date.now() - started;
     expect(err).toBeInstanceOf(CauseError);
     const e = err as CauseError;
     expect(e.causeId).toBe('HOST_KEY_MISMATCH');
     expect(e.retryable).toBe(false);
     expect(elapsed).toBeLessThan(5_000);
-    const expectedFp = execFileSync('ssh-keygen', ['-lf', `${other}.pub`]).toString().split(' ')[1];
-    const seenFp = execFileSync('ssh-keygen', ['-lf', join(sshd.dir, 'ssh_host_ed25519_key.pub')]).toString().split(' ')[1];
+    const expectedFp = execFileSync('ssh-keygen', ['-lf', `${other}.pub`])
+      .toString()
+      .split(' ')[1];
+    const seenFp = execFileSync('ssh-keygen', ['-lf', join(sshd.dir, 'ssh_host_ed25519_key.pub')])
+      .toString()
+      .split(' ')[1];
     expect(e.evidence.excerpt).toContain(`expected: ssh-ed25519 ${expectedFp} (${kh} line 2)`);
     expect(e.evidence.excerpt).toContain(`seen: ssh-ed25519 ${seenFp}`);
     expect(e.evidence.command).toBe(`ssh-keygen -F '[${ADDRESS}]:${sshd.port}' -f ${kh}`);
@@ -94,13 +106,17 @@ describeAsRoot('host key verification against a real sshd', () => {
   it('never accepts a key marked @revoked', async () => {
     const seen = sshd.hostKeys.ed25519!;
     const kh = khFile(`[${ADDRESS}]:${sshd.port} ${seen}\n@revoked * ${seen}\n`);
-    const err = await transport().connect(target(kh)).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target(kh))
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ causeId: 'HOST_KEY_MISMATCH', retryable: false });
   });
 
   it('suggests a hashed line (ssh-keyscan -H) for a known_hosts file kept hashed, and the line works', async () => {
     const kh = khFile(`|1|Kw/+J/gb8nTX8syHsm/2jXy47GU=|doF3hevFbVtFBgatP6zcy6SZE64= ${sshd.hostKeys.ed25519}\n`); // some other host
-    const err = await transport().connect(target(kh)).catch((e: unknown) => e);
+    const err = await transport()
+      .connect(target(kh))
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ causeId: 'HOST_KEY_UNKNOWN' });
     const command = (err as CauseError).evidence.command!;
     expect(command).toBe(`ssh-keyscan -H -p ${sshd.port} -t ed25519 ${ADDRESS} >> ${kh}`);

@@ -21,9 +21,7 @@ describeAsRoot('~/.ssh/config against real sshd servers', () => {
     ensureTestUsers();
     tmp = tempDir('bootstrap-ssh-config-');
     const key = makeKeypair(tmp.dir, 'lab_key');
-    [jump, host] = await Promise.all(
-      ['127.0.0.31', '127.0.0.32'].map((address) => startSshd({ address, authorizedKeys: [key.publicKey] })),
-    );
+    [jump, host] = await Promise.all(['127.0.0.31', '127.0.0.32'].map((address) => startSshd({ address, authorizedKeys: [key.publicKey] })));
     knownHosts = join(tmp.dir, 'known_hosts');
     writeFileSync(knownHosts, jump.knownHostsLines() + host.knownHostsLines());
     const configFile = join(tmp.dir, 'ssh_config');
@@ -80,11 +78,8 @@ describeAsRoot('~/.ssh/config against real sshd servers', () => {
     expect(jump.connections()).toBe(before);
   });
 
-  it('lets the inventory\'s jump host win over ProxyJump, resolving its alias through ssh config', async () => {
-    const target = resolveSshTarget(
-      { name: 'lab-2', address: host.address, knownHostsFile: knownHosts, bastion: `${OPS_USER}@labjump` },
-      env,
-    );
+  it("lets the inventory's jump host win over ProxyJump, resolving its alias through ssh config", async () => {
+    const target = resolveSshTarget({ name: 'lab-2', address: host.address, knownHostsFile: knownHosts, bastion: `${OPS_USER}@labjump` }, env);
     expect(target.bastion).toBe(`${OPS_USER}@labjump`);
     const transport = new SshTransport({ sshConfig: env.config, home: tmp.dir, authSock: null });
     const remote = await transport.connect(target);

@@ -78,9 +78,13 @@ describeAsRoot('large transfers against a real sshd', () => {
     writeFileSync(local, content);
     const target = join(tmp.dir, 'root-only', 'images.tar');
     const seen: UploadProgress[] = [];
-    await applyChange(remote, { kind: 'upload', localPath: local, path: target, mode: '0600', sha256: sha(content), currentSha256: null }, undefined, (p) => seen.push(p));
+    await applyChange(remote, { kind: 'upload', localPath: local, path: target, mode: '0600', sha256: sha(content), currentSha256: null }, undefined, (p) =>
+      seen.push(p),
+    );
     expect(seen.map((p) => p.percent)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
-    expect(seen.every((p) => p.direction === 'upload' && p.path === target && p.totalBytes === content.length && p.budgetMs === uploadBudgetMs(content.length))).toBe(true);
+    expect(
+      seen.every((p) => p.direction === 'upload' && p.path === target && p.totalBytes === content.length && p.budgetMs === uploadBudgetMs(content.length)),
+    ).toBe(true);
     expect(statSync(target)).toMatchObject({ uid: 0, size: content.length });
     expect(statSync(target).mode & 0o777).toBe(0o600);
     expect(sha(readFileSync(target))).toBe(sha(content));
@@ -91,14 +95,28 @@ describeAsRoot('large transfers against a real sshd', () => {
     writeFileSync(local, content);
     const target = join(tmp.dir, 'root-only', 'k3s');
     const upload: Change = { kind: 'upload', localPath: local, path: target, mode: '0755', sha256: sha(content), currentSha256: null, bytes: content.length };
-    const phase: Phase = { id: 'files', title: 'files', needs: [], hosts: () => [host], concurrency: 1, steps: [{ id: 'binary', title: 'k3s binary', plan: () => ({ changes: [upload] }) }] };
+    const phase: Phase = {
+      id: 'files',
+      title: 'files',
+      needs: [],
+      hosts: () => [host],
+      concurrency: 1,
+      steps: [{ id: 'binary', title: 'k3s binary', plan: () => ({ changes: [upload] }) }],
+    };
     const events: EngineEvent[] = [];
     const lines: string[] = [];
     const plain = plainRenderer((l) => lines.push(l));
     const run = new SshTransport({ authSock: null, home: tmp.dir });
     const result = await runSession(
       { transport: run, clock: systemClock, emit: (e) => (events.push(e), plain(e)), signal: new AbortController().signal },
-      { env: 'sshtest', inventory: loadInventory(), target: () => sshTarget, stateDir: join(tmp.dir, 'run-state'), waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false } },
+      {
+        env: 'sshtest',
+        inventory: loadInventory(),
+        target: () => sshTarget,
+        stateDir: join(tmp.dir, 'run-state'),
+        waivers: [],
+        plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false },
+      },
     );
     await run.close();
     expect(result.summary).toMatchObject({ changed: 1, stopped: 0 });
@@ -119,7 +137,22 @@ describeAsRoot('large transfers against a real sshd', () => {
     const pulled = await pullSnapshot(remote, serverFile, pending.snapshotSink(), { onProgress: (p) => seen.push(p) });
     expect(pulled).toEqual({ sha256: sha(content), bytes: content.length });
     expect(seen.map((p) => `${p.direction} ${p.percent}`)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100].map((p) => `download ${p}`));
-    const dir = pending.commit({ id: 'b1', env: 'lab', takenAt: '', k3sVersion: '', snapshotServer: 'node-1', servers: [], snapshotName: 's', sha256: pulled.sha256, bytes: pulled.bytes, objects: [], counts: {} }, { secret: 's' });
+    const dir = pending.commit(
+      {
+        id: 'b1',
+        env: 'lab',
+        takenAt: '',
+        k3sVersion: '',
+        snapshotServer: 'node-1',
+        servers: [],
+        snapshotName: 's',
+        sha256: pulled.sha256,
+        bytes: pulled.bytes,
+        objects: [],
+        counts: {},
+      },
+      { secret: 's' },
+    );
     expect(sha(readFileSync(join(dir, 'snapshot')))).toBe(sha(content));
     const cat = logged.find((e) => /cat /.test(e.command));
     expect(cat).toMatchObject({ secret: true, stdout: '' });

@@ -111,7 +111,7 @@ describeAsRoot('SSH transport against a real sshd', () => {
     expect(sshd.logins()).toBe(1);
   });
 
-  it('forwards a TCP stream to a port on the host\'s loopback (the Kubernetes API tunnel)', async () => {
+  it("forwards a TCP stream to a port on the host's loopback (the Kubernetes API tunnel)", async () => {
     const port = await freePort(ADDRESS);
     const server: Server = createServer((s) => s.pipe(s)); // echo
     await new Promise<void>((res) => server.listen(port, ADDRESS, res));

@@ -102,7 +102,10 @@ export async function resetCluster(): Promise<void> {
 
 /** Each server's EtcdIsVoter status as the founder's API reports it (agents have no such condition and are left out). */
 export async function voters(founder = hosts()[0].name): Promise<Record<string, string>> {
-  const res = await hostExec(founder, `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="EtcdIsVoter")].status}{"\\n"}{end}'`);
+  const res = await hostExec(
+    founder,
+    `k3s kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="EtcdIsVoter")].status}{"\\n"}{end}'`,
+  );
   return Object.fromEntries(
     res.stdout
       .trim()
@@ -115,6 +118,9 @@ export async function voters(founder = hosts()[0].name): Promise<Record<string, 
 
 /** A fingerprint of what the engine would touch on a host: for "check mode changed nothing". */
 export async function hostFingerprint(name: string): Promise<string> {
-  const res = await hostExec(name, 'hostname; ls -la --time-style=+%s /etc/rancher /usr/local/bin /etc/sysctl.d /etc/modules-load.d /etc/systemd/system 2>&1; cat /etc/hostname; sha256sum /etc/rancher/k3s/config.yaml 2>&1; systemctl is-active k3s.service; true');
+  const res = await hostExec(
+    name,
+    'hostname; ls -la --time-style=+%s /etc/rancher /usr/local/bin /etc/sysctl.d /etc/modules-load.d /etc/systemd/system 2>&1; cat /etc/hostname; sha256sum /etc/rancher/k3s/config.yaml 2>&1; systemctl is-active k3s.service; true',
+  );
   return res.stdout;
 }

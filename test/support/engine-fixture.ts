@@ -14,7 +14,13 @@ export function hosts(...names: string[]): HostRef[] {
 export function topologyFor(all: HostRef[]): Topology {
   const servers = all.filter((h) => h.role === 'server');
   const founder = servers.find((h) => h.founder) ?? servers[0];
-  return { founder, joiners: servers.filter((h) => h !== founder), servers, agents: all.filter((h) => h.role === 'agent'), joinTarget: `https://${founder?.address}:6443` };
+  return {
+    founder,
+    joiners: servers.filter((h) => h !== founder),
+    servers,
+    agents: all.filter((h) => h.role === 'agent'),
+    joinTarget: `https://${founder?.address}:6443`,
+  };
 }
 
 export function fixture(opts: { check: boolean; hosts: HostRef[] }) {

@@ -327,7 +327,7 @@ export const FAULT_ROWS: FaultRow[] = [
     host: S3,
     budgetMs: lostConnectionBudgetMs(),
     budget: 'lostConnectionBudgetMs (its SSH keepalives unanswered)',
-    heal: "cable back, host started; the same `--restore <backup>` finishes the restore without restoring the founder or wiping k3s-lab-2 again: every object back by content, 3 voters, the agent",
+    heal: 'cable back, host started; the same `--restore <backup>` finishes the restore without restoring the founder or wiping k3s-lab-2 again: every object back by content, 3 voters, the agent',
     file: 'test/lab/dr-restore.test.ts',
   },
   {
@@ -356,7 +356,8 @@ export const FAULT_ROWS: FaultRow[] = [
   },
   {
     id: 'flux-controller-crashloop',
-    fault: "source-controller exiting at every start: its Deployment given a feature gate it does not support (`--feature-gates=CancelHealthCheckOnNewRevision=true`, a kustomize- and helm-controller gate); its Recreate strategy replaced the only pod",
+    fault:
+      'source-controller exiting at every start: its Deployment given a feature gate it does not support (`--feature-gates=CancelHealthCheckOnNewRevision=true`, a kustomize- and helm-controller gate); its Recreate strategy replaced the only pod',
     moment: "the flux phase's wait for Flux Ready begins, the new pod in CrashLoopBackOff",
     trigger: { at: 'gate-start', gate: fluxReady.id },
     args: ['--only', 'flux', '--json'],
@@ -390,7 +391,10 @@ const seconds = (ms: number) => (ms === 0 ? '0 s' : `${ms / 1000} s`);
 export function readmeTable(rows: FaultRow[] = FAULT_ROWS): string {
   const head = ['| fault | moment | cause (host) | budget (+ 2 s) | heal, then a rerun passes |', '| --- | --- | --- | --- | --- |'];
   const moment = (r: FaultRow) => (r.file ? `${r.moment} (run by \`${r.file}\`)` : r.moment);
-  const body = rows.map((r) => `| ${cell(r.fault)} | ${cell(moment(r))} | \`${r.cause}\` (${r.host === '-' ? 'the file' : r.host}) | ${seconds(r.budgetMs)}: ${cell(r.budget)} | ${cell(r.heal)} |`);
+  const body = rows.map(
+    (r) =>
+      `| ${cell(r.fault)} | ${cell(moment(r))} | \`${r.cause}\` (${r.host === '-' ? 'the file' : r.host}) | ${seconds(r.budgetMs)}: ${cell(r.budget)} | ${cell(r.heal)} |`,
+  );
   return [...head, ...body].join('\n');
 }
 

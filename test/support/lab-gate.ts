@@ -19,7 +19,9 @@ export async function runGate(gate: Gate, hostName: string, apiEndpoint: { host:
   const ctx = {
     // The lab's service network, as the inventory `lab up` writes derives it (the ClusterIP gates name),
     // and its image archives (the lab is air-gapped: a pull that cannot succeed is named at once).
-    inventory: { derived: { apiEndpoint, serviceAddresses: serviceAddresses(LAB_SERVICE_CIDR), paths: { imageArchives: LAB_IMAGE_ARCHIVES.map((file) => ({ file })) } } },
+    inventory: {
+      derived: { apiEndpoint, serviceAddresses: serviceAddresses(LAB_SERVICE_CIDR), paths: { imageArchives: LAB_IMAGE_ARCHIVES.map((file) => ({ file })) } },
+    },
     facts: { get: () => undefined },
     clock: systemClock,
     signal,

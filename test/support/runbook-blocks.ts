@@ -110,7 +110,19 @@ function prelude(e: Pick<BlockEnv, 'ssh'>): string {
   const cli = join(repoRoot, 'bin', 'bootstrap.js');
   const lines = [`bootstrap() { ${q(process.execPath)} ${q(cli)} "$@"; }`];
   if (e.ssh) {
-    const opts = ['-i', e.ssh.identityFile, '-o', `UserKnownHostsFile=${e.ssh.knownHostsFile}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', ...(e.ssh.jump ?? [])];
+    const opts = [
+      '-i',
+      e.ssh.identityFile,
+      '-o',
+      `UserKnownHostsFile=${e.ssh.knownHostsFile}`,
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'ConnectTimeout=10',
+      ...(e.ssh.jump ?? []),
+    ];
     lines.push(`ssh() { command ssh ${opts.map(q).join(' ')} "$@"; }`);
   }
   return lines.join('\n');

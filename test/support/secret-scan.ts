@@ -42,7 +42,11 @@ export function secretLeaks(run: { stdout: string; stderr: string }, stateDir: s
   const secrets = secretsOf(envState, inventoryFile);
   if (!secrets.length) return [];
   const runs = join(envState, 'runs');
-  const logs = existsSync(runs) ? readdirSync(runs).filter((f) => f.endsWith('.log')).map((f) => [f, readFileSync(join(runs, f), 'utf8')] as const) : [];
+  const logs = existsSync(runs)
+    ? readdirSync(runs)
+        .filter((f) => f.endsWith('.log'))
+        .map((f) => [f, readFileSync(join(runs, f), 'utf8')] as const)
+    : [];
   const hits = [
     ...secretHits(run.stdout, secrets).map((h) => `stdout: ${h}`),
     ...secretHits(run.stderr, secrets).map((h) => `stderr: ${h}`),

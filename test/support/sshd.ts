@@ -171,15 +171,17 @@ async function startSshdOnce(opts: SshdOptions): Promise<Sshd> {
     }
     await new Promise((r) => setTimeout(r, 25));
   }
-  const count = (re: RegExp) => readLog().split('\n').filter((l) => re.test(l)).length;
+  const count = (re: RegExp) =>
+    readLog()
+      .split('\n')
+      .filter((l) => re.test(l)).length;
   return {
     address: opts.address,
     port,
     dir,
     hostKeys,
     pid: child.pid!,
-    knownHostsLines: () =>
-      types.map((t) => `[${opts.address}]:${port} ${hostKeys[t]}`).join('\n') + '\n',
+    knownHostsLines: () => types.map((t) => `[${opts.address}]:${port} ${hostKeys[t]}`).join('\n') + '\n',
     log: readLog,
     connections: () => count(/Connection from .* port \d+ on /),
     logins: () => count(/Accepted publickey for /),

@@ -9,10 +9,15 @@ const founder = { name: 'server-1', address: '10.0.0.10', role: 'server' as cons
 
 describe('leaseFreshness', () => {
   it('fresh within the lease duration, stale after it, with its age in the evidence', () => {
-    expect(leaseFreshness({ renewTime: '2026-12-01T09:59:51.123000Z', leaseDurationSeconds: 40 }, T)).toEqual({ fresh: true, seen: 'its Lease was renewed 9 s ago' });
+    expect(leaseFreshness({ renewTime: '2026-12-01T09:59:51.123000Z', leaseDurationSeconds: 40 }, T)).toEqual({
+      fresh: true,
+      seen: 'its Lease was renewed 9 s ago',
+    });
     const stale = leaseFreshness({ renewTime: '2026-12-01T09:50:00.000000Z', leaseDurationSeconds: 40 }, T);
     expect(stale.fresh).toBe(false);
-    expect(stale.seen).toBe('its Node exists, but its Lease was last renewed 600 s ago (2026-12-01T09:50:00.000000Z; it lasts 40 s): no kubelet of this name is running');
+    expect(stale.seen).toBe(
+      'its Node exists, but its Lease was last renewed 600 s ago (2026-12-01T09:50:00.000000Z; it lasts 40 s): no kubelet of this name is running',
+    );
     expect(leaseFreshness(undefined, T)).toEqual({ fresh: false, seen: 'its Node exists, but no Lease in kube-node-lease: its kubelet never reported' });
     expect(leaseFreshness({ renewTime: 'soon' }, T).fresh).toBe(false);
   });
@@ -34,7 +39,18 @@ describe('agentRegistered', () => {
     const inventory = { derived: { servers: [founder], agents: [agent], founder } } as any;
     const ended = new AbortController();
     ended.abort(); // one look, then the budget is over
-    return agentRegistered.run(agent, { ...ctx, inventory, clock: { now: () => T, sleep: async (_ms: number, signal?: AbortSignal) => signal?.throwIfAborted() }, remote: () => answering(lease) as any }, ended.signal).catch((e) => e);
+    return agentRegistered
+      .run(
+        agent,
+        {
+          ...ctx,
+          inventory,
+          clock: { now: () => T, sleep: async (_ms: number, signal?: AbortSignal) => signal?.throwIfAborted() },
+          remote: () => answering(lease) as any,
+        },
+        ended.signal,
+      )
+      .catch((e) => e);
   };
 
   it('passes on a Node whose kubelet renewed its Lease', async () => {
@@ -44,6 +60,8 @@ describe('agentRegistered', () => {
   it("a Node left from the host's previous life (stale Lease) is AGENT_NOT_REGISTERED, saying how old the heartbeat is", async () => {
     const err = await run(JSON.stringify({ holderIdentity: 'agent-1', leaseDurationSeconds: 40, renewTime: '2026-12-01T08:00:00.000000Z' }));
     expect(err.causeId).toBe('AGENT_NOT_REGISTERED');
-    expect(err.evidence.seen).toBe('its Node exists, but its Lease was last renewed 7200 s ago (2026-12-01T08:00:00.000000Z; it lasts 40 s): no kubelet of this name is running');
+    expect(err.evidence.seen).toBe(
+      'its Node exists, but its Lease was last renewed 7200 s ago (2026-12-01T08:00:00.000000Z; it lasts 40 s): no kubelet of this name is running',
+    );
   });
 });

@@ -12,7 +12,12 @@ describe('bootstrap backup / --restore arguments', () => {
   it('parses backup <env> [--list] and <env> --restore BACKUP', () => {
     expect(parseCommand(['backup', 'prod'])).toEqual({ kind: 'backup', env: 'prod', inventory: undefined, list: false, json: false });
     expect(parseCommand(['backup', 'prod', '--list', '--json'])).toMatchObject({ kind: 'backup', list: true, json: true });
-    expect(parseCommand(['prod', '--restore', '2026-11-30T05-40-12Z', '--check'])).toMatchObject({ kind: 'run', env: 'prod', restore: '2026-11-30T05-40-12Z', check: true });
+    expect(parseCommand(['prod', '--restore', '2026-11-30T05-40-12Z', '--check'])).toMatchObject({
+      kind: 'run',
+      env: 'prod',
+      restore: '2026-11-30T05-40-12Z',
+      check: true,
+    });
     expect(parseCommand(['prod'])).not.toHaveProperty('restore');
     expect(parseCommand(['backup', 'prod', '--server', 'srv-2'])).toMatchObject({ kind: 'backup', server: 'srv-2' });
     expect(() => parseCommand(['prod', '--server', 'srv-2'])).toThrow(/--server belongs to bootstrap backup/);
@@ -35,7 +40,19 @@ describe('bootstrap backup / --restore arguments', () => {
 describe('bootstrap backup <env> --list', () => {
   it('lists the backups of the state folder, never the token', async () => {
     const state = mkdtempSync(join(tmpdir(), 'backup-list-'));
-    const manifest = { id: '2026-11-30T05-40-12Z', env: 'prod', takenAt: '2026-11-30T05:40:12.000Z', k3sVersion: 'v1.31.4+k3s1', snapshotServer: 'srv-1', servers: ['srv-1'], snapshotName: 'n', sha256: 'ab'.repeat(32), bytes: 3 * 1024 * 1024, objects: ['ConfigMap/a/b'], counts: { ConfigMap: 1 } };
+    const manifest = {
+      id: '2026-11-30T05-40-12Z',
+      env: 'prod',
+      takenAt: '2026-11-30T05:40:12.000Z',
+      k3sVersion: 'v1.31.4+k3s1',
+      snapshotServer: 'srv-1',
+      servers: ['srv-1'],
+      snapshotName: 'n',
+      sha256: 'ab'.repeat(32),
+      bytes: 3 * 1024 * 1024,
+      objects: ['ConfigMap/a/b'],
+      counts: { ConfigMap: 1 },
+    };
     writeBackup(join(state, 'prod'), manifest, Buffer.from('x'), { secret: 'never-shown-secret' });
     const r = await cli(['backup', 'prod', '--list'], { BOOTSTRAP_STATE_DIR: state });
     expect(r.code).toBe(0);

@@ -31,7 +31,9 @@ describe('object inventory', () => {
   });
 
   it('lists every type but Pods, Events and the live metrics API', () => {
-    expect(listableResources('configmaps\npods\nevents\nevents.events.k8s.io\nnodes.metrics.k8s.io\npods.metrics.k8s.io\nwidgets.drill.example.com\n')).toEqual(['configmaps', 'widgets.drill.example.com']);
+    expect(listableResources('configmaps\npods\nevents\nevents.events.k8s.io\nnodes.metrics.k8s.io\npods.metrics.k8s.io\nwidgets.drill.example.com\n')).toEqual(
+      ['configmaps', 'widgets.drill.example.com'],
+    );
   });
 
   it('counts by kind and names what is missing', () => {

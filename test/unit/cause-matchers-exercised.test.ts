@@ -51,13 +51,19 @@ function parseUpstreamLines(name: string, content: string): { lines: CorpusLine[
 }
 
 function readCorpus(): { lines: CorpusLine[]; problems: string[] } {
-  const files = readdirSync(DIR).filter((f) => f.endsWith('.txt')).sort();
+  const files = readdirSync(DIR)
+    .filter((f) => f.endsWith('.txt'))
+    .sort();
   const all = files.map((f) => parseUpstreamLines(f, readFileSync(join(DIR, f), 'utf8')));
   return { lines: all.flatMap((a) => a.lines), problems: all.flatMap((a) => a.problems) };
 }
 
 /** The twin's exported messages (it imitates upstream's words; lab/TWIN.md cites the source of each). */
-const TWIN_LINES: CorpusLine[] = Object.entries({ PASSWORD_REJECTED: passwordRejected(), RESET_DONE, NOT_READY_MESSAGE }).map(([name, text]) => ({ where: `twin ${name}`, source: 'the twin', text }));
+const TWIN_LINES: CorpusLine[] = Object.entries({ PASSWORD_REJECTED: passwordRejected(), RESET_DONE, NOT_READY_MESSAGE }).map(([name, text]) => ({
+  where: `twin ${name}`,
+  source: 'the twin',
+  text,
+}));
 
 /**
  * What a matcher sees of a line: the line, and for a Kubernetes condition recorded as JSON (Flux status:
@@ -143,7 +149,9 @@ describe('cause matchers are exercised by upstream lines', () => {
   });
 
   it('a line without a source header is refused', () => {
-    expect(parseUpstreamLines('x.txt', 'level=info msg="orphan"\n').problems).toEqual(['x.txt:1: upstream line without a source header above it: "level=info msg=\\"orphan\\""']);
+    expect(parseUpstreamLines('x.txt', 'level=info msg="orphan"\n').problems).toEqual([
+      'x.txt:1: upstream line without a source header above it: "level=info msg=\\"orphan\\""',
+    ]);
     expect(parseUpstreamLines('x.txt', '# just a note\nline\n').problems).toHaveLength(2);
     expect(parseUpstreamLines('x.txt', '# k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go\nline\n').problems).toEqual([]);
   });
@@ -158,10 +166,16 @@ describe('cause matchers are exercised by upstream lines', () => {
     const hits = lines.filter((l) => views(l.text).some((v) => re.test(v)));
     const excuse = NOT_UPSTREAM[key(re)];
     if (excuse) {
-      expect(hits.map((h) => h.where), `listed as not upstream (${excuse}), yet matched: delete the entry`).toEqual([]);
+      expect(
+        hits.map((h) => h.where),
+        `listed as not upstream (${excuse}), yet matched: delete the entry`,
+      ).toEqual([]);
       return;
     }
-    expect(hits.map((h) => h.where), `no recorded upstream line (test/fixtures/upstream-lines/*.txt) and no twin message matches /${re.source}/`).not.toEqual([]);
+    expect(
+      hits.map((h) => h.where),
+      `no recorded upstream line (test/fixtures/upstream-lines/*.txt) and no twin message matches /${re.source}/`,
+    ).not.toEqual([]);
   });
 
   it('every entry of NOT_UPSTREAM is still a matcher', () => {

@@ -33,27 +33,50 @@ function remotes(answer: (host: string, command: string) => Partial<ExecResult> 
 
 function ctxWith(remote: (h: HostRef) => Remote, opts: { check?: boolean; stateDir?: string } = {}) {
   const f = fixture({ check: opts.check ?? false, hosts: [h1, h2] });
-  const inventory = { derived: { founder: { name: 'h1' }, servers: [h1, h2].map((h) => ({ name: h.name, address: h.address })), agents: [] } } as unknown as RunContext['inventory'];
+  const inventory = {
+    derived: { founder: { name: 'h1' }, servers: [h1, h2].map((h) => ({ name: h.name, address: h.address })), agents: [] },
+  } as unknown as RunContext['inventory'];
   const ctx: EngineContext = { ...f.ctx, inventory, remote, stateDir: opts.stateDir ?? mkdtempSync(join(tmpdir(), 'change-kinds-')) };
   return { ctx, events: f.events };
 }
 
 const failure = async (p: Promise<unknown>) => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(CauseError);
   return err as CauseError;
 };
 
 describe('describeChange', () => {
   it('a command shows where it runs when not on the step host, and never a secret', () => {
-    expect(describeChange({ kind: 'command', description: 'stop k3s there', command: 'systemctl stop k3s', sudo: true, on: 'h2' })).toEqual({ summary: 'stop k3s there', detail: 'on h2: $ sudo systemctl stop k3s' });
-    expect(describeChange({ kind: 'command', description: 'start', command: 'systemctl start k3s' })).toEqual({ summary: 'start', detail: '$ systemctl start k3s' });
-    expect(describeChange({ kind: 'command', description: 'x', command: 'echo TOKEN', secret: true, on: 'h2' }).detail).toBe('(command carries a secret: not shown)');
+    expect(describeChange({ kind: 'command', description: 'stop k3s there', command: 'systemctl stop k3s', sudo: true, on: 'h2' })).toEqual({
+      summary: 'stop k3s there',
+      detail: 'on h2: $ sudo systemctl stop k3s',
+    });
+    expect(describeChange({ kind: 'command', description: 'start', command: 'systemctl start k3s' })).toEqual({
+      summary: 'start',
+      detail: '$ systemctl start k3s',
+    });
+    expect(describeChange({ kind: 'command', description: 'x', command: 'echo TOKEN', secret: true, on: 'h2' }).detail).toBe(
+      '(command carries a secret: not shown)',
+    );
   });
 
   it('a local change names the file on the operator machine; a secret one never shows its content', () => {
-    const secret: LocalChange = { kind: 'local', path: '/state/lab/cluster-token.json', content: '{"secret":"s3cret"}', current: null, mode: '0600', secret: true };
-    expect(describeChange(secret)).toEqual({ summary: "create /state/lab/cluster-token.json on the operator's machine (mode 0600)", detail: '(secret content: diff not shown)' });
+    const secret: LocalChange = {
+      kind: 'local',
+      path: '/state/lab/cluster-token.json',
+      content: '{"secret":"s3cret"}',
+      current: null,
+      mode: '0600',
+      secret: true,
+    };
+    expect(describeChange(secret)).toEqual({
+      summary: "create /state/lab/cluster-token.json on the operator's machine (mode 0600)",
+      detail: '(secret content: diff not shown)',
+    });
     const plain = describeChange({ kind: 'local', path: '/state/lab/notes', content: 'b\n', current: 'a\n', mode: '0644' });
     expect(plain.summary).toBe("update /state/lab/notes on the operator's machine (mode 0644)");
     expect(plain.detail).toContain('-a');
@@ -62,12 +85,22 @@ describe('describeChange', () => {
   });
 
   it('an action lists every command it runs, on which host, what it writes and its budget', () => {
-    const action: ActionChange = { kind: 'action', description: 'take a backup', on: 'h2', runs: ['sudo k3s etcd-snapshot save', 'sudo cat /token'], writes: ['/state/backups/b1/snapshot'], budgetMs: 150_000, run: async () => undefined };
+    const action: ActionChange = {
+      kind: 'action',
+      description: 'take a backup',
+      on: 'h2',
+      runs: ['sudo k3s etcd-snapshot save', 'sudo cat /token'],
+      writes: ['/state/backups/b1/snapshot'],
+      budgetMs: 150_000,
+      run: async () => undefined,
+    };
     expect(describeChange(action)).toEqual({
       summary: 'take a backup',
       detail: ['on h2: $ sudo k3s etcd-snapshot save', 'on h2: $ sudo cat /token', 'writes /state/backups/b1/snapshot', '(budget 2 min 30 s)'].join('\n'),
     });
-    expect(describeChange({ ...action, on: undefined, writes: undefined, budgetMs: undefined }).detail).toBe('$ sudo k3s etcd-snapshot save\n$ sudo cat /token');
+    expect(describeChange({ ...action, on: undefined, writes: undefined, budgetMs: undefined }).detail).toBe(
+      '$ sudo k3s etcd-snapshot save\n$ sudo cat /token',
+    );
   });
 });
 
@@ -78,7 +111,12 @@ describe('failsAs', () => {
   it('a cause id names the failure with the command, exit code and output', async () => {
     const err = await failure(run({ kind: 'command', description: 'reset', command: 'k3s server --cluster-reset', failsAs: 'CLUSTER_RESET_FAILED' }));
     expect(err).toMatchObject({ causeId: 'CLUSTER_RESET_FAILED', host: 'h1' });
-    expect(err.evidence).toMatchObject({ command: 'k3s server --cluster-reset', exitCode: 1, seen: 'encrypted with different token', excerpt: 'first\nencrypted with different token' });
+    expect(err.evidence).toMatchObject({
+      command: 'k3s server --cluster-reset',
+      exitCode: 1,
+      seen: 'encrypted with different token',
+      excerpt: 'first\nencrypted with different token',
+    });
   });
 
   it('a function of the result decides the cause; undefined leaves APPLY_FAILED', async () => {
@@ -97,7 +135,14 @@ describe('failsAs', () => {
 
   it('a lost connection stays SSH_UNREACHABLE whatever failsAs says (nobody knows how far it got)', async () => {
     const lost = remotes(() => ({ code: null, lost: true }));
-    const err = await failure(applyPlan([{ kind: 'command', description: 'reset', command: 'k3s server --cluster-reset', failsAs: 'CLUSTER_RESET_FAILED' }], h1, ctxWith(lost.remote).ctx, { phase: 'p', step: 's' }));
+    const err = await failure(
+      applyPlan(
+        [{ kind: 'command', description: 'reset', command: 'k3s server --cluster-reset', failsAs: 'CLUSTER_RESET_FAILED' }],
+        h1,
+        ctxWith(lost.remote).ctx,
+        { phase: 'p', step: 's' },
+      ),
+    );
     expect(err).toMatchObject({ causeId: 'SSH_UNREACHABLE', host: 'h1' });
   });
 });
@@ -109,7 +154,13 @@ describe('on', () => {
     const changes: Change[] = [
       { kind: 'command', description: 'here', command: 'echo here' },
       { kind: 'command', description: 'there', command: 'echo there', on: 'h2' },
-      { kind: 'action', description: 'through h2', on: 'h2', runs: ['echo via'], run: async (ctx) => void acted.push(ctx.host.name, (await ctx.remote(ctx.host).exec('echo via')).command) },
+      {
+        kind: 'action',
+        description: 'through h2',
+        on: 'h2',
+        runs: ['echo via'],
+        run: async (ctx) => void acted.push(ctx.host.name, (await ctx.remote(ctx.host).exec('echo via')).command),
+      },
     ];
     await applyPlan(changes, h1, ctxWith(r.remote).ctx, { phase: 'p', step: 's' });
     expect(r.ran).toEqual({ h1: ['echo here'], h2: ['echo there', 'echo via'] });
@@ -117,7 +168,10 @@ describe('on', () => {
   });
 
   it('a host the inventory does not have is a bug of the plan, not a cause', async () => {
-    const err = await applyPlan([{ kind: 'command', description: 'x', command: 'true', on: 'h9' }], h1, ctxWith(remotes().remote).ctx, { phase: 'p', step: 's' }).catch((e: unknown) => e);
+    const err = await applyPlan([{ kind: 'command', description: 'x', command: 'true', on: 'h9' }], h1, ctxWith(remotes().remote).ctx, {
+      phase: 'p',
+      step: 's',
+    }).catch((e: unknown) => e);
     expect(causesOf(err)).toEqual([]);
     expect(String(err)).toMatch(/h9, which is no host of the inventory/);
   });
@@ -131,7 +185,9 @@ describe('local changes', () => {
     expect(readFileSync(token, 'utf8')).toBe('{"secret":"s"}');
     expect(statSync(token).mode & 0o777).toBe(0o600);
     const outside = join(tmpdir(), 'not-the-state-folder');
-    const err = await applyPlan([{ kind: 'local', path: outside, content: 'x', current: null, mode: '0600' }], h1, ctx, { phase: 'p', step: 's' }).catch((e: unknown) => e);
+    const err = await applyPlan([{ kind: 'local', path: outside, content: 'x', current: null, mode: '0600' }], h1, ctx, { phase: 'p', step: 's' }).catch(
+      (e: unknown) => e,
+    );
     expect(String(err)).toMatch(/outside the state folder/);
     expect(existsSync(outside)).toBe(false);
   });
@@ -140,7 +196,10 @@ describe('local changes', () => {
 describe('actions', () => {
   it('one with a budget is seen starting and ending; one that overruns it is APPLY_FAILED', async () => {
     const { ctx, events } = ctxWith(remotes().remote);
-    await applyPlan([{ kind: 'action', description: 'drill', runs: ['true'], budgetMs: 5_000, run: async () => undefined }], h1, ctx, { phase: 'verify', step: 'drill' });
+    await applyPlan([{ kind: 'action', description: 'drill', runs: ['true'], budgetMs: 5_000, run: async () => undefined }], h1, ctx, {
+      phase: 'verify',
+      step: 'drill',
+    });
     expect(events.map((e: EngineEvent) => e.type)).toEqual(['action-start', 'action-end']);
     expect(events[0]).toMatchObject({ phase: 'verify', step: 'drill', host: 'h1', description: 'drill', budgetMs: 5_000 });
     expect(events[1]).toMatchObject({ status: 'ok' });
@@ -174,7 +233,13 @@ describe('actions', () => {
           }),
         },
       ],
-      afterGates: [{ id: 'after', title: 'after', plan: () => ({ changes: [{ kind: 'action', description: 'drill', runs: ['systemctl stop k3s'], budgetMs: 1_000, run }] }) }],
+      afterGates: [
+        {
+          id: 'after',
+          title: 'after',
+          plan: () => ({ changes: [{ kind: 'action', description: 'drill', runs: ['systemctl stop k3s'], budgetMs: 1_000, run }] }),
+        },
+      ],
     };
     const { ctx, events } = ctxWith(r.remote, { check: true, stateDir });
     const summary = await runPhases({ phases: [phase], ctx, summary: emptySummary(true) });
@@ -183,7 +248,10 @@ describe('actions', () => {
     expect(existsSync(join(stateDir, 'kubeconfig'))).toBe(false);
     expect(r.ran).toEqual({ h1: [], h2: [] });
     const ends = events.filter((e) => e.type === 'step-end');
-    expect(ends.map((e) => e.type === 'step-end' && [e.step, e.status])).toEqual([['s', 'would-change'], ['after', 'would-change']]);
+    expect(ends.map((e) => e.type === 'step-end' && [e.step, e.status])).toEqual([
+      ['s', 'would-change'],
+      ['after', 'would-change'],
+    ]);
     // What the run would do is all in the plan: the drill's command too.
     expect(JSON.stringify(ends)).toContain('$ systemctl stop k3s');
   });
@@ -196,9 +264,17 @@ describe('actions', () => {
       needs: [],
       hosts: () => [h1],
       concurrency: 1,
-      steps: [{ id: 's', title: 's', plan: () => ({ changes: [{ kind: 'action', description: 'first', runs: [], run: async () => void order.push('step') }] }) }],
+      steps: [
+        { id: 's', title: 's', plan: () => ({ changes: [{ kind: 'action', description: 'first', runs: [], run: async () => void order.push('step') }] }) },
+      ],
       gates: [{ id: 'g', title: 'g', budgetMs: 1_000, run: async () => void order.push('gate') }],
-      afterGates: [{ id: 'after', title: 'after', plan: () => ({ changes: [{ kind: 'action', description: 'then', runs: [], run: async () => void order.push('after') }] }) }],
+      afterGates: [
+        {
+          id: 'after',
+          title: 'after',
+          plan: () => ({ changes: [{ kind: 'action', description: 'then', runs: [], run: async () => void order.push('after') }] }),
+        },
+      ],
     };
     const { ctx } = ctxWith(remotes().remote);
     const summary = await runPhases({ phases: [phase], ctx, summary: emptySummary(false) });

@@ -71,11 +71,16 @@ describe('reading tar archives', () => {
     const long = `c/${'x'.repeat(120)}.yaml`;
     const pax = Buffer.from('30 path=p/from-pax/values.yaml\n');
     const tar = Buffer.concat([
-      header('Chart.yaml', 3, '0', 'a'), pad(Buffer.from('abc')),
-      header('././@LongLink', long.length + 1, 'L'), pad(Buffer.from(`${long}\0`)),
-      header('ignored', 4), pad(Buffer.from('long')),
-      header('PaxHeader', pax.length, 'x'), pad(pax),
-      header('short', 3), pad(Buffer.from('pax')),
+      header('Chart.yaml', 3, '0', 'a'),
+      pad(Buffer.from('abc')),
+      header('././@LongLink', long.length + 1, 'L'),
+      pad(Buffer.from(`${long}\0`)),
+      header('ignored', 4),
+      pad(Buffer.from('long')),
+      header('PaxHeader', pax.length, 'x'),
+      pad(pax),
+      header('short', 3),
+      pad(Buffer.from('pax')),
       header('dir/', 0, '5'),
       Buffer.alloc(1024),
     ]);
@@ -88,8 +93,14 @@ describe('reading tar archives', () => {
 
 describe('the HelmChart that installs Cilium', () => {
   const chartTgz = Buffer.from([0x1f, 0x8b, 1, 2, 3, 250]);
-  const values = { kubeProxyReplacement: true, k8sServiceHost: '192.168.2.9', bpf: { masquerade: true }, ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] }, mode: 'cluster-pool' } };
-  const render = (v: Record<string, unknown> = values) => renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz, values: v, version: '1.19.5' });
+  const values = {
+    kubeProxyReplacement: true,
+    k8sServiceHost: '192.168.2.9',
+    bpf: { masquerade: true },
+    ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] }, mode: 'cluster-pool' },
+  };
+  const render = (v: Record<string, unknown> = values) =>
+    renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz, values: v, version: '1.19.5' });
 
   it('is a bootstrap HelmChart carrying the chart and the values, named as the Flux release', () => {
     const doc = parse(render());
@@ -110,7 +121,12 @@ describe('the HelmChart that installs Cilium', () => {
   });
 
   it('writes the same bytes whatever order the values keys come in', () => {
-    const shuffled = { ipam: { mode: 'cluster-pool', operator: values.ipam.operator }, bpf: values.bpf, k8sServiceHost: '192.168.2.9', kubeProxyReplacement: true };
+    const shuffled = {
+      ipam: { mode: 'cluster-pool', operator: values.ipam.operator },
+      bpf: values.bpf,
+      k8sServiceHost: '192.168.2.9',
+      kubeProxyReplacement: true,
+    };
     expect(render(shuffled)).toBe(render());
     expect(valuesContent(shuffled).split('\n')[1]).toBe('  "bpf": {');
     expect(render({ ...values, k8sServiceHost: '192.168.2.8' })).not.toBe(render());

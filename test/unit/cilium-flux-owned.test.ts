@@ -15,7 +15,9 @@ const inner: Step = {
 
 function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolean; unmanaged?: boolean }) {
   const facts = new Facts();
-  facts.setRun([ciliumRelease({ helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' } } as CiliumRelease)]);
+  facts.setRun([
+    ciliumRelease({ helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' } } as CiliumRelease),
+  ]);
   const ctx = { facts } as any;
   const step = unlessFluxOwns(inner);
   const probes = step.probe!({} as any, ctx);
@@ -26,7 +28,14 @@ function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolea
       host: {} as any,
       local: undefined,
       ctx,
-      probe: { file: { stdout: '', stderr: '', code: seen.file ? 0 : 1 }, helmChartObject: r(seen.helmChart, JSON.stringify({ metadata: { name: 'cilium', ...(seen.unmanaged ? { annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' } } : {}) } })), helmReleaseObject: r(seen.helmRelease, 'helmrelease.helm.toolkit.fluxcd.io/cilium\n') },
+      probe: {
+        file: { stdout: '', stderr: '', code: seen.file ? 0 : 1 },
+        helmChartObject: r(
+          seen.helmChart,
+          JSON.stringify({ metadata: { name: 'cilium', ...(seen.unmanaged ? { annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' } } : {}) } }),
+        ),
+        helmReleaseObject: r(seen.helmRelease, 'helmrelease.helm.toolkit.fluxcd.io/cilium\n'),
+      },
     }),
   };
 }

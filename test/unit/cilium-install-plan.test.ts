@@ -26,7 +26,9 @@ describe('the Cilium install plan for prod, from the GitOps fixture and the real
   });
 
   it('stops before installing when the inventory disagrees with the values', async () => {
-    const inv = inventory(prodText.replace('vip: 192.168.2.9 ', 'vip: 192.168.2.8 ').replace('version: v1.33.5+k3s1', 'version: v1.33.5+k3s1\n  clusterCidr: 10.52.0.0/16'));
+    const inv = inventory(
+      prodText.replace('vip: 192.168.2.9 ', 'vip: 192.168.2.8 ').replace('version: v1.33.5+k3s1', 'version: v1.33.5+k3s1\n  clusterCidr: 10.52.0.0/16'),
+    );
     const source = await ciliumValuesFor(inv);
     const plan = ciliumInstallPlan(inv, source, tgz(), 'cilium-1.19.5.tgz');
     expect(plan.manifest).toBeUndefined();

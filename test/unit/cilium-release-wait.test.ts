@@ -10,12 +10,18 @@ import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-relea
 
 const release = { name: 'cilium', namespace: 'kube-system' };
 
-describe("the install of the HelmChart this run wrote", () => {
-  it('reads the release Secrets by their labels only (their data holds the chart\'s generated keys)', () => {
+describe('the install of the HelmChart this run wrote', () => {
+  it("reads the release Secrets by their labels only (their data holds the chart's generated keys)", () => {
     const q = revisionsQuery(release);
-    expect(q).toBe(`get secrets -n kube-system -l owner=helm,name=cilium -o jsonpath='{range .items[*]}{.metadata.labels.version} {.metadata.labels.status}{"\\n"}{end}'`);
+    expect(q).toBe(
+      `get secrets -n kube-system -l owner=helm,name=cilium -o jsonpath='{range .items[*]}{.metadata.labels.version} {.metadata.labels.status}{"\\n"}{end}'`,
+    );
     expect(q).not.toMatch(/\.data|-o (json|yaml)\b/);
-    expect(parseRevisions('1 superseded\n2 superseded\n3 deployed\n\n')).toEqual([{ version: 1, status: 'superseded' }, { version: 2, status: 'superseded' }, { version: 3, status: 'deployed' }]);
+    expect(parseRevisions('1 superseded\n2 superseded\n3 deployed\n\n')).toEqual([
+      { version: 1, status: 'superseded' },
+      { version: 2, status: 'superseded' },
+      { version: 3, status: 'deployed' },
+    ]);
   });
 
   it('is done once a revision above the one seen before the write is deployed, not before', () => {
@@ -29,8 +35,12 @@ describe("the install of the HelmChart this run wrote", () => {
   });
 
   it('says where the install is when the budget ends', () => {
-    expect(installState({ release, before: 3 }, parseRevisions('3 deployed\n4 failed'))).toBe('the HelmChart this run wrote is not installed: Helm release kube-system/cilium has deployed revision 3; newer: 4 failed');
-    expect(installState({ release, before: 0 }, [])).toBe('the HelmChart this run wrote is not installed: Helm release kube-system/cilium has no deployed revision; no newer revision');
+    expect(installState({ release, before: 3 }, parseRevisions('3 deployed\n4 failed'))).toBe(
+      'the HelmChart this run wrote is not installed: Helm release kube-system/cilium has deployed revision 3; newer: 4 failed',
+    );
+    expect(installState({ release, before: 0 }, [])).toBe(
+      'the HelmChart this run wrote is not installed: Helm release kube-system/cilium has no deployed revision; no newer revision',
+    );
   });
 
   it('the step notes the revision before it only when it writes the HelmChart', () => {
@@ -44,12 +54,20 @@ describe("the install of the HelmChart this run wrote", () => {
     expect(notingRelease(write).plan({ host: {} as any, probe, local: undefined, ctx }).facts).toEqual([ciliumInstall({ release, before: 3 })]);
     expect(notingRelease(same).plan({ host: {} as any, probe, local: undefined, ctx }).facts).toBeUndefined();
     // No release yet (a cold build) or an API that did not answer: any deployed revision will do.
-    expect(notingRelease(write).plan({ host: {} as any, probe: { helmReleaseRevisions: { code: 1, stdout: '', stderr: 'x' } }, local: undefined, ctx }).facts).toEqual([ciliumInstall({ release, before: 0 })]);
+    expect(
+      notingRelease(write).plan({ host: {} as any, probe: { helmReleaseRevisions: { code: 1, stdout: '', stderr: 'x' } }, local: undefined, ctx }).facts,
+    ).toEqual([ciliumInstall({ release, before: 0 })]);
   });
 });
 
 describe("a container's failure the gate did not see happen", () => {
-  const pod = (restartCount: number, state: any) => ({ metadata: { uid: 'u1' }, status: { initContainerStatuses: [{ name: 'config', restartCount, state, lastState: { terminated: { exitCode: 1 } } }], containerStatuses: [{ name: 'cilium-agent', restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }] } });
+  const pod = (restartCount: number, state: any) => ({
+    metadata: { uid: 'u1' },
+    status: {
+      initContainerStatuses: [{ name: 'config', restartCount, state, lastState: { terminated: { exitCode: 1 } } }],
+      containerStatuses: [{ name: 'cilium-agent', restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
+    },
+  });
   const backOff = { waiting: { reason: 'CrashLoopBackOff' } };
 
   it('a container already in back-off at the first look: its log is of a run before this one until it runs again', () => {

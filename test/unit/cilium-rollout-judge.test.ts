@@ -5,12 +5,22 @@ import { describe, expect, it } from 'vitest';
 import { currentRevisionHash, daemonSetRollout, podIsCurrent } from '../../phases/cilium/rollout-judge.ts';
 
 const ds = (o: { generation: number; observed: number; templateGeneration: number; updated?: number; available?: number; desired?: number }) => ({
-  metadata: { name: 'cilium', uid: 'ds-uid', generation: o.generation, annotations: { 'deprecated.daemonset.template.generation': String(o.templateGeneration) } },
+  metadata: {
+    name: 'cilium',
+    uid: 'ds-uid',
+    generation: o.generation,
+    annotations: { 'deprecated.daemonset.template.generation': String(o.templateGeneration) },
+  },
   spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } } },
   status: { observedGeneration: o.observed, desiredNumberScheduled: o.desired ?? 4, updatedNumberScheduled: o.updated ?? 4, numberAvailable: o.available ?? 4 },
 });
-const rev = (hash: string, revision: number, uid = 'ds-uid') => ({ metadata: { name: `cilium-${hash}`, labels: { 'controller-revision-hash': hash }, ownerReferences: [{ kind: 'DaemonSet', uid, controller: true }] }, revision });
-const pod = (hash: string, templateGeneration: number) => ({ metadata: { labels: { 'controller-revision-hash': hash, 'pod-template-generation': String(templateGeneration) } } });
+const rev = (hash: string, revision: number, uid = 'ds-uid') => ({
+  metadata: { name: `cilium-${hash}`, labels: { 'controller-revision-hash': hash }, ownerReferences: [{ kind: 'DaemonSet', uid, controller: true }] },
+  revision,
+});
+const pod = (hash: string, templateGeneration: number) => ({
+  metadata: { labels: { 'controller-revision-hash': hash, 'pod-template-generation': String(templateGeneration) } },
+});
 
 describe('cilium rollout judgement', () => {
   it('a non-template change (the rollout width): generation 2, template generation 1, the same revision — rolled out, every pod current', () => {
@@ -33,7 +43,9 @@ describe('cilium rollout judgement', () => {
     expect(podIsCurrent(pod('aaa', 1), d, revisions)).toBe(false);
     expect(podIsCurrent(pod('bbb', 2), d, revisions)).toBe(true);
     expect(daemonSetRollout(d).message).toBe('Waiting for daemon set "cilium" rollout to finish: 1 out of 4 new pods have been updated...');
-    expect(daemonSetRollout(ds({ generation: 2, observed: 2, templateGeneration: 2, available: 3 })).message).toBe('Waiting for daemon set "cilium" rollout to finish: 3 of 4 updated pods are available...');
+    expect(daemonSetRollout(ds({ generation: 2, observed: 2, templateGeneration: 2, available: 3 })).message).toBe(
+      'Waiting for daemon set "cilium" rollout to finish: 3 of 4 updated pods are available...',
+    );
   });
 
   it('a template changed and changed back: the old revision is current again and its pods are current, whatever their template generation', () => {

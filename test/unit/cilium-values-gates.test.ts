@@ -30,7 +30,8 @@ async function variant(path: string, value: unknown) {
   return values;
 }
 
-const stops = (values: Record<string, unknown>) => checkCiliumValues(values, prod).map((c) => ({ id: c.causeId, seen: c.evidence.seen, excerpt: c.evidence.excerpt }));
+const stops = (values: Record<string, unknown>) =>
+  checkCiliumValues(values, prod).map((c) => ({ id: c.causeId, seen: c.evidence.seen, excerpt: c.evidence.excerpt }));
 
 describe('gates on the rendered Cilium values', () => {
   it("pass for the fixture's prod values", async () => {
@@ -87,7 +88,13 @@ describe('gates on the rendered Cilium values', () => {
 
   it('reports every failing gate at once', async () => {
     const values = { k8sServiceHost: '', kubeProxyReplacement: 'false' };
-    expect(checkCiliumValues(values, prod).map((c) => c.causeId)).toEqual(['SERVICE_HOST_NOT_VIP', 'SERVICE_PORT_MISMATCH', 'KPR_MISMATCH', 'POD_CIDR_MISMATCH', 'ROLLOUT_TOO_WIDE']);
+    expect(checkCiliumValues(values, prod).map((c) => c.causeId)).toEqual([
+      'SERVICE_HOST_NOT_VIP',
+      'SERVICE_PORT_MISMATCH',
+      'KPR_MISMATCH',
+      'POD_CIDR_MISMATCH',
+      'ROLLOUT_TOO_WIDE',
+    ]);
   });
 });
 
@@ -112,7 +119,9 @@ describe('cgroup.hostRoot must be the host cgroup2 root', () => {
       ['CGROUP_HOSTROOT_NOT_CGROUP2', 'k3s-prod-2'],
       ['CGROUP_HOSTROOT_NOT_CGROUP2', 'k3s-prod-3'],
     ]);
-    expect(s[0].evidence.seen).toBe('/run/cilium/cgroupv2 is a tmpfs filesystem, not cgroup2fs (cgroup.autoMount.enabled is false, so the chart only bind-mounts what is there)');
+    expect(s[0].evidence.seen).toBe(
+      '/run/cilium/cgroupv2 is a tmpfs filesystem, not cgroup2fs (cgroup.autoMount.enabled is false, so the chart only bind-mounts what is there)',
+    );
     expect(s[0].evidence.command).toBe('stat -fc %T /run/cilium/cgroupv2');
   });
 
@@ -126,13 +135,15 @@ describe('cgroup.hostRoot must be the host cgroup2 root', () => {
 
 describe("naming a Cilium agent's failure from its log", () => {
   it('an i/o timeout to 10.43.0.1 is CILIUM_SERVICE_HOST_FALLBACK', () => {
-    const line = 'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.43.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.43.0.1:443: i/o timeout"';
+    const line =
+      'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.43.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.43.0.1:443: i/o timeout"';
     expect(matchCiliumAgentLog(`level=info msg="Cilium starting"\n${line}`, '10.43.0.1')).toEqual({ causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line });
     expect(matchCiliumAgentLog('level=info msg="Connected to apiserver" host=192.168.2.9', '10.43.0.1')).toBeUndefined();
   });
 
   it("the timeout is to THIS cluster's kubernetes ClusterIP, the first address of its service network", () => {
-    const line = 'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.45.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.45.0.1:443: i/o timeout"';
+    const line =
+      'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.45.0.1:443/api/v1/namespaces/kube-system\\": dial tcp 10.45.0.1:443: i/o timeout"';
     expect(matchCiliumAgentLog(line, '10.45.0.1')).toEqual({ causeId: 'CILIUM_SERVICE_HOST_FALLBACK', line });
     // On a cluster whose ClusterIP is another address this is no fallback, only an API it cannot reach.
     expect(matchCiliumAgentLog(line, '10.43.0.1')?.causeId).toBe('CILIUM_API_UNREACHABLE');
@@ -167,8 +178,14 @@ describe('which containers of a Cilium pod the gate reads', () => {
   });
   it('past the completed init containers: the agent once it has started (or crashed)', () => {
     const done = init('config', { terminated: { exitCode: 0 } });
-    expect(containersToRead({ status: { initContainerStatuses: [done], containerStatuses: [{ name: 'cilium-agent', state: { running: {} } }] } })).toEqual(['cilium-agent']);
-    expect(containersToRead({ status: { initContainerStatuses: [done], containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'CrashLoopBackOff' } } }] } })).toEqual(['cilium-agent']);
+    expect(containersToRead({ status: { initContainerStatuses: [done], containerStatuses: [{ name: 'cilium-agent', state: { running: {} } }] } })).toEqual([
+      'cilium-agent',
+    ]);
+    expect(
+      containersToRead({
+        status: { initContainerStatuses: [done], containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
+      }),
+    ).toEqual(['cilium-agent']);
     expect(containersToRead({ status: { containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'ContainerCreating' } } }] } })).toEqual([]);
   });
 });

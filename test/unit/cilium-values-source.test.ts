@@ -22,9 +22,21 @@ async function stopOf(p: Promise<unknown>) {
 describe("an environment's effective cluster-vars", () => {
   it('lab: the base plus an inline strategic-merge patch (null deletes a key)', async () => {
     const cv = await effectiveClusterVars(read, { clusterPath: 'clusters/lab' });
-    expect(cv.vars).toEqual({ CLUSTER_ENV: 'lab', K3S_API_HOST: '10.77.0.9', CILIUM_LB_POOL_START: '10.77.0.60', CILIUM_LB_POOL_STOP: '10.77.0.70', GATEWAY_VIP: '10.77.0.60', CILIUM_CGROUP_HOST_ROOT: '/sys/fs/cgroup/unified' });
+    expect(cv.vars).toEqual({
+      CLUSTER_ENV: 'lab',
+      K3S_API_HOST: '10.77.0.9',
+      CILIUM_LB_POOL_START: '10.77.0.60',
+      CILIUM_LB_POOL_STOP: '10.77.0.70',
+      GATEWAY_VIP: '10.77.0.60',
+      CILIUM_CGROUP_HOST_ROOT: '/sys/fs/cgroup/unified',
+    });
     expect(cv.origins.K3S_API_HOST).toBe('clusters/lab/kustomization.yaml (inline patch)');
-    expect(cv.files).toEqual(['clusters/lab/kustomization.yaml', 'clusters/base/kustomization.yaml', 'clusters/base/cluster-vars.yaml', 'clusters/base/platform.yaml']);
+    expect(cv.files).toEqual([
+      'clusters/lab/kustomization.yaml',
+      'clusters/base/kustomization.yaml',
+      'clusters/base/cluster-vars.yaml',
+      'clusters/base/platform.yaml',
+    ]);
   });
 
   it('prod: JSON 6902 from a file — replace, add and remove', async () => {
@@ -43,8 +55,19 @@ describe("an environment's effective cluster-vars", () => {
 
   it('dev: a strategic-merge patch from a file, then inline JSON 6902; untouched keys keep the base', async () => {
     const cv = await effectiveClusterVars(read, { clusterPath: 'clusters/dev' });
-    expect(cv.vars).toMatchObject({ CLUSTER_ENV: 'dev', K3S_API_HOST: '192.168.1.49', CILIUM_LB_POOL_START: '192.168.1.61', GATEWAY_VIP: '192.168.1.61', CRAFTY_L4_VIP: '192.168.1.62', CILIUM_LB_POOL_STOP: '192.168.1.70' });
-    expect(cv.origins).toMatchObject({ CLUSTER_ENV: 'clusters/dev/cluster-vars.yaml', CILIUM_LB_POOL_STOP: 'clusters/base/cluster-vars.yaml', GATEWAY_VIP: 'clusters/dev/kustomization.yaml (inline patch)' });
+    expect(cv.vars).toMatchObject({
+      CLUSTER_ENV: 'dev',
+      K3S_API_HOST: '192.168.1.49',
+      CILIUM_LB_POOL_START: '192.168.1.61',
+      GATEWAY_VIP: '192.168.1.61',
+      CRAFTY_L4_VIP: '192.168.1.62',
+      CILIUM_LB_POOL_STOP: '192.168.1.70',
+    });
+    expect(cv.origins).toMatchObject({
+      CLUSTER_ENV: 'clusters/dev/cluster-vars.yaml',
+      CILIUM_LB_POOL_STOP: 'clusters/base/cluster-vars.yaml',
+      GATEWAY_VIP: 'clusters/dev/kustomization.yaml (inline patch)',
+    });
   });
 
   it('a JSON 6902 remove of a key that does not exist stops with GITOPS_SOURCE_INVALID naming the patch', async () => {
@@ -91,8 +114,12 @@ describe("an environment's effective cluster-vars", () => {
   });
 
   it('no cluster-vars in the build, or no kustomization at the path, is GITOPS_SOURCE_INVALID', async () => {
-    expect((await stopOf(effectiveClusterVars(read, { clusterPath: 'broken/no-cluster-vars' })))[0].evidence.seen).toContain('no ConfigMap flux-system/cluster-vars');
-    expect((await stopOf(values('broken/no-cluster-vars')))[0].evidence.seen).toContain('Kustomization platform substitutes from ConfigMap flux-system/cluster-vars, which this build does not hold');
+    expect((await stopOf(effectiveClusterVars(read, { clusterPath: 'broken/no-cluster-vars' })))[0].evidence.seen).toContain(
+      'no ConfigMap flux-system/cluster-vars',
+    );
+    expect((await stopOf(values('broken/no-cluster-vars')))[0].evidence.seen).toContain(
+      'Kustomization platform substitutes from ConfigMap flux-system/cluster-vars, which this build does not hold',
+    );
     expect((await stopOf(effectiveClusterVars(read, { clusterPath: 'clusters/nowhere' })))[0].message).toContain('no kustomization.yaml');
   });
 });

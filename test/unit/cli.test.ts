@@ -67,7 +67,11 @@ describe('the command line', () => {
   });
 
   it('--json prints a stopped object per cause for stops before any session: artifacts, inventory, usage', async () => {
-    const lines = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
     const artifacts = await cli(['prod', '--until', 'k3s-join', '--json']);
     expect(artifacts.code).toBe(1);
     const stops = lines(artifacts.stdout);

@@ -24,7 +24,20 @@ const FULL = `K10${'ab'.repeat(32)}::server:s3cret`;
 async function setup(check = false) {
   const inventory = await loadInventory('inventory/prod.yaml');
   const stateDir = mkdtempSync(join(tmpdir(), 'cluster-access-'));
-  const ctx: RunContext = { env: 'prod', check, inventory, remote: () => undefined as never, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined, topology: topologyOf(inventory) };
+  const ctx: RunContext = {
+    env: 'prod',
+    check,
+    inventory,
+    remote: () => undefined as never,
+    clock: systemClock,
+    emit: () => undefined,
+    signal: new AbortController().signal,
+    stateDir,
+    facts: new Facts(),
+    once: (_f, compute) => compute(),
+    redact: () => undefined,
+    topology: topologyOf(inventory),
+  };
   return { ctx, stateDir, founder: serverRefs(inventory)[0] };
 }
 
@@ -75,12 +88,19 @@ describe('cluster access after the founder gate', () => {
     const { ctx, stateDir, founder } = await setup();
     writeFileSync(tokenPath(stateDir), JSON.stringify({ secret: 'other' }));
     const refused = { stdout: '', stderr: 'No such file or directory', code: 1 };
-    expect(clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: refused }, local: await clusterAccess.local!(founder, ctx) }).changes).toEqual([]);
-    expect(clusterAccess.plan({ host: founder, ctx, probe: { token: refused, kubeconfig: refused }, local: await clusterAccess.local!(founder, ctx) }).changes).toEqual([]);
+    expect(
+      clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: refused }, local: await clusterAccess.local!(founder, ctx) }).changes,
+    ).toEqual([]);
+    expect(
+      clusterAccess.plan({ host: founder, ctx, probe: { token: refused, kubeconfig: refused }, local: await clusterAccess.local!(founder, ctx) }).changes,
+    ).toEqual([]);
   });
 
   it('reads the token and the kubeconfig by secret probes: the run log never holds them', () => {
-    const probes = clusterAccess.probe!(serverRefs({ derived: { servers: [{ name: 'a', address: '' }], founder: { name: 'a' } } } as never)[0], {} as RunContext);
+    const probes = clusterAccess.probe!(
+      serverRefs({ derived: { servers: [{ name: 'a', address: '' }], founder: { name: 'a' } } } as never)[0],
+      {} as RunContext,
+    );
     expect(Object.values(probes).map((p) => p.secret)).toEqual([true, true]);
   });
 });
@@ -95,18 +115,39 @@ describe("the kubeconfig of another server's admin credentials", () => {
     const certFor = (days: number) => {
       const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       writeFileSync(join(dir, 'k.pem'), key);
-      execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'k.pem'), '-subj', '/CN=system:admin', '-days', String(days), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+      execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'k.pem'), '-subj', '/CN=system:admin', '-days', String(days), '-out', join(dir, 'c.pem')], {
+        stdio: 'ignore',
+      });
       return { cert: Buffer.from(readFileSync(join(dir, 'c.pem'))).toString('base64'), key: Buffer.from(key).toString('base64') };
     };
-    const yamlWith = (c: { cert: string; key: string }) => `${K3S_YAML}users:\n- name: default\n  user:\n    client-certificate-data: ${c.cert}\n    client-key-data: ${c.key}\n`;
+    const yamlWith = (c: { cert: string; key: string }) =>
+      `${K3S_YAML}users:\n- name: default\n  user:\n    client-certificate-data: ${c.cert}\n    client-key-data: ${c.key}\n`;
     const server1 = certFor(365);
-    const first = clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(yamlWith(server1)) }, local: await clusterAccess.local!(founder, ctx) });
+    const first = clusterAccess.plan({
+      host: founder,
+      ctx,
+      probe: { token: ok(FULL), kubeconfig: ok(yamlWith(server1)) },
+      local: await clusterAccess.local!(founder, ctx),
+    });
     writeFileSync(kubeconfigPath(stateDir), (first.changes[0] as LocalChange).content, { mode: 0o600 });
-    const again = async (seen: string) => clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(seen) }, local: await clusterAccess.local!(founder, ctx) }).changes.length;
+    const again = async (seen: string) =>
+      clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(seen) }, local: await clusterAccess.local!(founder, ctx) }).changes
+        .length;
     // Another server's credentials, a year left on the copy: kept.
     expect(await again(yamlWith(certFor(365)))).toBe(0);
     // A copy whose certificate ends within 30 days: replaced.
-    writeFileSync(kubeconfigPath(stateDir), (clusterAccess.plan({ host: founder, ctx, probe: { token: ok(FULL), kubeconfig: ok(yamlWith(certFor(30))) }, local: { token: { secret: 's3cret', full: FULL }, kubeconfig: null } }).changes[0] as LocalChange).content, { mode: 0o600 });
+    writeFileSync(
+      kubeconfigPath(stateDir),
+      (
+        clusterAccess.plan({
+          host: founder,
+          ctx,
+          probe: { token: ok(FULL), kubeconfig: ok(yamlWith(certFor(30))) },
+          local: { token: { secret: 's3cret', full: FULL }, kubeconfig: null },
+        }).changes[0] as LocalChange
+      ).content,
+      { mode: 0o600 },
+    );
     expect(await again(yamlWith(server1))).toBe(1);
   });
 });

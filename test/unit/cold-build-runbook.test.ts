@@ -35,7 +35,17 @@ describe('runbooks/cold-build.md', () => {
   });
 
   it("links every cause of the build's areas (inventory, SSH, engine, baseline, k3s, kube-vip, Cilium, verify, Flux)", () => {
-    const areas = { ...inventoryCauses, ...sshCauses, ...engineCauses, ...baselineCauses, ...k3sCauses, ...kubeVipCauses, ...ciliumCauses, ...verifyCauses, ...fluxCauses };
+    const areas = {
+      ...inventoryCauses,
+      ...sshCauses,
+      ...engineCauses,
+      ...baselineCauses,
+      ...k3sCauses,
+      ...kubeVipCauses,
+      ...ciliumCauses,
+      ...verifyCauses,
+      ...fluxCauses,
+    };
     const linked = new Set(links.map((l) => l.id));
     expect(Object.keys(areas).filter((id) => !linked.has(id))).toEqual([]);
   });

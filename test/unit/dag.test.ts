@@ -8,7 +8,16 @@ const p = (id: string, needs: string[] = []): Phase => ({ id, title: id, needs, 
 
 describe('the phase DAG', () => {
   it('orders the cold build as the operator expects', () => {
-    expect(validatedOrder(allPhases()).map((x) => x.id)).toEqual(['node-baseline', 'k3s-founder', 'k3s-join', 'kube-vip', 'agents', 'cilium', 'verify', 'flux']);
+    expect(validatedOrder(allPhases()).map((x) => x.id)).toEqual([
+      'node-baseline',
+      'k3s-founder',
+      'k3s-join',
+      'kube-vip',
+      'agents',
+      'cilium',
+      'verify',
+      'flux',
+    ]);
   });
 
   it('orders by needs, not by list position', () => {

@@ -10,7 +10,7 @@ it('aborts at the deadline, after a garbage collection too', async () => {
   expect((signal.reason as DOMException).name).toBe('TimeoutError');
 });
 
-it('aborts with its parent, at once, with the parent\'s reason', () => {
+it("aborts with its parent, at once, with the parent's reason", () => {
   const parent = new AbortController();
   const signal = withDeadline(parent.signal, 60_000);
   parent.abort(new Error('interrupted'));

@@ -135,13 +135,16 @@ describe('stops', () => {
     expect((r.error as CauseErrors).errors.map((e) => e.host).sort()).toEqual(['h1', 'h2']);
   });
 
-  it('keeps several causes from one host (CauseErrors) next to another host\'s cause', async () => {
+  it("keeps several causes from one host (CauseErrors) next to another host's cause", async () => {
     const step: Step = {
       id: 's',
       title: 's',
       plan: ({ host }) => ({
         changes: [],
-        stops: host.name === 'h1' ? [new CauseError('GATE_FAILED', { host: 'h1' }), new CauseError('PROBE_FAILED', { host: 'h1' })] : [new CauseError('APPLY_FAILED', { host: 'h2' })],
+        stops:
+          host.name === 'h1'
+            ? [new CauseError('GATE_FAILED', { host: 'h1' }), new CauseError('PROBE_FAILED', { host: 'h1' })]
+            : [new CauseError('APPLY_FAILED', { host: 'h2' })],
       }),
     };
     const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps: [step] };
@@ -191,7 +194,15 @@ describe('stops', () => {
 
   it('reports a non-read-only gate as "would wait" in check mode without running it', async () => {
     const gate = vi.fn(async () => undefined);
-    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H.slice(0, 1), concurrency: 1, steps: [], gates: [{ id: 'g', title: 'api ready', budgetMs: 1000, run: gate }] };
+    const phase: Phase = {
+      id: 'p',
+      title: 'p',
+      needs: [],
+      hosts: () => H.slice(0, 1),
+      concurrency: 1,
+      steps: [],
+      gates: [{ id: 'g', title: 'api ready', budgetMs: 1000, run: gate }],
+    };
     const r = await run([phase], true);
     expect(gate).not.toHaveBeenCalled();
     expect(r.events).toContainEqual(expect.objectContaining({ type: 'gate-end', status: 'would-wait' }));
@@ -269,9 +280,16 @@ describe('--resume', () => {
       hosts: () => H.slice(0, 1),
       concurrency: 1,
       steps: [],
-      gates: [{ id: 'late', title: 'late', budgetMs: 5_000, run: async (h) => {
-        if (interrupted) throw new CauseError('GATE_FAILED', { host: h.name, evidence: { seen: 'interrupted' } });
-      } }],
+      gates: [
+        {
+          id: 'late',
+          title: 'late',
+          budgetMs: 5_000,
+          run: async (h) => {
+            if (interrupted) throw new CauseError('GATE_FAILED', { host: h.name, evidence: { seen: 'interrupted' } });
+          },
+        },
+      ],
     };
     const first = await journaled([filePhase(dir), proving, after], stateDir, false);
     expect((first.error as CauseError).evidence.seen).toBe('interrupted');
@@ -281,7 +299,10 @@ describe('--resume', () => {
     const resumed = await journaled([filePhase(dir), proving, after], stateDir, true);
     expect(resumed.error).toBeUndefined();
     const steps = resumed.events.filter((e) => e.type === 'step-end');
-    expect(steps.map((e) => [e.host, (e as { status: string }).status])).toEqual([['h1', 'skipped'], ['h2', 'skipped']]);
+    expect(steps.map((e) => [e.host, (e as { status: string }).status])).toEqual([
+      ['h1', 'skipped'],
+      ['h2', 'skipped'],
+    ]);
     expect(proofs).toEqual(['h1', 'h1']);
     expect(resumed.events.some((e) => e.type === 'gate-end' && e.gate === 'proof' && e.status === 'ok')).toBe(true);
   });
@@ -311,7 +332,10 @@ describe('a stop of several hosts at once', () => {
     const f = fixture({ check: false, hosts: H });
     breakRemote(f, 'h1', new TypeError('cannot read properties of undefined'));
     breakRemote(f, 'h2', new CauseError('SSH_UNREACHABLE', { host: 'h2' }));
-    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(() => undefined, (e) => e);
+    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(
+      () => undefined,
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toBe('cannot read properties of undefined');
   });
@@ -320,7 +344,10 @@ describe('a stop of several hosts at once', () => {
     const f = fixture({ check: false, hosts: H });
     breakRemote(f, 'h1', new RangeError('first'));
     breakRemote(f, 'h2', new RangeError('second'));
-    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(() => undefined, (e) => e);
+    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(
+      () => undefined,
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(RangeError);
     expect(['first', 'second']).toContain((error as Error).message);
   });
@@ -329,7 +356,10 @@ describe('a stop of several hosts at once', () => {
     const f = fixture({ check: false, hosts: H });
     breakRemote(f, 'h1', new CauseError('SSH_UNREACHABLE', { host: 'h1' }));
     breakRemote(f, 'h2', new CauseError('SSH_UNREACHABLE', { host: 'h2' }));
-    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(() => undefined, (e) => e);
+    const error = await runPhases({ phases: [preflightPhase()], ctx: f.ctx, summary: emptySummary(false) }).then(
+      () => undefined,
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(CauseErrors);
     expect((error as CauseErrors).errors.map((e) => e.host).sort()).toEqual(['h1', 'h2']);
   });

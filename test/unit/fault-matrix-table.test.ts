@@ -14,7 +14,9 @@ describe('the lab fault matrix table', () => {
     const begin = readme.indexOf(README_BEGIN);
     const end = readme.indexOf(README_END);
     expect(begin, `README.md has no ${README_BEGIN}`).toBeGreaterThan(-1);
-    expect(readme.slice(begin + README_BEGIN.length, end).trim(), 'README.md\'s table differs: run node --import tsx scripts/fault-matrix-readme.ts').toBe(readmeTable());
+    expect(readme.slice(begin + README_BEGIN.length, end).trim(), "README.md's table differs: run node --import tsx scripts/fault-matrix-readme.ts").toBe(
+      readmeTable(),
+    );
   });
 
   it('holds at least 20 rows, each with its own id, a catalogued cause, a budget and a heal', () => {

@@ -16,7 +16,13 @@ const web = {
   status: {
     lastHandledReconcileAt: TOKEN,
     lastAttemptedRevision: REV,
-    inventory: { entries: [{ id: 'default_web_apps_Deployment', v: 'v1' }, { id: 'default_web__Service', v: 'v1' }, { id: '_default__Namespace', v: 'v1' }] },
+    inventory: {
+      entries: [
+        { id: 'default_web_apps_Deployment', v: 'v1' },
+        { id: 'default_web__Service', v: 'v1' },
+        { id: '_default__Namespace', v: 'v1' },
+      ],
+    },
     conditions: [
       { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress' },
       { type: 'Reconciling', status: 'True', reason: 'Progressing', message: running },
@@ -24,16 +30,33 @@ const web = {
     ],
   },
 };
-const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default', generation: 1 }, spec: { replicas: 2 }, status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 1 } };
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'default', generation: 1 },
+  spec: { replicas: 2 },
+  status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 1 },
+};
 
 describe('health targets', () => {
   it('with wait: the inventory objects of the kinds judged by replicas or Ready; with healthChecks: those', () => {
     expect(healthTargets(web as any)).toEqual([{ kind: 'Deployment', namespace: 'default', name: 'web' }]);
-    const hc = { ...web, spec: { healthChecks: [{ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', name: 'cilium', namespace: 'kube-system' }, { kind: 'ConfigMap', name: 'x' }] } };
+    const hc = {
+      ...web,
+      spec: {
+        healthChecks: [
+          { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', name: 'cilium', namespace: 'kube-system' },
+          { kind: 'ConfigMap', name: 'x' },
+        ],
+      },
+    };
     expect(healthTargets(hc as any)).toEqual([{ kind: 'HelmRelease', namespace: 'kube-system', name: 'cilium' }]);
-    expect(targetCommands([{ kind: 'Deployment', namespace: 'default', name: 'web' }, { kind: 'DaemonSet', namespace: 'default', name: 'agent' }])).toEqual([
-      { namespace: 'default', command: 'get deployment.apps/web daemonset.apps/agent -n default --ignore-not-found -o json' },
-    ]);
+    expect(
+      targetCommands([
+        { kind: 'Deployment', namespace: 'default', name: 'web' },
+        { kind: 'DaemonSet', namespace: 'default', name: 'agent' },
+      ]),
+    ).toEqual([{ namespace: 'default', command: 'get deployment.apps/web daemonset.apps/agent -n default --ignore-not-found -o json' }]);
   });
 
   it('names what is short (kstatus: updated and available replicas, a generation not observed, Ready of a Flux object) and what is missing', () => {
@@ -42,9 +65,15 @@ describe('health targets', () => {
       { kind: 'DaemonSet', namespace: 'default', name: 'gone' },
       { kind: 'HelmRelease', namespace: 'kube-system', name: 'cilium' },
     ];
-    const hr = { kind: 'HelmRelease', metadata: { name: 'cilium', namespace: 'kube-system', generation: 1 }, status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] } };
+    const hr = {
+      kind: 'HelmRelease',
+      metadata: { name: 'cilium', namespace: 'kube-system', generation: 1 },
+      status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] },
+    };
     expect(notReadyText(t, [deployment, hr])).toEqual(['Deployment/default/web (1/2 available, 2 updated)', 'DaemonSet/default/gone (NotFound)']);
-    expect(notReadyText(t.slice(0, 1), [{ ...deployment, metadata: { ...deployment.metadata, generation: 2 } }])).toEqual(['Deployment/default/web (its controller has not observed the latest generation)']);
+    expect(notReadyText(t.slice(0, 1), [{ ...deployment, metadata: { ...deployment.metadata, generation: 2 } }])).toEqual([
+      'Deployment/default/web (its controller has not observed the latest generation)',
+    ]);
     expect(notReadyText(t.slice(0, 1), [{ ...deployment, status: { ...deployment.status, availableReplicas: 2 } }])).toEqual([]);
   });
 });
@@ -54,7 +83,12 @@ describe('the wait at its budget with health checks still running', () => {
     const source = {
       kind: 'GitRepository',
       metadata: { name: 'flux-system', namespace: 'flux-system', generation: 1, annotations: { 'reconcile.fluxcd.io/requestedAt': TOKEN } },
-      status: { observedGeneration: 1, lastHandledReconcileAt: TOKEN, artifact: { revision: REV }, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: `stored artifact for revision '${REV}'` }] },
+      status: {
+        observedGeneration: 1,
+        lastHandledReconcileAt: TOKEN,
+        artifact: { revision: REV },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: `stored artifact for revision '${REV}'` }],
+      },
     };
     const controller = new AbortController();
     let looks = 0;
@@ -72,7 +106,10 @@ describe('the wait at its budget with health checks still running', () => {
     };
     const err = await waitFluxReady(ctx, { name: 'k3s-1', address: '', role: 'server', founder: true }, controller.signal).catch((e) => e);
     expect(causesOf(err).map((c) => [c.causeId, c.message])).toEqual([
-      ['FLUX_HEALTHCHECK_FAILED', `Kustomization flux-system/web: HealthCheckRunning: the health checks had not ended when the budget ran out (${running}); not ready: Deployment/default/web (1/2 available, 2 updated)`],
+      [
+        'FLUX_HEALTHCHECK_FAILED',
+        `Kustomization flux-system/web: HealthCheckRunning: the health checks had not ended when the budget ran out (${running}); not ready: Deployment/default/web (1/2 available, 2 updated)`,
+      ],
     ]);
   });
 });

@@ -7,7 +7,11 @@ import { causesOf } from '../../src/errors.ts';
 import type { Plan } from '../../src/engine/phase.ts';
 import type { KubeObject } from '../../phases/flux/manifests.ts';
 
-const crd: KubeObject = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gitrepositories.source.toolkit.fluxcd.io' } };
+const crd: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'gitrepositories.source.toolkit.fluxcd.io' },
+};
 const host = { name: 'k3s-1', address: '', role: 'server' as const, founder: true };
 
 async function applyWith(results: Record<string, { code: number; stderr: string }>) {
@@ -45,8 +49,12 @@ describe('the install step applied', () => {
     expect(r.ran.map((c) => c.split(' ').slice(0, 3).join(' '))).toEqual(['k3s kubectl apply', 'k3s kubectl wait']);
   });
   it('a wait that runs out is FLUX_CRDS_NOT_ESTABLISHED with what kubectl said', async () => {
-    const r = await applyWith({ 'kubectl wait': { code: 1, stderr: 'error: timed out waiting for the condition on customresourcedefinitions/gitrepositories.source.toolkit.fluxcd.io' } });
-    expect(r.causes).toEqual([['FLUX_CRDS_NOT_ESTABLISHED', 'error: timed out waiting for the condition on customresourcedefinitions/gitrepositories.source.toolkit.fluxcd.io']]);
+    const r = await applyWith({
+      'kubectl wait': { code: 1, stderr: 'error: timed out waiting for the condition on customresourcedefinitions/gitrepositories.source.toolkit.fluxcd.io' },
+    });
+    expect(r.causes).toEqual([
+      ['FLUX_CRDS_NOT_ESTABLISHED', 'error: timed out waiting for the condition on customresourcedefinitions/gitrepositories.source.toolkit.fluxcd.io'],
+    ]);
   });
   it('a refused apply stays APPLY_FAILED and nothing waits', async () => {
     const r = await applyWith({ 'kubectl apply': { code: 1, stderr: 'error: the server could not find the requested resource' } });

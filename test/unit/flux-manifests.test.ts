@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { describeChange } from '../../src/engine/changes.ts';
 import { applyChange, driftOf, parseLive, probeObjects } from '../../phases/flux/applied-step.ts';
 import { crdWaitChange } from '../../phases/flux/install-wait.ts';
-import { APPLIED_HASH, deployKeySecret, kubectlRef, objectHash, parseInstall, syncObjects, withAppliedHash, type KubeObject } from '../../phases/flux/manifests.ts';
+import {
+  APPLIED_HASH,
+  deployKeySecret,
+  kubectlRef,
+  objectHash,
+  parseInstall,
+  syncObjects,
+  withAppliedHash,
+  type KubeObject,
+} from '../../phases/flux/manifests.ts';
 import { publicKeyOf } from '../../phases/flux/deploy-key.ts';
 import { fluxInstallYaml } from '../../lab/flux-install.ts';
 import { causesOf } from '../../src/errors.ts';
@@ -30,7 +39,10 @@ describe('parseInstall', () => {
   it.each([
     ['kind: [', /not valid YAML/],
     ['apiVersion: v1\nkind: Namespace\nmetadata: {}\n', /no apiVersion, kind or metadata.name/],
-    ['apiVersion: v1\nkind: Namespace\nmetadata: { name: flux-system }\n', /defines no CustomResourceDefinition gitrepositories.source.toolkit.fluxcd.io, kustomizations.kustomize.toolkit.fluxcd.io/],
+    [
+      'apiVersion: v1\nkind: Namespace\nmetadata: { name: flux-system }\n',
+      /defines no CustomResourceDefinition gitrepositories.source.toolkit.fluxcd.io, kustomizations.kustomize.toolkit.fluxcd.io/,
+    ],
   ])('%j is FLUX_INSTALL_INVALID', (text, why) => {
     let err: unknown;
     try {
@@ -60,8 +72,17 @@ describe('applied hash', () => {
 describe('syncObjects', () => {
   it('are what flux bootstrap makes: GitRepository (v1) with the deploy-key Secret, Kustomization (v1) on gitops.path with prune', () => {
     const [repo, ks] = syncObjects({ url: 'ssh://git@10.77.0.1/lab-gitops.git', branch: 'main', path: 'clusters/lab' });
-    expect(repo).toMatchObject({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', metadata: { name: 'flux-system', namespace: 'flux-system' }, spec: { url: 'ssh://git@10.77.0.1/lab-gitops.git', ref: { branch: 'main' }, secretRef: { name: 'flux-system' } } });
-    expect(ks).toMatchObject({ apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', spec: { path: './clusters/lab', prune: true, sourceRef: { kind: 'GitRepository', name: 'flux-system' } } });
+    expect(repo).toMatchObject({
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'GitRepository',
+      metadata: { name: 'flux-system', namespace: 'flux-system' },
+      spec: { url: 'ssh://git@10.77.0.1/lab-gitops.git', ref: { branch: 'main' }, secretRef: { name: 'flux-system' } },
+    });
+    expect(ks).toMatchObject({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      spec: { path: './clusters/lab', prune: true, sourceRef: { kind: 'GitRepository', name: 'flux-system' } },
+    });
   });
 });
 
@@ -90,7 +111,12 @@ describe('deploy key', () => {
 describe('plan from the probe', () => {
   const objs = install();
   const columns = (os: KubeObject[], established = 'True') =>
-    os.map((o) => `${o.kind}   ${o.metadata.namespace ?? '<none>'}   ${o.metadata.name}   ${o.metadata.annotations?.[APPLIED_HASH]}   ${o.kind === 'CustomResourceDefinition' ? established : '<none>'}`).join('\n');
+    os
+      .map(
+        (o) =>
+          `${o.kind}   ${o.metadata.namespace ?? '<none>'}   ${o.metadata.name}   ${o.metadata.annotations?.[APPLIED_HASH]}   ${o.kind === 'CustomResourceDefinition' ? established : '<none>'}`,
+      )
+      .join('\n');
 
   it('probes with one kubectl get per namespace, read-only', () => {
     const p = probeObjects(objs);
@@ -121,7 +147,9 @@ describe('plan from the probe', () => {
   });
 
   it('one object applied with other content: update only it; a CRD not Established yet: wait', () => {
-    const changed = objs.map((o) => (o.kind === 'Deployment' && o.metadata.name === 'source-controller' ? { ...o, metadata: { ...o.metadata, annotations: { [APPLIED_HASH]: 'old' } } } : o));
+    const changed = objs.map((o) =>
+      o.kind === 'Deployment' && o.metadata.name === 'source-controller' ? { ...o, metadata: { ...o.metadata, annotations: { [APPLIED_HASH]: 'old' } } } : o,
+    );
     const live = parseLive({ objects0: ok(columns(changed, 'False')) });
     const d = driftOf(objs, live);
     expect(d.update.map((o) => o.metadata.name)).toEqual(['source-controller']);

@@ -11,9 +11,24 @@ describe('valuesDiff', () => {
     expect(valuesDiff({ a: 1, b: { c: [1, 2] } }, { b: { c: [1, 2] }, a: 1 })).toEqual([]);
   });
   it('names every differing leaf as a dotted path, added and removed keys too', () => {
-    const bootstrap = { kubeProxyReplacement: true, updateStrategy: { rollingUpdate: { maxUnavailable: 1 } }, ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] } }, gone: 'x' };
-    const flux = { kubeProxyReplacement: true, updateStrategy: { rollingUpdate: { maxUnavailable: 2 } }, ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.0.0.0/8'] } }, added: { deep: 1 } };
-    expect(valuesDiff(bootstrap, flux)).toEqual(['added', 'gone', 'ipam.operator.clusterPoolIPv4PodCIDRList[0]', 'updateStrategy.rollingUpdate.maxUnavailable']);
+    const bootstrap = {
+      kubeProxyReplacement: true,
+      updateStrategy: { rollingUpdate: { maxUnavailable: 1 } },
+      ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.42.0.0/16'] } },
+      gone: 'x',
+    };
+    const flux = {
+      kubeProxyReplacement: true,
+      updateStrategy: { rollingUpdate: { maxUnavailable: 2 } },
+      ipam: { operator: { clusterPoolIPv4PodCIDRList: ['10.0.0.0/8'] } },
+      added: { deep: 1 },
+    };
+    expect(valuesDiff(bootstrap, flux)).toEqual([
+      'added',
+      'gone',
+      'ipam.operator.clusterPoolIPv4PodCIDRList[0]',
+      'updateStrategy.rollingUpdate.maxUnavailable',
+    ]);
   });
   it('a type change is a difference ("6443" is not 6443); null is the same as absent (Helm drops it)', () => {
     expect(valuesDiff({ port: 6443 }, { port: '6443' })).toEqual(['port']);
@@ -62,7 +77,8 @@ describe('parityDrift', () => {
 
 describe('handoverChanges', () => {
   // The delete is an action (its failure reads what still holds the chart): its first command is the delete.
-  const commands = (c: ReturnType<typeof handoverChanges>) => c.map((x) => (x.kind === 'command' ? x.command : x.kind === 'action' ? x.runs[0].replace(/^sudo /, '') : ''));
+  const commands = (c: ReturnType<typeof handoverChanges>) =>
+    c.map((x) => (x.kind === 'command' ? x.command : x.kind === 'action' ? x.runs[0].replace(/^sudo /, '') : ''));
   const chart = (o: Partial<HelmChartObject> = {}): HelmChartObject => ({ unmanaged: false, finalizers: [REMOVE_FINALIZER], deleting: false, ...o });
   it('removes the manifest, marks the HelmChart unmanaged, takes the finalizer off, deletes it and waits, in that order', () => {
     expect(commands(handoverChanges(own, { helmChart: chart(), manifest: true }))).toEqual([
@@ -73,7 +89,9 @@ describe('handoverChanges', () => {
     ]);
   });
   it('a chart left Terminating by an earlier hand-over (unmanaged, finalizer on): only the finalizer and the wait', () => {
-    expect(commands(handoverChanges(own, { helmChart: chart({ unmanaged: true, deleting: true, finalizers: ['other/x', REMOVE_FINALIZER] }), manifest: false }))).toEqual([
+    expect(
+      commands(handoverChanges(own, { helmChart: chart({ unmanaged: true, deleting: true, finalizers: ['other/x', REMOVE_FINALIZER] }), manifest: false })),
+    ).toEqual([
       `k3s kubectl patch -n kube-system helmchart.helm.cattle.io/cilium --type=json -p '[{"op":"test","path":"/metadata/finalizers/1","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/1"}]'`,
       'k3s kubectl delete -n kube-system helmchart.helm.cattle.io/cilium --ignore-not-found --timeout=60s',
     ]);

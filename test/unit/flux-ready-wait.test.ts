@@ -9,18 +9,31 @@ const TOKEN = new Date(0).toISOString();
 const repo = (ready: string, reason: string, message: string, handled = TOKEN, extra: object[] = []) => ({
   kind: 'GitRepository',
   metadata: { name: 'flux-system', namespace: 'flux-system', generation: 1, annotations: { 'reconcile.fluxcd.io/requestedAt': TOKEN } },
-  status: { observedGeneration: 1, lastHandledReconcileAt: handled, conditions: [{ type: 'Ready', status: ready, reason, message }, ...extra], artifact: { revision: 'main@sha1:1' } },
+  status: {
+    observedGeneration: 1,
+    lastHandledReconcileAt: handled,
+    conditions: [{ type: 'Ready', status: ready, reason, message }, ...extra],
+    artifact: { revision: 'main@sha1:1' },
+  },
 });
 const ks = {
   kind: 'Kustomization',
   metadata: { name: 'flux-system', namespace: 'flux-system', generation: 1, annotations: { 'reconcile.fluxcd.io/requestedAt': TOKEN } },
   spec: { sourceRef: { kind: 'GitRepository', name: 'flux-system' } },
-  status: { observedGeneration: 1, lastHandledReconcileAt: TOKEN, lastAttemptedRevision: 'main@sha1:1', conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: 'Applied revision: main@sha1:1' }] },
+  status: {
+    observedGeneration: 1,
+    lastHandledReconcileAt: TOKEN,
+    lastAttemptedRevision: 'main@sha1:1',
+    conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: 'Applied revision: main@sha1:1' }],
+  },
 };
 
 /** `get pods,deployments` answers a List of both kinds. */
 const podsAndDeployments = (pods: unknown[], deployments: unknown[] = []) =>
-  JSON.stringify({ kind: 'List', items: [...pods.map((p) => ({ kind: 'Pod', ...(p as object) })), ...deployments.map((d) => ({ kind: 'Deployment', ...(d as object) }))] });
+  JSON.stringify({
+    kind: 'List',
+    items: [...pods.map((p) => ({ kind: 'Pod', ...(p as object) })), ...deployments.map((d) => ({ kind: 'Deployment', ...(d as object) }))],
+  });
 
 function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; deployments?: unknown[]; imageArchives?: string[]; log?: string } = {}) {
   const commands: string[] = [];
@@ -58,7 +71,10 @@ const run = async (f: ReturnType<typeof fakeCtx>) => {
 
 describe('waitFluxReady', () => {
   it('requests a reconcile per namespace, then resolves once everything answers it Ready', async () => {
-    const f = fakeCtx([[repo('True', 'Succeeded', 'stored', 'older'), ks], [repo('True', 'Succeeded', 'stored'), ks]]);
+    const f = fakeCtx([
+      [repo('True', 'Succeeded', 'stored', 'older'), ks],
+      [repo('True', 'Succeeded', 'stored'), ks],
+    ]);
     expect(await run(f)).toEqual([]);
     expect(f.commands.filter((c) => c.includes(' annotate '))).toEqual([
       `k3s kubectl annotate --overwrite gitrepositories.source.toolkit.fluxcd.io --all -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
@@ -68,8 +84,17 @@ describe('waitFluxReady', () => {
 
   it('a failure the controller reported for this request, not Stalled, is waited on: it may clear before the budget', async () => {
     // source-controller after a failed clone: observedGeneration not written, Reconciling ProgressingWithRetry.
-    const failed = { ...repo('False', 'GitOperationFailed', 'ssh: unable to authenticate', TOKEN, [{ type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: 'reconciliation in progress' }]) };
-    const f = fakeCtx([[failed, ks], [failed, ks], [failed, ks], [repo('True', 'Succeeded', 'stored'), ks]]);
+    const failed = {
+      ...repo('False', 'GitOperationFailed', 'ssh: unable to authenticate', TOKEN, [
+        { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: 'reconciliation in progress' },
+      ]),
+    };
+    const f = fakeCtx([
+      [failed, ks],
+      [failed, ks],
+      [failed, ks],
+      [repo('True', 'Succeeded', 'stored'), ks],
+    ]);
     expect(await run(f)).toEqual([]);
     expect(f.looks()).toBe(4);
   });
@@ -82,18 +107,32 @@ describe('waitFluxReady', () => {
   });
 
   it('Stalled for this generation and request stops at once, saying why', async () => {
-    const msg = "failed to parse url 'ssh//x': parse \"ssh//x\": invalid URI for request";
+    const msg = 'failed to parse url \'ssh//x\': parse "ssh//x": invalid URI for request';
     const stalled = repo('False', 'URLInvalid', msg, TOKEN, [{ type: 'Stalled', status: 'True', reason: 'URLInvalid', message: msg }]);
     // The first list is the reconcile request's; the first look of the wait already stops.
-    const f = fakeCtx([[stalled, ks], [stalled, ks], [repo('True', 'Succeeded', 'never reached'), ks]]);
-    expect(await run(f)).toEqual([['FLUX_SOURCE_NOT_READY', `GitRepository flux-system/flux-system: URLInvalid: ${msg} (Stalled: URLInvalid: ${msg}; the controller will not retry this generation)`]]);
+    const f = fakeCtx([
+      [stalled, ks],
+      [stalled, ks],
+      [repo('True', 'Succeeded', 'never reached'), ks],
+    ]);
+    expect(await run(f)).toEqual([
+      [
+        'FLUX_SOURCE_NOT_READY',
+        `GitRepository flux-system/flux-system: URLInvalid: ${msg} (Stalled: URLInvalid: ${msg}; the controller will not retry this generation)`,
+      ],
+    ]);
     expect(f.looks()).toBe(2);
   });
 
   it('a failure from before the request is not judged: it waits, and at the budget names what it saw', async () => {
     const stale = repo('False', 'GitOperationFailed', 'old failure', 'older');
     const f = fakeCtx([[stale, ks]], 4);
-    expect(await run(f)).toEqual([['FLUX_SOURCE_NOT_READY', "GitRepository flux-system/flux-system: GitOperationFailed: old failure (written before this run's reconcile request, which the controller has not answered yet)"]]);
+    expect(await run(f)).toEqual([
+      [
+        'FLUX_SOURCE_NOT_READY',
+        "GitRepository flux-system/flux-system: GitOperationFailed: old failure (written before this run's reconcile request, which the controller has not answered yet)",
+      ],
+    ]);
   });
 });
 
@@ -103,11 +142,15 @@ const controllerPod = (app: string, restartCount: number, waiting?: string) => (
   spec: { nodeName: 'k3s-1', containers: [{ name: 'manager', image: `ghcr.io/fluxcd/${app}:v1.9.0` }] },
   status: {
     phase: 'Running',
-    containerStatuses: [{
-      name: 'manager', ready: !waiting, restartCount,
-      state: waiting ? { waiting: { reason: 'CrashLoopBackOff', message: waiting } } : { running: { startedAt: '2026-01-01T00:00:10Z' } },
-      lastState: restartCount ? { terminated: { exitCode: 1, reason: 'Error', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T00:00:01Z' } } : {},
-    }],
+    containerStatuses: [
+      {
+        name: 'manager',
+        ready: !waiting,
+        restartCount,
+        state: waiting ? { waiting: { reason: 'CrashLoopBackOff', message: waiting } } : { running: { startedAt: '2026-01-01T00:00:10Z' } },
+        lastState: restartCount ? { terminated: { exitCode: 1, reason: 'Error', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T00:00:01Z' } } : {},
+      },
+    ],
   },
 });
 const GATE_LINE = `{"level":"error","ts":"2026-01-01T00:00:01.000Z","logger":"setup","msg":"unable to load feature gates","error":"feature-gate 'CancelHealthCheckOnNewRevision' not supported"}`;
@@ -118,11 +161,16 @@ describe('a crash-looping Flux controller', () => {
   it('is named at the first look, before any reconcile request: controller, pod, node, exit code, back-off, its last log line', async () => {
     const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [controllerPod('source-controller', 1, backOff)], log: `${GATE_LINE}\n` });
     const h = { name: 'k3s-1', address: '', role: 'server' as const, founder: true };
-    const err = await waitFluxReady(f.ctx, h, f.signal).then(() => undefined, (e) => e);
+    const err = await waitFluxReady(f.ctx, h, f.signal).then(
+      () => undefined,
+      (e) => e,
+    );
     const [cause] = causesOf(err);
     expect(cause.causeId).toBe('FLUX_CONTROLLER_CRASHLOOP');
     expect(cause.host).toBe('k3s-1');
-    expect(cause.message).toBe(`source-controller is crash-looping: pod flux-system/source-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 1 time; kubelet waits before the next start (${backOff}); its last log line: ${GATE_LINE}`);
+    expect(cause.message).toBe(
+      `source-controller is crash-looping: pod flux-system/source-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 1 time; kubelet waits before the next start (${backOff}); its last log line: ${GATE_LINE}`,
+    );
     expect(cause.evidence).toEqual({
       command: 'kubectl logs -n flux-system source-controller-5d8b9c7f4b-x2k4p -c manager --tail=20',
       seen: 'container manager of pod flux-system/source-controller-5d8b9c7f4b-x2k4p waiting CrashLoopBackOff after 1 time, exited with code 1 (Error) at 2026-01-01T00:00:01Z',
@@ -137,7 +185,9 @@ describe('a crash-looping Flux controller', () => {
     const pods = () => (n++ < 2 ? [controllerPod('kustomize-controller', 0)] : [controllerPod('kustomize-controller', 2, backOff.replace('10s', '20s'))]);
     const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), { ...ks, status: { ...ks.status, lastHandledReconcileAt: 'older' } }]], 100);
     const exec = f.ctx.remote().exec;
-    f.ctx.remote = () => ({ exec: async (cmd: string) => (cmd.includes(' get pods,deployments ') ? { code: 0, stdout: podsAndDeployments(pods()), stderr: '' } : exec(cmd)) });
+    f.ctx.remote = () => ({
+      exec: async (cmd: string) => (cmd.includes(' get pods,deployments ') ? { code: 0, stdout: podsAndDeployments(pods()), stderr: '' } : exec(cmd)),
+    });
     expect((await run(f)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
     expect(f.looks()).toBe(3);
   });
@@ -145,7 +195,10 @@ describe('a crash-looping Flux controller', () => {
   it('a pod of an older template (the Deployment just fixed, the pod on its way out) is not named', async () => {
     const pod = controllerPod('source-controller', 2, backOff);
     pod.spec.containers[0] = { ...pod.spec.containers[0], args: ['--feature-gates=CancelHealthCheckOnNewRevision=true'] } as any;
-    const fixed = { metadata: { name: 'source-controller', namespace: 'flux-system' }, spec: { template: { spec: { containers: [{ name: 'manager', image: 'ghcr.io/fluxcd/source-controller:v1.9.0' }] } } } };
+    const fixed = {
+      metadata: { name: 'source-controller', namespace: 'flux-system' },
+      spec: { template: { spec: { containers: [{ name: 'manager', image: 'ghcr.io/fluxcd/source-controller:v1.9.0' }] } } },
+    };
     const f = fakeCtx([[repo('True', 'Succeeded', 'stored'), ks]], 100, { pods: [pod], deployments: [fixed] });
     expect(await run(f)).toEqual([]);
     // Still the template: named.
@@ -183,7 +236,12 @@ describe('waitHelmReleaseReady', () => {
       { type: 'Stalled', status: 'True', reason: 'RetriesExceeded', message: 'Failed to upgrade after 1 attempt(s)' },
     ]);
     const f = fakeCtx([stalled as any], 50);
-    expect(await runHr(f)).toEqual([['FLUX_HELMRELEASE_NOT_READY', `HelmRelease kube-system/cilium is not Ready: UpgradeFailed: ${failed} (Stalled: RetriesExceeded: Failed to upgrade after 1 attempt(s); the helm-controller will not retry this generation)`]]);
+    expect(await runHr(f)).toEqual([
+      [
+        'FLUX_HELMRELEASE_NOT_READY',
+        `HelmRelease kube-system/cilium is not Ready: UpgradeFailed: ${failed} (Stalled: RetriesExceeded: Failed to upgrade after 1 attempt(s); the helm-controller will not retry this generation)`,
+      ],
+    ]);
     expect(f.looks()).toBe(1);
   });
 
@@ -193,7 +251,9 @@ describe('waitHelmReleaseReady', () => {
     const f = fakeCtx([pending as any], 50, { pods: [controllerPod('helm-controller', 3, backOff)], log: 'a\n\nb\n' });
     const [[id, message]] = await runHr(f);
     expect(id).toBe('FLUX_CONTROLLER_CRASHLOOP');
-    expect(message).toContain('helm-controller is crash-looping: pod flux-system/helm-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 3 times');
+    expect(message).toContain(
+      'helm-controller is crash-looping: pod flux-system/helm-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 3 times',
+    );
     expect(message).toMatch(/; its last log line: b$/);
     expect(f.looks()).toBe(0);
   });
@@ -210,7 +270,12 @@ describe('waitHelmReleaseReady', () => {
     const pod = {
       metadata: { name: 'source-controller-6c9f8b7d5-x2x4q', namespace: 'flux-system' },
       spec: { nodeName: 'k3s-2', containers: [{ name: 'manager', image }] },
-      status: { phase: 'Pending', containerStatuses: [{ name: 'manager', image, ready: false, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` } } }] },
+      status: {
+        phase: 'Pending',
+        containerStatuses: [
+          { name: 'manager', image, ready: false, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` } } },
+        ],
+      },
     };
     const airGapped = fakeCtx([[]], 100, { pods: [pod], imageArchives: ['/a/flux.tar'] });
     const [cause] = await run(airGapped);

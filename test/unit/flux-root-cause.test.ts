@@ -27,7 +27,10 @@ describe('fluxState', () => {
 
   it('a Ready of an older generation is not Ready (the new spec is not reconciled yet)', () => {
     const s = fluxState([src(SRC_OK)], [ks('platform', OK, [], { generation: 2, observed: 1 })]);
-    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', object: 'Kustomization flux-system/platform', stalled: false }] });
+    expect(s).toMatchObject({
+      ready: false,
+      verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', object: 'Kustomization flux-system/platform', stalled: false }],
+    });
   });
 
   it('a source that cannot authenticate is FLUX_SOURCE_NOT_READY with its message, and explains its Kustomizations', () => {
@@ -35,7 +38,9 @@ describe('fluxState', () => {
     const s = fluxState([src(['False', 'AuthenticationFailed', msg])], [ks('flux-system', ['False', 'ArtifactFailed', 'Source artifact not found'])]);
     expect(s).toEqual({
       ready: false,
-      verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'AuthenticationFailed', message: msg, stalled: false }],
+      verdicts: [
+        { causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'AuthenticationFailed', message: msg, stalled: false },
+      ],
     });
   });
 
@@ -68,7 +73,9 @@ describe('fluxState', () => {
 
   it('skips Ready dependencies to find the failing one among several', () => {
     const byKey = new Map(
-      [ks('a', OK), ks('b', ['False', 'HealthCheckFailed', 'timeout waiting for: [Deployment/x/y status: InProgress]']), ks('c', WAITING('b'), ['a', 'b'])].map((k) => [`flux-system/${k.metadata.name}`, k]),
+      [ks('a', OK), ks('b', ['False', 'HealthCheckFailed', 'timeout waiting for: [Deployment/x/y status: InProgress]']), ks('c', WAITING('b'), ['a', 'b'])].map(
+        (k) => [`flux-system/${k.metadata.name}`, k],
+      ),
     );
     expect((rootOf(byKey.get('flux-system/c')!, byKey) as FluxObject).metadata.name).toBe('b');
   });
@@ -77,7 +84,14 @@ describe('fluxState', () => {
     const s = fluxState([src(SRC_OK)], [ks('apps', WAITING('platform-config'), ['platform-config'])]);
     expect(s).toMatchObject({
       ready: false,
-      verdicts: [{ causeId: 'FLUX_DEPENDENCY_NOT_READY', object: 'Kustomization flux-system/platform-config', reason: 'DependencyNotFound', waiting: ['Kustomization flux-system/apps'] }],
+      verdicts: [
+        {
+          causeId: 'FLUX_DEPENDENCY_NOT_READY',
+          object: 'Kustomization flux-system/platform-config',
+          reason: 'DependencyNotFound',
+          waiting: ['Kustomization flux-system/apps'],
+        },
+      ],
     });
   });
 
@@ -100,7 +114,10 @@ describe('a status from before this run is not an answer', () => {
   });
 
   it('a reconcile request not handled yet: pending, even if the old status says Ready or failed', () => {
-    expect(fluxState([requested(src(SRC_OK), 't2', 't1')], [])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', stalled: false }] });
+    expect(fluxState([requested(src(SRC_OK), 't2', 't1')], [])).toMatchObject({
+      ready: false,
+      verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', stalled: false }],
+    });
     expect(fluxState([requested(src(['False', 'AuthenticationFailed', 'x']), 't2', 't1')], [])).toMatchObject({
       ready: false,
       verdicts: [{ stalled: false, message: "x (written before this run's reconcile request, which the controller has not answered yet)" }],
@@ -112,7 +129,10 @@ describe('a status from before this run is not an answer', () => {
     const source = { ...src(SRC_OK), status: { ...src(SRC_OK).status, artifact: { revision: 'main@sha1:new' } } };
     const old = { ...ks('flux-system', OK), status: { ...ks('flux-system', OK).status, lastAttemptedRevision: 'main@sha1:old' } };
     expect(fluxState([source], [old])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', stalled: false }] });
-    const failedOld = { ...ks('p', ['False', 'BuildFailed', 'x']), status: { ...ks('p', ['False', 'BuildFailed', 'x']).status, lastAttemptedRevision: 'main@sha1:old' } };
+    const failedOld = {
+      ...ks('p', ['False', 'BuildFailed', 'x']),
+      status: { ...ks('p', ['False', 'BuildFailed', 'x']).status, lastAttemptedRevision: 'main@sha1:old' },
+    };
     expect(fluxState([source], [failedOld])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_BUILD_FAILED', stalled: false }] });
     const now = { ...old, status: { ...old.status, lastAttemptedRevision: 'main@sha1:new' } };
     expect(fluxState([source], [now])).toEqual({ ready: true });
@@ -147,7 +167,13 @@ describe('classifyKustomization', () => {
 describe('upstream-shaped status: observedGeneration only when Ready or Stalled', () => {
   const REQ = '2026-12-01T23:00:00Z';
   const T = '2026-12-01T23:00:05Z';
-  const c = (type: string, status: string, reason: string, message: string): Condition & { lastTransitionTime: string } => ({ type, status, reason, message, lastTransitionTime: T });
+  const c = (type: string, status: string, reason: string, message: string): Condition & { lastTransitionTime: string } => ({
+    type,
+    status,
+    reason,
+    message,
+    lastTransitionTime: T,
+  });
   const at = (kind: string, name: string, generation: number, status: NonNullable<FluxObject['status']>, spec: any = {}): FluxObject => ({
     kind,
     metadata: { name, namespace: 'flux-system', generation, annotations: { 'reconcile.fluxcd.io/requestedAt': REQ } },
@@ -158,15 +184,28 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
   const source = at('GitRepository', 'flux-system', 1, {
     observedGeneration: 1,
     artifact: { revision: REV },
-    conditions: [c('Ready', 'True', 'Succeeded', `stored artifact for revision '${REV}'`), c('ArtifactInStorage', 'True', 'Succeeded', `stored artifact for revision '${REV}'`)],
+    conditions: [
+      c('Ready', 'True', 'Succeeded', `stored artifact for revision '${REV}'`),
+      c('ArtifactInStorage', 'True', 'Succeeded', `stored artifact for revision '${REV}'`),
+    ],
   });
 
   it('a new GitRepository whose clone fails: no observedGeneration, Reconciling ProgressingWithRetry — named, not stalled', () => {
-    const msg = "failed to checkout and determine revision: unable to clone 'ssh://git@10.77.0.2/lab-gitops.git': ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain";
+    const msg =
+      "failed to checkout and determine revision: unable to clone 'ssh://git@10.77.0.2/lab-gitops.git': ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain";
     const repo = at('GitRepository', 'flux-system', 1, {
-      conditions: [c('Ready', 'False', 'GitOperationFailed', msg), c('FetchFailed', 'True', 'GitOperationFailed', msg), c('Reconciling', 'True', 'ProgressingWithRetry', 'processing object: new generation 0 -> 1')],
+      conditions: [
+        c('Ready', 'False', 'GitOperationFailed', msg),
+        c('FetchFailed', 'True', 'GitOperationFailed', msg),
+        c('Reconciling', 'True', 'ProgressingWithRetry', 'processing object: new generation 0 -> 1'),
+      ],
     });
-    expect(fluxState([repo], [])).toEqual({ ready: false, verdicts: [{ causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'GitOperationFailed', message: msg, stalled: false }] });
+    expect(fluxState([repo], [])).toEqual({
+      ready: false,
+      verdicts: [
+        { causeId: 'FLUX_SOURCE_NOT_READY', object: 'GitRepository flux-system/flux-system', reason: 'GitOperationFailed', message: msg, stalled: false },
+      ],
+    });
   });
 
   it('a new Kustomization generation whose path is missing keeps the old observedGeneration and lastAttemptedRevision: still named FLUX_BUILD_FAILED', () => {
@@ -174,14 +213,28 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
     const k = at('Kustomization', 'tier-a', 2, {
       observedGeneration: 1,
       lastAttemptedRevision: 'main@sha1:0000000000000000000000000000000000000000',
-      conditions: [c('Ready', 'False', 'ArtifactFailed', msg), c('Reconciling', 'True', 'ProgressingWithRetry', `Fetching manifests for revision ${REV} with a timeout of 9m30s`)],
+      conditions: [
+        c('Ready', 'False', 'ArtifactFailed', msg),
+        c('Reconciling', 'True', 'ProgressingWithRetry', `Fetching manifests for revision ${REV} with a timeout of 9m30s`),
+      ],
     });
-    expect(fluxState([source], [k])).toEqual({ ready: false, verdicts: [{ causeId: 'FLUX_BUILD_FAILED', object: 'Kustomization flux-system/tier-a', reason: 'ArtifactFailed', message: msg, stalled: false }] });
+    expect(fluxState([source], [k])).toEqual({
+      ready: false,
+      verdicts: [{ causeId: 'FLUX_BUILD_FAILED', object: 'Kustomization flux-system/tier-a', reason: 'ArtifactFailed', message: msg, stalled: false }],
+    });
   });
 
   it('a dependent of a failing root (DependencyNotReady, no Reconciling): the root is named with who waits', () => {
-    const root = at('Kustomization', 'tier-a', 1, { conditions: [c('Ready', 'False', 'BuildFailed', 'kustomize build failed: accumulating resources: no such file')] });
-    const dep = at('Kustomization', 'tier-b', 1, { conditions: [c('Ready', 'False', 'DependencyNotReady', "dependency 'flux-system/tier-a' is not ready")] }, { dependsOn: [{ name: 'tier-a' }] });
+    const root = at('Kustomization', 'tier-a', 1, {
+      conditions: [c('Ready', 'False', 'BuildFailed', 'kustomize build failed: accumulating resources: no such file')],
+    });
+    const dep = at(
+      'Kustomization',
+      'tier-b',
+      1,
+      { conditions: [c('Ready', 'False', 'DependencyNotReady', "dependency 'flux-system/tier-a' is not ready")] },
+      { dependsOn: [{ name: 'tier-a' }] },
+    );
     const s = fluxState([source], [root, dep]);
     expect(s.ready ? [] : s.verdicts.map((v) => [v.causeId, v.object, v.stalled])).toEqual([
       ['FLUX_BUILD_FAILED', 'Kustomization flux-system/tier-a', false],
@@ -193,9 +246,23 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
     const running = `Running health checks for revision ${REV} with a timeout of 9m30s`;
     const k = at('Kustomization', 'web', 1, {
       lastAttemptedRevision: REV,
-      conditions: [c('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'), c('Reconciling', 'True', 'Progressing', running), c('Healthy', 'Unknown', 'Progressing', running)],
+      conditions: [
+        c('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'),
+        c('Reconciling', 'True', 'Progressing', running),
+        c('Healthy', 'Unknown', 'Progressing', running),
+      ],
     });
-    expect(fluxState([source], [k])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckRunning', message: `the health checks had not ended when the budget ran out (${running})`, stalled: false }] });
+    expect(fluxState([source], [k])).toMatchObject({
+      ready: false,
+      verdicts: [
+        {
+          causeId: 'FLUX_HEALTHCHECK_FAILED',
+          reason: 'HealthCheckRunning',
+          message: `the health checks had not ended when the budget ran out (${running})`,
+          stalled: false,
+        },
+      ],
+    });
   });
 
   it('a health check that timed out: HealthCheckFailed, Healthy False, Reconciling ProgressingWithRetry, old observedGeneration', () => {
@@ -208,7 +275,10 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
         c('Healthy', 'False', 'HealthCheckFailed', wait),
       ],
     });
-    expect(fluxState([source], [k])).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckFailed', stalled: false }] });
+    expect(fluxState([source], [k])).toMatchObject({
+      ready: false,
+      verdicts: [{ causeId: 'FLUX_HEALTHCHECK_FAILED', reason: 'HealthCheckFailed', stalled: false }],
+    });
   });
 
   it('Stalled for the current generation (observedGeneration written with it) is terminal, and the message says why', () => {
@@ -219,13 +289,25 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
       conditions: [c('Ready', 'False', 'InvalidCELExpression', msg), c('Stalled', 'True', 'InvalidCELExpression', msg)],
     });
     const s = fluxState([source], [k]);
-    expect(s).toMatchObject({ ready: false, verdicts: [{ causeId: 'FLUX_RECONCILIATION_FAILED', stalled: true, message: `${msg} (Stalled: InvalidCELExpression: ${msg}; the controller will not retry this generation)` }] });
+    expect(s).toMatchObject({
+      ready: false,
+      verdicts: [
+        {
+          causeId: 'FLUX_RECONCILIATION_FAILED',
+          stalled: true,
+          message: `${msg} (Stalled: InvalidCELExpression: ${msg}; the controller will not retry this generation)`,
+        },
+      ],
+    });
   });
 
   it('a Stalled of an older generation, or while Reconciling is True, is not terminal', () => {
     const stalled = [c('Ready', 'False', 'AccessDenied', 'x'), c('Stalled', 'True', 'AccessDenied', 'x')];
     const older = at('Kustomization', 'k', 3, { observedGeneration: 2, conditions: stalled });
-    const reconciling = at('Kustomization', 'k', 2, { observedGeneration: 2, conditions: [...stalled, c('Reconciling', 'True', 'Progressing', 'Reconciliation in progress')] });
+    const reconciling = at('Kustomization', 'k', 2, {
+      observedGeneration: 2,
+      conditions: [...stalled, c('Reconciling', 'True', 'Progressing', 'Reconciliation in progress')],
+    });
     expect(fluxState([source], [older])).toMatchObject({ verdicts: [{ stalled: false }] });
     expect(fluxState([source], [reconciling])).toMatchObject({ verdicts: [{ stalled: false }] });
   });
@@ -233,7 +315,9 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
 
 describe('literalVariables', () => {
   it('finds ${VAR} left in values as dotted paths, and nothing in substituted ones', () => {
-    expect(literalVariables({ k8sServiceHost: '${K3S_API_HOST}', k8sServicePort: 6443, ipam: { list: ['10.42.0.0/16', 'x-${POD_CIDR}'] }, plain: 'a$b' })).toEqual([
+    expect(
+      literalVariables({ k8sServiceHost: '${K3S_API_HOST}', k8sServicePort: 6443, ipam: { list: ['10.42.0.0/16', 'x-${POD_CIDR}'] }, plain: 'a$b' }),
+    ).toEqual([
       { path: 'k8sServiceHost', text: '${K3S_API_HOST}' },
       { path: 'ipam.list[1]', text: 'x-${POD_CIDR}' },
     ]);

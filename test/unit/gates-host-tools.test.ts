@@ -28,14 +28,33 @@ describe('the VIP as k3s kubectl answers', () => {
 
   it('"ok" and any HTTP error are answers; x509 words are a certificate failure; a refusal is not', () => {
     expect(livezAnswer({ code: 0, stdout: 'ok', stderr: '' })).toEqual({ ok: true });
-    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Error from server (Forbidden): forbidden: User "system:anonymous" cannot get path "/livez"' })).toEqual({ ok: true });
+    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Error from server (Forbidden): forbidden: User "system:anonymous" cannot get path "/livez"' })).toEqual({
+      ok: true,
+    });
     // Go 1.20+ (real kubectl of k3s v1.33) and older Go (Debian's kubectl) word the SAN failure differently.
-    const san = 'Unable to connect to the server: tls: failed to verify certificate: x509: certificate is valid for 10.43.0.1, 127.0.0.1, 10.0.0.11, not 10.0.0.9';
+    const san =
+      'Unable to connect to the server: tls: failed to verify certificate: x509: certificate is valid for 10.43.0.1, 127.0.0.1, 10.0.0.11, not 10.0.0.9';
     expect(livezAnswer({ code: 1, stdout: '', stderr: san })).toEqual({ ok: false, certificate: true, said: san });
-    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: x509: certificate signed by unknown authority' })).toMatchObject({ ok: false, certificate: true });
+    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: x509: certificate signed by unknown authority' })).toMatchObject({
+      ok: false,
+      certificate: true,
+    });
     // As the lab's kubectl (Debian's 1.20, Go 1.19) printed them on a lab server.
-    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: x509: certificate is valid for 10.77.12.10, 10.77.12.11, 10.77.12.12, 10.77.12.9, 127.0.0.1, ::1, 10.43.0.1, not 127.0.0.2' })).toMatchObject({ ok: false, certificate: true });
-    expect(livezAnswer({ code: 1, stdout: '', stderr: 'Unable to connect to the server: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)' })).toMatchObject({ ok: false, certificate: false });
+    expect(
+      livezAnswer({
+        code: 1,
+        stdout: '',
+        stderr:
+          'Unable to connect to the server: x509: certificate is valid for 10.77.12.10, 10.77.12.11, 10.77.12.12, 10.77.12.9, 127.0.0.1, ::1, 10.43.0.1, not 127.0.0.2',
+      }),
+    ).toMatchObject({ ok: false, certificate: true });
+    expect(
+      livezAnswer({
+        code: 1,
+        stdout: '',
+        stderr: 'Unable to connect to the server: net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)',
+      }),
+    ).toMatchObject({ ok: false, certificate: false });
     const refused = 'The connection to the server 10.0.0.9:6443 was refused - did you specify the right host or port?';
     expect(livezAnswer({ code: 1, stdout: '', stderr: refused })).toEqual({ ok: false, certificate: false, said: refused });
     expect(livezAnswer({ code: null, stdout: '', stderr: '' })).toEqual({ ok: false, certificate: false, said: 'no answer' });
@@ -110,17 +129,25 @@ describe("verify's operator vantage", () => {
   ];
   it('one row for the operator; one API_UNREACHABLE_VIA per address, on its owner or the forwarding server', () => {
     const fine = operatorVerdict(targets, 6443, 's1', { vip: { ok: true }, s0: { ok: true } });
-    expect(fine).toEqual({ rows: [{ host: 'operator', ok: true, detail: 'TLS verified against the cluster CA via VIP 10.0.0.9, s1 10.0.0.11 (through s1)' }], stops: [] });
+    expect(fine).toEqual({
+      rows: [{ host: 'operator', ok: true, detail: 'TLS verified against the cluster CA via VIP 10.0.0.9, s1 10.0.0.11 (through s1)' }],
+      stops: [],
+    });
     const bad = operatorVerdict(targets, 6443, 's1', { vip: { ok: false, seen: '10.0.0.9:6443 through s1: no TLS handshake within 5 s' }, s0: { ok: true } });
     expect(bad.rows[0]).toMatchObject({ host: 'operator', ok: false });
     expect(bad.stops).toHaveLength(1);
-    expect(bad.stops[0]).toMatchObject({ causeId: 'API_UNREACHABLE_VIA', host: 's1', message: "The API does not answer with the cluster certificate via 10.0.0.9:6443 (the VIP) from the operator's side" });
+    expect(bad.stops[0]).toMatchObject({
+      causeId: 'API_UNREACHABLE_VIA',
+      host: 's1',
+      message: "The API does not answer with the cluster certificate via 10.0.0.9:6443 (the VIP) from the operator's side",
+    });
   });
 });
 
 describe('what the engine runs on a host', () => {
   it('no curl, no etcdctl: only k3s (kubectl, crictl) and coreutils', () => {
-    for (const c of [MEMBER_LIST_COMMAND, CILIUM_STATUS_COMMAND, CILIUM_HEALTH_COMMAND, livezCommand('10.0.0.9', 6443)]) expect(c).not.toMatch(/\b(curl|wget|etcdctl)\b|(^|[;|&]\s*)kubectl\b/);
+    for (const c of [MEMBER_LIST_COMMAND, CILIUM_STATUS_COMMAND, CILIUM_HEALTH_COMMAND, livezCommand('10.0.0.9', 6443)])
+      expect(c).not.toMatch(/\b(curl|wget|etcdctl)\b|(^|[;|&]\s*)kubectl\b/);
   });
 });
 
@@ -130,7 +157,9 @@ describe("the k3s twin's /db/info", () => {
       { id: '10501334649042878790', name: 's2-5e6f7a8b', peerURLs: ['http://10.0.0.12:2380'], clientURLs: ['http://10.0.0.12:2379'], isLearner: false },
       { id: '1234', name: '', peerURLs: ['http://10.0.0.99:2380'], clientURLs: [], isLearner: true },
     ]);
-    expect(text).toBe('{"members":[{"ID":10501334649042878790,"name":"s2-5e6f7a8b","peerURLs":["http://10.0.0.12:2380"],"clientURLs":["http://10.0.0.12:2379"]},{"ID":1234,"peerURLs":["http://10.0.0.99:2380"],"isLearner":true}]}\n');
+    expect(text).toBe(
+      '{"members":[{"ID":10501334649042878790,"name":"s2-5e6f7a8b","peerURLs":["http://10.0.0.12:2380"],"clientURLs":["http://10.0.0.12:2379"]},{"ID":1234,"peerURLs":["http://10.0.0.99:2380"],"isLearner":true}]}\n',
+    );
     expect(parseMembers(text).map((m) => m.id)).toEqual(['91bc3c398fb3c146', '4d2']);
     expect(readMembers({ code: 0, stdout: text })?.[1]).toMatchObject({ name: '', isLearner: true });
   });
@@ -159,11 +188,17 @@ describe("the k3s twin's crictl", () => {
     expect(await run(['ps', '--name', 'cilium-agent', '--state', 'running', '-q'])).toEqual({ code: 0, out: '', err: '' });
     const r = await run(['exec', 'deadbeef', 'cilium-dbg', 'status', '-o', 'json']);
     expect(r.code).toBe(1);
-    expect(r.err).toBe('time="2026-12-01T10:00:00Z" level=fatal msg="execing command in container deadbeef: rpc error: code = NotFound desc = failed to find container \\"deadbeef\\" in store: not found"\n');
+    expect(r.err).toBe(
+      'time="2026-12-01T10:00:00Z" level=fatal msg="execing command in container deadbeef: rpc error: code = NotFound desc = failed to find container \\"deadbeef\\" in store: not found"\n',
+    );
   });
 
   it("finds the running agent's container and prints cilium-dbg status -o json from its socket", async () => {
-    api = serveStatus(join(root, CILIUM_SOCKET), () => ({ kubeProxyReplacement: 'True', apiServer: 'https://10.0.0.9:6443', device: { name: 'eth0', ip: '10.0.0.11' }, ready: true }), agentContainer(pod, 'quay.io/cilium/cilium:v1.19.5'));
+    api = serveStatus(
+      join(root, CILIUM_SOCKET),
+      () => ({ kubeProxyReplacement: 'True', apiServer: 'https://10.0.0.9:6443', device: { name: 'eth0', ip: '10.0.0.11' }, ready: true }),
+      agentContainer(pod, 'quay.io/cilium/cilium:v1.19.5'),
+    );
     await new Promise((r) => setTimeout(r, 100));
     const ps = await run(['ps', '--name', 'cilium-agent', '--state', 'running', '-q']);
     expect(ps).toEqual({ code: 0, out: '6f1c2d3e4a5b6c7d8e9f0a1b2c3d4e5f\n', err: '' });
@@ -171,7 +206,9 @@ describe("the k3s twin's crictl", () => {
     expect((await run(['ps', '--state', 'exited', '-q'])).out).toBe('');
     const table = await run(['ps']);
     expect(table.out.split('\n')[0]).toMatch(/^CONTAINER\s+IMAGE\s+CREATED\s+STATE\s+NAME\s+ATTEMPT\s+POD ID\s+POD$/);
-    expect(table.out.split('\n')[1]).toMatch(/^6f1c2d3e4a5b6\s+quay\.io\/cilium\/cilium:v1\.19\.5\s+.*Running\s+cilium-agent\s+0\s+6f1c2d3e4a5b6\s+cilium-x7k2p$/);
+    expect(table.out.split('\n')[1]).toMatch(
+      /^6f1c2d3e4a5b6\s+quay\.io\/cilium\/cilium:v1\.19\.5\s+.*Running\s+cilium-agent\s+0\s+6f1c2d3e4a5b6\s+cilium-x7k2p$/,
+    );
     const st = await run(['exec', ps.out.trim(), 'cilium-dbg', 'status', '-o', 'json']);
     expect(st.code).toBe(0);
     expect(kprMode(st.out)).toBe('True');
@@ -179,10 +216,13 @@ describe("the k3s twin's crictl", () => {
     expect(doc['kube-proxy-replacement']).toMatchObject({ devices: ['eth0'], deviceList: [{ name: 'eth0', ip: ['10.0.0.11'] }] });
     // containerd resolves a unique prefix of the ID.
     expect((await run(['exec', '6f1c2d3e', 'cilium-dbg', 'status', '-o', 'json'])).code).toBe(0);
-    expect(await run(['exec', '6f1c2d3e', 'curl', 'http://localhost'])).toMatchObject({ code: 126, err: expect.stringContaining('exec: "curl": executable file not found in $PATH') });
+    expect(await run(['exec', '6f1c2d3e', 'curl', 'http://localhost'])).toMatchObject({
+      code: 126,
+      err: expect.stringContaining('exec: "curl": executable file not found in $PATH'),
+    });
   });
 
-  it("prints cilium-health status --probe -o json from the health socket: each node greeted on 4240/tcp for real", async () => {
+  it('prints cilium-health status --probe -o json from the health socket: each node greeted on 4240/tcp for real', async () => {
     const nodes = [
       { metadata: { name: 's1' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.1' }] } },
       { metadata: { name: 's2' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.2' }] } },
@@ -197,7 +237,16 @@ describe("the k3s twin's crictl", () => {
       expect(nodeHealth(r.out)).toEqual({
         local: 's1',
         reached: [],
-        unreachable: [{ from: 's1', to: 's2', ip: '127.44.0.2', path: 'host', ports: ['4240/tcp'], status: 'Get "http://127.44.0.2:4240/hello": dial tcp 127.44.0.2:4240: connect: connection refused' }],
+        unreachable: [
+          {
+            from: 's1',
+            to: 's2',
+            ip: '127.44.0.2',
+            path: 'host',
+            ports: ['4240/tcp'],
+            status: 'Get "http://127.44.0.2:4240/hello": dial tcp 127.44.0.2:4240: connect: connection refused',
+          },
+        ],
       });
       expect(JSON.parse(r.out).nodes[0].host['primary-address'].http.latency).toBeGreaterThan(0);
     } finally {
@@ -205,6 +254,8 @@ describe("the k3s twin's crictl", () => {
     }
     const gone = await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '-o', 'json']);
     expect(gone.code).toBe(1);
-    expect(gone.err).toMatch(/^Cannot get status: Get "http:\/\/localhost\/v1beta\/status": dial unix .*health\.sock: connect: (no such file or directory|connection refused)\n$/);
+    expect(gone.err).toMatch(
+      /^Cannot get status: Get "http:\/\/localhost\/v1beta\/status": dial unix .*health\.sock: connect: (no such file or directory|connection refused)\n$/,
+    );
   });
 });

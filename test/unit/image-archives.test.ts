@@ -36,14 +36,24 @@ describe('archive index', () => {
   it('an OCI layout names each image with the digest it keeps; a docker save archive its tags only', async () => {
     expect(await readArchiveIndex(put('cilium.tar', ociArchive([CILIUM, 'ghcr.io/kube-vip/kube-vip:v0.9.2'])))).toEqual({
       format: 'oci',
-      images: [{ name: 'quay.io/cilium/cilium:v1.19.5', digest: DIGEST }, { name: 'ghcr.io/kube-vip/kube-vip:v0.9.2', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
+      images: [
+        { name: 'quay.io/cilium/cilium:v1.19.5', digest: DIGEST },
+        { name: 'ghcr.io/kube-vip/kube-vip:v0.9.2', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
+      ],
     });
-    expect(await readArchiveIndex(put('saved.tar', dockerSaveArchive(['quay.io/cilium/cilium:v1.19.5'])))).toEqual({ format: 'docker', images: [{ name: 'quay.io/cilium/cilium:v1.19.5' }] });
+    expect(await readArchiveIndex(put('saved.tar', dockerSaveArchive(['quay.io/cilium/cilium:v1.19.5'])))).toEqual({
+      format: 'docker',
+      images: [{ name: 'quay.io/cilium/cilium:v1.19.5' }],
+    });
   });
 
   it('reads a gzip-compressed archive, and a plain one whose index comes after large blobs without reading them', async () => {
     const big = Buffer.alloc(3 * 1024 * 1024, 7);
-    const tar = tarOf([['blobs/sha256/' + 'a'.repeat(64), big], ['oci-layout', '{}'], ['./index.json', JSON.stringify({ manifests: [{ digest: DIGEST, annotations: { 'io.containerd.image.name': 'quay.io/cilium/cilium:v1.19.5' } }] })]]);
+    const tar = tarOf([
+      ['blobs/sha256/' + 'a'.repeat(64), big],
+      ['oci-layout', '{}'],
+      ['./index.json', JSON.stringify({ manifests: [{ digest: DIGEST, annotations: { 'io.containerd.image.name': 'quay.io/cilium/cilium:v1.19.5' } }] })],
+    ]);
     for (const name of ['late.tar', 'late.tar.gz']) {
       const idx = await readArchiveIndex(put(name, name.endsWith('.gz') ? gzipSync(tar) : tar));
       expect(idx.images).toEqual([{ name: 'quay.io/cilium/cilium:v1.19.5', digest: DIGEST }]);
@@ -52,7 +62,9 @@ describe('archive index', () => {
 
   it('refuses what is no image archive, saying why', async () => {
     await expect(readArchiveIndex(put('notes.tar', 'not a tar at all'.repeat(100)))).rejects.toThrow('it is not a tar archive');
-    await expect(readArchiveIndex(put('empty.tar', tarOf([['README', 'hello']])))).rejects.toThrow('neither index.json (an OCI image layout) nor manifest.json (docker save)');
+    await expect(readArchiveIndex(put('empty.tar', tarOf([['README', 'hello']])))).rejects.toThrow(
+      'neither index.json (an OCI image layout) nor manifest.json (docker save)',
+    );
     await expect(readArchiveIndex(put('images.zip', 'x'))).rejects.toThrow('k3s imports only .tar');
   });
 });
@@ -62,7 +74,11 @@ describe('the CRI lookup', () => {
   it('a pinned reference needs exactly its digest; the tag alone does not do', () => {
     expect(matchImage(CILIUM, oci)).toEqual({ kind: 'found' });
     expect(matchImage(`quay.io/cilium/cilium@${DIGEST}`, oci)).toEqual({ kind: 'found' });
-    expect(matchImage(CILIUM, [{ name: 'quay.io/cilium/cilium:v1.19.5' }])).toEqual({ kind: 'digest-differs', name: 'quay.io/cilium/cilium:v1.19.5', digest: undefined });
+    expect(matchImage(CILIUM, [{ name: 'quay.io/cilium/cilium:v1.19.5' }])).toEqual({
+      kind: 'digest-differs',
+      name: 'quay.io/cilium/cilium:v1.19.5',
+      digest: undefined,
+    });
     expect(matchImage(CILIUM.replace(DIGEST, `sha256:${'3'.repeat(64)}`), oci).kind).toBe('digest-differs');
   });
   it('a tagged reference needs the repository and tag', () => {
@@ -77,7 +93,9 @@ describe('what the add-ons pull', () => {
     const v = coalesce(
       {
         image: { repository: 'quay.io/cilium/cilium', tag: 'v1.19.5', digest: 'sha256:a', useDigest: true },
-        operator: { image: { repository: 'quay.io/cilium/operator', tag: 'v1.19.5', genericDigest: 'sha256:g', awsDigest: 'sha256:w', useDigest: true, suffix: '' } },
+        operator: {
+          image: { repository: 'quay.io/cilium/operator', tag: 'v1.19.5', genericDigest: 'sha256:g', awsDigest: 'sha256:w', useDigest: true, suffix: '' },
+        },
         envoy: { image: { repository: 'quay.io/cilium/cilium-envoy', tag: 'v1.36', digest: 'sha256:e', useDigest: true } },
         l7Proxy: true,
         hubble: { enabled: true, relay: { enabled: false, image: {} }, ui: { enabled: false } },
@@ -90,30 +108,60 @@ describe('what the add-ons pull', () => {
       { image: 'quay.io/cilium/cilium-envoy:v1.36@sha256:e', by: 'Cilium envoy' },
       { image: 'quay.io/cilium/hubble-relay:v1.19.5', by: 'Hubble relay' },
     ]);
-    expect(ciliumImages({ ...v, l7Proxy: false, eni: { enabled: true } }).map((i) => i.image)).toEqual(['quay.io/cilium/cilium:v1.19.5@sha256:a', 'quay.io/cilium/operator-aws:v1.19.5@sha256:w', 'quay.io/cilium/hubble-relay:v1.19.5']);
+    expect(ciliumImages({ ...v, l7Proxy: false, eni: { enabled: true } }).map((i) => i.image)).toEqual([
+      'quay.io/cilium/cilium:v1.19.5@sha256:a',
+      'quay.io/cilium/operator-aws:v1.19.5@sha256:w',
+      'quay.io/cilium/hubble-relay:v1.19.5',
+    ]);
     expect(chartImage({ override: 'my/own:1', repository: 'x' })).toBe('my/own:1');
   });
 
   it("Flux: every container of the install manifest's workloads", () => {
-    const text = labFluxImages().map((image, i) => `---\napiVersion: apps/v1\nkind: Deployment\nmetadata: { name: c${i} }\nspec: { template: { spec: { containers: [{ name: manager, image: "${image}" }] } } }\n`).join('') + '---\nkind: Service\nmetadata: { name: s }\n';
-    expect(manifestImages(text, (w) => `Flux ${w}`).map((i) => i.image)).toEqual(['ghcr.io/fluxcd/source-controller:v1.9.0', 'ghcr.io/fluxcd/kustomize-controller:v1.9.0', 'ghcr.io/fluxcd/helm-controller:v1.6.0', 'ghcr.io/fluxcd/notification-controller:v1.9.0']);
+    const text =
+      labFluxImages()
+        .map(
+          (image, i) =>
+            `---\napiVersion: apps/v1\nkind: Deployment\nmetadata: { name: c${i} }\nspec: { template: { spec: { containers: [{ name: manager, image: "${image}" }] } } }\n`,
+        )
+        .join('') + '---\nkind: Service\nmetadata: { name: s }\n';
+    expect(manifestImages(text, (w) => `Flux ${w}`).map((i) => i.image)).toEqual([
+      'ghcr.io/fluxcd/source-controller:v1.9.0',
+      'ghcr.io/fluxcd/kustomize-controller:v1.9.0',
+      'ghcr.io/fluxcd/helm-controller:v1.6.0',
+      'ghcr.io/fluxcd/notification-controller:v1.9.0',
+    ]);
   });
 });
 
 describe('the check before any change', () => {
   it('IMAGE_NOT_IN_ARCHIVES names the image, who pulls it, and why a docker save archive does not do', async () => {
-    const { read, stops } = await readArchives([{ path: put('kv.tar', ociArchive(['ghcr.io/kube-vip/kube-vip:v0.9.2'])) }, { path: put('cilium-saved.tar', dockerSaveArchive(['quay.io/cilium/cilium:v1.19.5'])) }]);
+    const { read, stops } = await readArchives([
+      { path: put('kv.tar', ociArchive(['ghcr.io/kube-vip/kube-vip:v0.9.2'])) },
+      { path: put('cilium-saved.tar', dockerSaveArchive(['quay.io/cilium/cilium:v1.19.5'])) },
+    ]);
     expect(stops).toEqual([]);
-    const required = [{ image: 'ghcr.io/kube-vip/kube-vip:v0.9.2', by: 'kube-vip' }, { image: CILIUM, by: 'Cilium agent' }, { image: 'ghcr.io/fluxcd/source-controller:v1.9.0', by: 'Flux source-controller' }];
+    const required = [
+      { image: 'ghcr.io/kube-vip/kube-vip:v0.9.2', by: 'kube-vip' },
+      { image: CILIUM, by: 'Cilium agent' },
+      { image: 'ghcr.io/fluxcd/source-controller:v1.9.0', by: 'Flux source-controller' },
+    ];
     expect(missingImageStops(required, read).map((c) => [c.causeId, c.message])).toEqual([
-      ['IMAGE_NOT_IN_ARCHIVES', `Cilium agent pulls ${CILIUM}; cilium-saved.tar has quay.io/cilium/cilium:v1.19.5 as a docker save archive, which keeps tags only: containerd gives the imported image a digest of its own, so the pinned digest is found nowhere`],
-      ['IMAGE_NOT_IN_ARCHIVES', 'Flux source-controller pulls ghcr.io/fluxcd/source-controller:v1.9.0, which is in none of the image archives (kv.tar, cilium-saved.tar)'],
+      [
+        'IMAGE_NOT_IN_ARCHIVES',
+        `Cilium agent pulls ${CILIUM}; cilium-saved.tar has quay.io/cilium/cilium:v1.19.5 as a docker save archive, which keeps tags only: containerd gives the imported image a digest of its own, so the pinned digest is found nowhere`,
+      ],
+      [
+        'IMAGE_NOT_IN_ARCHIVES',
+        'Flux source-controller pulls ghcr.io/fluxcd/source-controller:v1.9.0, which is in none of the image archives (kv.tar, cilium-saved.tar)',
+      ],
     ]);
   });
 
   it('IMAGE_ARCHIVE_INVALID for a wrong sha256 or a file that is no image archive', async () => {
     const good = put('good.tar', ociArchive(['ghcr.io/kube-vip/kube-vip:v0.9.2']));
-    const sum = createHash('sha256').update(ociArchive(['ghcr.io/kube-vip/kube-vip:v0.9.2'])).digest('hex');
+    const sum = createHash('sha256')
+      .update(ociArchive(['ghcr.io/kube-vip/kube-vip:v0.9.2']))
+      .digest('hex');
     expect((await readArchives([{ path: good, sha256: sum }])).stops).toEqual([]);
     const { stops } = await readArchives([{ path: good, sha256: '0'.repeat(64) }, { path: put('junk.tar.gz', 'junk') }]);
     expect(stops.map((c) => [c.causeId, c.message])).toEqual([

@@ -8,7 +8,10 @@ const pod = (waiting: any, init = false) => ({
   metadata: { name: 'cilium-abcde', namespace: 'kube-system' },
   spec: { nodeName: 'k3s-lab-2', initContainers: [{ name: 'config', image: IMAGE }], containers: [{ name: 'cilium-agent', image: IMAGE }] },
   status: init
-    ? { initContainerStatuses: [{ name: 'config', image: IMAGE, state: { waiting } }], containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'PodInitializing' } } }] }
+    ? {
+        initContainerStatuses: [{ name: 'config', image: IMAGE, state: { waiting } }],
+        containerStatuses: [{ name: 'cilium-agent', state: { waiting: { reason: 'PodInitializing' } } }],
+      }
     : { containerStatuses: [{ name: 'cilium-agent', image: IMAGE, state: { waiting } }] },
 });
 
@@ -20,8 +23,12 @@ describe('image pull failures', () => {
       expect(r.decided).toBe(true);
       expect(r.cause.causeId).toBe('IMAGE_NOT_AVAILABLE');
       expect(r.cause.host).toBe('k3s-lab-2');
-      expect(r.cause.message).toBe(`${IMAGE} is not on k3s-lab-2 and cannot be pulled: add an OCI archive holding it (the reference pins a digest; a docker save archive keeps tags only) to k3s.imageArchives`);
-      expect(r.cause.evidence.seen).toMatch(/^pod kube-system\/cilium-abcde on k3s-lab-2: container (config|cilium-agent) waiting ImagePullBackOff: Back-off pulling image "/);
+      expect(r.cause.message).toBe(
+        `${IMAGE} is not on k3s-lab-2 and cannot be pulled: add an OCI archive holding it (the reference pins a digest; a docker save archive keeps tags only) to k3s.imageArchives`,
+      );
+      expect(r.cause.evidence.seen).toMatch(
+        /^pod kube-system\/cilium-abcde on k3s-lab-2: container (config|cilium-agent) waiting ImagePullBackOff: Back-off pulling image "/,
+      );
     }
   });
 

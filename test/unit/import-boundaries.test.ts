@@ -37,7 +37,9 @@ const ABOVE = ['phases/', 'modes/', 'cli/', 'lab/', 'test/', 'scripts/', 'bin/']
 
 /** Files of `layer` importing one of `above`. */
 function layerBreaks(g: Graph, layer: string, above: string[]): string[] {
-  return [...g].filter(([f]) => f.startsWith(layer)).flatMap(([f, targets]) => targets.filter((t) => above.some((a) => t.startsWith(a))).map((t) => `${f} imports ${t}`));
+  return [...g]
+    .filter(([f]) => f.startsWith(layer))
+    .flatMap(([f, targets]) => targets.filter((t) => above.some((a) => t.startsWith(a))).map((t) => `${f} imports ${t}`));
 }
 
 /** Ground-floor files (everything under src/) importing a layer above. */
@@ -58,7 +60,9 @@ function phaseUnit(file: string): string | undefined {
 }
 
 function sideways(g: Graph): string[] {
-  return [...g].flatMap(([f, targets]) => targets.filter((t) => phaseUnit(f) && phaseUnit(t) && phaseUnit(f) !== phaseUnit(t)).map((t) => `${f} (${phaseUnit(f)}) imports ${t} (${phaseUnit(t)})`));
+  return [...g].flatMap(([f, targets]) =>
+    targets.filter((t) => phaseUnit(f) && phaseUnit(t) && phaseUnit(f) !== phaseUnit(t)).map((t) => `${f} (${phaseUnit(f)}) imports ${t} (${phaseUnit(t)})`),
+  );
 }
 
 /** Every import cycle, each as the files around it (`a → b → a`), found by a depth-first search. */
@@ -83,13 +87,11 @@ function cycles(g: Graph): string[] {
 
 describe('import boundaries', () => {
   it('reads every kind of import', () => {
-    expect(importsOf(`import { a } from '../x.ts';\nimport type { B } from "./y.ts";\nexport { c } from '../../z.ts';\nconst m = await import('./w.ts');\nimport './side.ts';`)).toEqual([
-      '../x.ts',
-      './y.ts',
-      '../../z.ts',
-      './w.ts',
-      './side.ts',
-    ]);
+    expect(
+      importsOf(
+        `import { a } from '../x.ts';\nimport type { B } from "./y.ts";\nexport { c } from '../../z.ts';\nconst m = await import('./w.ts');\nimport './side.ts';`,
+      ),
+    ).toEqual(['../x.ts', './y.ts', '../../z.ts', './w.ts', './side.ts']);
   });
 
   it('each check fails on what it forbids', () => {

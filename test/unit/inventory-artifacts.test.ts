@@ -56,18 +56,14 @@ describe('checkArtifacts', () => {
   it('the k3s folder must hold a k3s file', () => {
     everything();
     rmSync(join(root, 'artifacts/k3s/k3s'));
-    expect(missing()).toEqual([
-      { cause: 'ARTIFACT_MISSING', message: `k3s.artifacts (the k3s binary): ${join(root, 'artifacts/k3s/k3s')} does not exist` },
-    ]);
+    expect(missing()).toEqual([{ cause: 'ARTIFACT_MISSING', message: `k3s.artifacts (the k3s binary): ${join(root, 'artifacts/k3s/k3s')} does not exist` }]);
   });
 
   it('a file where a folder belongs (and the reverse) is named as such', () => {
     everything();
     rmSync(join(root, 'artifacts/cilium-1.19.5.tgz'));
     mkdirSync(join(root, 'artifacts/cilium-1.19.5.tgz'));
-    expect(missing()).toEqual([
-      { cause: 'ARTIFACT_MISSING', message: `cilium.chart: ${join(root, 'artifacts/cilium-1.19.5.tgz')} is a folder, not a file` },
-    ]);
+    expect(missing()).toEqual([{ cause: 'ARTIFACT_MISSING', message: `cilium.chart: ${join(root, 'artifacts/cilium-1.19.5.tgz')} is a folder, not a file` }]);
   });
 
   it('a checkout without the HelmRelease names the HelmRelease', () => {

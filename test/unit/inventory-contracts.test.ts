@@ -23,24 +23,33 @@ describe('inventory contracts: one fixture per broken contract', () => {
     ['duplicate-name', [{ id: 'DUPLICATE_NAME', path: 'agents[0].name' }]],
     ['duplicate-address', [{ id: 'DUPLICATE_ADDRESS', path: 'servers[2].address' }]],
     ['vip-is-node-address', [{ id: 'VIP_IS_NODE_ADDRESS', path: 'controlPlane.vip' }]],
-    ['vip-outside-node-cidr', [
-      { id: 'VIP_OUTSIDE_NODE_CIDR', path: 'controlPlane.vip' },
-      { id: 'VIP_OUTSIDE_NODE_CIDR', path: 'agents[0].address' },
-    ]],
+    [
+      'vip-outside-node-cidr',
+      [
+        { id: 'VIP_OUTSIDE_NODE_CIDR', path: 'controlPlane.vip' },
+        { id: 'VIP_OUTSIDE_NODE_CIDR', path: 'agents[0].address' },
+      ],
+    ],
     ['vip-in-lb-pool', [{ id: 'VIP_IN_LB_POOL', path: 'controlPlane.vip' }]],
     ['gateway-vip-outside-pool', [{ id: 'GATEWAY_VIP_OUTSIDE_POOL', path: 'network.gatewayVip' }]],
     ['cidr-overlap', [{ id: 'CIDR_OVERLAP', path: 'k3s.serviceCidr' }]],
     ['lb-pool-reversed', [{ id: 'INVENTORY_SCHEMA', path: 'network.lbPool' }]],
-    ['placeholders', [
-      { id: 'PLACEHOLDER_VALUE', path: 'controlPlane.vip' },
-      { id: 'PLACEHOLDER_VALUE', path: 'network.gatewayVip' },
-      { id: 'PLACEHOLDER_VALUE', path: 'gitops.branch' },
-    ]],
-    ['waiver-invalid', [
-      { id: 'WAIVER_INVALID', path: 'waivers[0].cause' },
-      { id: 'WAIVER_INVALID', path: 'waivers[1].reason' },
-      { id: 'WAIVER_INVALID', path: 'waivers[2].reason' },
-    ]],
+    [
+      'placeholders',
+      [
+        { id: 'PLACEHOLDER_VALUE', path: 'controlPlane.vip' },
+        { id: 'PLACEHOLDER_VALUE', path: 'network.gatewayVip' },
+        { id: 'PLACEHOLDER_VALUE', path: 'gitops.branch' },
+      ],
+    ],
+    [
+      'waiver-invalid',
+      [
+        { id: 'WAIVER_INVALID', path: 'waivers[0].cause' },
+        { id: 'WAIVER_INVALID', path: 'waivers[1].reason' },
+        { id: 'WAIVER_INVALID', path: 'waivers[2].reason' },
+      ],
+    ],
   ];
 
   it.each(cases)('%s', (name, expected) => {
@@ -71,9 +80,7 @@ describe('inventory contracts: what the operator reads', () => {
   });
 
   it('an empty file is INVENTORY_SCHEMA, not a crash', () => {
-    expect(validateInventory('', 'prod.yaml').violations).toEqual([
-      { id: 'INVENTORY_SCHEMA', path: '', message: 'the inventory file is empty' },
-    ]);
+    expect(validateInventory('', 'prod.yaml').violations).toEqual([{ id: 'INVENTORY_SCHEMA', path: '', message: 'the inventory file is empty' }]);
   });
 
   it('names both sides of an overlap and both nodes of a duplicate', () => {
@@ -97,9 +104,7 @@ describe('inventory contracts: what the operator reads', () => {
 
   it('a Cilium HelmRelease without a GitOps checkout is refused (it resolves against the checkout)', () => {
     const text = fixture('valid').replace(/gitops:\n(  .*\n)+/, '');
-    expect(validateInventory(text, 'valid').violations.map(({ id, path }) => ({ id, path }))).toEqual([
-      { id: 'INVENTORY_SCHEMA', path: 'cilium.helmRelease' },
-    ]);
+    expect(validateInventory(text, 'valid').violations.map(({ id, path }) => ({ id, path }))).toEqual([{ id: 'INVENTORY_SCHEMA', path: 'cilium.helmRelease' }]);
   });
 
   it('an environment name that is not a label is NAME_INVALID', () => {
@@ -150,9 +155,7 @@ describe('inventory contracts: one server', () => {
     const result = validate('single-server');
     expect(result.ok).toBe(true);
     expect(result.violations).toEqual([]);
-    expect(result.warnings).toEqual([
-      { path: 'servers', message: 'a single server: the control plane is not HA (3 servers tolerate one failure)' },
-    ]);
+    expect(result.warnings).toEqual([{ path: 'servers', message: 'a single server: the control plane is not HA (3 servers tolerate one failure)' }]);
   });
 });
 

@@ -31,14 +31,25 @@ describe('derived endpoints', () => {
 
   it("the kubernetes ClusterIP and cluster DNS are k3s.serviceCidr's first and tenth addresses", () => {
     expect(prod().derived.serviceAddresses).toEqual({ kubernetes: '10.43.0.1', dns: '10.43.0.10' });
-    const text = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace('version: v1.33.5+k3s1', 'version: v1.33.5+k3s1\n  serviceCidr: 10.45.0.0/16');
+    const text = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace(
+      'version: v1.33.5+k3s1',
+      'version: v1.33.5+k3s1\n  serviceCidr: 10.45.0.0/16',
+    );
     expect(fromText(text, '/repo/inventory/prod.yaml', home).derived.serviceAddresses).toEqual({ kubernetes: '10.45.0.1', dns: '10.45.0.10' });
   });
 
   it('a service network without a tenth address is refused: k3s could not place cluster DNS', () => {
-    const text = (cidr: string) => readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace('version: v1.33.5+k3s1', `version: v1.33.5+k3s1\n  serviceCidr: ${cidr}`);
+    const text = (cidr: string) =>
+      readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8').replace(
+        'version: v1.33.5+k3s1',
+        `version: v1.33.5+k3s1\n  serviceCidr: ${cidr}`,
+      );
     expect(validateInventory(text('10.45.0.0/29'), 'prod').violations).toEqual([
-      { id: 'INVENTORY_SCHEMA', path: 'k3s.serviceCidr', message: "k3s.serviceCidr 10.45.0.0/29 is too small: k3s gives cluster DNS the network's address 10, so it must be a /28 or larger (line 10)" },
+      {
+        id: 'INVENTORY_SCHEMA',
+        path: 'k3s.serviceCidr',
+        message: "k3s.serviceCidr 10.45.0.0/29 is too small: k3s gives cluster DNS the network's address 10, so it must be a /28 or larger (line 10)",
+      },
     ]);
     expect(fromText(text('10.45.0.0/28'), '/repo/inventory/prod.yaml', home).derived.serviceAddresses).toEqual({ kubernetes: '10.45.0.1', dns: '10.45.0.10' });
   });
@@ -55,7 +66,7 @@ describe('derived endpoints', () => {
 });
 
 describe('derived paths', () => {
-  it('resolve against the inventory file\'s folder, with ~ expanded; the HelmRelease against the GitOps checkout', () => {
+  it("resolve against the inventory file's folder, with ~ expanded; the HelmRelease against the GitOps checkout", () => {
     expect(prod().derived.paths).toEqual({
       inventoryDir: '/repo/inventory',
       imageArchives: [],

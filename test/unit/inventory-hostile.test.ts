@@ -122,7 +122,7 @@ describe('fields that are legal YAML but dangerous are refused by name', () => {
     expect(v.map((x) => [x.id, x.path])).toContainEqual(['INVENTORY_SCHEMA', path]);
   });
 
-  it('a LoadBalancer pool holding the servers\' addresses is LB_POOL_INVALID', () => {
+  it("a LoadBalancer pool holding the servers' addresses is LB_POOL_INVALID", () => {
     const v = bad(/^ {2}lbPool:.*$/m, '  lbPool: { start: 192.168.2.10, stop: 192.168.2.12 }');
     expect(v.map((x) => x.id)).toContain('LB_POOL_INVALID');
     expect(v.find((x) => x.id === 'LB_POOL_INVALID')!.message).toContain('k3s-prod-1');
@@ -142,7 +142,12 @@ describe('files the inventory names are refused before any connection when readi
       mkdirSync(join(dir, 'k3s'));
       writeFileSync(join(dir, 'k3s', 'k3s'), '');
       execFileSync('mkfifo', [join(dir, 'known_hosts'), join(dir, 'deploy-key')]);
-      const paths = { k3sArtifacts: join(dir, 'k3s'), k3sBinary: join(dir, 'k3s', 'k3s'), sshKnownHostsFile: join(dir, 'known_hosts'), fluxDeployKeyFile: join(dir, 'deploy-key') };
+      const paths = {
+        k3sArtifacts: join(dir, 'k3s'),
+        k3sBinary: join(dir, 'k3s', 'k3s'),
+        sshKnownHostsFile: join(dir, 'known_hosts'),
+        fluxDeployKeyFile: join(dir, 'deploy-key'),
+      };
       const errors = checkArtifacts({ paths } as any);
       expect(errors.map((e) => e.message)).toEqual([
         `flux.deployKeyFile: ${join(dir, 'deploy-key')} is a FIFO, socket or device, not a file`,

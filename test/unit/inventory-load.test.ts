@@ -16,7 +16,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('loadInventory', () => {
-  it('returns the inventory with defaults, the derived values (paths from the file\'s folder) and warnings', async () => {
+  it("returns the inventory with defaults, the derived values (paths from the file's folder) and warnings", async () => {
     const file = join(dir, 'single-server.yaml');
     writeFileSync(file, fixture('single-server'));
     const loaded = await loadInventory(file, { home: '/home/op' });

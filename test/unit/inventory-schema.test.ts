@@ -46,7 +46,8 @@ describe('inventory defaults', () => {
   });
 
   it('keeps values the operator wrote', () => {
-    const text = minimal.replace('ssh: { user: ops }', 'ssh: { user: ops, port: 2222, knownHostsFile: ./known_hosts }')
+    const text = minimal
+      .replace('ssh: { user: ops }', 'ssh: { user: ops, port: 2222, knownHostsFile: ./known_hosts }')
       .replace('controlPlane: { vip: 10.0.0.9 }', 'controlPlane: { vip: 10.0.0.9, port: 6443, interface: eth1 }');
     const inv = validateInventory(text, 'lab').inventory!;
     expect(inv.ssh.port).toBe(2222);
@@ -60,7 +61,9 @@ describe('inventory defaults', () => {
     expect(result.inventory).toBeUndefined();
     expect(result.violations).toHaveLength(1);
     expect(result.violations[0]).toMatchObject({ id: 'INVENTORY_SCHEMA', path: 'controlPlane.port' });
-    expect(result.violations[0].message).toMatch(/^controlPlane\.port must be 6443 \(found number 16443\): The API port: 6443 only \(k3s listens on 6443 and kube-vip in ARP mode does not translate ports/);
+    expect(result.violations[0].message).toMatch(
+      /^controlPlane\.port must be 6443 \(found number 16443\): The API port: 6443 only \(k3s listens on 6443 and kube-vip in ARP mode does not translate ports/,
+    );
   });
 });
 
@@ -96,9 +99,7 @@ describe('placeholders', () => {
 
   it('a key with nothing after it is an empty value, not a crash', () => {
     const text = minimal.replace('controlPlane: { vip: 10.0.0.9 }', 'controlPlane:\n  vip:');
-    expect(validateInventory(text, 'lab').violations.map(({ id, path }) => ({ id, path }))).toEqual([
-      { id: 'PLACEHOLDER_VALUE', path: 'controlPlane.vip' },
-    ]);
+    expect(validateInventory(text, 'lab').violations.map(({ id, path }) => ({ id, path }))).toEqual([{ id: 'PLACEHOLDER_VALUE', path: 'controlPlane.vip' }]);
   });
 
   it('still lets the other contracts speak when a placeholder is only a string', () => {
@@ -117,9 +118,7 @@ describe('waivers', () => {
     const text = `${minimal}waivers:\n  - { cause: CGROUP_V2_MISSING, reason: the lab machine runs a cgroup v1/v2 hybrid }\n`;
     const result = validateInventory(text, 'lab');
     expect(result.violations).toEqual([]);
-    expect(result.inventory!.waivers).toEqual([
-      { cause: 'CGROUP_V2_MISSING', reason: 'the lab machine runs a cgroup v1/v2 hybrid' },
-    ]);
+    expect(result.inventory!.waivers).toEqual([{ cause: 'CGROUP_V2_MISSING', reason: 'the lab machine runs a cgroup v1/v2 hybrid' }]);
   });
 
   it('a cause that is not waivable, one waived twice, or an empty reason is WAIVER_INVALID', () => {
@@ -134,13 +133,13 @@ describe('waivers', () => {
       { id: 'WAIVER_INVALID', path: 'waivers[1].reason' },
       { id: 'WAIVER_INVALID', path: 'waivers[2].cause' },
     ]);
-    expect(result.violations[0].message).toMatch(/^SSH_AUTH_FAILED cannot be waived; only CGROUP_V2_MISSING, KERNEL_TOO_OLD, MODULE_MISSING, BPFFS_MISSING can/);
+    expect(result.violations[0].message).toMatch(
+      /^SSH_AUTH_FAILED cannot be waived; only CGROUP_V2_MISSING, KERNEL_TOO_OLD, MODULE_MISSING, BPFFS_MISSING can/,
+    );
   });
 
   it('a waiver without a reason at all is a schema violation', () => {
     const text = `${minimal}waivers:\n  - { cause: KERNEL_TOO_OLD }\n`;
-    expect(validateInventory(text, 'lab').violations.map(({ id, path }) => ({ id, path }))).toEqual([
-      { id: 'INVENTORY_SCHEMA', path: 'waivers[0].reason' },
-    ]);
+    expect(validateInventory(text, 'lab').violations.map(({ id, path }) => ({ id, path }))).toEqual([{ id: 'INVENTORY_SCHEMA', path: 'waivers[0].reason' }]);
   });
 });

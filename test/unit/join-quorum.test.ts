@@ -13,7 +13,13 @@ describe('a joined cluster without quorum', () => {
   });
 
   it('holds while a majority answers: 2 of 3, or 3 of 5', () => {
-    expect(quorumLost([{ name: 'a', member: true }, { name: 'b', member: true }, { name: 'c', member: true, down: 'failed' }])).toBeUndefined();
+    expect(
+      quorumLost([
+        { name: 'a', member: true },
+        { name: 'b', member: true },
+        { name: 'c', member: true, down: 'failed' },
+      ]),
+    ).toBeUndefined();
     const five = ['a', 'b', 'c', 'd', 'e'].map((name, i) => ({ name, member: true, down: i < 2 ? 'failed' : undefined }));
     expect(quorumLost(five)).toBeUndefined();
     five[2].down = 'failed';
@@ -22,7 +28,12 @@ describe('a joined cluster without quorum', () => {
 
   it('counts only servers holding etcd data: servers not joined yet are no members', () => {
     // A cold build joining server-2: server-3 has no k3s yet (inactive, no data) and is not a member.
-    expect(quorumLost([{ name: 'server-1', member: true }, { name: 'server-3', member: false, down: 'k3s.service is inactive' }])).toBeUndefined();
+    expect(
+      quorumLost([
+        { name: 'server-1', member: true },
+        { name: 'server-3', member: false, down: 'k3s.service is inactive' },
+      ]),
+    ).toBeUndefined();
     expect(quorumLost([{ name: 'server-3', member: false, down: 'k3s.service is inactive' }])).toBeUndefined();
   });
 });

@@ -36,7 +36,16 @@ describe('k3s config.yaml', () => {
 
   it('renders the unit k3s expects: notify, restart every 5 s, no start timeout', () => {
     const unit = serverUnit();
-    for (const line of ['Type=notify', 'Restart=always', 'RestartSec=5s', 'TimeoutStartSec=0', 'KillMode=process', 'Delegate=yes', 'EnvironmentFile=-/etc/systemd/system/k3s.service.env', 'ExecStart=/usr/local/bin/k3s server']) {
+    for (const line of [
+      'Type=notify',
+      'Restart=always',
+      'RestartSec=5s',
+      'TimeoutStartSec=0',
+      'KillMode=process',
+      'Delegate=yes',
+      'EnvironmentFile=-/etc/systemd/system/k3s.service.env',
+      'ExecStart=/usr/local/bin/k3s server',
+    ]) {
       expect(unit).toContain(line);
     }
   });
@@ -44,18 +53,39 @@ describe('k3s config.yaml', () => {
 
 describe("naming a join failure from k3s's journal", () => {
   it.each([
-    ['level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": dial tcp 10.77.0.10:6443: connect: connection refused"', 'JOIN_FOUNDER_UNREACHABLE'],
-    ['level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"', 'JOIN_FOUNDER_UNREACHABLE'],
-    ['level=info msg="Waiting to retrieve etcd cluster member list: failed to get MemberList from server: Internal error occurred: failed to get etcd MemberList: context deadline exceeded"', 'ETCD_CLUSTER_UNHEALTHY'],
+    [
+      'level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": dial tcp 10.77.0.10:6443: connect: connection refused"',
+      'JOIN_FOUNDER_UNREACHABLE',
+    ],
+    [
+      'level=fatal msg="failed to get CA certs: Get \\"https://10.77.0.10:6443/cacerts\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"',
+      'JOIN_FOUNDER_UNREACHABLE',
+    ],
+    [
+      'level=info msg="Waiting to retrieve etcd cluster member list: failed to get MemberList from server: Internal error occurred: failed to get etcd MemberList: context deadline exceeded"',
+      'ETCD_CLUSTER_UNHEALTHY',
+    ],
     ['level=fatal msg="token CA hash does not match the Cluster CA certificate hash: 1a2b != 3c4d"', 'TOKEN_CA_MISMATCH'],
     ['etcd cluster join failed: cannot fetch cluster info from peer urls: could not retrieve cluster information', 'ETCD_PEER_UNREACHABLE'],
     ['rafthttp: dial tcp 10.77.0.10:2380: connect: connection refused', 'ETCD_PEER_UNREACHABLE'],
     ['level=fatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"', 'ETCD_CLUSTER_UNHEALTHY'],
     ['etcdserver: too many learner members in cluster', 'ETCD_CLUSTER_UNHEALTHY'],
-    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: https://10.77.0.10:6443/v1-k3s/server-bootstrap: 401 Unauthorized"', 'TOKEN_REJECTED'],
-    ['level=info msg="Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: https://127.0.0.1:6444/v1-k3s/config: 401 Unauthorized"', 'TOKEN_REJECTED'],
-    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to check if bootstrap data has been initialized: failed to validate token: invalid token CA hash length"', 'TOKEN_MALFORMED'],
-    ['level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to check if bootstrap data has been initialized: failed to validate token: invalid token format"', 'TOKEN_MALFORMED'],
+    [
+      'level=fatal msg="Error: preparing server: failed to bootstrap cluster data: https://10.77.0.10:6443/v1-k3s/server-bootstrap: 401 Unauthorized"',
+      'TOKEN_REJECTED',
+    ],
+    [
+      'level=info msg="Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: https://127.0.0.1:6444/v1-k3s/config: 401 Unauthorized"',
+      'TOKEN_REJECTED',
+    ],
+    [
+      'level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to check if bootstrap data has been initialized: failed to validate token: invalid token CA hash length"',
+      'TOKEN_MALFORMED',
+    ],
+    [
+      'level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to check if bootstrap data has been initialized: failed to validate token: invalid token format"',
+      'TOKEN_MALFORMED',
+    ],
     ['etcd cluster join failed: duplicate node name found, please use a unique name for this node', 'DUPLICATE_NODE_NAME'],
     ["Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry", 'NODE_PASSWORD_REJECTED'],
   ])('%s → %s', (line, id) => {
@@ -63,13 +93,21 @@ describe("naming a join failure from k3s's journal", () => {
   });
 
   it('names the flag the operator changes, from a cli tag or a Go field path', () => {
-    const journal = 'msg="critical configuration mismatched: ClusterIPRanges.slice[0].IP"\nmsg="critical configuration mismatched: ClusterIPRange.IP"\nmsg="failed to validate server configuration: critical configuration value mismatch between servers"';
+    const journal =
+      'msg="critical configuration mismatched: ClusterIPRanges.slice[0].IP"\nmsg="critical configuration mismatched: ClusterIPRange.IP"\nmsg="failed to validate server configuration: critical configuration value mismatch between servers"';
     expect(matchJoinFailure(journal)).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH', detail: 'cluster-cidr' });
     expect(matchJoinFailure('msg="critical configuration mismatched: ServiceIPRange.Mask.slice[2]"')?.detail).toBe('service-cidr');
     expect(matchJoinFailure('msg="critical configuration mismatched: ClusterDNSs.slice[0]"')?.detail).toBe('cluster-dns');
     // Another service-cidr moves the derived cluster DNS too, which k3s names first: the flag set is service-cidr.
-    const svc = ['ClusterDNSs.slice[0]', 'cluster-dns', 'ServiceIPRange.IP', 'ServiceIPRanges.slice[0].IP'].map((n) => `time="x" level=error msg="critical configuration mismatched: ${n}"`).join('\n');
-    expect(matchJoinFailure(svc)).toEqual({ id: 'CRITICAL_CONFIG_MISMATCH', line: 'time="x" level=error msg="critical configuration mismatched: ServiceIPRange.IP"', detail: 'service-cidr', transient: undefined });
+    const svc = ['ClusterDNSs.slice[0]', 'cluster-dns', 'ServiceIPRange.IP', 'ServiceIPRanges.slice[0].IP']
+      .map((n) => `time="x" level=error msg="critical configuration mismatched: ${n}"`)
+      .join('\n');
+    expect(matchJoinFailure(svc)).toEqual({
+      id: 'CRITICAL_CONFIG_MISMATCH',
+      line: 'time="x" level=error msg="critical configuration mismatched: ServiceIPRange.IP"',
+      detail: 'service-cidr',
+      transient: undefined,
+    });
     expect(matchJoinFailure('msg="critical configuration mismatched: disable-service-lb"')?.detail).toBe('disable: [servicelb]');
     expect(matchJoinFailure('msg="critical configuration mismatched: flannel-backend"')?.detail).toBe('flannel-backend');
     expect(matchJoinFailure('unable to join cluster due to critical configuration value mismatch')).toMatchObject({ id: 'CRITICAL_CONFIG_MISMATCH' });
@@ -77,13 +115,16 @@ describe("naming a join failure from k3s's journal", () => {
 
   it("marks etcd's refusals transient (k3s retries them) and reads only the last attempt", () => {
     expect(matchJoinFailure('etcdserver: unhealthy cluster')).toMatchObject({ id: 'ETCD_CLUSTER_UNHEALTHY', transient: true });
-    const cleared = 'level=info msg="Starting k3s v1.33.5+k3s1"\nfatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"\nlevel=info msg="Starting k3s v1.33.5+k3s1"\nWaiting for this server to be promoted';
+    const cleared =
+      'level=info msg="Starting k3s v1.33.5+k3s1"\nfatal msg="etcd cluster join failed: etcdserver: unhealthy cluster"\nlevel=info msg="Starting k3s v1.33.5+k3s1"\nWaiting for this server to be promoted';
     expect(matchJoinFailure(cleared)).toBeUndefined();
   });
 
   it("does not take a joining server's skipped config validation alone for a rejected token", () => {
     // compareConfig asks as user "node": with a separate agent token that request can fail while the join succeeds.
-    expect(matchJoinFailure('level=warning msg="Skipping cluster configuration validation: https://10.0.0.11:6443/v1-k3s/config: 401 Unauthorized"')).toBeUndefined();
+    expect(
+      matchJoinFailure('level=warning msg="Skipping cluster configuration validation: https://10.0.0.11:6443/v1-k3s/config: 401 Unauthorized"'),
+    ).toBeUndefined();
   });
 
   it('matches every recorded upstream k3s failure line', () => {
@@ -98,7 +139,11 @@ describe("naming a join failure from k3s's journal", () => {
   it("forgets etcd's refusals once k3s, retrying in-process, started its member", () => {
     const waiting = 'level=info msg="Waiting for other members to finish joining etcd cluster: etcdserver: too many learner members in cluster"';
     expect(matchJoinFailure(`level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}`)).toMatchObject({ id: 'ETCD_CLUSTER_UNHEALTHY', transient: true });
-    expect(matchJoinFailure(`level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}\nlevel=info msg="Starting etcd to join cluster with members [a-1=https://10.0.0.11:2380 b-2=https://10.0.0.12:2380]"`)).toBeUndefined();
+    expect(
+      matchJoinFailure(
+        `level=info msg="Starting k3s v1.33.5+k3s1"\n${waiting}\nlevel=info msg="Starting etcd to join cluster with members [a-1=https://10.0.0.11:2380 b-2=https://10.0.0.12:2380]"`,
+      ),
+    ).toBeUndefined();
   });
 
   it('names nothing in a healthy journal', () => {

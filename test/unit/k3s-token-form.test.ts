@@ -55,8 +55,17 @@ describe('cluster token form', () => {
   it("a restore stops on a backup's malformed token", async () => {
     const state = mkdtempSync(join(tmpdir(), 'st-'));
     const manifest: BackupManifest = {
-      id: 'b1', env: 'lab', takenAt: '2026-11-30T05:40:12.000Z', k3sVersion: 'v1.33.5+k3s1', snapshotServer: 'k3s-lab-1',
-      servers: ['k3s-lab-1'], snapshotName: 'snap', sha256: 'x', bytes: 4, objects: [], counts: {},
+      id: 'b1',
+      env: 'lab',
+      takenAt: '2026-11-30T05:40:12.000Z',
+      k3sVersion: 'v1.33.5+k3s1',
+      snapshotServer: 'k3s-lab-1',
+      servers: ['k3s-lab-1'],
+      snapshotName: 'snap',
+      sha256: 'x',
+      bytes: 4,
+      objects: [],
+      counts: {},
     };
     writeBackup(state, manifest, Buffer.from('snap'), { secret: 's', full: 'K10abc::server:s' });
     const prepare = restorePrepare(resolveBackup('b1', state));

@@ -33,7 +33,7 @@ const seen = async (file: Buffer, out: { stdout: string; code?: number }, platfo
 };
 
 describe('K3S_VERSION_MISMATCH', () => {
-  it('runs a binary for the operator\'s own platform with --version and reads its first line', async () => {
+  it("runs a binary for the operator's own platform with --version and reads its first line", async () => {
     const ok = await seen(elf(0x3e, ''), { stdout: `k3s version ${WANT} (8e8f2a47)\ngo version go1.24.6\n` });
     expect(ok).toEqual({ ran: [['--version']], stops: [] });
     const other = await seen(elf(0x3e, ''), { stdout: 'k3s version v1.32.9+k3s1 (abcdef12)\ngo version go1.23.12\n' });
@@ -60,7 +60,9 @@ describe('K3S_VERSION_MISMATCH', () => {
       const k3s = await installTwin(dir);
       expect(await versionStops(k3s, WANT, nodeVersionDeps)).toEqual([]);
       const stops = await versionStops(k3s, 'v1.34.1+k3s1', nodeVersionDeps);
-      expect(stops.map((s) => [s.causeId, s.evidence.seen])).toEqual([['K3S_VERSION_MISMATCH', 'the k3s binary reports v1.33.5+k3s1, k3s.version is v1.34.1+k3s1']]);
+      expect(stops.map((s) => [s.causeId, s.evidence.seen])).toEqual([
+        ['K3S_VERSION_MISMATCH', 'the k3s binary reports v1.33.5+k3s1, k3s.version is v1.34.1+k3s1'],
+      ]);
       writeFileSync(join(dir, 'not-k3s'), '#!/bin/sh\necho hello\n', { mode: 0o755 });
       expect((await versionStops(join(dir, 'not-k3s'), WANT, nodeVersionDeps)).map((s) => s.evidence.excerpt)).toEqual(['hello']);
     } finally {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkHostKey,
-  fingerprint,
-  keyTypeOfBlob,
-  knownHostsName,
-  parseKnownHosts,
-  preferredHostKeyAlgorithms,
-} from '../../src/transport/known-hosts.ts';
+import { checkHostKey, fingerprint, keyTypeOfBlob, knownHostsName, parseKnownHosts, preferredHostKeyAlgorithms } from '../../src/transport/known-hosts.ts';
 
 // Public keys made with ssh-keygen for these tests; the fingerprints are what `ssh-keygen -lf` printed.
 const ED = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEkw1fNGKaJOkmr2EYL9pEW1ZF2PXqOsd/drMAs3bGsp';

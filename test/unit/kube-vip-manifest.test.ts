@@ -21,7 +21,9 @@ describe('the kube-vip manifest from the servers’ probes', () => {
     const m = kubeVipManifest(prod, servers(['eth0', 'eth0', 'eth0']));
     expect(m.stops).toEqual([]);
     expect(m.interfaceName).toBe('eth0');
-    const ds = parseAllDocuments(m.content!).map((d) => d.toJS()).find((d) => d.kind === 'DaemonSet');
+    const ds = parseAllDocuments(m.content!)
+      .map((d) => d.toJS())
+      .find((d) => d.kind === 'DaemonSet');
     const env = Object.fromEntries(ds.spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]));
     expect(env).toMatchObject({ address: '192.168.2.9', port: '6443', vip_interface: 'eth0' });
   });

@@ -59,7 +59,9 @@ describe('kube-vip manifest', () => {
 
   it('dials the local API server, not the ClusterIP, whatever port the VIP is on', () => {
     const text = renderKubeVip({ ...input, port: 8443 });
-    const ds = parseAllDocuments(text).map((d) => d.toJS()).find((d) => d.kind === 'DaemonSet');
+    const ds = parseAllDocuments(text)
+      .map((d) => d.toJS())
+      .find((d) => d.kind === 'DaemonSet');
     const e = Object.fromEntries(ds.spec.template.spec.containers[0].env.map((x: { name: string; value?: string }) => [x.name, x.value]));
     expect(e.port).toBe('8443');
     expect(e.KUBERNETES_SERVICE_HOST).toBe('127.0.0.1');

@@ -66,15 +66,22 @@ describe('publishing the GitOps checkout', () => {
 });
 
 describe('lab Flux install manifest', () => {
-  const docs = parseAllDocuments(fluxInstallYaml()).map((d) => d.toJS()).filter(Boolean);
+  const docs = parseAllDocuments(fluxInstallYaml())
+    .map((d) => d.toJS())
+    .filter(Boolean);
   const names = (kind: string) => docs.filter((d) => d.kind === kind).map((d) => d.metadata.name);
 
   it('is shaped like flux install --export: namespace, CRDs, accounts, controllers', () => {
     expect(docs[0]).toMatchObject({ kind: 'Namespace', metadata: { name: 'flux-system' } });
-    expect(names('CustomResourceDefinition')).toEqual(expect.arrayContaining([
-      'gitrepositories.source.toolkit.fluxcd.io', 'helmrepositories.source.toolkit.fluxcd.io', 'ocirepositories.source.toolkit.fluxcd.io',
-      'kustomizations.kustomize.toolkit.fluxcd.io', 'helmreleases.helm.toolkit.fluxcd.io',
-    ]));
+    expect(names('CustomResourceDefinition')).toEqual(
+      expect.arrayContaining([
+        'gitrepositories.source.toolkit.fluxcd.io',
+        'helmrepositories.source.toolkit.fluxcd.io',
+        'ocirepositories.source.toolkit.fluxcd.io',
+        'kustomizations.kustomize.toolkit.fluxcd.io',
+        'helmreleases.helm.toolkit.fluxcd.io',
+      ]),
+    );
     const controllers = ['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller'];
     expect(names('Deployment')).toEqual(controllers);
     expect(names('ServiceAccount')).toEqual(controllers);
@@ -86,7 +93,11 @@ describe('lab Flux install manifest', () => {
 
   it('serves v1 of the source and kustomize APIs and v2 of helm, with a status subresource', () => {
     const crd = (name: string) => docs.find((d) => d.metadata.name === name);
-    expect(crd('gitrepositories.source.toolkit.fluxcd.io').spec.versions.find((v: any) => v.storage)).toMatchObject({ name: 'v1', served: true, subresources: { status: {} } });
+    expect(crd('gitrepositories.source.toolkit.fluxcd.io').spec.versions.find((v: any) => v.storage)).toMatchObject({
+      name: 'v1',
+      served: true,
+      subresources: { status: {} },
+    });
     expect(crd('kustomizations.kustomize.toolkit.fluxcd.io').spec.versions.map((v: any) => v.name)).toEqual(['v1']);
     expect(crd('helmreleases.helm.toolkit.fluxcd.io').spec.versions.map((v: any) => v.name)).toEqual(['v2']);
   });

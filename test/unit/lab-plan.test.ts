@@ -38,7 +38,7 @@ describe('lab plan', () => {
     expect(renderInventory(planHosts({ servers: 1, agents: 0 }), paths, 'unified')).not.toContain('waivers');
   });
 
-  it('the bastion shape: the inventory names the bastion at its operator-side address; its segment is no instance\'s hosts\' segment', () => {
+  it("the bastion shape: the inventory names the bastion at its operator-side address; its segment is no instance's hosts' segment", () => {
     const b = planBastion();
     expect(b).toMatchObject({ name: 'lab-bastion', role: 'bastion', address: '10.77.100.2', netns: 'blab-bastion', veth: 'blab-bc' });
     const text = renderInventory(planHosts({ servers: 3, agents: 1 }), paths, 'unified', b);
@@ -52,7 +52,8 @@ describe('lab plan', () => {
   });
 
   it('takes the Debian mirror from the machine apt sources (deb822 and one-line)', () => {
-    const deb822 = 'Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\nTypes: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\n';
+    const deb822 =
+      'Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\nTypes: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\n';
     expect(findMirror([deb822], 'bookworm')).toBe('http://mirror.example/debian');
     expect(findMirror(['deb [arch=amd64] http://one.example/debian bookworm main\n'], 'bookworm')).toBe('http://one.example/debian');
     expect(findMirror(['Types: deb\nURIs: http://x.example\nSuites: bookworm-security\n'], 'bookworm')).toBeUndefined();
@@ -60,7 +61,15 @@ describe('lab plan', () => {
 
   it('boots a host in its own network, PID, mount, UTS, IPC and cgroup namespaces with systemd as PID 1', () => {
     const [h] = planHosts({ servers: 1, agents: 0 });
-    const files = { hostDir: '/lab/h', rootfs: '/cache/r', cgroupProcs: ['/sys/fs/cgroup/pids/bootstrap-lab/k3s-lab-1/cgroup.procs'], layout: 'hybrid' as const, opsUid: 1000, opsGid: 1000, mounts: privateMounts('/usr/bin/node', () => true) };
+    const files = {
+      hostDir: '/lab/h',
+      rootfs: '/cache/r',
+      cgroupProcs: ['/sys/fs/cgroup/pids/bootstrap-lab/k3s-lab-1/cgroup.procs'],
+      layout: 'hybrid' as const,
+      opsUid: 1000,
+      opsGid: 1000,
+      mounts: privateMounts('/usr/bin/node', () => true),
+    };
     expect(outerScript(h!, files)).toContain("exec ip netns exec 'blab-s1' unshare --pid --fork --mount --uts --ipc --cgroup --kill-child");
     const boot = bootScript(h!, files);
     expect(boot).toContain("lowerdir='/cache/r'");
@@ -71,16 +80,19 @@ describe('lab plan', () => {
     expect(boot).toMatch(/exec chroot "\$R" .*\/lib\/systemd\/systemd --system systemd\.unified_cgroup_hierarchy=0\n$/);
   });
 
-  it('names the Debian packages of the twins\' programs the machine lacks', () => {
+  it("names the Debian packages of the twins' programs the machine lacks", () => {
     expect(() => privateMounts('/usr/bin/node', (p) => !p.includes('etcd'))).toThrow(
-      'the lab hosts\' twins need /usr/bin/etcd, /usr/bin/etcdctl from this machine (apt-get install etcd-server etcd-client)',
+      "the lab hosts' twins need /usr/bin/etcd, /usr/bin/etcdctl from this machine (apt-get install etcd-server etcd-client)",
     );
   });
 
   it('writes one known_hosts line per host address with its own key', () => {
-    expect(knownHostsText([{ address: '10.77.0.10', publicKey: 'ssh-ed25519 AAAA1' }, { address: '10.77.0.11', publicKey: 'ssh-ed25519 AAAA2' }])).toBe(
-      '10.77.0.10 ssh-ed25519 AAAA1\n10.77.0.11 ssh-ed25519 AAAA2\n',
-    );
+    expect(
+      knownHostsText([
+        { address: '10.77.0.10', publicKey: 'ssh-ed25519 AAAA1' },
+        { address: '10.77.0.11', publicKey: 'ssh-ed25519 AAAA2' },
+      ]),
+    ).toBe('10.77.0.10 ssh-ed25519 AAAA1\n10.77.0.11 ssh-ed25519 AAAA2\n');
   });
 
   it('checks fault arguments before touching a host', () => {

@@ -36,7 +36,10 @@ function vanishing(host: string, lostAt: RegExp, code: (command: string) => numb
 }
 
 const causeOf = async (p: Promise<unknown>) => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(CauseError);
   return err as CauseError;
 };
@@ -48,7 +51,9 @@ describe('a connection lost while a step runs', () => {
     expect(command).toMatchObject({ causeId: 'SSH_UNREACHABLE', host: 'k3s-lab-3', message: 'lost the SSH connection to k3s-lab-3 while a command ran' });
     expect(command.evidence).toMatchObject({ command: 'systemctl stop k3s.service' });
     expect(command.evidence.seen).toContain('stopped answering its SSH keepalives');
-    const file = await causeOf(applyChange(remote, { kind: 'file', path: '/var/lib/rancher/k3s/server/bootstrap-restored-from', content: 'b1\n', current: null, mode: '0600' }));
+    const file = await causeOf(
+      applyChange(remote, { kind: 'file', path: '/var/lib/rancher/k3s/server/bootstrap-restored-from', content: 'b1\n', current: null, mode: '0600' }),
+    );
     expect(file).toMatchObject({ causeId: 'SSH_UNREACHABLE', host: 'k3s-lab-3' });
     expect(file.evidence.command).toBe('write /var/lib/rancher/k3s/server/bootstrap-restored-from');
     // A command holding a secret is not shown, lost or not.
@@ -57,7 +62,11 @@ describe('a connection lost while a step runs', () => {
   });
 
   it('a command that overran its budget is still APPLY_FAILED (the host answered, the command did not end)', async () => {
-    const remote: Remote = { host: 'h', exec: async (command) => ({ command, stdout: '', stderr: '', code: null, durationMs: 120_000 }), close: async () => {} };
+    const remote: Remote = {
+      host: 'h',
+      exec: async (command) => ({ command, stdout: '', stderr: '', code: null, durationMs: 120_000 }),
+      close: async () => {},
+    };
     const err = await causeOf(applyChange(remote, { kind: 'command', description: 'x', command: 'sleep 999' }));
     expect(err).toMatchObject({ causeId: 'APPLY_FAILED', host: 'h' });
     expect(err.evidence.seen).toBe('the command did not finish within its budget');
@@ -84,13 +93,47 @@ describe('a connection lost while a step runs', () => {
   it("the restore's cluster-reset lost with the founder: SSH_UNREACHABLE (its own failure stays CLUSTER_RESET_FAILED)", async () => {
     const inventory = await loadInventory('inventory/prod.yaml');
     const stateDir = mkdtempSync(join(tmpdir(), 'lost-connection-'));
-    const manifest: BackupManifest = { id: 'b1', env: 'prod', takenAt: '', k3sVersion: inventory.inventory.k3s.version, snapshotServer: 'x', servers: [], snapshotName: 'n', sha256: 'aa'.repeat(32), bytes: 4, objects: [], counts: {} };
+    const manifest: BackupManifest = {
+      id: 'b1',
+      env: 'prod',
+      takenAt: '',
+      k3sVersion: inventory.inventory.k3s.version,
+      snapshotServer: 'x',
+      servers: [],
+      snapshotName: 'n',
+      sha256: 'aa'.repeat(32),
+      bytes: 4,
+      objects: [],
+      counts: {},
+    };
     const backup = resolveBackup(writeBackup(stateDir, manifest, Buffer.from('snap'), { secret: 's3cret' }), stateDir);
     const [founder] = serverRefs(inventory);
     const step = restoreStep(backup);
     const applyWith = async (remote: Remote) => {
-      const ctx: RunContext = { env: 'prod', check: false, inventory, remote: () => remote, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, stateDir, facts: new Facts(), once: (_f, compute) => compute(), redact: () => undefined, topology: topologyOf(inventory) };
-      const plan = step.plan({ host: founder, ctx, local: undefined, probe: { marker: { stdout: '', stderr: '', code: 0 }, active: { stdout: 'inactive', stderr: '', code: 3 }, ready: { stdout: 'refused', stderr: '', code: 1 } } });
+      const ctx: RunContext = {
+        env: 'prod',
+        check: false,
+        inventory,
+        remote: () => remote,
+        clock: systemClock,
+        emit: () => undefined,
+        signal: new AbortController().signal,
+        stateDir,
+        facts: new Facts(),
+        once: (_f, compute) => compute(),
+        redact: () => undefined,
+        topology: topologyOf(inventory),
+      };
+      const plan = step.plan({
+        host: founder,
+        ctx,
+        local: undefined,
+        probe: {
+          marker: { stdout: '', stderr: '', code: 0 },
+          active: { stdout: 'inactive', stderr: '', code: 3 },
+          ready: { stdout: 'refused', stderr: '', code: 1 },
+        },
+      });
       return causeOf(applyPlan(plan.changes, founder, ctx, { phase: 'k3s-founder', step: step.id }));
     };
     const lost = await applyWith(vanishing(founder.name, /--cluster-reset/));

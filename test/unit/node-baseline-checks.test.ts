@@ -55,9 +55,17 @@ describe('node-baseline gates', () => {
     ['CLOCK_SKEW', { clock: ok(`${now - 5}\n`) }, /behind the operator's by 5\.0 s/],
     ['NO_DEFAULT_ROUTE', { route: ok('') }, /no IPv4 default route/],
     ['NIC_NOT_FOUND', { addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n') }, /no interface holds 192\.168\.2\.10/],
-    ['PORT_IN_USE', { ports: ok('0.0.0.0:2379 users:(("etcd",pid=99,fd=3)) etcd.service\n') }, /0\.0\.0\.0:2379 is held by etcd, not by this host's k3s\.service/],
+    [
+      'PORT_IN_USE',
+      { ports: ok('0.0.0.0:2379 users:(("etcd",pid=99,fd=3)) etcd.service\n') },
+      /0\.0\.0\.0:2379 is held by etcd, not by this host's k3s\.service/,
+    ],
     // a server's ports belong to k3s.service: an agent unit on a server is not ours
-    ['PORT_IN_USE', { ports: ok('*:10250 users:(("k3s-agent",pid=9,fd=3)) k3s-agent.service\n') }, /\*:10250 is held by k3s-agent, not by this host's k3s\.service/],
+    [
+      'PORT_IN_USE',
+      { ports: ok('*:10250 users:(("k3s-agent",pid=9,fd=3)) k3s-agent.service\n') },
+      /\*:10250 is held by k3s-agent, not by this host's k3s\.service/,
+    ],
     ['TOOL_MISSING', { tools: ok('missing ss\nchecked\n') }, /^ss is not installed \(Debian package iproute2: apt-get install iproute2\)$/],
     ['DISK_LOW', { disk: ok('/dev/loop0 104857600 104857600 0 100% /var/lib/rancher\n') }, /0 MiB free on \/var\/lib\/rancher/],
   ] as const)('names %s from what the probe saw', (id, patch, seen) => {
@@ -69,7 +77,9 @@ describe('node-baseline gates', () => {
   });
 
   it('names a controlPlane.interface that does not exist', () => {
-    expect(stops(healthy(), { vipInterface: 'enp3s0' })).toEqual([['NIC_NOT_FOUND', 'k3s-prod-1', expect.stringMatching(/enp3s0 does not exist \(interfaces: lo, eth0\)/)]]);
+    expect(stops(healthy(), { vipInterface: 'enp3s0' })).toEqual([
+      ['NIC_NOT_FOUND', 'k3s-prod-1', expect.stringMatching(/enp3s0 does not exist \(interfaces: lo, eth0\)/)],
+    ]);
     expect(stops(healthy(), { vipInterface: 'eth0' })).toEqual([]);
   });
 
@@ -100,8 +110,11 @@ describe('node-baseline gates', () => {
 
   it('checks every tool in one probe that changes nothing', () => {
     expect(toolsProbe.sudo).toBeFalsy();
-    expect(toolsProbe.command).toMatch(/^for t in sh sudo cat .* systemctl journalctl awk sort wc xargs kill umount; do command -v "\$t" >\/dev\/null 2>&1 \|\| echo "missing \$t"; done; echo checked$/);
-    for (const t of ['ss', 'stat', 'ip', 'modprobe', 'sysctl', 'systemctl', 'journalctl', 'sha256sum', 'base64', 'mktemp']) expect(HOST_TOOLS[t], t).toBeTruthy();
+    expect(toolsProbe.command).toMatch(
+      /^for t in sh sudo cat .* systemctl journalctl awk sort wc xargs kill umount; do command -v "\$t" >\/dev\/null 2>&1 \|\| echo "missing \$t"; done; echo checked$/,
+    );
+    for (const t of ['ss', 'stat', 'ip', 'modprobe', 'sysctl', 'systemctl', 'journalctl', 'sha256sum', 'base64', 'mktemp'])
+      expect(HOST_TOOLS[t], t).toBeTruthy();
     // what a stock Debian 12 server lacks is never demanded (k3s brings kubectl; the engine calls neither curl nor etcdctl)
     for (const t of ['curl', 'wget', 'etcdctl', 'kubectl']) expect(HOST_TOOLS[t], t).toBeUndefined();
   });
@@ -150,12 +163,15 @@ describe('helpers', () => {
   });
 });
 
-describe('/etc/hosts keeps the host\'s own name resolvable', () => {
-  const debian = '127.0.0.1\tlocalhost\n127.0.1.1\tdebian.example.org\tdebian\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n';
+describe("/etc/hosts keeps the host's own name resolvable", () => {
+  const debian =
+    '127.0.0.1\tlocalhost\n127.0.1.1\tdebian.example.org\tdebian\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n';
 
   it("replaces the installer's 127.0.1.1 line of the old name, and changes nothing on a rerun", () => {
     const once = hostsWithOwnName(debian, 'k3s-prod-1');
-    expect(once).toBe('127.0.0.1\tlocalhost\n127.0.1.1\tk3s-prod-1\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n');
+    expect(once).toBe(
+      '127.0.0.1\tlocalhost\n127.0.1.1\tk3s-prod-1\n\n# The following lines are desirable for IPv6 capable hosts\n::1     localhost ip6-localhost ip6-loopback\n',
+    );
     expect(hostsWithOwnName(once, 'k3s-prod-1')).toBe(once);
   });
 

@@ -23,7 +23,10 @@ const opening = (file: string) =>
 
 describe("the engine's network access from the operator's machine", () => {
   it('is SSH (src/transport) and streams forwarded through it (src/kube), nothing else', () => {
-    const found = ['cli', 'modes', 'src', 'phases', 'bin'].flatMap((d) => files(join(repoRoot, d))).filter((f) => opening(f).length > 0).map((f) => relative(repoRoot, f));
+    const found = ['cli', 'modes', 'src', 'phases', 'bin']
+      .flatMap((d) => files(join(repoRoot, d)))
+      .filter((f) => opening(f).length > 0)
+      .map((f) => relative(repoRoot, f));
     expect(found.sort()).toEqual([
       // ssh2's key parser only (no connection): the deploy key's type and fingerprint
       'phases/flux/deploy-key.ts',

@@ -52,7 +52,14 @@ describe('poll', () => {
 
   it('ends with a look that throws', async () => {
     const { ctx } = fakeClock();
-    await expect(poll(ctx, new AbortController().signal, { everyMs: 1, look: async () => { throw new Error('named cause'); } })).rejects.toThrow('named cause');
+    await expect(
+      poll(ctx, new AbortController().signal, {
+        everyMs: 1,
+        look: async () => {
+          throw new Error('named cause');
+        },
+      }),
+    ).rejects.toThrow('named cause');
   });
 
   it('does not pause on a signal already aborted, even on a clock that would sleep', async () => {

@@ -12,7 +12,8 @@ import { secretHits } from '../support/secrets.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
 const token = 'K10' + 'ab12'.repeat(16) + '::server:' + 'f00d'.repeat(12);
-const key = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDxd3pEz0Ws7Ao1cM3ZgmZlNvQpb9b5Y8cQ9xVb7h3vJwAAAJAkbFfBJGxX\n-----END OPENSSH PRIVATE KEY-----';
+const key =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDxd3pEz0Ws7Ao1cM3ZgmZlNvQpb9b5Y8cQ9xVb7h3vJwAAAJAkbFfBJGxX\n-----END OPENSSH PRIVATE KEY-----';
 
 describe('the redactor', () => {
   const r = new Redactor();
@@ -42,7 +43,15 @@ describe('secret files are probed by hash', () => {
     const dir = mkdtempSync(join(tmpdir(), 'redaction-'));
     try {
       const path = join(dir, 'config.yaml');
-      const step = managedFile({ id: 'c', title: 'c', path: () => path, local: async () => undefined, content: () => `token: ${token}\n`, mode: '0600', secret: true });
+      const step = managedFile({
+        id: 'c',
+        title: 'c',
+        path: () => path,
+        local: async () => undefined,
+        content: () => `token: ${token}\n`,
+        mode: '0600',
+        secret: true,
+      });
       const host = { name: 'h1', address: '127.0.0.1' } as any;
       const remote = new LocalRemote('h1');
       const probe = (step.probe!(host, {} as any) as any).file.command;
@@ -58,7 +67,9 @@ describe('secret files are probed by hash', () => {
       expect((plan as any).changes).toEqual([]);
       writeFileSync(path, 'token: another\n');
       const other = await remote.exec(probe);
-      const changed = (step.plan!({ host, probe: { file: { stdout: other.stdout, stderr: '', code: other.code } }, local: undefined, ctx: {} as any } as any) as any).changes;
+      const changed = (
+        step.plan!({ host, probe: { file: { stdout: other.stdout, stderr: '', code: other.code } }, local: undefined, ctx: {} as any } as any) as any
+      ).changes;
       expect(changed).toHaveLength(1);
       expect(describeChange(changed[0])).toEqual({ summary: `update ${path} (mode 0600)`, detail: '(secret content: diff not shown)' });
     } finally {

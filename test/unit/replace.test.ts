@@ -32,7 +32,11 @@ const inv = fromText(
   '/home/ops',
 );
 const member = (name: string, ip: string, id: string) => ({ id, name, peerURLs: [`https://${ip}:2380`], isLearner: false });
-const three = [member('k3s-prod-1-aaaaaaaa', '192.168.2.10', 'a1'), member('k3s-prod-2-bbbbbbbb', '192.168.2.11', 'b2'), member('k3s-prod-3-cccccccc', '192.168.2.12', 'c3')];
+const three = [
+  member('k3s-prod-1-aaaaaaaa', '192.168.2.10', 'a1'),
+  member('k3s-prod-2-bbbbbbbb', '192.168.2.11', 'b2'),
+  member('k3s-prod-3-cccccccc', '192.168.2.12', 'c3'),
+];
 const two = { name: 'k3s-prod-2', address: '192.168.2.11' };
 
 describe('--replace: the quorum of the other servers', () => {
@@ -53,23 +57,38 @@ describe('--replace: the quorum of the other servers', () => {
     expect(v.stop?.causeId).toBe('QUORUM_AT_RISK');
     expect(v.stop?.message).toBe('Only 0 of the other servers answer; 2 of 3 etcd members are needed to replace k3s-prod-2');
     expect(v.stop?.evidence.seen).toBe('k3s-prod-1: API not ready (etcd failed); k3s-prod-3: not reachable (SSH_UNREACHABLE)');
-    expect(quorumVerdict(two, 3, [{ name: 'k3s-prod-1', members: three, nodePresent: true }, { name: 'k3s-prod-3', down: 'x' }]).stop?.causeId).toBe('QUORUM_AT_RISK');
+    expect(
+      quorumVerdict(two, 3, [
+        { name: 'k3s-prod-1', members: three, nodePresent: true },
+        { name: 'k3s-prod-3', down: 'x' },
+      ]).stop?.causeId,
+    ).toBe('QUORUM_AT_RISK');
   });
 
   it("counts etcd's members, not the inventory: an extra stale member raises the majority needed", () => {
     const four = [...three, member('old-4-dddddddd', '192.168.2.14', 'd4')];
-    const v = quorumVerdict(two, 3, [{ name: 'k3s-prod-1', members: four, nodePresent: true }, { name: 'k3s-prod-3', members: four, nodePresent: true }]);
+    const v = quorumVerdict(two, 3, [
+      { name: 'k3s-prod-1', members: four, nodePresent: true },
+      { name: 'k3s-prod-3', members: four, nodePresent: true },
+    ]);
     expect(v.stop?.message).toContain('3 of 4 etcd members are needed');
   });
 
   it("finds the replaced server's member left behind when its Node is already gone", () => {
-    const v = quorumVerdict(two, 3, [{ name: 'k3s-prod-1', members: three, nodePresent: false }, { name: 'k3s-prod-3', members: three, nodePresent: false }]);
+    const v = quorumVerdict(two, 3, [
+      { name: 'k3s-prod-1', members: three, nodePresent: false },
+      { name: 'k3s-prod-3', members: three, nodePresent: false },
+    ]);
     expect(v.facts?.orphanMembers.map((m) => m.id)).toEqual(['b2']);
   });
 });
 
 describe('--replace: the founder role for this run', () => {
-  const hostsOf = (replaced: string, id: string) => allPhases().find((p) => p.id === id)!.hosts({ inventory: inv, topology: replaceTopology(inv, replaced) }).map((h) => h.name);
+  const hostsOf = (replaced: string, id: string) =>
+    allPhases()
+      .find((p) => p.id === id)!
+      .hosts({ inventory: inv, topology: replaceTopology(inv, replaced) })
+      .map((h) => h.name);
 
   it('stays where it is when another server is replaced', () => {
     expect(replaceTopology(inv, 'k3s-prod-2')).toEqual({ ...topologyOf(inv), replacing: 'k3s-prod-2' });
@@ -90,14 +109,17 @@ describe('--replace: the founder role for this run', () => {
 
   it('refuses a name that is not a server', () => {
     const sel = { check: true, resume: false };
-    expect(() => replaceRun(inv, 'k3s-prod-9', sel)).toThrow('--replace k3s-prod-9: not a server of the inventory (servers: k3s-prod-1, k3s-prod-2, k3s-prod-3)');
+    expect(() => replaceRun(inv, 'k3s-prod-9', sel)).toThrow(
+      '--replace k3s-prod-9: not a server of the inventory (servers: k3s-prod-1, k3s-prod-2, k3s-prod-3)',
+    );
     expect(() => replaceRun(inv, 'worker-1', sel)).toThrow(/an agent holds no etcd member/);
   });
 });
 
 describe('how a server joins: kept once it holds a datastore', () => {
   const [founder, joiner] = serverRefs(inv);
-  const key = (host = founder, datastore = '', joinLine = '', replacing = false) => joinKeyFor({ topology: { ...topologyOf(inv), ...(replacing && { replacing: host.name }) }, host, datastore, joinLine });
+  const key = (host = founder, datastore = '', joinLine = '', replacing = false) =>
+    joinKeyFor({ topology: { ...topologyOf(inv), ...(replacing && { replacing: host.name }) }, host, datastore, joinLine });
 
   it('by role on a fresh server', () => {
     expect(key(founder)).toEqual({ 'cluster-init': true });
@@ -123,7 +145,9 @@ describe('--replace on the command line', () => {
 
   it('refuses selections that would skip the replace, and other commands', () => {
     expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--from', 'kube-vip'])).toThrow(UsageError);
-    expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--only', 'verify'])).toThrow('--replace runs from the first phase: it cannot be combined with --only');
+    expect(() => parseCommand(['prod', '--replace', 'k3s-prod-2', '--only', 'verify'])).toThrow(
+      '--replace runs from the first phase: it cannot be combined with --only',
+    );
     expect(() => parseCommand(['verify', 'prod', '--replace', 'k3s-prod-2'])).toThrow('--replace belongs to a run');
   });
 });
@@ -163,10 +187,21 @@ describe('the replaced server in k3s-join (plans, pure)', () => {
   });
 
   it('stops everything k3s started as k3s-killall.sh does, then wipes what the host still holds of its old membership', () => {
-    const probe = (present: string, active: string, shims = '0') => ({ present: { stdout: present, stderr: '', code: 0 }, active: { stdout: active, stderr: '', code: 0 }, shims: { stdout: `${shims}\n`, stderr: '', code: 0 } });
-    const plan = wipeOldState.plan({ host: joiner, probe: probe('/var/lib/rancher/k3s\n/run/k3s\n', 'inactive\n', '2'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) });
+    const probe = (present: string, active: string, shims = '0') => ({
+      present: { stdout: present, stderr: '', code: 0 },
+      active: { stdout: active, stderr: '', code: 0 },
+      shims: { stdout: `${shims}\n`, stderr: '', code: 0 },
+    });
+    const plan = wipeOldState.plan({
+      host: joiner,
+      probe: probe('/var/lib/rancher/k3s\n/run/k3s\n', 'inactive\n', '2'),
+      local: undefined,
+      ctx: ctxWith('k3s-prod-2', facts),
+    });
     const [kill, wipe] = plan.changes as { description: string; command: string }[];
-    expect(kill.description).toBe('stop k3s and everything it started as k3s-killall.sh does (2 container shims and their processes, their mounts, CNI links, the VIP if held)');
+    expect(kill.description).toBe(
+      'stop k3s and everything it started as k3s-killall.sh does (2 container shims and their processes, their mounts, CNI links, the VIP if held)',
+    );
     expect(kill.command).toMatch(/^systemctl stop k3s\.service; systemctl kill --signal=KILL k3s\.service 2>\/dev\/null; /);
     // The shims by the path k3s runs them from, each with its process tree; the VIP a killed kube-vip left.
     expect(kill.command).toContain(String.raw`awk '/\/var\/lib\/rancher\/k3s\/data\/[^\/]*\/bin\/containerd-shim/ { print $1 }'`);
@@ -176,7 +211,9 @@ describe('the replaced server in k3s-join (plans, pure)', () => {
     expect(wipe.command).toBe('rm -rf /var/lib/rancher/k3s /etc/rancher/node /var/lib/kubelet /run/k3s /var/lib/cni');
     expect(wipeOldState.plan({ host: joiner, probe: probe('', 'inactive\n'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toEqual([]);
     // A host with nothing on disk but containers still running (its disk wiped under them) is cleaned too.
-    expect(wipeOldState.plan({ host: joiner, probe: probe('', 'inactive\n', '1'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toHaveLength(2);
+    expect(wipeOldState.plan({ host: joiner, probe: probe('', 'inactive\n', '1'), local: undefined, ctx: ctxWith('k3s-prod-2', facts) }).changes).toHaveLength(
+      2,
+    );
   });
 });
 

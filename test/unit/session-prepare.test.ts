@@ -26,13 +26,22 @@ it('a stop in prepare ends the run before any connection', async () => {
     title: 'a phase with a local stop',
     hosts: () => [host],
     steps: [],
-    prepare: async () => ({ stops: [new CauseError('TOKEN_MALFORMED', { evidence: { command: 'read cluster-token.json', seen: 'not JSON' }, retryable: false })] }),
+    prepare: async () => ({
+      stops: [new CauseError('TOKEN_MALFORMED', { evidence: { command: 'read cluster-token.json', seen: 'not JSON' }, retryable: false })],
+    }),
   } as unknown as Phase;
   const events: EngineEvent[] = [];
   const stateDir = mkdtempSync(join(tmpdir(), 'bootstrap-prepare-'));
   const result = await runSession(
     { transport: transport as any, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal },
-    { env: 't', inventory: {} as any, target: (h) => ({ host: h.address }) as any, stateDir, waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false } },
+    {
+      env: 't',
+      inventory: {} as any,
+      target: (h) => ({ host: h.address }) as any,
+      stateDir,
+      waivers: [],
+      plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false },
+    },
   );
   expect(dialled).toEqual([]);
   expect((result.error as CauseError).causeId).toBe('TOKEN_MALFORMED');
@@ -57,7 +66,14 @@ it('Ctrl-C in check mode says to run the same command again, not --resume (a che
   const run = (check: boolean) =>
     runSession(
       { transport: { connect: async () => ({}), close: async () => undefined } as any, clock: systemClock, emit: () => undefined, signal: abort.signal },
-      { env: 't', inventory: {} as any, target: (h) => ({ host: h.address }) as any, stateDir: mkdtempSync(join(tmpdir(), 'bootstrap-int-')), waivers: [], plan: { phases: [phase], topology: topologyFor([host]), check, resume: false } },
+      {
+        env: 't',
+        inventory: {} as any,
+        target: (h) => ({ host: h.address }) as any,
+        stateDir: mkdtempSync(join(tmpdir(), 'bootstrap-int-')),
+        waivers: [],
+        plan: { phases: [phase], topology: topologyFor([host]), check, resume: false },
+      },
     );
   const checked = (await run(true)).error as CauseError;
   expect(checked.causeId).toBe('INTERRUPTED');

@@ -12,7 +12,12 @@ describe('forwardOut', () => {
   it('gives up at its budget when the far end never connects, and closes a stream that opens later', async () => {
     let late: ((err: Error | undefined, ch: { close: () => void }) => void) | undefined;
     const started = Date.now();
-    const err = await forwardOut(fakeLink((cb) => (late = cb)), '10.0.0.5', 22, 100).catch((e: unknown) => e);
+    const err = await forwardOut(
+      fakeLink((cb) => (late = cb)),
+      '10.0.0.5',
+      22,
+      100,
+    ).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ETIMEDOUT', message: 'no TCP connection to 10.0.0.5:22 within 100 ms' });
     expect(Date.now() - started).toBeLessThan(1_000);
     let closed = false;
@@ -20,9 +25,16 @@ describe('forwardOut', () => {
     expect(closed).toBe(true);
   });
 
-  it('passes the far end\'s refusal through', async () => {
+  it("passes the far end's refusal through", async () => {
     const refused = new Error('(SSH) Channel open failure: Connection refused');
-    await expect(forwardOut(fakeLink((cb) => cb(refused, undefined as never)), '127.0.0.1', 6443, 1_000)).rejects.toBe(refused);
+    await expect(
+      forwardOut(
+        fakeLink((cb) => cb(refused, undefined as never)),
+        '127.0.0.1',
+        6443,
+        1_000,
+      ),
+    ).rejects.toBe(refused);
   });
 });
 

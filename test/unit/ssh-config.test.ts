@@ -207,7 +207,7 @@ Host bare
     });
   });
 
-  it('lets the jump spec\'s own user and port win, and takes the rest from the host behind it', () => {
+  it("lets the jump spec's own user and port win, and takes the rest from the host behind it", () => {
     const e = env('');
     const via = resolveSshTarget({ name: 'n', address: '10.0.0.5', user: 'ops', identityFile: '/k', bastion: '10.0.0.1:2200' }, e);
     expect(resolveJumpHost(via.bastion!, via, e)).toMatchObject({ address: '10.0.0.1', port: 2200, user: 'ops', identityFile: '/k' });

@@ -33,13 +33,9 @@ describe('connection failures as named causes', () => {
   });
 
   it('calls a refused login SSH_AUTH_FAILED, never retried, naming what was offered', () => {
-    const e = classifyConnectError(
-      err('All configured authentication methods failed', { level: 'client-authentication' }),
-      target,
-      undefined,
-      undefined,
-      ['identity file /home/op/.ssh/id_ed25519'],
-    );
+    const e = classifyConnectError(err('All configured authentication methods failed', { level: 'client-authentication' }), target, undefined, undefined, [
+      'identity file /home/op/.ssh/id_ed25519',
+    ]);
     expect(e).toMatchObject({ causeId: 'SSH_AUTH_FAILED', retryable: false });
     expect(e.evidence.seen).toBe('user ops: the host accepted none of: identity file /home/op/.ssh/id_ed25519');
     expect(e.evidence.command).toBe('ssh -v -i /home/op/.ssh/id_ed25519 -p 22 ops@192.168.2.10 true');

@@ -27,7 +27,15 @@ describe('upload budget', () => {
   });
 
   it('appears in the plan of an upload whose size the planner knows', () => {
-    const change: UploadChange = { kind: 'upload', localPath: 'artifacts/k3s', path: '/usr/local/bin/k3s', mode: '0755', sha256: 'ab'.repeat(32), currentSha256: null, bytes: 70 * MiB };
+    const change: UploadChange = {
+      kind: 'upload',
+      localPath: 'artifacts/k3s',
+      path: '/usr/local/bin/k3s',
+      mode: '0755',
+      sha256: 'ab'.repeat(32),
+      currentSha256: null,
+      bytes: 70 * MiB,
+    };
     expect(describeChange(change).detail).toBe('sha256 abababababab…, absent on the host; 70.0 MiB, budget 3 min 10 s (1 MiB/s plus 120 s)');
     expect(describeChange({ ...change, bytes: undefined }).detail).toBe('sha256 abababababab…, absent on the host');
   });
@@ -58,7 +66,18 @@ describe('progress', () => {
   });
 
   it('reads as one line per event in plain output and one JSON object in --json', () => {
-    const e: EngineEvent = { type: 'transfer', phase: 'k3s-founder', step: 'images', host: 'k3s-prod-1', direction: 'upload', path: '/var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar', bytes: 21 * MiB, totalBytes: 70 * MiB, percent: 30, budgetMs: 190_000 };
+    const e: EngineEvent = {
+      type: 'transfer',
+      phase: 'k3s-founder',
+      step: 'images',
+      host: 'k3s-prod-1',
+      direction: 'upload',
+      path: '/var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar',
+      bytes: 21 * MiB,
+      totalBytes: 70 * MiB,
+      percent: 30,
+      budgetMs: 190_000,
+    };
     const plain: string[] = [];
     plainRenderer((l) => plain.push(l))(e);
     expect(plain).toEqual(['  k3s-prod-1  upload /var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar: 30 % of 70.0 MiB (budget 3 min 10 s)']);
@@ -77,21 +96,40 @@ describe('applying an upload', () => {
     const target = join(dir, 'host', 'images', 'images.tar');
     const remote = new LocalRemote('node-1');
     const seen: UploadProgress[] = [];
-    await applyChange(remote, { kind: 'upload', localPath: local, path: target, mode: '0640', sha256: sha(content), currentSha256: null }, undefined, (p) => seen.push(p));
+    await applyChange(remote, { kind: 'upload', localPath: local, path: target, mode: '0640', sha256: sha(content), currentSha256: null }, undefined, (p) =>
+      seen.push(p),
+    );
     expect(sha(readFileSync(target))).toBe(sha(content));
     expect(statSync(target).mode & 0o777).toBe(0o640);
     expect(existsSync(`${target}.bootstrap-tmp`)).toBe(false);
     expect(remote.execs).toHaveLength(1);
     expect(remote.execs[0].stdin).toBe('(stream)'); // never read into memory as one buffer
     expect(seen.map((p) => p.percent)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
-    expect(seen.at(-1)).toEqual({ direction: 'upload', path: target, bytes: content.length, totalBytes: content.length, percent: 100, budgetMs: uploadBudgetMs(content.length) });
+    expect(seen.at(-1)).toEqual({
+      direction: 'upload',
+      path: target,
+      bytes: content.length,
+      totalBytes: content.length,
+      percent: 100,
+      budgetMs: uploadBudgetMs(content.length),
+    });
   });
 });
 
 describe('backup snapshot', () => {
   const manifest = (id: string, over: Partial<BackupManifest> = {}): BackupManifest => ({
-    id, env: 'lab', takenAt: '2026-11-30T05:40:12.000Z', k3sVersion: 'v1.33.5+k3s1', snapshotServer: 'k3s-lab-1', servers: ['k3s-lab-1'],
-    snapshotName: 'bootstrap-backup-k3s-lab-1-1', sha256: 'x', bytes: 0, objects: [], counts: {}, ...over,
+    id,
+    env: 'lab',
+    takenAt: '2026-11-30T05:40:12.000Z',
+    k3sVersion: 'v1.33.5+k3s1',
+    snapshotServer: 'k3s-lab-1',
+    servers: ['k3s-lab-1'],
+    snapshotName: 'bootstrap-backup-k3s-lab-1-1',
+    sha256: 'x',
+    bytes: 0,
+    objects: [],
+    counts: {},
+    ...over,
   });
 
   it('streams into a 0600 file, checks it against the server, and the folder appears whole', async () => {
@@ -132,6 +170,9 @@ describe('backup snapshot', () => {
     remote.exec = (command, opts) => exec(command.startsWith('cat ') ? 'printf other' : command, opts);
     const pending = new PendingBackup(join(dir, 'state'), 'b2');
     const err = await pullSnapshot(remote, serverFile, pending.snapshotSink()).catch((e: unknown) => e);
-    expect(err).toMatchObject({ causeId: 'BACKUP_FAILED', evidence: { seen: expect.stringMatching(/^the copy \(5 bytes, sha256 [0-9a-f]{64}\) is not the server's \(17 bytes, sha256 [0-9a-f]{64}\)$/) } });
+    expect(err).toMatchObject({
+      causeId: 'BACKUP_FAILED',
+      evidence: { seen: expect.stringMatching(/^the copy \(5 bytes, sha256 [0-9a-f]{64}\) is not the server's \(17 bytes, sha256 [0-9a-f]{64}\)$/) },
+    });
   });
 });

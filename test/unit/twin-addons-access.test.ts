@@ -11,7 +11,8 @@ function fakeStore(objects: any[]) {
   const byKind = (resource: string) => objects.filter((o) => `${o.kind.toLowerCase()}s` === resource);
   return {
     list: async (info: any, ns?: string) => ({ items: byKind(info.resource).filter((o) => !ns || o.metadata.namespace === ns), revision: 1 }),
-    tryGet: async (info: any, ns: string | undefined, name: string) => byKind(info.resource).find((o) => o.metadata.name === name && (!ns || o.metadata.namespace === ns)),
+    tryGet: async (info: any, ns: string | undefined, name: string) =>
+      byKind(info.resource).find((o) => o.metadata.name === name && (!ns || o.metadata.namespace === ns)),
   } as any;
 }
 const sa = { namespace: 'kube-system', name: 'kube-vip' };
@@ -25,32 +26,54 @@ describe('RBAC for the kube-vip ServiceAccount', () => {
   });
 
   it('a ClusterRole without create on leases: get allowed, create refused with no object named (a create has none)', async () => {
-    const objects = kubeVipObjects().map((o) => (o.kind === 'ClusterRole'
-      ? { ...o, rules: o.rules.map((r: any) => (r.resources.includes('leases') ? { ...r, verbs: r.verbs.filter((v: string) => v !== 'create') } : r)) }
-      : o));
+    const objects = kubeVipObjects().map((o) =>
+      o.kind === 'ClusterRole'
+        ? { ...o, rules: o.rules.map((r: any) => (r.resources.includes('leases') ? { ...r, verbs: r.verbs.filter((v: string) => v !== 'create') } : r)) }
+        : o,
+    );
     const store = fakeStore(objects);
     expect(await allowed(store, sa, leaseGet)).toBe(true);
     const create = { ...leaseGet, verb: 'create', name: undefined };
     expect(await allowed(store, sa, create)).toBe(false);
     const msg = forbiddenMessage(sa, create);
-    expect(msg).toBe('leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"');
-    expect(matchKubeVipLog(`E1130 03:00:00.000000       1 leaderelection.go:440] error initially creating leader election record: ${msg}`, '10.43.0.1')?.causeId).toBe('KUBE_VIP_RBAC_MISSING');
+    expect(msg).toBe(
+      'leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"',
+    );
+    expect(
+      matchKubeVipLog(`E1130 03:00:00.000000       1 leaderelection.go:440] error initially creating leader election record: ${msg}`, '10.43.0.1')?.causeId,
+    ).toBe('KUBE_VIP_RBAC_MISSING');
     // A rule restricted to resourceNames cannot allow a create, which names no object (as upstream RBAC).
-    const named = fakeStore(kubeVipObjects().map((o) => (o.kind === 'ClusterRole' ? { ...o, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], resourceNames: ['plndr-cp-lock'] }] } : o)));
+    const named = fakeStore(
+      kubeVipObjects().map((o) =>
+        o.kind === 'ClusterRole'
+          ? {
+              ...o,
+              rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], resourceNames: ['plndr-cp-lock'] }],
+            }
+          : o,
+      ),
+    );
     expect(await allowed(named, sa, leaseGet)).toBe(true);
     expect(await allowed(named, sa, create)).toBe(false);
   });
 
   it('a cluster-scoped refusal says "at the cluster scope"', () => {
-    expect(forbiddenMessage(sa, { verb: 'list', group: '', resource: 'nodes' })).toBe('nodes is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot list resource "nodes" in API group "" at the cluster scope');
+    expect(forbiddenMessage(sa, { verb: 'list', group: '', resource: 'nodes' })).toBe(
+      'nodes is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot list resource "nodes" in API group "" at the cluster scope',
+    );
   });
 
   it('without the ClusterRoleBinding: forbidden, in the apiserver words kube-vip logs', async () => {
     const store = fakeStore(kubeVipObjects().filter((o) => o.kind !== 'ClusterRoleBinding'));
     expect(await allowed(store, sa, leaseGet)).toBe(false);
     const msg = forbiddenMessage(sa, leaseGet);
-    expect(msg).toBe('leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"');
-    expect(matchKubeVipLog(`E1130 03:00:00.000000       1 leaderelection.go:436] error retrieving resource lock kube-system/plndr-cp-lock: ${msg}`, '10.43.0.1')?.causeId).toBe('KUBE_VIP_RBAC_MISSING');
+    expect(msg).toBe(
+      'leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User "system:serviceaccount:kube-system:kube-vip" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"',
+    );
+    expect(
+      matchKubeVipLog(`E1130 03:00:00.000000       1 leaderelection.go:436] error retrieving resource lock kube-system/plndr-cp-lock: ${msg}`, '10.43.0.1')
+        ?.causeId,
+    ).toBe('KUBE_VIP_RBAC_MISSING');
   });
 });
 
@@ -60,7 +83,7 @@ describe('reaching the API server', () => {
     expect(inCidr('10.77.0.9', '10.43.0.0/16')).toBe(false);
   });
 
-  it('a ClusterIP is not dialled: after the timeout, Go\'s i/o timeout', async () => {
+  it("a ClusterIP is not dialled: after the timeout, Go's i/o timeout", async () => {
     const t0 = Date.now();
     const r = await reachApi('10.43.0.1', 443, { caFile: '/nonexistent', serviceCidr: '10.43.0.0/16', timeoutMs: 200 });
     expect(r).toEqual({ ok: false, error: 'dial tcp 10.43.0.1:443: i/o timeout' });

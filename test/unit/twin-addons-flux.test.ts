@@ -8,7 +8,15 @@ import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from '
 import { branchNotFoundMessage, fetchFailedMessage, goGitError, sshAddress } from '../../lab/twin/addons/flux/git-errors.ts';
 import { kstatus } from '../../lab/twin/addons/flux/health.ts';
 import { configDigest, releaseMessage, releaseNameOf } from '../../lab/twin/addons/flux/helmrelease.ts';
-import { appliedRevision, dependencyNotReady, dryRunNoMatch, fromInventoryEntry, inventoryEntry, kustomizationTimeoutMs, postBuildFailed } from '../../lab/twin/addons/flux/kustomization.ts';
+import {
+  appliedRevision,
+  dependencyNotReady,
+  dryRunNoMatch,
+  fromInventoryEntry,
+  inventoryEntry,
+  kustomizationTimeoutMs,
+  postBuildFailed,
+} from '../../lab/twin/addons/flux/kustomization.ts';
 
 describe('postBuild substitution (strict, Flux 2.9)', () => {
   const vars = { HOST: '10.77.0.9', EMPTY: '' };
@@ -23,8 +31,10 @@ describe('postBuild substitution (strict, Flux 2.9)', () => {
     expect(() => substitute('${HOST:=${NOPE}}', vars)).toThrow(/variable not set \(strict mode\): "NOPE"/);
   });
 
-  it('a variable that is not set fails with upstream\'s message; without strict mode it becomes empty', () => {
-    expect(() => substitute('k8sServiceHost: ${K3S_API_HOST}', vars)).toThrow(new SubstitutionError('variable substitution failed: variable not set (strict mode): "K3S_API_HOST"'));
+  it("a variable that is not set fails with upstream's message; without strict mode it becomes empty", () => {
+    expect(() => substitute('k8sServiceHost: ${K3S_API_HOST}', vars)).toThrow(
+      new SubstitutionError('variable substitution failed: variable not set (strict mode): "K3S_API_HOST"'),
+    );
     expect(substitute('k8sServiceHost: "${K3S_API_HOST}"', vars, false)).toBe('k8sServiceHost: ""');
   });
 
@@ -39,21 +49,29 @@ describe('postBuild substitution (strict, Flux 2.9)', () => {
   });
 });
 
-describe('a failed clone in go-git\'s words', () => {
+describe("a failed clone in go-git's words", () => {
   it.each([
-    ['git@10.77.0.2: Permission denied (publickey).\nfatal: Could not read from remote repository.', 'ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain'],
-    ['No ED25519 host key is known for 10.77.0.2 and you have requested strict checking.\nHost key verification failed.', 'ssh: handshake failed: knownhosts: key is unknown'],
+    [
+      'git@10.77.0.2: Permission denied (publickey).\nfatal: Could not read from remote repository.',
+      'ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain',
+    ],
+    [
+      'No ED25519 host key is known for 10.77.0.2 and you have requested strict checking.\nHost key verification failed.',
+      'ssh: handshake failed: knownhosts: key is unknown',
+    ],
     ['@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nHost key verification failed.', 'ssh: handshake failed: knownhosts: key mismatch'],
     ['ssh: connect to host 10.77.0.2 port 22: Connection refused', 'dial tcp 10.77.0.2:22: connect: connection refused'],
   ])('%s', (stderr, cause) => {
     expect(goGitError(stderr, '10.77.0.2:22')).toBe(cause);
   });
 
-  it('the Ready message names the URL: clone without a revision, list with one, a missing branch as go-git\'s repository-not-found', () => {
+  it("the Ready message names the URL: clone without a revision, list with one, a missing branch as go-git's repository-not-found", () => {
     const url = 'ssh://git@10.77.0.2/lab-gitops.git';
     expect(fetchFailedMessage('clone', url, 'x')).toBe(`failed to checkout and determine revision: unable to clone '${url}': x`);
     expect(fetchFailedMessage('list', url, 'x')).toBe(`failed to checkout and determine revision: unable to list remote for '${url}': x`);
-    expect(branchNotFoundMessage(url, 'nope')).toBe(`failed to checkout and determine revision: unable to clone: couldn't find remote ref "refs/heads/nope": git repository: '${url}'`);
+    expect(branchNotFoundMessage(url, 'nope')).toBe(
+      `failed to checkout and determine revision: unable to clone: couldn't find remote ref "refs/heads/nope": git repository: '${url}'`,
+    );
     expect(sshAddress('ssh://git@10.77.0.2/lab-gitops.git')).toBe('10.77.0.2:22');
     expect(sshAddress('ssh://git@host:2222/r.git')).toBe('host:2222');
   });
@@ -63,11 +81,18 @@ describe('kustomize-controller status words', () => {
   it('messages as upstream writes them', () => {
     expect(appliedRevision('main@sha1:abc')).toBe('Applied revision: main@sha1:abc');
     expect(dependencyNotReady('flux-system', 'infra')).toBe("dependency 'flux-system/infra' is not ready");
-    expect(dryRunNoMatch({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'cilium', namespace: 'kube-system' } }))
-      .toBe('HelmRelease/kube-system/cilium dry-run failed: no matches for kind "HelmRelease" in version "helm.toolkit.fluxcd.io/v2"');
-    expect(dryRunNoMatch({ apiVersion: 'example.com/v1', kind: 'Cluster', metadata: { name: 'c' } })).toBe('Cluster/c dry-run failed: no matches for kind "Cluster" in version "example.com/v1"');
-    expect(postBuildFailed({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'backup-target' } }, 'envsubst error: x')).toBe("post build failed for 'ConfigMap.v1.[noGrp]/backup-target': envsubst error: x");
-    expect(postBuildFailed({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'nfs-csi' } }, 'y')).toBe("post build failed for 'StorageClass.v1.storage.k8s.io/nfs-csi': y");
+    expect(dryRunNoMatch({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'cilium', namespace: 'kube-system' } })).toBe(
+      'HelmRelease/kube-system/cilium dry-run failed: no matches for kind "HelmRelease" in version "helm.toolkit.fluxcd.io/v2"',
+    );
+    expect(dryRunNoMatch({ apiVersion: 'example.com/v1', kind: 'Cluster', metadata: { name: 'c' } })).toBe(
+      'Cluster/c dry-run failed: no matches for kind "Cluster" in version "example.com/v1"',
+    );
+    expect(postBuildFailed({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'backup-target' } }, 'envsubst error: x')).toBe(
+      "post build failed for 'ConfigMap.v1.[noGrp]/backup-target': envsubst error: x",
+    );
+    expect(postBuildFailed({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'nfs-csi' } }, 'y')).toBe(
+      "post build failed for 'StorageClass.v1.storage.k8s.io/nfs-csi': y",
+    );
   });
 
   it('inventory entries are namespace_name_group_kind with the version, and read back', () => {
@@ -75,7 +100,12 @@ describe('kustomize-controller status words', () => {
     expect(inventoryEntry(cm)).toEqual({ id: 'flux-system_cluster-vars__ConfigMap', v: 'v1' });
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } };
     expect(inventoryEntry(ns)).toEqual({ id: '_apps__Namespace', v: 'v1' });
-    expect(fromInventoryEntry({ id: 'kube-system_cilium_helm.toolkit.fluxcd.io_HelmRelease', v: 'v2' })).toEqual({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', namespace: 'kube-system', name: 'cilium' });
+    expect(fromInventoryEntry({ id: 'kube-system_cilium_helm.toolkit.fluxcd.io_HelmRelease', v: 'v2' })).toEqual({
+      apiVersion: 'helm.toolkit.fluxcd.io/v2',
+      kind: 'HelmRelease',
+      namespace: 'kube-system',
+      name: 'cilium',
+    });
   });
 });
 
@@ -86,7 +116,9 @@ describe('helm-controller words', () => {
     expect(releaseNameOf({ metadata: { name: 'x' }, spec: { releaseName: 'cilium', targetNamespace: 'kube-system' } })).toBe('cilium');
     expect(configDigest({ a: 1 })).toBe(configDigest({ a: 1 }));
     expect(configDigest({ a: 1 })).not.toBe(configDigest({ a: 2 }));
-    expect(releaseMessage('upgrade', 'kube-system', 'cilium', 2, 'cilium', '1.19.5')).toBe('Helm upgrade succeeded for release kube-system/cilium.v2 with chart cilium@1.19.5');
+    expect(releaseMessage('upgrade', 'kube-system', 'cilium', 2, 'cilium', '1.19.5')).toBe(
+      'Helm upgrade succeeded for release kube-system/cilium.v2 with chart cilium@1.19.5',
+    );
   });
 });
 
@@ -99,14 +131,23 @@ describe('kstatus and scheduling', () => {
   });
 
   it('a Flux object is Current when Ready for its generation, Failed when not Ready', () => {
-    const k = (status: string, observedGeneration: number) => ({ apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { generation: 1 }, status: { observedGeneration, conditions: [{ type: 'Ready', status }] } });
+    const k = (status: string, observedGeneration: number) => ({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { generation: 1 },
+      status: { observedGeneration, conditions: [{ type: 'Ready', status }] },
+    });
     expect(kstatus(k('True', 1))).toBe('Current');
     expect(kstatus(k('False', 1))).toBe('Failed');
     expect(kstatus(k('True', 0))).toBe('InProgress');
   });
 
   it('due: a new generation, a new requestedAt, or the requeue of the last attempt — not observedGeneration, which a failure leaves behind', () => {
-    const obj = (extra: any = {}) => ({ metadata: { generation: extra.gen ?? 1, annotations: extra.ann }, spec: { interval: '1m' }, status: { observedGeneration: 0, lastHandledReconcileAt: extra.handled } });
+    const obj = (extra: any = {}) => ({
+      metadata: { generation: extra.gen ?? 1, annotations: extra.ann },
+      spec: { interval: '1m' },
+      status: { observedGeneration: 0, lastHandledReconcileAt: extra.handled },
+    });
     const last = { at: 1000, generation: 1, retryMs: 10_000 };
     expect(due(obj(), undefined, 2000)).toBe(true);
     // A failed first generation (observedGeneration 0) is not retried every round, only at its requeue.
@@ -132,9 +173,15 @@ describe('kstatus and scheduling', () => {
   });
 
   it('a condition keeps its transition time while its status does not change, and Ready comes first', () => {
-    const old = [{ type: 'ArtifactInStorage', status: 'True' as const, reason: 'Succeeded', message: 'a', lastTransitionTime: 't0' }, { type: 'Ready', status: 'True' as const, reason: 'Succeeded', message: 'a', lastTransitionTime: 't0' }];
+    const old = [
+      { type: 'ArtifactInStorage', status: 'True' as const, reason: 'Succeeded', message: 'a', lastTransitionTime: 't0' },
+      { type: 'Ready', status: 'True' as const, reason: 'Succeeded', message: 'a', lastTransitionTime: 't0' },
+    ];
     const next = withConditions(old, [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'b' }]);
-    expect(next.map((c) => [c.type, c.lastTransitionTime])).toEqual([['Ready', 't0'], ['ArtifactInStorage', 't0']]);
+    expect(next.map((c) => [c.type, c.lastTransitionTime])).toEqual([
+      ['Ready', 't0'],
+      ['ArtifactInStorage', 't0'],
+    ]);
     const failed = withConditions(old, [{ type: 'Ready', status: 'False', reason: 'GitOperationFailed', message: 'x' }]);
     expect(failed[0].lastTransitionTime).not.toBe('t0');
   });

@@ -28,11 +28,21 @@ function api(path: string): Promise<{ status: number; body: string }> {
   const kc = YAML.parse(readFileSync(join(root, 's1', 'k3s.yaml'), 'utf8'));
   const b = (x: string) => Buffer.from(x, 'base64');
   return new Promise((resolve, reject) => {
-    https.get(`https://${IP}:6443${path}`, { ca: b(kc.clusters[0].cluster['certificate-authority-data']), cert: b(kc.users[0].user['client-certificate-data']), key: b(kc.users[0].user['client-key-data']) }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
+    https
+      .get(
+        `https://${IP}:6443${path}`,
+        {
+          ca: b(kc.clusters[0].cluster['certificate-authority-data']),
+          cert: b(kc.users[0].user['client-certificate-data']),
+          key: b(kc.users[0].user['client-key-data']),
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      )
+      .on('error', reject);
   });
 }
 const json = async (path: string) => JSON.parse((await api(path)).body);
@@ -54,7 +64,14 @@ function kubeVip(iface = 'eth0'): string {
     .join('---\n');
 }
 
-const cilium = (values: Record<string, unknown>) => renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz: readFileSync(CHART), values: { kubeProxyReplacement: true, updateStrategy: { rollingUpdate: { maxUnavailable: 1 } }, ...values }, version: '1.19.5' });
+const cilium = (values: Record<string, unknown>) =>
+  renderHelmChart({
+    releaseName: 'cilium',
+    namespace: 'kube-system',
+    chartTgz: readFileSync(CHART),
+    values: { kubeProxyReplacement: true, updateStrategy: { rollingUpdate: { maxUnavailable: 1 } }, ...values },
+    version: '1.19.5',
+  });
 
 beforeAll(async () => {
   for (const tool of ['etcd', 'openssl']) {
@@ -80,7 +97,12 @@ afterAll(async () => {
 describe('add-on twins in a local k3s twin', () => {
   it('kube-vip: a pod for the server, the lease held by it, the VIP added, its log through pods/<name>/log', async () => {
     writeFileSync(join(manifests, 'kube-vip.yaml'), kubeVip());
-    await waitFor('the VIP', () => existsSync(join(addonRoot, 'vip-addresses')) && readFileSync(join(addonRoot, 'vip-addresses'), 'utf8').includes('eth0 127.33.0.9/32'), 30_000, s.output);
+    await waitFor(
+      'the VIP',
+      () => existsSync(join(addonRoot, 'vip-addresses')) && readFileSync(join(addonRoot, 'vip-addresses'), 'utf8').includes('eth0 127.33.0.9/32'),
+      30_000,
+      s.output,
+    );
     const [pod] = await pods('app.kubernetes.io/name=kube-vip-ds');
     expect(pod.metadata.name).toMatch(/^kube-vip-ds-\w{5}$/);
     expect(pod.spec.nodeName).toBe('s1');
@@ -94,12 +116,17 @@ describe('add-on twins in a local k3s twin', () => {
     expect((await api('/api/v1/namespaces/kube-system/pods/nope/log')).status).toBe(404);
   }, 60_000);
 
-  it('kube-vip with an interface that does not exist: upstream\'s line, CrashLoopBackOff, the VIP released', async () => {
+  it("kube-vip with an interface that does not exist: upstream's line, CrashLoopBackOff, the VIP released", async () => {
     writeFileSync(join(manifests, 'kube-vip.yaml'), kubeVip('eth9'));
-    const pod = await waitFor('the new pod crashing', async () => {
-      const [p] = await pods('app.kubernetes.io/name=kube-vip-ds');
-      return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff';
-    }, 30_000, s.output).then(async () => (await pods('app.kubernetes.io/name=kube-vip-ds'))[0]);
+    const pod = await waitFor(
+      'the new pod crashing',
+      async () => {
+        const [p] = await pods('app.kubernetes.io/name=kube-vip-ds');
+        return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff';
+      },
+      30_000,
+      s.output,
+    ).then(async () => (await pods('app.kubernetes.io/name=kube-vip-ds'))[0]);
     await waitFor('the line in the log', async () => (await podLog(pod.metadata.name)).includes('Link not found'), 10_000);
     expect(matchKubeVipLog(await podLog(pod.metadata.name), '10.43.0.1')?.causeId).toBe('VIP_INTERFACE_INVALID');
     expect(readFileSync(join(addonRoot, 'vip-addresses'), 'utf8')).not.toContain('127.33.0.9');
@@ -107,22 +134,48 @@ describe('add-on twins in a local k3s twin', () => {
 
   it('Cilium with k8sServiceHost "": release v1, no KUBERNETES_SERVICE_HOST; the config init container dials 10.43.0.1 first, the pod initializing, not Ready', async () => {
     writeFileSync(join(manifests, 'cilium.yaml'), cilium({ k8sServiceHost: '' }));
-    await waitFor('release v1', async () => (await api('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v1')).status === 200, 30_000, s.output);
+    await waitFor(
+      'release v1',
+      async () => (await api('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v1')).status === 200,
+      30_000,
+      s.output,
+    );
     const ds = await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium');
     expect(ds.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('KUBERNETES_SERVICE_HOST');
-    expect(ds.spec.template.spec.initContainers.map((c: any) => c.name)).toEqual(['config', 'mount-cgroup', 'apply-sysctl-overwrites', 'mount-bpf-fs', 'clean-cilium-state', 'install-cni-binaries']);
+    expect(ds.spec.template.spec.initContainers.map((c: any) => c.name)).toEqual([
+      'config',
+      'mount-cgroup',
+      'apply-sysctl-overwrites',
+      'mount-bpf-fs',
+      'clean-cilium-state',
+      'install-cni-binaries',
+    ]);
     const job = await json('/apis/batch/v1/namespaces/kube-system/jobs/helm-install-cilium');
     expect(job.status.succeeded).toBe(1);
     // Cilium's k8s client tries for a minute before it logs the i/o timeout (the lab test waits for it).
-    await waitFor('config dialling the ClusterIP', async () => {
-      const [p] = await pods('k8s-app=cilium');
-      return Boolean(p) && (await api(`/api/v1/namespaces/kube-system/pods/${p.metadata.name}/log?container=config`)).body.includes('msg="Establishing connection to apiserver" subsys=cilium-dbg module=k8s-client ipAddr=https://10.43.0.1:443');
-    }, 30_000, s.output);
+    await waitFor(
+      'config dialling the ClusterIP',
+      async () => {
+        const [p] = await pods('k8s-app=cilium');
+        return (
+          Boolean(p) &&
+          (await api(`/api/v1/namespaces/kube-system/pods/${p.metadata.name}/log?container=config`)).body.includes(
+            'msg="Establishing connection to apiserver" subsys=cilium-dbg module=k8s-client ipAddr=https://10.43.0.1:443',
+          )
+        );
+      },
+      30_000,
+      s.output,
+    );
     const [p] = await pods('k8s-app=cilium');
     expect(p.status.phase).toBe('Pending');
     expect(p.status.initContainerStatuses.map((c: any) => Object.keys(c.state)[0])).toEqual(['running', 'waiting', 'waiting', 'waiting', 'waiting', 'waiting']);
     expect(p.status.containerStatuses[0].state).toEqual({ waiting: { reason: 'PodInitializing' } });
-    expect(p.status.conditions.find((c: any) => c.type === 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [config mount-cgroup apply-sysctl-overwrites mount-bpf-fs clean-cilium-state install-cni-binaries]' });
+    expect(p.status.conditions.find((c: any) => c.type === 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+      message: 'containers with incomplete status: [config mount-cgroup apply-sysctl-overwrites mount-bpf-fs clean-cilium-state install-cni-binaries]',
+    });
     // No container named: the pod's only container, which has not started (kubelet's words, a 400).
     const agent = await api(`/api/v1/namespaces/kube-system/pods/${p.metadata.name}/log`);
     expect(agent.status).toBe(400);
@@ -133,20 +186,27 @@ describe('add-on twins in a local k3s twin', () => {
 
   it('Cilium with k8sServiceHost = a reachable API: release v2, the agent Ready, CNI config and status socket', async () => {
     writeFileSync(join(manifests, 'cilium.yaml'), cilium({ k8sServiceHost: IP, k8sServicePort: 6443 }));
-    await waitFor('a Ready agent with the new env', async () => {
-      const [p] = await pods('k8s-app=cilium');
-      return Boolean(p) && ready(p) && p.spec.containers[0].env.some((e: any) => e.name === 'KUBERNETES_SERVICE_HOST' && e.value === IP);
-    }, 60_000, s.output);
+    await waitFor(
+      'a Ready agent with the new env',
+      async () => {
+        const [p] = await pods('k8s-app=cilium');
+        return Boolean(p) && ready(p) && p.spec.containers[0].env.some((e: any) => e.name === 'KUBERNETES_SERVICE_HOST' && e.value === IP);
+      },
+      60_000,
+      s.output,
+    );
     const v1 = await json('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v1');
     const v2 = await json('/api/v1/namespaces/kube-system/secrets/sh.helm.release.v1.cilium.v2');
     expect([v1.metadata.labels.status, v2.metadata.labels.status]).toEqual(['superseded', 'deployed']);
     expect(readFileSync(join(addonRoot, 'etc/cni/net.d/05-cilium.conflist'), 'utf8')).toContain('cilium-cni');
     const status = await new Promise<any>((resolve, reject) => {
-      http.get({ socketPath: join(addonRoot, 'var/run/cilium/cilium.sock'), path: '/v1/healthz' }, (res) => {
-        let b = '';
-        res.on('data', (c) => (b += c));
-        res.on('end', () => resolve(JSON.parse(b)));
-      }).on('error', reject);
+      http
+        .get({ socketPath: join(addonRoot, 'var/run/cilium/cilium.sock'), path: '/v1/healthz' }, (res) => {
+          let b = '';
+          res.on('data', (c) => (b += c));
+          res.on('end', () => resolve(JSON.parse(b)));
+        })
+        .on('error', reject);
     });
     expect(status['kube-proxy-replacement'].mode).toBe('True');
     await waitFor('DaemonSet status', async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 1, 10_000);
@@ -156,24 +216,65 @@ describe('add-on twins in a local k3s twin', () => {
     const dir = mkdtempSync(join(root, 'agent-'));
     const agentRoot = join(dir, 'host');
     let out = '';
-    const p = spawn(bin, ['agent', '--server', `https://${IP}:6443`, '--token', s.token(), '--node-name', 'a1', '--node-ip', AGENT_IP, '--data-dir', join(dir, 'data'), '--config', join(dir, 'none.yaml')], {
-      env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000', K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password'), K3S_TWIN_ADDON_ROOT: agentRoot, K3S_TWIN_KUBELET_ADDRESS: AGENT_IP },
-    });
+    const p = spawn(
+      bin,
+      [
+        'agent',
+        '--server',
+        `https://${IP}:6443`,
+        '--token',
+        s.token(),
+        '--node-name',
+        'a1',
+        '--node-ip',
+        AGENT_IP,
+        '--data-dir',
+        join(dir, 'data'),
+        '--config',
+        join(dir, 'none.yaml'),
+      ],
+      {
+        env: {
+          ...process.env,
+          NOTIFY_SOCKET: '',
+          K3S_TWIN_HEARTBEAT_MS: '1000',
+          K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password'),
+          K3S_TWIN_ADDON_ROOT: agentRoot,
+          K3S_TWIN_KUBELET_ADDRESS: AGENT_IP,
+        },
+      },
+    );
     p.stderr.on('data', (c) => (out += c));
     try {
-      await waitFor('a Ready Cilium pod on a1', async () => (await pods('k8s-app=cilium')).some((x) => x.spec.nodeName === 'a1' && ready(x)), 60_000, () => out + s.output());
-      await waitFor('node a1 Ready', async () => (await json('/api/v1/nodes/a1')).status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'), 20_000, () => out);
+      await waitFor(
+        'a Ready Cilium pod on a1',
+        async () => (await pods('k8s-app=cilium')).some((x) => x.spec.nodeName === 'a1' && ready(x)),
+        60_000,
+        () => out + s.output(),
+      );
+      await waitFor(
+        'node a1 Ready',
+        async () => (await json('/api/v1/nodes/a1')).status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'),
+        20_000,
+        () => out,
+      );
       expect(readFileSync(join(agentRoot, 'etc/cni/net.d/05-cilium.conflist'), 'utf8')).toContain('cilium-cni');
       // kube-vip's affinity wants the control plane: no kube-vip pod on the agent.
       const vips = await pods('app.kubernetes.io/name=kube-vip-ds');
       expect(vips.map((x) => x.spec.nodeName)).toEqual(['s1']);
-      await waitFor('DaemonSet status counts the agent', async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 2, 10_000);
+      await waitFor(
+        'DaemonSet status counts the agent',
+        async () => (await json('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium')).status?.numberReady === 2,
+        10_000,
+      );
       const anonymous = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        https.get(`https://${AGENT_IP}:10250/pods`, { rejectUnauthorized: false }, (res) => {
-          let body = '';
-          res.on('data', (c) => (body += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        }).on('error', reject);
+        https
+          .get(`https://${AGENT_IP}:10250/pods`, { rejectUnauthorized: false }, (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          })
+          .on('error', reject);
       });
       expect(anonymous).toEqual({ status: 401, body: 'Unauthorized' });
       expect(readFileSync(join(dir, 'data', 'agent', 'client-kubelet.crt'), 'utf8')).toContain('BEGIN CERTIFICATE');
@@ -198,13 +299,34 @@ describe('add-on twins in a local k3s twin', () => {
     const t = await new Promise<any>((resolve, reject) => {
       const kc = YAML.parse(readFileSync(join(root, 's1', 'k3s.yaml'), 'utf8'));
       const b = (x: string) => Buffer.from(x, 'base64');
-      https.get(`https://${IP}:6443/api/v1/namespaces/kube-system/pods`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }, ca: b(kc.clusters[0].cluster['certificate-authority-data']), cert: b(kc.users[0].user['client-certificate-data']), key: b(kc.users[0].user['client-key-data']) }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(JSON.parse(body)));
-      }).on('error', reject);
+      https
+        .get(
+          `https://${IP}:6443/api/v1/namespaces/kube-system/pods`,
+          {
+            headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+            ca: b(kc.clusters[0].cluster['certificate-authority-data']),
+            cert: b(kc.users[0].user['client-certificate-data']),
+            key: b(kc.users[0].user['client-key-data']),
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve(JSON.parse(body)));
+          },
+        )
+        .on('error', reject);
     });
-    expect(t.columnDefinitions.map((c: any) => `${c.name}/${c.priority}`)).toEqual(['Name/0', 'Ready/0', 'Status/0', 'Restarts/0', 'Age/0', 'IP/1', 'Node/1', 'Nominated Node/1', 'Readiness Gates/1']);
+    expect(t.columnDefinitions.map((c: any) => `${c.name}/${c.priority}`)).toEqual([
+      'Name/0',
+      'Ready/0',
+      'Status/0',
+      'Restarts/0',
+      'Age/0',
+      'IP/1',
+      'Node/1',
+      'Nominated Node/1',
+      'Readiness Gates/1',
+    ]);
     const row = t.rows.find((r: any) => String(r.cells[0]).startsWith('cilium-') && r.cells[6] === 's1');
     expect(row.cells).toEqual([expect.stringMatching(/^cilium-\w{5}$/), '1/1', 'Running', expect.anything(), expect.any(String), IP, 's1', '<none>', '<none>']);
   });

@@ -7,8 +7,15 @@ import { kubeVipConfig } from '../../lab/twin/addons/kube-vip/config.ts';
 import { kubeVipContainer } from '../../lab/twin/addons/kube-vip/program.ts';
 import { kubernetesServiceIP, serviceRange } from '../../lab/twin/service-network.ts';
 
-const kubeVipDs = () => parseAllDocuments(renderKubeVip({ vip: '10.77.0.9', port: 6443, interfaceName: 'eth0' })).map((d) => d.toJSON()).find((o) => o.kind === 'DaemonSet');
-const server = { name: 'k3s-lab-1', labels: { 'node-role.kubernetes.io/control-plane': 'true', 'node-role.kubernetes.io/master': 'true' }, taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] };
+const kubeVipDs = () =>
+  parseAllDocuments(renderKubeVip({ vip: '10.77.0.9', port: 6443, interfaceName: 'eth0' }))
+    .map((d) => d.toJSON())
+    .find((o) => o.kind === 'DaemonSet');
+const server = {
+  name: 'k3s-lab-1',
+  labels: { 'node-role.kubernetes.io/control-plane': 'true', 'node-role.kubernetes.io/master': 'true' },
+  taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }],
+};
 const agent = { name: 'k3s-lab-agent-1', labels: { 'kubernetes.io/os': 'linux' }, taints: [] };
 
 describe('DaemonSet placement', () => {
@@ -51,17 +58,44 @@ describe('the env a container sees', () => {
     const pod = podFromTemplate(ds, 'k3s-lab-2', templateHash(ds.spec.template));
     expect(pod.spec.nodeName).toBe('k3s-lab-2');
     const cfg = kubeVipConfig(containerEnv(kubeVipContainer(ds), pod, KUBERNETES), 'k3s-lab-2');
-    expect(cfg).toMatchObject({ address: '10.77.0.9', interfaceName: 'eth0', subnet: '32', nodeName: 'k3s-lab-2', leaseName: 'plndr-cp-lock', leaseDurationS: 15, renewDeadlineS: 10, retryPeriodS: 2, apiHost: '127.0.0.1', apiPort: 6443, controlPlane: true, leaderElection: true, arp: true });
+    expect(cfg).toMatchObject({
+      address: '10.77.0.9',
+      interfaceName: 'eth0',
+      subnet: '32',
+      nodeName: 'k3s-lab-2',
+      leaseName: 'plndr-cp-lock',
+      leaseDurationS: 15,
+      renewDeadlineS: 10,
+      retryPeriodS: 2,
+      apiHost: '127.0.0.1',
+      apiPort: 6443,
+      controlPlane: true,
+      leaderElection: true,
+      arp: true,
+    });
   });
 
   it("without KUBERNETES_SERVICE_HOST in the spec the process gets kubelet's: the kubernetes Service ClusterIP", () => {
-    const env = containerEnv({ env: [{ name: 'address', value: '10.77.0.9' }] }, { spec: { nodeName: 'n' } }, { host: kubernetesServiceIP(serviceRange('10.45.0.0/16')), port: '443' });
+    const env = containerEnv(
+      { env: [{ name: 'address', value: '10.77.0.9' }] },
+      { spec: { nodeName: 'n' } },
+      { host: kubernetesServiceIP(serviceRange('10.45.0.0/16')), port: '443' },
+    );
     expect(env.KUBERNETES_SERVICE_HOST).toBe('10.45.0.1');
     expect(env.KUBERNETES_SERVICE_PORT).toBe('443');
   });
 
   it('an explicit empty value stays empty (it is not replaced by the injected one)', () => {
-    const env = containerEnv({ env: [{ name: 'KUBERNETES_SERVICE_HOST', value: '10.77.0.9' }, { name: 'KUBERNETES_SERVICE_PORT', value: '' }] }, { spec: {} }, KUBERNETES);
+    const env = containerEnv(
+      {
+        env: [
+          { name: 'KUBERNETES_SERVICE_HOST', value: '10.77.0.9' },
+          { name: 'KUBERNETES_SERVICE_PORT', value: '' },
+        ],
+      },
+      { spec: {} },
+      KUBERNETES,
+    );
     expect(env).toMatchObject({ KUBERNETES_SERVICE_HOST: '10.77.0.9', KUBERNETES_SERVICE_PORT: '' });
   });
 });

@@ -52,21 +52,25 @@ describe('agent load balancer', () => {
     const { lb: b } = lb();
     b.update(S);
     const tried: string[] = [];
-    await expect(b.dial(async (base) => {
-      tried.push(base.slice('https://'.length));
-      throw dialError(`dial tcp ${base.slice(8)}: connect: connection refused`);
-    })).rejects.toThrow(`dial tcp ${VIP}: connect: connection refused`);
+    await expect(
+      b.dial(async (base) => {
+        tried.push(base.slice('https://'.length));
+        throw dialError(`dial tcp ${base.slice(8)}: connect: connection refused`);
+      }),
+    ).rejects.toThrow(`dial tcp ${VIP}: connect: connection refused`);
     expect(tried).toEqual([...S, VIP]);
   });
 
-  it('an error after the connection was made is the call\'s own: no failover', async () => {
+  it("an error after the connection was made is the call's own: no failover", async () => {
     const { lb: b } = lb();
     b.update(S);
     const tried: string[] = [];
-    await expect(b.dial(async (base) => {
-      tried.push(base);
-      throw new Error('401 Unauthorized');
-    })).rejects.toThrow('401 Unauthorized');
+    await expect(
+      b.dial(async (base) => {
+        tried.push(base);
+        throw new Error('401 Unauthorized');
+      }),
+    ).rejects.toThrow('401 Unauthorized');
     expect(tried).toHaveLength(1);
   });
 
@@ -78,7 +82,7 @@ describe('agent load balancer', () => {
     expect(b.order()).toEqual([S[0], S[1], VIP]);
   });
 
-  it('the address of a server URL carries the scheme\'s port when none is given', () => {
+  it("the address of a server URL carries the scheme's port when none is given", () => {
     expect(urlAddress('https://10.77.0.9:6443')).toBe(VIP);
     expect(urlAddress('https://k3s.example')).toBe('k3s.example:443');
   });

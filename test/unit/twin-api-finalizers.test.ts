@@ -29,12 +29,17 @@ describe('twin API store: finalizers', () => {
     await store.update(HELMCHARTS, 'kube-system', 'cilium', { ...cur, metadata: { ...cur.metadata, deletionTimestamp: undefined, annotations: { a: 'b' } } });
     expect((await store.get(HELMCHARTS, 'kube-system', 'cilium')).metadata.deletionTimestamp).toBe(marked.metadata.deletionTimestamp);
     const withMore = await store.get(HELMCHARTS, 'kube-system', 'cilium');
-    await expect(store.update(HELMCHARTS, 'kube-system', 'cilium', { ...withMore, metadata: { ...withMore.metadata, finalizers: [FIN, 'x/y'] } })).rejects.toThrow(
+    await expect(
+      store.update(HELMCHARTS, 'kube-system', 'cilium', { ...withMore, metadata: { ...withMore.metadata, finalizers: [FIN, 'x/y'] } }),
+    ).rejects.toThrow(
       'HelmChart.helm.cattle.io "cilium" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"x/y"}',
     );
     // The JSON patch the engine sends takes the last finalizer off: the object is gone.
     const last = await store.get(HELMCHARTS, 'kube-system', 'cilium');
-    const patched = applyPatch('json', last, [{ op: 'test', path: '/metadata/finalizers/0', value: FIN }, { op: 'remove', path: '/metadata/finalizers/0' }]);
+    const patched = applyPatch('json', last, [
+      { op: 'test', path: '/metadata/finalizers/0', value: FIN },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ]);
     await store.update(HELMCHARTS, 'kube-system', 'cilium', patched, { expectedRV: last.metadata.resourceVersion });
     expect(await store.tryGet(HELMCHARTS, 'kube-system', 'cilium')).toBeUndefined();
   });
@@ -60,7 +65,11 @@ describe('twin API store: finalizers', () => {
 describe('twin API store: the DaemonSet strategy', () => {
   const ds = (maxUnavailable: number, image: string) => ({
     metadata: { name: 'cilium', labels: { 'k8s-app': 'cilium' } },
-    spec: { selector: { matchLabels: { 'k8s-app': 'cilium' } }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable } }, template: { metadata: { labels: { 'k8s-app': 'cilium' } }, spec: { containers: [{ name: 'cilium-agent', image }] } } },
+    spec: {
+      selector: { matchLabels: { 'k8s-app': 'cilium' } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable } },
+      template: { metadata: { labels: { 'k8s-app': 'cilium' } }, spec: { containers: [{ name: 'cilium-agent', image }] } },
+    },
   });
   const gens = (o: any) => [o.metadata.generation, o.metadata.annotations[TEMPLATE_GENERATION]];
 

@@ -15,7 +15,9 @@ describe('k3s twin executable', () => {
     // a shell loader: the lab's private node on a lab host (off the PATH), the PATH's node elsewhere
     expect(readFileSync(k3s, 'utf8').startsWith('#!/bin/sh\n":" //; n=/opt/bootstrap-lab/bin/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"\n')).toBe(true);
     // upstream's words (k3s-io/k3s pkg/cli/cmds/root.go VersionPrinter): "<name> version <version> (<commit>)", then Go's version
-    expect(execFileSync(k3s, ['--version'], { encoding: 'utf8' })).toMatch(new RegExp(`^k3s version ${LAB_VERSION.replace(/[.+]/g, '\\$&')} \\([0-9a-f]{8}\\)\ngo version go\\d+\\.\\d+\\.\\d+\n$`));
+    expect(execFileSync(k3s, ['--version'], { encoding: 'utf8' })).toMatch(
+      new RegExp(`^k3s version ${LAB_VERSION.replace(/[.+]/g, '\\$&')} \\([0-9a-f]{8}\\)\ngo version go\\d+\\.\\d+\\.\\d+\n$`),
+    );
     rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 });

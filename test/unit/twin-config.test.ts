@@ -47,17 +47,25 @@ describe('k3s twin configuration (k3s config file rules)', () => {
     expect(mismatched(joiner, founder)).toEqual(['disable-network-policy', 'disable-service-lb']);
     // CIDR and DNS differences are named by their go-test/deep field path, in struct order (k3s compareConfig).
     expect(mismatched(criticalArgs({ 'cluster-cidr': '10.52.0.0/16' }), criticalArgs({}))).toEqual(['ClusterIPRanges.slice[0].IP', 'ClusterIPRange.IP']);
-    expect(mismatched(criticalArgs({ 'service-cidr': '10.43.0.0/17' }), criticalArgs({}))).toEqual(['ServiceIPRange.Mask.slice[2]', 'ServiceIPRanges.slice[0].Mask.slice[2]']);
+    expect(mismatched(criticalArgs({ 'service-cidr': '10.43.0.0/17' }), criticalArgs({}))).toEqual([
+      'ServiceIPRange.Mask.slice[2]',
+      'ServiceIPRanges.slice[0].Mask.slice[2]',
+    ]);
     expect(mismatched(criticalArgs({ 'cluster-dns': '10.43.0.11' }), criticalArgs({}))).toEqual(['ClusterDNSs.slice[0]', 'cluster-dns']);
     expect(mismatched(founder, founder)).toEqual([]);
     expect(criticalArgs({})['cluster-cidr']).toBe('10.42.0.0/16');
   });
 
-  it('unset, cluster DNS is the service range\'s tenth address, so another service-cidr differs in ClusterDNS first', () => {
+  it("unset, cluster DNS is the service range's tenth address, so another service-cidr differs in ClusterDNS first", () => {
     expect(criticalArgs({})['cluster-dns']).toBe('10.43.0.10');
     expect(criticalArgs({ 'service-cidr': '10.45.0.0/16' })['cluster-dns']).toBe('10.45.0.10');
     expect(criticalArgs({ 'service-cidr': '10.45.0.0/16', 'cluster-dns': '10.45.0.53' })['cluster-dns']).toBe('10.45.0.53');
-    expect(mismatched(criticalArgs({ 'service-cidr': '10.45.0.0/16' }), criticalArgs({}))).toEqual(['ClusterDNSs.slice[0]', 'cluster-dns', 'ServiceIPRange.IP', 'ServiceIPRanges.slice[0].IP']);
+    expect(mismatched(criticalArgs({ 'service-cidr': '10.45.0.0/16' }), criticalArgs({}))).toEqual([
+      'ClusterDNSs.slice[0]',
+      'cluster-dns',
+      'ServiceIPRange.IP',
+      'ServiceIPRanges.slice[0].IP',
+    ]);
   });
 });
 
@@ -71,7 +79,9 @@ describe('the service range as k3s reads it', () => {
   });
 
   it("a range with no tenth address stops k3s with GetIndexedIP's words", () => {
-    expect(() => clusterDnsIP('10.45.0.0/29')).toThrow('cannot configure default cluster-dns address: can\'t generate IP with index 10 from subnet. subnet too small. subnet: "10.45.0.0/29"');
+    expect(() => clusterDnsIP('10.45.0.0/29')).toThrow(
+      'cannot configure default cluster-dns address: can\'t generate IP with index 10 from subnet. subnet too small. subnet: "10.45.0.0/29"',
+    );
     expect(() => kubernetesServiceIP('fd00:45::/112')).toThrow(/invalid service-cidr fd00:45::\/112/);
   });
 });

@@ -2,21 +2,39 @@
 // binary does with its feature gates at start (the line and exit code upstream's main.go gives), how the
 // Deployment controller replaces pods under Recreate and RollingUpdate, and the Deployment's status words.
 import { describe, expect, it } from 'vitest';
-import { controllerStart, deploymentStatus, featureGateArgs, fenceposts, podFor, podName, podTemplateHash, podsOf, replicaSetName, rolloutPlan } from '../../lab/twin/addons/flux/pods.ts';
+import {
+  controllerStart,
+  deploymentStatus,
+  featureGateArgs,
+  fenceposts,
+  podFor,
+  podName,
+  podTemplateHash,
+  podsOf,
+  replicaSetName,
+  rolloutPlan,
+} from '../../lab/twin/addons/flux/pods.ts';
 
 const AT = new Date('2026-01-01T00:00:01.000Z');
 const deployment = (name: string, strategy?: object, args: string[] = []) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name, namespace: 'flux-system', uid: 'd-uid', generation: 1 },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } }, ...(strategy ? { strategy } : {}), template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'manager', args }] } } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: name } },
+    ...(strategy ? { strategy } : {}),
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'manager', args }] } },
+  },
 });
 const ready = (pod: any, ok: boolean) => ({ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ok ? 'True' : 'False' }] } });
 
 describe("a Flux controller's start", () => {
   it('a feature gate it does not support: the error line of its setup logger, exit 1 (SupportedFeatures, main.go)', () => {
     expect(controllerStart('source-controller', ['--log-encoding=json', '--feature-gates=CancelHealthCheckOnNewRevision=true'], AT)).toEqual({
-      lines: [`{"level":"error","ts":"2026-01-01T00:00:01.000Z","logger":"setup","msg":"unable to load feature gates","error":"feature-gate 'CancelHealthCheckOnNewRevision' not supported"}`],
+      lines: [
+        `{"level":"error","ts":"2026-01-01T00:00:01.000Z","logger":"setup","msg":"unable to load feature gates","error":"feature-gate 'CancelHealthCheckOnNewRevision' not supported"}`,
+      ],
       exitCode: 1,
     });
   });
@@ -33,7 +51,11 @@ describe("a Flux controller's start", () => {
   });
 
   it('reads the flag in both forms, every pair', () => {
-    expect(featureGateArgs(['--feature-gates', 'A=true,B=false', '--x', '--feature-gates=C=true'])).toEqual([['A', true], ['B', false], ['C', true]]);
+    expect(featureGateArgs(['--feature-gates', 'A=true,B=false', '--x', '--feature-gates=C=true'])).toEqual([
+      ['A', true],
+      ['B', false],
+      ['C', true],
+    ]);
   });
 });
 

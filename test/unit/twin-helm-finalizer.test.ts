@@ -25,7 +25,14 @@ async function installed() {
   const store = new ObjectStore(etcd);
   const registry = new ResourceRegistry(async () => crds);
   for (const ns of ['kube-system']) await store.create(BUILTIN[0], undefined, { metadata: { name: ns } });
-  const hc = parse(renderHelmChart({ releaseName: 'cilium', namespace: 'kube-system', chartTgz: readFileSync(CHART), values: { k8sServiceHost: '10.77.0.9', k8sServicePort: 6443 } }));
+  const hc = parse(
+    renderHelmChart({
+      releaseName: 'cilium',
+      namespace: 'kube-system',
+      chartTgz: readFileSync(CHART),
+      values: { k8sServiceHost: '10.77.0.9', k8sServicePort: 6443 },
+    }),
+  );
   await store.create(HELMCHARTS, 'kube-system', hc);
   const controller = new HelmController({ store, registry, etcd } as any);
   await controller.reconcile();
@@ -61,7 +68,10 @@ describe('helm-controller twin: the on-helm-chart-remove finalizer', () => {
     expect(stuck.metadata.deletionTimestamp).toBeDefined();
     expect(await store.tryGet(DS, 'kube-system', 'cilium')).toBeDefined();
     // What the engine's hand-over sends: the finalizer off by a JSON patch; the chart goes, the release stays.
-    const patched = applyPatch('json', stuck, [{ op: 'test', path: '/metadata/finalizers/0', value: REMOVE_FINALIZER }, { op: 'remove', path: '/metadata/finalizers/0' }]);
+    const patched = applyPatch('json', stuck, [
+      { op: 'test', path: '/metadata/finalizers/0', value: REMOVE_FINALIZER },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ]);
     await store.update(HELMCHARTS, 'kube-system', 'cilium', patched, { expectedRV: stuck.metadata.resourceVersion });
     expect(await store.tryGet(HELMCHARTS, 'kube-system', 'cilium')).toBeUndefined();
     await controller.reconcile();

@@ -73,7 +73,9 @@ describe('node images', () => {
     writeFileSync(join(d.images, 'kube-vip.tar'), ociArchive(['ghcr.io/kube-vip/kube-vip:v0.9.2']));
     await until(() => images.has('ghcr.io/kube-vip/kube-vip:v0.9.2'));
     images.stop();
-    expect(lines.join('')).toContain(`level=error msg="Failed to process image event: failed to import ${d.images}/junk.tar.gz: failed to import images from ${d.images}/junk.tar.gz: unpack: it cannot be read as a compressed tar:`);
+    expect(lines.join('')).toContain(
+      `level=error msg="Failed to process image event: failed to import ${d.images}/junk.tar.gz: failed to import images from ${d.images}/junk.tar.gz: unpack: it cannot be read as a compressed tar:`,
+    );
   });
 
   it('with a registry (tests on one machine) every image is pullable', () => {
@@ -90,7 +92,12 @@ describe('the kubelet pull back-off', () => {
     const images = { has: () => present, pullError: (r: string) => `failed to pull and unpack image "${r}"`, ready: Promise.resolve(), stop: () => undefined };
     const states: ContainerState[] = [];
     let started = 0;
-    const running = pullWithBackOff(images, CILIUM, (s) => states.push(s), () => started++);
+    const running = pullWithBackOff(
+      images,
+      CILIUM,
+      (s) => states.push(s),
+      () => started++,
+    );
     const waiting = () => states.map((s) => s.waiting?.reason);
     expect(states.at(-1)).toEqual({ ready: false, waiting: { reason: 'ErrImagePull', message: `failed to pull and unpack image "${CILIUM}"` } });
     await vi.advanceTimersByTimeAsync(1000);

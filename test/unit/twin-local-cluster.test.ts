@@ -24,18 +24,24 @@ function core(s: LocalServer) {
 
 function get(url: string, opts: https.RequestOptions = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    https.get(url, { rejectUnauthorized: false, ...opts }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
+    https
+      .get(url, { rejectUnauthorized: false, ...opts }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
   });
 }
 
 function adminTLS(s: LocalServer) {
   const kc = YAML.parse(readFileSync(join(s.dir, 'k3s.yaml'), 'utf8'));
   const b = (x: string) => Buffer.from(x, 'base64');
-  return { ca: b(kc.clusters[0].cluster['certificate-authority-data']), cert: b(kc.users[0].user['client-certificate-data']), key: b(kc.users[0].user['client-key-data']) };
+  return {
+    ca: b(kc.clusters[0].cluster['certificate-authority-data']),
+    cert: b(kc.users[0].user['client-certificate-data']),
+    key: b(kc.users[0].user['client-key-data']),
+  };
 }
 
 /** Runs a server that must fail; returns its exit code and log. */
@@ -90,13 +96,21 @@ describe('k3s twin on this machine', () => {
 
     const { core: api } = core(s1);
     await waitFor('node s1', async () => (await api.listNode()).items.length === 1);
-    const node = (await api.readNode({ name: 's1' }));
-    expect(node.metadata?.labels).toMatchObject({ 'node-role.kubernetes.io/etcd': 'true', 'node-role.kubernetes.io/control-plane': 'true', 'node-role.kubernetes.io/master': 'true' });
+    const node = await api.readNode({ name: 's1' });
+    expect(node.metadata?.labels).toMatchObject({
+      'node-role.kubernetes.io/etcd': 'true',
+      'node-role.kubernetes.io/control-plane': 'true',
+      'node-role.kubernetes.io/master': 'true',
+    });
     const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
     expect(ready?.status).toBe('False');
     expect(ready?.message).toContain('cni plugin not initialized');
     // EtcdIsVoter comes from the etcd leader's learner-management tick, after the Node registered.
-    await waitFor('s1 EtcdIsVoter', async () => (await api.readNode({ name: 's1' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True', 20_000);
+    await waitFor(
+      's1 EtcdIsVoter',
+      async () => (await api.readNode({ name: 's1' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True',
+      20_000,
+    );
   }, 90_000);
 
   it('/readyz is 401 without credentials and ok with the admin client certificate', async () => {
@@ -133,12 +147,26 @@ describe('k3s twin on this machine', () => {
     expect(listed.items.map((c) => c.metadata?.name)).toEqual(['c1']);
 
     await api.replaceNamespacedConfigMap({ name: 'c1', namespace: 'default', body: { ...created, data: { k: 'v2' } } });
-    await expect(api.replaceNamespacedConfigMap({ name: 'c1', namespace: 'default', body: { ...created, data: { k: 'v3' } } })).rejects.toMatchObject({ code: 409 });
+    await expect(api.replaceNamespacedConfigMap({ name: 'c1', namespace: 'default', body: { ...created, data: { k: 'v3' } } })).rejects.toMatchObject({
+      code: 409,
+    });
 
     const events: string[] = [];
     const watch = new k8s.Watch(kc);
-    const req = await watch.watch('/api/v1/namespaces/default/configmaps', { resourceVersion: listed.metadata?.resourceVersion }, (type, obj) => events.push(`${type} ${obj.metadata.name}`), () => undefined);
-    await objects.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c3', namespace: 'default' }, data: { x: '1' } }, undefined, undefined, 'test', true, k8s.PatchStrategy.ServerSideApply);
+    const req = await watch.watch(
+      '/api/v1/namespaces/default/configmaps',
+      { resourceVersion: listed.metadata?.resourceVersion },
+      (type, obj) => events.push(`${type} ${obj.metadata.name}`),
+      () => undefined,
+    );
+    await objects.patch(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c3', namespace: 'default' }, data: { x: '1' } },
+      undefined,
+      undefined,
+      'test',
+      true,
+      k8s.PatchStrategy.ServerSideApply,
+    );
     await api.deleteNamespacedConfigMap({ name: 'c2', namespace: 'default' });
     await waitFor('watch events', () => events.includes('ADDED c3') && events.includes('DELETED c2'), 10_000);
     req.abort();
@@ -150,22 +178,37 @@ describe('k3s twin on this machine', () => {
     const s1 = servers[0];
     const { objects } = core(s1);
     const crd = {
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
-      spec: { group: 'example.com', scope: 'Namespaced', names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
     };
     await objects.create(crd);
-    await waitFor('Widget served', async () => Boolean(await objects.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'default' }, spec: { size: 3 } } as any)));
+    await waitFor('Widget served', async () =>
+      Boolean(await objects.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'default' }, spec: { size: 3 } } as any)),
+    );
     const w = await objects.read({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'default' } });
     expect((w as any).spec.size).toBe(3);
 
     const manifests = join(s1.dir, 'data', 'server', 'manifests');
     mkdirSync(manifests, { recursive: true });
-    writeFileSync(join(manifests, 'demo.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-manifest\n  namespace: demo\ndata:\n  a: "1"\n');
+    writeFileSync(
+      join(manifests, 'demo.yaml'),
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-manifest\n  namespace: demo\ndata:\n  a: "1"\n',
+    );
     const { core: api } = core(s1);
     await waitFor('manifest applied', async () => (await api.readNamespacedConfigMap({ name: 'from-manifest', namespace: 'demo' })).data?.a === '1', 20_000);
     writeFileSync(join(manifests, 'demo.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-manifest\n  namespace: demo\ndata:\n  a: "2"\n');
-    await waitFor('manifest re-applied on change', async () => (await api.readNamespacedConfigMap({ name: 'from-manifest', namespace: 'demo' })).data?.a === '2', 20_000);
+    await waitFor(
+      'manifest re-applied on change',
+      async () => (await api.readNamespacedConfigMap({ name: 'from-manifest', namespace: 'demo' })).data?.a === '2',
+      20_000,
+    );
   }, 60_000);
 
   it('joiners fail with k3s messages: founder unreachable, wrong CA hash, critical mismatch', () => {
@@ -187,11 +230,16 @@ describe('k3s twin on this machine', () => {
 
   it('a joiner whose clock is a day behind fails TLS with "x509: certificate has expired or is not yet valid"', () => {
     const dir = mkdtempSync(join(root, 'skew-'));
-    const r = spawnSync('faketime', ['-f', '-1d', bin, ...serverArgs('skewed', IP(9), dir, ['--server', `https://${IP(1)}:6443`, '--token', servers[0].token()])],
-      { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NOTIFY_SOCKET: '', FAKETIME_DONT_FAKE_MONOTONIC: '1' } });
+    const r = spawnSync(
+      'faketime',
+      ['-f', '-1d', bin, ...serverArgs('skewed', IP(9), dir, ['--server', `https://${IP(1)}:6443`, '--token', servers[0].token()])],
+      { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NOTIFY_SOCKET: '', FAKETIME_DONT_FAKE_MONOTONIC: '1' } },
+    );
     expect(r.status).not.toBe(0);
     // k3s pkg/clientaccess/token.go getCACerts: the second /cacerts request verifies the server with the bundle.
-    expect(r.stderr).toContain(`failed to validate token: CA cert validation failed: Get \\"https://${IP(1)}:6443/cacerts\\": tls: failed to verify certificate: x509: certificate has expired or is not yet valid`);
+    expect(r.stderr).toContain(
+      `failed to validate token: CA cert validation failed: Get \\"https://${IP(1)}:6443/cacerts\\": tls: failed to verify certificate: x509: certificate has expired or is not yet valid`,
+    );
   }, 60_000);
 
   it('two joiners, one at a time, become etcd voters; every server lists the same 3 nodes', async () => {
@@ -199,7 +247,17 @@ describe('k3s twin on this machine', () => {
     for (const n of [2, 3]) {
       const s = startLocal(bin, `s${n}`, IP(n), join(root, `s${n}`), ['--server', `https://${IP(1)}:6443`, '--token', token]);
       servers.push(s);
-      await waitFor(`s${n} up`, () => s.output().includes('k3s is up and running'), 60_000, () => s.output().split('\n').filter((l) => !l.startsWith('{') || l.includes('"error"')).join('\n'));
+      await waitFor(
+        `s${n} up`,
+        () => s.output().includes('k3s is up and running'),
+        60_000,
+        () =>
+          s
+            .output()
+            .split('\n')
+            .filter((l) => !l.startsWith('{') || l.includes('"error"'))
+            .join('\n'),
+      );
     }
     expect(await voters(servers[0])).toBe(3);
     for (const s of servers) {
@@ -209,15 +267,43 @@ describe('k3s twin on this machine', () => {
       expect((await api.readNamespacedConfigMap({ name: 'c1', namespace: 'default' })).data?.k).toBe('v2');
     }
     const { core: api2 } = core(servers[2]);
-    await waitFor('s3 EtcdIsVoter', async () => (await api2.readNode({ name: 's3' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True', 20_000);
+    await waitFor(
+      's3 EtcdIsVoter',
+      async () => (await api2.readNode({ name: 's3' })).status?.conditions?.find((c) => c.type === 'EtcdIsVoter')?.status === 'True',
+      20_000,
+    );
   }, 150_000);
 
   it('k3s agent registers its Node with the token; a rebuilt agent of the same name is rejected by its node password', async () => {
     const agentRun = (dir: string) => {
       let out = '';
-      const p = spawn(bin, ['agent', '--server', `https://${IP(2)}:6443`, '--token', servers[0].token(), '--node-name', 'a1', '--node-ip', IP(50),
-        '--data-dir', dir, '--config', join(dir, 'none.yaml')],
-      { env: { ...process.env, NOTIFY_SOCKET: '', K3S_TWIN_HEARTBEAT_MS: '1000', K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password'), K3S_TWIN_KUBELET_ADDRESS: IP(50) } });
+      const p = spawn(
+        bin,
+        [
+          'agent',
+          '--server',
+          `https://${IP(2)}:6443`,
+          '--token',
+          servers[0].token(),
+          '--node-name',
+          'a1',
+          '--node-ip',
+          IP(50),
+          '--data-dir',
+          dir,
+          '--config',
+          join(dir, 'none.yaml'),
+        ],
+        {
+          env: {
+            ...process.env,
+            NOTIFY_SOCKET: '',
+            K3S_TWIN_HEARTBEAT_MS: '1000',
+            K3S_TWIN_NODE_PASSWORD_FILE: join(dir, 'node-password'),
+            K3S_TWIN_KUBELET_ADDRESS: IP(50),
+          },
+        },
+      );
       p.stderr.on('data', (c) => (out += c));
       return { p, out: () => out };
     };
@@ -231,15 +317,30 @@ describe('k3s twin on this machine', () => {
       expect(a1.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
       // Its client load balancer: the --server as the default, then every server the supervisor lists.
       const all = [1, 2, 3].map((n) => `${IP(n)}:6443`).join(' ');
-      await waitFor('the servers in its load balancer', () => first.out().includes(`msg="Updated load balancer k3s-agent-load-balancer server addresses -> [${all}] [default: ${IP(2)}:6443]"`), 10_000, first.out);
+      await waitFor(
+        'the servers in its load balancer',
+        () => first.out().includes(`msg="Updated load balancer k3s-agent-load-balancer server addresses -> [${all}] [default: ${IP(2)}:6443]"`),
+        10_000,
+        first.out,
+      );
       expect(first.out()).toContain(`msg="Got apiserver addresses from supervisor: [${all}]"`);
       first.p.kill('SIGTERM');
       const rebuilt = agentRun(mkdtempSync(join(root, 'agent-rebuilt-')));
       try {
-        await waitFor('password rejected', () => rebuilt.out().includes("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry"), 20_000, rebuilt.out);
+        await waitFor(
+          'password rejected',
+          () =>
+            rebuilt
+              .out()
+              .includes("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry"),
+          20_000,
+          rebuilt.out,
+        );
         // k3s wraps it with the certificate it asked for; the server logs its 403.
         expect(rebuilt.out()).toMatch(/Waiting to retrieve agent configuration; server is not ready: \S+\/agent\/serving-kubelet\.crt: Node password rejected/);
-        expect(servers[0].output() + servers[1].output() + servers[2].output()).toContain(`Sending HTTP 403 response to ${IP(50)}: unable to verify password for node a1: hash does not match`);
+        expect(servers[0].output() + servers[1].output() + servers[2].output()).toContain(
+          `Sending HTTP 403 response to ${IP(50)}: unable to verify password for node a1: hash does not match`,
+        );
       } finally {
         rebuilt.p.kill('SIGTERM');
       }
@@ -267,7 +368,18 @@ describe('k3s twin on this machine', () => {
 
   it('etcd-snapshot save and ls write real snapshots in server/db/snapshots', () => {
     const s1 = servers[0];
-    const args = ['--data-dir', join(s1.dir, 'data'), '--node-ip', s1.ip, '--bind-address', s1.ip, '--node-name', 's1', '--config', join(s1.dir, 'config.yaml')];
+    const args = [
+      '--data-dir',
+      join(s1.dir, 'data'),
+      '--node-ip',
+      s1.ip,
+      '--bind-address',
+      s1.ip,
+      '--node-name',
+      's1',
+      '--config',
+      join(s1.dir, 'config.yaml'),
+    ];
     const save = spawnSync(bin, ['etcd-snapshot', 'save', ...args], { encoding: 'utf8' });
     expect(save.status).toBe(0);
     const ls = execFileSync(bin, ['etcd-snapshot', 'ls', ...args], { encoding: 'utf8' });
@@ -277,18 +389,33 @@ describe('k3s twin on this machine', () => {
     expect(existsSync(join(s1.dir, 'data', 'server', 'db', 'snapshots', name!))).toBe(true);
   }, 30_000);
 
-  it("a server whose node password changed (a reinstalled host) is verified locally and comes up; the stale Secret only earns a Warning Event", async () => {
+  it('a server whose node password changed (a reinstalled host) is verified locally and comes up; the stale Secret only earns a Warning Event', async () => {
     const { core: api } = core(servers[0]);
     const s3 = servers[2];
-    const reasons = async () => (await api.listNamespacedEvent({ namespace: 'default' })).items.filter((e) => e.involvedObject?.name === 's3' && /^NodePassword/.test(e.reason ?? '')).map((e) => `${e.type} ${e.reason}: ${e.message}`);
+    const reasons = async () =>
+      (await api.listNamespacedEvent({ namespace: 'default' })).items
+        .filter((e) => e.involvedObject?.name === 's3' && /^NodePassword/.test(e.reason ?? ''))
+        .map((e) => `${e.type} ${e.reason}: ${e.message}`);
     expect(await reasons()).toEqual(['Normal NodePasswordValidationComplete: Deferred node password secret validation complete']);
     writeFileSync(join(s3.dir, 'data', 'agent', 'etc', 'rancher', 'node', 'password'), 'another-password\n');
     const starts = s3.starts();
     s3.proc().kill('SIGKILL');
-    await waitFor('s3 restarted', () => s3.starts() > starts && (s3.output().match(/Password verified locally for node s3/g) ?? []).length === 2, 30_000, s3.output);
+    await waitFor(
+      's3 restarted',
+      () => s3.starts() > starts && (s3.output().match(/Password verified locally for node s3/g) ?? []).length === 2,
+      30_000,
+      s3.output,
+    );
     await waitFor('the Warning Event', async () => (await reasons()).length === 2, 30_000);
-    expect((await reasons())[1]).toBe('Warning NodePasswordValidationFailed: Deferred node password secret validation failed: unable to verify password for node s3: hash does not match');
-    await waitFor('s3 serves', () => s3.output().includes('k3s is up and running') && s3.output().split('k3s is up and running').length === 3, 30_000, s3.output);
+    expect((await reasons())[1]).toBe(
+      'Warning NodePasswordValidationFailed: Deferred node password secret validation failed: unable to verify password for node s3: hash does not match',
+    );
+    await waitFor(
+      's3 serves',
+      () => s3.output().includes('k3s is up and running') && s3.output().split('k3s is up and running').length === 3,
+      30_000,
+      s3.output,
+    );
   }, 90_000);
 
   it('deleting a Node removes that server etcd member; the server then rejoins through its tombstone', async () => {
@@ -297,6 +424,11 @@ describe('k3s twin on this machine', () => {
     await waitFor('2 voters', async () => (await voters(servers[0])) === 2, 20_000);
     await waitFor('s3 reports its removal', () => /permanently removed/.test(servers[2].output()), 30_000);
     // Restarted (Restart=always), the removed server finds its tombstone, moves its data aside and rejoins.
-    await waitFor('s3 rejoined', async () => servers[2].output().includes('tombstone file has been detected, removing data dir to rejoin the cluster') && (await voters(servers[0])) === 3, 60_000, servers[2].output);
+    await waitFor(
+      's3 rejoined',
+      async () => servers[2].output().includes('tombstone file has been detected, removing data dir to rejoin the cluster') && (await voters(servers[0])) === 3,
+      60_000,
+      servers[2].output,
+    );
   }, 120_000);
 });

@@ -33,7 +33,11 @@ function voters(ip: string): number {
 }
 
 function reset(name: string, n: number, extra: string[]) {
-  return spawnSync(bin, [...serverArgs(name, IP(n), join(root, name), ['--cluster-reset', ...extra])], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NOTIFY_SOCKET: '' } });
+  return spawnSync(bin, [...serverArgs(name, IP(n), join(root, name), ['--cluster-reset', ...extra])], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NOTIFY_SOCKET: '' },
+  });
 }
 
 beforeAll(async () => {
@@ -51,9 +55,21 @@ describe('k3s twin snapshot and cluster reset', () => {
     const s1 = await up('r1', 1, ['--cluster-init']);
     const s2 = await up('r2', 2, ['--server', `https://${IP(1)}:6443`, '--token', s1.token()]);
     const core = api(s1);
-    for (let i = 0; i < 50; i++) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `keep-${i}`, labels: { set: 'dr' } }, data: { i: String(i) } } });
+    for (let i = 0; i < 50; i++)
+      await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `keep-${i}`, labels: { set: 'dr' } }, data: { i: String(i) } } });
 
-    const args = ['--data-dir', join(s1.dir, 'data'), '--node-ip', s1.ip, '--bind-address', s1.ip, '--node-name', 'r1', '--config', join(s1.dir, 'config.yaml')];
+    const args = [
+      '--data-dir',
+      join(s1.dir, 'data'),
+      '--node-ip',
+      s1.ip,
+      '--bind-address',
+      s1.ip,
+      '--node-name',
+      'r1',
+      '--config',
+      join(s1.dir, 'config.yaml'),
+    ];
     expect(spawnSync(bin, ['etcd-snapshot', 'save', ...args]).status).toBe(0);
     const snapDir = join(s1.dir, 'data', 'server', 'db', 'snapshots');
     const snapshot = join(snapDir, readdirSync(snapDir)[0]);
@@ -76,8 +92,16 @@ describe('k3s twin snapshot and cluster reset', () => {
     expect(other.stderr).toContain('bootstrap data already found and encrypted with different token');
 
     const ok = reset('r1', 1, [`--cluster-reset-restore-path=${snapshot}`]);
-    expect(ok.stderr).toContain('Managed etcd cluster membership has been reset, restart without --cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes');
-    expect(ok.status, ok.stderr.split("\n").filter((l) => !l.startsWith("{") || /"(error|fatal)"/.test(l)).join("\n")).toBe(0);
+    expect(ok.stderr).toContain(
+      'Managed etcd cluster membership has been reset, restart without --cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes',
+    );
+    expect(
+      ok.status,
+      ok.stderr
+        .split('\n')
+        .filter((l) => !l.startsWith('{') || /"(error|fatal)"/.test(l))
+        .join('\n'),
+    ).toBe(0);
 
     const r1 = await up('r1', 1, ['--cluster-init']);
     expect(voters(IP(1))).toBe(1);

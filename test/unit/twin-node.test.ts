@@ -13,14 +13,33 @@ describe('k3s twin Node object', () => {
     // EtcdIsVoter is the etcd leader's to set; the node's own status update keeps what the leader wrote.
     expect(cond(n, 'EtcdIsVoter')).toBeUndefined();
     const set = { ...n, status: { ...n.status, conditions: [...n.status.conditions, etcdStatusCondition('voter', '')] } };
-    expect(cond(desiredNode({ name: 's1', ip: '10.0.0.1', server: true, etcdMember: 's1-abc', cniReady: false }, set), 'EtcdIsVoter')).toMatchObject({ status: 'True', reason: 'MemberNotLearner' });
-    expect(n.metadata.labels).toMatchObject({ 'node-role.kubernetes.io/etcd': 'true', 'node-role.kubernetes.io/control-plane': 'true', 'node-role.kubernetes.io/master': 'true' });
+    expect(cond(desiredNode({ name: 's1', ip: '10.0.0.1', server: true, etcdMember: 's1-abc', cniReady: false }, set), 'EtcdIsVoter')).toMatchObject({
+      status: 'True',
+      reason: 'MemberNotLearner',
+    });
+    expect(n.metadata.labels).toMatchObject({
+      'node-role.kubernetes.io/etcd': 'true',
+      'node-role.kubernetes.io/control-plane': 'true',
+      'node-role.kubernetes.io/master': 'true',
+    });
   });
 
   it("EtcdIsVoter in k3s's words (pkg/etcd/etcd.go setEtcdStatusCondition); an agent has no etcd condition nor role labels", () => {
-    expect(etcdStatusCondition('learner', '')).toMatchObject({ status: 'False', reason: 'MemberIsLearner', message: 'Node has not been promoted to voting member of the etcd cluster' });
-    expect(etcdStatusCondition('voter', '')).toMatchObject({ status: 'True', reason: 'MemberNotLearner', message: 'Node is a voting member of the etcd cluster' });
-    expect(etcdStatusCondition('unhealthy', 'failed to check etcd member status: timeout')).toMatchObject({ status: 'False', reason: 'Unhealthy', message: 'failed to check etcd member status: timeout' });
+    expect(etcdStatusCondition('learner', '')).toMatchObject({
+      status: 'False',
+      reason: 'MemberIsLearner',
+      message: 'Node has not been promoted to voting member of the etcd cluster',
+    });
+    expect(etcdStatusCondition('voter', '')).toMatchObject({
+      status: 'True',
+      reason: 'MemberNotLearner',
+      message: 'Node is a voting member of the etcd cluster',
+    });
+    expect(etcdStatusCondition('unhealthy', 'failed to check etcd member status: timeout')).toMatchObject({
+      status: 'False',
+      reason: 'Unhealthy',
+      message: 'failed to check etcd member status: timeout',
+    });
     expect(etcdStatusCondition('unjoined', '')).toMatchObject({ status: 'False', reason: 'NotAMember', message: 'Node is not a member of the etcd cluster' });
     const agent = desiredNode({ name: 'a1', ip: 'x', server: false, cniReady: true });
     expect(cond(agent, 'EtcdIsVoter')).toBeUndefined();

@@ -8,13 +8,33 @@ describe('k3s twin patches', () => {
   });
 
   it('strategic merge merges containers by name and honours $patch: delete', () => {
-    const target = { spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }] } };
-    const out = strategicMerge(target, { spec: { containers: [{ name: 'a', image: 'z' }, { name: 'b', $patch: 'delete' }, { name: 'c', image: 'w' }] } });
-    expect(out.spec.containers).toEqual([{ name: 'a', image: 'z' }, { name: 'c', image: 'w' }]);
+    const target = {
+      spec: {
+        containers: [
+          { name: 'a', image: 'x' },
+          { name: 'b', image: 'y' },
+        ],
+      },
+    };
+    const out = strategicMerge(target, {
+      spec: {
+        containers: [
+          { name: 'a', image: 'z' },
+          { name: 'b', $patch: 'delete' },
+          { name: 'c', image: 'w' },
+        ],
+      },
+    });
+    expect(out.spec.containers).toEqual([
+      { name: 'a', image: 'z' },
+      { name: 'c', image: 'w' },
+    ]);
   });
 
   it('json patch adds, replaces and fails on a missing path', () => {
-    expect(jsonPatch({ metadata: { labels: {} } }, [{ op: 'add', path: '/metadata/labels/a~1b', value: '1' }])).toEqual({ metadata: { labels: { 'a/b': '1' } } });
+    expect(jsonPatch({ metadata: { labels: {} } }, [{ op: 'add', path: '/metadata/labels/a~1b', value: '1' }])).toEqual({
+      metadata: { labels: { 'a/b': '1' } },
+    });
     expect(() => jsonPatch({}, [{ op: 'replace', path: '/x', value: 1 }])).toThrow(/missing/);
   });
 

@@ -11,7 +11,12 @@ import { parseNodes, readiness } from '../../src/k3s/nodes.ts';
 
 const node = (name: string, ready: string, voter?: string, message = '') => ({
   metadata: { name },
-  status: { conditions: [{ type: 'Ready', status: ready, reason: ready === 'True' ? 'KubeletReady' : 'KubeletNotReady', message }, ...(voter ? [{ type: 'EtcdIsVoter', status: voter, message: voter === 'True' ? '' : 'Node is not a member of the etcd cluster' }] : [])] },
+  status: {
+    conditions: [
+      { type: 'Ready', status: ready, reason: ready === 'True' ? 'KubeletReady' : 'KubeletNotReady', message },
+      ...(voter ? [{ type: 'EtcdIsVoter', status: voter, message: voter === 'True' ? '' : 'Node is not a member of the etcd cluster' }] : []),
+    ],
+  },
 });
 const nodesJson = (...items: object[]) => JSON.stringify({ items });
 const SERVERS = [
@@ -67,7 +72,9 @@ describe('etcd members', () => {
     doc.members[1].isLearner = true;
     const v = compareMembers(parseMembers(JSON.stringify(doc)), SERVERS, parseNodes(nodesJson(node('s1', 'True', 'False'))));
     expect(v.missing.map((m) => m.server)).toEqual(['s1', 's2', 's3']);
-    expect(mismatchLine(v)).toBe('missing: s1 (EtcdIsVoter=False: Node is not a member of the etcd cluster), s2 (member 91bc3c398fb3c146 is still a learner), s3 (not in the member list)');
+    expect(mismatchLine(v)).toBe(
+      'missing: s1 (EtcdIsVoter=False: Node is not a member of the etcd cluster), s2 (member 91bc3c398fb3c146 is still a learner), s3 (not in the member list)',
+    );
   });
 
   it('a rebuilt server at another address is found by its member name, a stranger at its old address is not', () => {
@@ -99,7 +106,11 @@ describe('API answers per vantage', () => {
       { host: 's2', ok: false, detail: `not ready via s2 10.0.0.12: ${refused.stderr}` },
     ]);
     expect(v.stops).toHaveLength(1);
-    expect(v.stops[0]).toMatchObject({ causeId: 'API_UNREACHABLE_VIA', host: 's2', message: "The API is not ready via 10.0.0.12:6443 (s2's own address) from s1, s2" });
+    expect(v.stops[0]).toMatchObject({
+      causeId: 'API_UNREACHABLE_VIA',
+      host: 's2',
+      message: "The API is not ready via 10.0.0.12:6443 (s2's own address) from s1, s2",
+    });
     expect(v.stops[0].evidence.seen).toContain('https://10.0.0.12:6443/readyz from s1: The connection to the server');
   });
 
@@ -124,7 +135,15 @@ describe('the table and the command line', () => {
   it('prints one row per host and check', () => {
     const lines: string[] = [];
     const emit = plainRenderer((l) => lines.push(l));
-    const row = (host: string, ok: boolean, detail: string): EngineEvent => ({ type: 'check', phase: 'verify', check: 'nodes-ready', title: 'node Ready', host, ok, detail });
+    const row = (host: string, ok: boolean, detail: string): EngineEvent => ({
+      type: 'check',
+      phase: 'verify',
+      check: 'nodes-ready',
+      title: 'node Ready',
+      host,
+      ok,
+      detail,
+    });
     emit(row('s1', true, 'Ready'));
     emit(row('s2', false, 'Ready=False KubeletNotReady'));
     expect(lines).toEqual(['  s1  node Ready: ok (Ready)', '  s2  node Ready: FAILED (Ready=False KubeletNotReady)']);

@@ -11,7 +11,11 @@ const node = (name: string, ip: string, http: Record<string, unknown>, endpoint?
 
 describe("Cilium's node-to-node health", () => {
   it('every peer greeted (status empty, a latency): all reached, the local node left out', () => {
-    const doc = { local: { name: 'k3s-prod-1' }, nodes: [node('k3s-prod-1', '192.168.2.10', { latency: 1 }), node('k3s-prod-2', '192.168.2.11', { latency: 234567 })], timestamp: '2026-12-01T00:00:00Z' };
+    const doc = {
+      local: { name: 'k3s-prod-1' },
+      nodes: [node('k3s-prod-1', '192.168.2.10', { latency: 1 }), node('k3s-prod-2', '192.168.2.11', { latency: 234567 })],
+      timestamp: '2026-12-01T00:00:00Z',
+    };
     expect(nodeHealth(JSON.stringify(doc))).toEqual({ local: 'k3s-prod-1', reached: ['k3s-prod-2'], unreachable: [] });
   });
 
@@ -27,7 +31,9 @@ describe("Cilium's node-to-node health", () => {
 
   it('the host answers but its health endpoint in the pod network does not: the tunnel, 8472/udp', () => {
     const doc = { local: { name: 'a' }, nodes: [node('b', '192.168.2.11', { latency: 5 }, { status: 'Connection timed out' })] };
-    expect(nodeHealth(JSON.stringify(doc))?.unreachable).toEqual([{ from: 'a', to: 'b', ip: '10.42.1.7', path: 'health-endpoint', ports: ['8472/udp', '4240/tcp'], status: 'Connection timed out' }]);
+    expect(nodeHealth(JSON.stringify(doc))?.unreachable).toEqual([
+      { from: 'a', to: 'b', ip: '10.42.1.7', path: 'health-endpoint', ports: ['8472/udp', '4240/tcp'], status: 'Connection timed out' },
+    ]);
   });
 
   it('not a health report: undefined', () => {

@@ -18,7 +18,11 @@ function coreDnsDeployment() {
       selector: { matchLabels: labels },
       template: {
         metadata: { labels },
-        spec: { priorityClassName: 'system-cluster-critical', serviceAccountName: 'coredns', containers: [{ name: 'coredns', image: 'rancher/mirrored-coredns-coredns:1.12.3', args: ['-conf', '/etc/coredns/Corefile'] }] },
+        spec: {
+          priorityClassName: 'system-cluster-critical',
+          serviceAccountName: 'coredns',
+          containers: [{ name: 'coredns', image: 'rancher/mirrored-coredns-coredns:1.12.3', args: ['-conf', '/etc/coredns/Corefile'] }],
+        },
       },
     },
   };
@@ -36,9 +40,15 @@ export async function updateCoreDns(ctx: AddonContext): Promise<void> {
   const n = cni ? want : 0;
   const status = {
     observedGeneration: d.metadata.generation ?? 1,
-    replicas: want, updatedReplicas: want, readyReplicas: n, availableReplicas: n, unavailableReplicas: want - n,
+    replicas: want,
+    updatedReplicas: want,
+    readyReplicas: n,
+    availableReplicas: n,
+    unavailableReplicas: want - n,
     conditions: [{ type: 'Available', status: n >= want ? 'True' : 'False', reason: n >= want ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable' }],
   };
   if (JSON.stringify(d.status ?? {}) === JSON.stringify(status)) return;
-  await ctx.store.update(deployments, 'kube-system', 'coredns', { status }, { onlyStatus: true, expectedRV: d.metadata.resourceVersion }).catch(() => undefined);
+  await ctx.store
+    .update(deployments, 'kube-system', 'coredns', { status }, { onlyStatus: true, expectedRV: d.metadata.resourceVersion })
+    .catch(() => undefined);
 }

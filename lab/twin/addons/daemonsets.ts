@@ -115,7 +115,12 @@ export class DaemonSetKubelet {
   private timer?: NodeJS.Timeout;
   private stopped = false;
 
-  constructor(private ctx: NodeContext, private logs: PodLogs, private programs: DaemonProgram[], private runtime: ContainerRuntime = inProcessRuntime) {}
+  constructor(
+    private ctx: NodeContext,
+    private logs: PodLogs,
+    private programs: DaemonProgram[],
+    private runtime: ContainerRuntime = inProcessRuntime,
+  ) {}
 
   start(intervalMs = 2000): void {
     const tick = async () => {
@@ -225,7 +230,11 @@ export class DaemonSetKubelet {
     // controller records that as a FailedCreate event and tries again later.
     const sa = pod.spec.serviceAccountName;
     if (sa && !(await this.ctx.store.tryGet(SERVICE_ACCOUNTS, pod.metadata.namespace, sa))) {
-      await this.failedCreate(ds, node, `Error creating: pods "${ds.metadata.name}-" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`);
+      await this.failedCreate(
+        ds,
+        node,
+        `Error creating: pods "${ds.metadata.name}-" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`,
+      );
       return undefined;
     }
     try {
@@ -245,11 +254,21 @@ export class DaemonSetKubelet {
       await this.ctx.store.update(EVENTS, ns, name, { ...cur, count: (cur.count ?? 1) + 1, lastTimestamp: t, message }).catch(() => undefined);
       return;
     }
-    await this.ctx.store.create(EVENTS, ns, {
-      apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: ns }, type: 'Warning', reason: 'FailedCreate', message,
-      involvedObject: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, namespace: ns, uid: ds.metadata.uid },
-      source: { component: 'daemonset-controller' }, count: 1, firstTimestamp: t, lastTimestamp: t,
-    }).catch(() => undefined);
+    await this.ctx.store
+      .create(EVENTS, ns, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name, namespace: ns },
+        type: 'Warning',
+        reason: 'FailedCreate',
+        message,
+        involvedObject: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, namespace: ns, uid: ds.metadata.uid },
+        source: { component: 'daemonset-controller' },
+        count: 1,
+        firstTimestamp: t,
+        lastTimestamp: t,
+      })
+      .catch(() => undefined);
   }
 
   private async deletePod(pod: any): Promise<void> {
@@ -339,7 +358,9 @@ export class DaemonSetKubelet {
     // Initialized False naming the incomplete ones (pkg/kubelet/status/generate.go GeneratePodInitializedCondition).
     const incomplete = (inits ?? []).filter((c) => !('terminated' in c.state && c.state.terminated.exitCode === 0)).map((c) => c.name);
     const initialized = incomplete.length === 0;
-    const initCond = initialized ? cond('Initialized', true) : { ...cond('Initialized', false), reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
+    const initCond = initialized
+      ? cond('Initialized', true)
+      : { ...cond('Initialized', false), reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
     const specInits: any[] = pod.spec?.initContainers ?? [];
     // A container that never started (its image could not be pulled) leaves the pod Pending too.
     const neverStarted = s.waiting && /^(ErrImagePull|ImagePullBackOff)$/.test(s.waiting.reason);
@@ -352,22 +373,36 @@ export class DaemonSetKubelet {
       startTime: pod.status?.startTime ?? startedAt,
       qosClass: 'BestEffort',
       conditions: [cond('PodReadyToStartContainers', true), initCond, cond('Ready', s.ready), cond('ContainersReady', s.ready), cond('PodScheduled', true)],
-      ...(inits ? {
-        initContainerStatuses: inits.map((c) => {
-          const ran = !('waiting' in c.state) || c.lastState;
-          return {
-            name: c.name, image: specInits.find((x) => x.name === c.name)?.image ?? image, imageID: '',
-            ...(ran ? { containerID: `containerd://${containerId(pod.metadata.uid, `${c.name}-${c.restartCount}`)}` } : {}),
-            ready: 'terminated' in c.state && c.state.terminated.exitCode === 0, started: 'running' in c.state, restartCount: c.restartCount,
-            state: c.state, lastState: c.lastState ?? {},
-          };
-        }),
-      } : {}),
-      containerStatuses: [{
-        name, image, imageID: '', ...(s.waiting?.reason === 'PodInitializing' ? {} : { containerID: `containerd://${containerId(pod.metadata.uid, name)}` }),
-        ready: s.ready, started: !s.waiting, restartCount,
-        state: s.waiting ? { waiting: s.waiting } : { running: { startedAt } },
-      }],
+      ...(inits
+        ? {
+            initContainerStatuses: inits.map((c) => {
+              const ran = !('waiting' in c.state) || c.lastState;
+              return {
+                name: c.name,
+                image: specInits.find((x) => x.name === c.name)?.image ?? image,
+                imageID: '',
+                ...(ran ? { containerID: `containerd://${containerId(pod.metadata.uid, `${c.name}-${c.restartCount}`)}` } : {}),
+                ready: 'terminated' in c.state && c.state.terminated.exitCode === 0,
+                started: 'running' in c.state,
+                restartCount: c.restartCount,
+                state: c.state,
+                lastState: c.lastState ?? {},
+              };
+            }),
+          }
+        : {}),
+      containerStatuses: [
+        {
+          name,
+          image,
+          imageID: '',
+          ...(s.waiting?.reason === 'PodInitializing' ? {} : { containerID: `containerd://${containerId(pod.metadata.uid, name)}` }),
+          ready: s.ready,
+          started: !s.waiting,
+          restartCount,
+          state: s.waiting ? { waiting: s.waiting } : { running: { startedAt } },
+        },
+      ],
     };
   }
 

@@ -66,5 +66,13 @@ export async function waitUntil<T>(what: string, f: () => Promise<T | undefined 
 
 /** The state a cold build starts from, for what the add-on twins leave on a host. */
 export async function cleanAddonTraces(hostNames: string[]): Promise<void> {
-  await Promise.all(hostNames.map((h) => hostExec(h, `ip addr del ${VIP}/32 dev eth0 2>/dev/null; rm -f /etc/cni/net.d/05-cilium.conflist /var/run/cilium/cilium.sock; rm -rf /var/log/pods; true`, { allowFail: true })));
+  await Promise.all(
+    hostNames.map((h) =>
+      hostExec(
+        h,
+        `ip addr del ${VIP}/32 dev eth0 2>/dev/null; rm -f /etc/cni/net.d/05-cilium.conflist /var/run/cilium/cilium.sock; rm -rf /var/log/pods; true`,
+        { allowFail: true },
+      ),
+    ),
+  );
 }

@@ -2,7 +2,9 @@
 // Go log/slog text (kube-vip >= 0.9, Cilium >= 1.18) and klog (client-go's leaderelection).
 export function slogLine(level: 'INFO' | 'WARN' | 'ERROR', msg: string, attrs: Record<string, string | number | boolean> = {}, now = new Date()): string {
   const q = (v: string) => (/[\s"=]/.test(v) || v === '' ? JSON.stringify(v) : v);
-  const kv = Object.entries(attrs).map(([k, v]) => ` ${k}=${q(String(v))}`).join('');
+  const kv = Object.entries(attrs)
+    .map(([k, v]) => ` ${k}=${q(String(v))}`)
+    .join('');
   return `time=${now.toISOString()} level=${level} msg=${q(msg)}${kv}`;
 }
 

@@ -41,7 +41,11 @@ export class PodLogs {
   private seq = 0;
   private timer?: NodeJS.Timeout;
 
-  constructor(private etcd: EtcdClient | undefined, private fileRoot = '/var/log/pods', private kubelet?: () => KubeletClient) {}
+  constructor(
+    private etcd: EtcdClient | undefined,
+    private fileRoot = '/var/log/pods',
+    private kubelet?: () => KubeletClient,
+  ) {}
 
   /** A logger for one run (restart count) of one container of one pod: each line goes to the node's file and (batched) to etcd. */
   writer(ns: string, pod: string, uid: string, container: string, run = 0): (line: string) => void {
@@ -84,7 +88,10 @@ export class PodLogs {
   private async trim(prefix: string): Promise<void> {
     const etcd = this.etcd!;
     const { kvs } = await etcd.list(prefix);
-    const old = kvs.map((kv) => kv.key).sort().slice(0, -CHUNKS_KEEP);
+    const old = kvs
+      .map((kv) => kv.key)
+      .sort()
+      .slice(0, -CHUNKS_KEEP);
     for (const k of old) await etcd.delete(k);
     this.chunks.set(prefix, kvs.length - old.length);
   }
@@ -154,12 +161,17 @@ function fromKubelet(node: any, c: KubeletClient, ns: string, pod: string, conta
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         if (res.statusCode === 200) resolve(text);
-        else reject(new ApiError(res.statusCode === 404 ? 404 : 500, res.statusCode === 404 ? 'NotFound' : 'InternalError', text.trim() || `${url}: ${res.statusCode}`));
+        else
+          reject(
+            new ApiError(res.statusCode === 404 ? 404 : 500, res.statusCode === 404 ? 'NotFound' : 'InternalError', text.trim() || `${url}: ${res.statusCode}`),
+          );
       });
     });
     req.on('timeout', () => req.destroy(new Error(`Get "${url}": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`)));
     // kube-apiserver's words when it cannot reach the kubelet: the Go client's error, as an InternalError.
-    req.on('error', (e: NodeJS.ErrnoException) => reject(new ApiError(500, 'InternalError', e.message.startsWith('Get "') ? e.message : `Get "${url}": ${goDialError(ip, port, e)}`)));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      reject(new ApiError(500, 'InternalError', e.message.startsWith('Get "') ? e.message : `Get "${url}": ${goDialError(ip, port, e)}`)),
+    );
   });
 }
 
@@ -174,7 +186,9 @@ function whichContainer(pod: any, named: string): string {
   }
   if (names.length === 1) return names[0];
   if (names.length === 0) throw bad(`a container name must be specified for pod ${name}`);
-  throw bad(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`);
+  throw bad(
+    `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`,
+  );
 }
 
 /** kubelet's answer for a container that has no log to show (never started, or no previous run). */

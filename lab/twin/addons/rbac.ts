@@ -18,11 +18,17 @@ export interface Request {
 const has = (list: string[] | undefined, v: string) => (list ?? []).includes('*') || (list ?? []).includes(v);
 
 function ruleAllows(rule: any, q: Request): boolean {
-  return has(rule.apiGroups, q.group) && has(rule.resources, q.resource) && has(rule.verbs, q.verb) && (!rule.resourceNames?.length || (q.name !== undefined && rule.resourceNames.includes(q.name)));
+  return (
+    has(rule.apiGroups, q.group) &&
+    has(rule.resources, q.resource) &&
+    has(rule.verbs, q.verb) &&
+    (!rule.resourceNames?.length || (q.name !== undefined && rule.resourceNames.includes(q.name)))
+  );
 }
 
 export async function allowed(store: KubeStore, sa: { namespace: string; name: string }, q: Request): Promise<boolean> {
-  const bound = (b: any) => (b.subjects ?? []).some((s: any) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace);
+  const bound = (b: any) =>
+    (b.subjects ?? []).some((s: any) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace);
   const roleRules = async (ref: any, ns?: string): Promise<any[]> => {
     const info = ref?.kind === 'Role' ? r('roles') : r('clusterroles');
     const role = await store.tryGet(info, ref?.kind === 'Role' ? ns : undefined, ref?.name);

@@ -14,25 +14,31 @@ export function inCidr(ip: string, cidr: string): boolean {
   if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip) || !/^\d+\.\d+\.\d+\.\d+$/.test(base ?? '')) return false;
   const n = Number(bits ?? 32);
   const mask = n === 0 ? 0 : (~0 << (32 - n)) >>> 0;
-  return ((toInt(ip) & mask) >>> 0) === ((toInt(base) & mask) >>> 0);
+  return (toInt(ip) & mask) >>> 0 === (toInt(base) & mask) >>> 0;
 }
 
 export function goDialError(host: string, port: number, e: NodeJS.ErrnoException): string {
   const where = `dial tcp ${host}:${port}`;
   switch (e.code) {
-    case 'ECONNREFUSED': return `${where}: connect: connection refused`;
-    case 'EHOSTUNREACH': return `${where}: connect: no route to host`;
-    case 'ENETUNREACH': return `${where}: connect: network is unreachable`;
-    case 'ETIMEDOUT': return `${where}: i/o timeout`;
+    case 'ECONNREFUSED':
+      return `${where}: connect: connection refused`;
+    case 'EHOSTUNREACH':
+      return `${where}: connect: no route to host`;
+    case 'ENETUNREACH':
+      return `${where}: connect: network is unreachable`;
+    case 'ETIMEDOUT':
+      return `${where}: i/o timeout`;
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'SELF_SIGNED_CERT_IN_CHAIN':
     case 'DEPTH_ZERO_SELF_SIGNED_CERT':
       return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID': return `tls: failed to verify certificate: x509: certificate is not valid for ${host}`;
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `tls: failed to verify certificate: x509: certificate is not valid for ${host}`;
     case 'CERT_HAS_EXPIRED':
     case 'CERT_NOT_YET_VALID':
       return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-    default: return `${where}: ${e.message}`;
+    default:
+      return `${where}: ${e.message}`;
   }
 }
 

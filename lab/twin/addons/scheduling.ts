@@ -18,11 +18,16 @@ export function nodeView(node: any): NodeView {
 function exprMatches(e: any, labels: Record<string, string>): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, e.key);
   switch (e.operator) {
-    case 'Exists': return has;
-    case 'DoesNotExist': return !has;
-    case 'In': return has && (e.values ?? []).includes(labels[e.key]);
-    case 'NotIn': return !has || !(e.values ?? []).includes(labels[e.key]);
-    default: return false;
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
+    case 'In':
+      return has && (e.values ?? []).includes(labels[e.key]);
+    case 'NotIn':
+      return !has || !(e.values ?? []).includes(labels[e.key]);
+    default:
+      return false;
   }
 }
 
@@ -66,7 +71,10 @@ export function podNameFor(ds: string, uid: string, node: string, hash: string):
 }
 
 export function templateHash(template: any): string {
-  return createHash('sha256').update(JSON.stringify(template ?? {})).digest('hex').slice(0, 10);
+  return createHash('sha256')
+    .update(JSON.stringify(template ?? {}))
+    .digest('hex')
+    .slice(0, 10);
 }
 
 /** The pod the controller creates: labelled with the template's hash and template generation (daemon/util CreatePodTemplate), not metadata.generation. */
@@ -98,7 +106,16 @@ export function containerEnv(container: any, pod: any, kubernetesService: { host
     if (e.value !== undefined) out[e.name] = String(e.value);
     else if (e.valueFrom?.fieldRef) {
       const path = e.valueFrom.fieldRef.fieldPath;
-      const v = path === 'spec.nodeName' ? pod.spec?.nodeName : path === 'metadata.namespace' ? pod.metadata?.namespace : path === 'metadata.name' ? pod.metadata?.name : path === 'status.hostIP' || path === 'status.podIP' ? pod.status?.hostIP : undefined;
+      const v =
+        path === 'spec.nodeName'
+          ? pod.spec?.nodeName
+          : path === 'metadata.namespace'
+            ? pod.metadata?.namespace
+            : path === 'metadata.name'
+              ? pod.metadata?.name
+              : path === 'status.hostIP' || path === 'status.podIP'
+                ? pod.status?.hostIP
+                : undefined;
       if (v !== undefined) out[e.name] = String(v);
     } else if (e.valueFrom === undefined) out[e.name] = '';
   }

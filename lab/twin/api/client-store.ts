@@ -31,13 +31,19 @@ function resourcePath(info: ResourceInfo, ns?: string, name?: string, sub?: stri
 export class ApiStore {
   private agent: https.Agent;
 
-  constructor(private server: string | Pick<AgentLoadBalancer, 'dial'>, creds: ClientCredentials, private timeoutMs = 10_000) {
+  constructor(
+    private server: string | Pick<AgentLoadBalancer, 'dial'>,
+    creds: ClientCredentials,
+    private timeoutMs = 10_000,
+  ) {
     this.agent = new https.Agent({ keepAlive: true, ca: creds.ca, cert: creds.cert, key: creds.key, rejectUnauthorized: true });
   }
 
   private async request(method: string, path: string, body?: unknown): Promise<any> {
     try {
-      return await (typeof this.server === 'string' ? this.requestTo(this.server, method, path, body) : this.server.dial((base) => this.requestTo(base, method, path, body)));
+      return await (typeof this.server === 'string'
+        ? this.requestTo(this.server, method, path, body)
+        : this.server.dial((base) => this.requestTo(base, method, path, body)));
     } catch (e) {
       if (e instanceof DialFailed) throw unavailable(e.message);
       throw e;
@@ -49,29 +55,35 @@ export class ApiStore {
     const data = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       let connected = false;
-      const req = https.request(url, {
-        method,
-        agent: this.agent,
-        headers: { accept: 'application/json', ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: any;
-          try {
-            parsed = text ? JSON.parse(text) : {};
-          } catch {
-            parsed = undefined;
-          }
-          const code = res.statusCode ?? 0;
-          if (code < 300 && parsed !== undefined) return resolve(parsed);
-          if (parsed?.kind === 'Status') return reject(new ApiError(parsed.code ?? code, parsed.reason ?? '', parsed.message ?? text, parsed.details ?? {}));
-          reject(new ApiError(code, code === 401 ? 'Unauthorized' : 'InternalError', text.trim() || `${method} ${url.href}: ${code}`));
-        });
-      });
+      const req = https.request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          headers: { accept: 'application/json', ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: any;
+            try {
+              parsed = text ? JSON.parse(text) : {};
+            } catch {
+              parsed = undefined;
+            }
+            const code = res.statusCode ?? 0;
+            if (code < 300 && parsed !== undefined) return resolve(parsed);
+            if (parsed?.kind === 'Status') return reject(new ApiError(parsed.code ?? code, parsed.reason ?? '', parsed.message ?? text, parsed.details ?? {}));
+            reject(new ApiError(code, code === 401 ? 'Unauthorized' : 'InternalError', text.trim() || `${method} ${url.href}: ${code}`));
+          });
+        },
+      );
       req.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => (connected = true)) : (connected = true)));
-      req.setTimeout(this.timeoutMs, () => req.destroy(new Error(`${method} "${url.href}": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`)));
+      req.setTimeout(this.timeoutMs, () =>
+        req.destroy(new Error(`${method} "${url.href}": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`)),
+      );
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (e instanceof ApiError) return reject(e);
         if (!connected && (DIAL_ERRORS.has(e.code ?? '') || /Client\.Timeout/.test(e.message))) return reject(new DialFailed(e.message));
@@ -104,7 +116,13 @@ export class ApiStore {
   }
 
   /** PUT (…/status with onlyStatus); expectedRV becomes metadata.resourceVersion, as the datastore's compare-and-swap. */
-  async update(info: ResourceInfo, ns: string | undefined, name: string, obj: any, opts: { expectedRV?: string; keepStatus?: boolean; onlyStatus?: boolean } = {}): Promise<any> {
+  async update(
+    info: ResourceInfo,
+    ns: string | undefined,
+    name: string,
+    obj: any,
+    opts: { expectedRV?: string; keepStatus?: boolean; onlyStatus?: boolean } = {},
+  ): Promise<any> {
     const metadata: any = { ...(obj?.metadata ?? {}), name, ...(info.namespaced && ns ? { namespace: ns } : {}) };
     delete metadata.resourceVersion;
     if (opts.expectedRV) metadata.resourceVersion = opts.expectedRV;

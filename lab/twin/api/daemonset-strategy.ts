@@ -16,7 +16,11 @@ export function canonical(v: unknown): string {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+  );
 }
 
 export function templateGeneration(ds: any): number | undefined {

@@ -11,7 +11,14 @@ export function apiVersions(serverAddress: string) {
 export function resourceList(groupVersion: string, infos: ResourceInfo[]) {
   const resources: any[] = [];
   for (const i of infos) {
-    resources.push({ name: i.resource, singularName: i.singular, namespaced: i.namespaced, kind: i.kind, verbs: VERBS, ...(i.shortNames?.length ? { shortNames: i.shortNames } : {}) });
+    resources.push({
+      name: i.resource,
+      singularName: i.singular,
+      namespaced: i.namespaced,
+      kind: i.kind,
+      verbs: VERBS,
+      ...(i.shortNames?.length ? { shortNames: i.shortNames } : {}),
+    });
     if (i.status) resources.push({ name: `${i.resource}/status`, singularName: '', namespaced: i.namespaced, kind: i.kind, verbs: ['get', 'patch', 'update'] });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources };

@@ -42,7 +42,11 @@ export function carryDeletion(next: any, old: any, qualifiedKind: string, name: 
   m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
   const added = [...new Set(finalizersOf(next).filter((f) => !finalizersOf(old).includes(f)))].sort();
   if (added.length) {
-    throw invalid(qualifiedKind, name, `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`);
+    throw invalid(
+      qualifiedKind,
+      name,
+      `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+    );
   }
 }
 

@@ -61,7 +61,11 @@ export class KubeApi {
     try {
       // Protobuf bodies are not understood: 415 makes client-go fall back to JSON.
       if (body.length && (req.headers['content-type'] ?? '').includes('protobuf')) {
-        throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
+        throw new ApiError(
+          415,
+          'UnsupportedMediaType',
+          `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+        );
       }
       if (await this.handleFixed(url, req, res)) return;
       const target = await this.resolve(url.pathname);
@@ -80,10 +84,21 @@ export class KubeApi {
   /** Paths that are not resources: discovery, version, health, OpenAPI. */
   private async handleFixed(url: URL, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const p = url.pathname.replace(/\/+$/, '') || '/';
-    if (p === '/version') return send(res, 200, kubeVersion()), true;
-    if (p === '/api') return send(res, 200, apiVersions(this.opts.serverAddress)), true;
-    if (p === '/api/v1') return send(res, 200, resourceList('v1', BUILTIN.filter((x) => x.group === ''))), true;
-    if (p === '/apis') return send(res, 200, apiGroupList(await this.registry.all())), true;
+    if (p === '/version') return (send(res, 200, kubeVersion()), true);
+    if (p === '/api') return (send(res, 200, apiVersions(this.opts.serverAddress)), true);
+    if (p === '/api/v1')
+      return (
+        send(
+          res,
+          200,
+          resourceList(
+            'v1',
+            BUILTIN.filter((x) => x.group === ''),
+          ),
+        ),
+        true
+      );
+    if (p === '/apis') return (send(res, 200, apiGroupList(await this.registry.all())), true);
     const g = /^\/apis\/([^/]+)$/.exec(p);
     if (g) {
       const doc = apiGroup(await this.registry.all(), g[1]);
@@ -122,7 +137,8 @@ export class KubeApi {
     }
     const name = p.split('/')[1];
     let text = ok ? 'ok' : `[-]etcd failed: reason withheld\n${name} check failed`;
-    if (url.searchParams.has('verbose')) text = `[+]ping ok\n[${ok ? '+' : '-'}]etcd ${ok ? 'ok' : 'failed: reason withheld'}\n${name} check ${ok ? 'passed' : 'failed'}`;
+    if (url.searchParams.has('verbose'))
+      text = `[+]ping ok\n[${ok ? '+' : '-'}]etcd ${ok ? 'ok' : 'failed: reason withheld'}\n${name} check ${ok ? 'passed' : 'failed'}`;
     res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' });
     res.end(text);
   }
@@ -187,7 +203,8 @@ export class KubeApi {
       this.checkKind(t.info, obj);
       if (t.info === CRDS) this.acceptCRD(obj);
       if (dryRun) {
-        if (obj.metadata?.name && (await this.store.tryGet(t.info, t.ns, obj.metadata.name))) throw new ApiError(409, 'AlreadyExists', `${t.info.resource} "${obj.metadata.name}" already exists`);
+        if (obj.metadata?.name && (await this.store.tryGet(t.info, t.ns, obj.metadata.name)))
+          throw new ApiError(409, 'AlreadyExists', `${t.info.resource} "${obj.metadata.name}" already exists`);
         send(res, 201, this.store.present(t.info, obj));
         return;
       }
@@ -200,7 +217,11 @@ export class KubeApi {
       const obj = parseBody(body);
       this.checkKind(t.info, obj);
       if (t.info === CRDS) this.acceptCRD(obj);
-      const opts = { expectedRV: obj.metadata?.resourceVersion, onlyStatus: t.sub === 'status', keepStatus: t.sub !== 'status' && t.info.status && t.info !== CRDS };
+      const opts = {
+        expectedRV: obj.metadata?.resourceVersion,
+        onlyStatus: t.sub === 'status',
+        keepStatus: t.sub !== 'status' && t.info.status && t.info !== CRDS,
+      };
       if (dryRun) return send(res, 200, obj);
       const updated = await this.store.update(t.info, t.ns, t.name, obj, opts);
       if (t.info === CRDS) this.registry.invalidate();
@@ -217,7 +238,13 @@ export class KubeApi {
       // Held by a finalizer: the apiserver answers with the marked object (handlers/delete.go).
       if (pendingDeletion(obj)) return send(res, 200, obj);
       await this.cascade(t.info, obj);
-      send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: t.name, group: t.info.group, kind: t.info.resource, uid: obj.metadata?.uid } });
+      send(res, 200, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { name: t.name, group: t.info.group, kind: t.info.resource, uid: obj.metadata?.uid },
+      });
       return;
     }
     if (method === 'DELETE') {
@@ -238,7 +265,12 @@ export class KubeApi {
 
   private async patch(t: Target, req: IncomingMessage, res: ServerResponse, body: Buffer, dryRun: boolean): Promise<void> {
     const type = patchTypeOf(req.headers['content-type'] ?? '');
-    if (!type) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+    if (!type)
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+      );
     const patch = parseBody(body);
     for (let attempt = 0; ; attempt++) {
       const current = await this.store.tryGet(t.info, t.ns, t.name!);
@@ -274,7 +306,8 @@ export class KubeApi {
   }
 
   private checkKind(info: ResourceInfo, obj: any): void {
-    if (obj?.kind && obj.kind !== info.kind) throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(info)})`);
+    if (obj?.kind && obj.kind !== info.kind)
+      throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(info)})`);
   }
 
   private async checkNamespace(t: Target): Promise<void> {

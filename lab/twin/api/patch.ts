@@ -40,7 +40,7 @@ export function strategicMerge(target: any, patch: any): any {
 }
 
 function mergeList(target: any[], patch: any[]): any[] {
-  const key = mergeKeyOf(patch.filter((x) => !(isObj(x) && x.$patch)) .concat(target));
+  const key = mergeKeyOf(patch.filter((x) => !(isObj(x) && x.$patch)).concat(target));
   if (!key) return clone(patch.filter((x) => !(isObj(x) && x.$patch)));
   const out = clone(target);
   for (const item of patch) {
@@ -54,7 +54,10 @@ function mergeList(target: any[], patch: any[]): any[] {
 }
 
 function pointer(path: string): string[] {
-  return path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return path
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 export class PatchError extends Error {}
@@ -107,11 +110,15 @@ export function patchTypeOf(contentType: string): PatchType | undefined {
 
 export function applyPatch(type: PatchType, target: any, patch: any): any {
   switch (type) {
-    case 'merge': return mergePatch(target, patch);
-    case 'strategic': return strategicMerge(target, patch);
-    case 'json': return jsonPatch(target, patch);
+    case 'merge':
+      return mergePatch(target, patch);
+    case 'strategic':
+      return strategicMerge(target, patch);
+    case 'json':
+      return jsonPatch(target, patch);
     // NOTE: server-side apply is approximated by a strategic merge of the applied configuration: fields
     // the applier owns are set; removal of fields it dropped and field-manager conflicts are not imitated.
-    case 'apply': return strategicMerge(target, patch);
+    case 'apply':
+      return strategicMerge(target, patch);
   }
 }

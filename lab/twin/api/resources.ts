@@ -11,8 +11,16 @@ export interface ResourceInfo {
   status: boolean; // has a status subresource
 }
 
-const r = (group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames?: string[], status = false): ResourceInfo =>
-  ({ group, version, resource, singular: kind.toLowerCase(), kind, namespaced, shortNames, status });
+const r = (group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames?: string[], status = false): ResourceInfo => ({
+  group,
+  version,
+  resource,
+  singular: kind.toLowerCase(),
+  kind,
+  namespaced,
+  shortNames,
+  status,
+});
 
 export const BUILTIN: ResourceInfo[] = [
   r('', 'v1', 'namespaces', 'Namespace', false, ['ns'], true),

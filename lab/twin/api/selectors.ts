@@ -20,7 +20,15 @@ function splitTop(s: string): string[] {
 export function parseLabelSelector(sel: string): Req[] {
   return splitTop(sel).map((part) => {
     let m = /^(\S+)\s+(in|notin)\s+\((.*)\)$/.exec(part);
-    if (m) return { key: m[1], op: m[2] as 'in' | 'notin', values: m[3].split(',').map((v) => v.trim()).filter(Boolean) };
+    if (m)
+      return {
+        key: m[1],
+        op: m[2] as 'in' | 'notin',
+        values: m[3]
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      };
     m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(part);
     if (m) return { key: m[1].trim(), op: m[2] === '!=' ? 'ne' : 'eq', values: [m[3].trim()] };
     if (part.startsWith('!')) return { key: part.slice(1).trim(), op: 'notexists', values: [] };
@@ -34,12 +42,18 @@ export function matchLabels(reqs: Req[], labels: Record<string, string> | undefi
     const has = Object.prototype.hasOwnProperty.call(l, q.key);
     const v = l[q.key];
     switch (q.op) {
-      case 'eq': return has && v === q.values[0];
-      case 'ne': return !has || v !== q.values[0];
-      case 'in': return has && q.values.includes(v);
-      case 'notin': return !has || !q.values.includes(v);
-      case 'exists': return has;
-      case 'notexists': return !has;
+      case 'eq':
+        return has && v === q.values[0];
+      case 'ne':
+        return !has || v !== q.values[0];
+      case 'in':
+        return has && q.values.includes(v);
+      case 'notin':
+        return !has || !q.values.includes(v);
+      case 'exists':
+        return has;
+      case 'notexists':
+        return !has;
     }
   });
 }

@@ -1,11 +1,25 @@
 // metav1.Status failures with the reasons and messages kube-apiserver uses
 // (k8s.io/apimachinery/pkg/api/errors), so clients classify them as they would on k3s.
 export class ApiError extends Error {
-  constructor(readonly code: number, readonly reason: string, message: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
   }
   toStatus() {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, details: { ...this.details, ...(this.code ? {} : {}) }, code: this.code };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      details: { ...this.details, ...(this.code ? {} : {}) },
+      code: this.code,
+    };
   }
 }
 
@@ -16,7 +30,12 @@ export const notFound = (group: string, resource: string, name: string) =>
 export const alreadyExists = (group: string, resource: string, name: string) =>
   new ApiError(409, 'AlreadyExists', `${gr(group, resource)} "${name}" already exists`, { name, group, kind: resource });
 export const conflict = (group: string, resource: string, name: string) =>
-  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${gr(group, resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, group, kind: resource });
+  new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${gr(group, resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    { name, group, kind: resource },
+  );
 export const badRequest = (msg: string) => new ApiError(400, 'BadRequest', msg);
 export const invalid = (kind: string, name: string, msg: string) => new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${msg}`, { name, kind });
 export const unavailable = (msg: string) => new ApiError(503, 'ServiceUnavailable', msg);

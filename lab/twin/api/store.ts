@@ -98,13 +98,20 @@ export class ObjectStore {
    * Replaces an object. With `expectedRV` the write happens only if nobody wrote since; otherwise it
    * is applied on top of the current revision. `keepStatus` ignores status changes (status subresource).
    */
-  async update(info: ResourceInfo, ns: string | undefined, name: string, obj: any, opts: { expectedRV?: string; keepStatus?: boolean; onlyStatus?: boolean } = {}): Promise<any> {
+  async update(
+    info: ResourceInfo,
+    ns: string | undefined,
+    name: string,
+    obj: any,
+    opts: { expectedRV?: string; keepStatus?: boolean; onlyStatus?: boolean } = {},
+  ): Promise<any> {
     const key = objectKey(info, ns, name);
     const kv = await this.wrap(() => this.etcd.get(key));
     if (!kv) throw notFound(info.group, info.resource, name);
     const old = decode(kv);
     if (opts.expectedRV && opts.expectedRV !== String(kv.modRevision)) throw conflict(info.group, info.resource, name);
-    if (obj?.metadata?.name && obj.metadata.name !== name) throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+    if (obj?.metadata?.name && obj.metadata.name !== name)
+      throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
     let next: any;
     if (opts.onlyStatus) next = { ...old, status: obj.status };
     else {

@@ -12,7 +12,17 @@ function age(ts: string | undefined): string {
 
 const col = (name: string, type = 'string', priority = 0) => ({ name, type, format: name === 'Name' ? 'name' : '', description: name, priority });
 
-const POD_COLUMNS = [col('Name'), col('Ready'), col('Status'), col('Restarts'), col('Age'), col('IP', 'string', 1), col('Node', 'string', 1), col('Nominated Node', 'string', 1), col('Readiness Gates', 'string', 1)];
+const POD_COLUMNS = [
+  col('Name'),
+  col('Ready'),
+  col('Status'),
+  col('Restarts'),
+  col('Age'),
+  col('IP', 'string', 1),
+  col('Node', 'string', 1),
+  col('Nominated Node', 'string', 1),
+  col('Readiness Gates', 'string', 1),
+];
 
 /**
  * printers.go printPod: READY n/m, STATUS the phase or a container's reason (an init container's first, as
@@ -70,8 +80,17 @@ export function podRow(o: any): unknown[] {
   const gatesCell = gates.length
     ? `${gates.filter((g: any) => (st.conditions ?? []).some((c: any) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`
     : '<none>';
-  return [o.metadata.name, `${ready}/${containers.length}`, reason, restartsCell, age(o.metadata.creationTimestamp),
-    st.podIP || '<none>', o.spec?.nodeName || '<none>', st.nominatedNodeName || '<none>', gatesCell];
+  return [
+    o.metadata.name,
+    `${ready}/${containers.length}`,
+    reason,
+    restartsCell,
+    age(o.metadata.creationTimestamp),
+    st.podIP || '<none>',
+    o.spec?.nodeName || '<none>',
+    st.nominatedNodeName || '<none>',
+    gatesCell,
+  ];
 }
 
 function nodeRow(o: any): unknown[] {
@@ -108,8 +127,12 @@ export function toTable(kind: string, items: any[], resourceVersion: string, inc
     columnDefinitions: columns,
     rows: items.map((o) => ({
       cells: row(o),
-      object: includeObject === 'None' ? undefined : includeObject === 'Object' ? o
-        : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
+      object:
+        includeObject === 'None'
+          ? undefined
+          : includeObject === 'Object'
+            ? o
+            : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
     })),
   };
 }

@@ -14,7 +14,15 @@ export interface WatchQuery {
   timeoutSeconds?: number;
 }
 
-export async function serveWatch(req: IncomingMessage, res: ServerResponse, etcd: EtcdClient, store: ObjectStore, info: ResourceInfo, ns: string | undefined, q: WatchQuery): Promise<void> {
+export async function serveWatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  etcd: EtcdClient,
+  store: ObjectStore,
+  info: ResourceInfo,
+  ns: string | undefined,
+  q: WatchQuery,
+): Promise<void> {
   const labels = q.labelSelector ? parseLabelSelector(q.labelSelector) : [];
   const matches = (o: any) => matchLabels(labels, o?.metadata?.labels) && (!q.fieldSelector || matchFields(q.fieldSelector, o));
   let start: number;
@@ -41,23 +49,36 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, etcd
     clearTimeout(timer);
     res.end();
   };
-  const stop = etcd.watch(prefix, start, (ev) => {
-    if (ev.type === 'DELETE') {
-      if (!ev.prev) return;
-      const obj = store.present(info, decode(ev.prev));
-      obj.metadata.resourceVersion = String(ev.kv.modRevision);
-      if (matches(obj)) send('DELETED', obj);
-      return;
-    }
-    const obj = store.present(info, decode(ev.kv));
-    if (matches(obj)) send(ev.kv.createRevision === ev.kv.modRevision ? 'ADDED' : 'MODIFIED', obj);
-    else if (ev.prev && matches(store.present(info, decode(ev.prev)))) send('DELETED', obj);
-  }, (why) => {
-    if (why === 'compacted') {
-      send('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${q.resourceVersion}`, reason: 'Expired', code: 410 });
-    }
-    finish();
-  });
+  const stop = etcd.watch(
+    prefix,
+    start,
+    (ev) => {
+      if (ev.type === 'DELETE') {
+        if (!ev.prev) return;
+        const obj = store.present(info, decode(ev.prev));
+        obj.metadata.resourceVersion = String(ev.kv.modRevision);
+        if (matches(obj)) send('DELETED', obj);
+        return;
+      }
+      const obj = store.present(info, decode(ev.kv));
+      if (matches(obj)) send(ev.kv.createRevision === ev.kv.modRevision ? 'ADDED' : 'MODIFIED', obj);
+      else if (ev.prev && matches(store.present(info, decode(ev.prev)))) send('DELETED', obj);
+    },
+    (why) => {
+      if (why === 'compacted') {
+        send('ERROR', {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `too old resource version: ${q.resourceVersion}`,
+          reason: 'Expired',
+          code: 410,
+        });
+      }
+      finish();
+    },
+  );
   const timer = setTimeout(finish, (q.timeoutSeconds ?? 1800) * 1000);
   req.on('close', finish);
   res.on('close', finish);

@@ -18,7 +18,11 @@ export interface Member {
 }
 
 export class EtcdError extends Error {
-  constructor(message: string, readonly status: number, readonly grpcCode?: number) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly grpcCode?: number,
+  ) {
     super(message);
   }
 }
@@ -56,7 +60,10 @@ export interface WatchEvent {
 }
 
 export class EtcdClient {
-  constructor(readonly endpoint: string, readonly timeoutMs = 8000) {}
+  constructor(
+    readonly endpoint: string,
+    readonly timeoutMs = 8000,
+  ) {}
 
   async call(path: string, body: unknown, timeoutMs = this.timeoutMs): Promise<any> {
     const url = new URL(path, this.endpoint);
@@ -100,9 +107,10 @@ export class EtcdClient {
 
   /** Writes only if the key's mod revision is still `modRevision` (0 = the key must not exist). */
   async putIf(key: string, value: string, modRevision: number): Promise<{ ok: boolean; revision: number }> {
-    const compare = modRevision === 0
-      ? [{ target: 'CREATE', key: b64(key), create_revision: '0', result: 'EQUAL' }]
-      : [{ target: 'MOD', key: b64(key), mod_revision: String(modRevision), result: 'EQUAL' }];
+    const compare =
+      modRevision === 0
+        ? [{ target: 'CREATE', key: b64(key), create_revision: '0', result: 'EQUAL' }]
+        : [{ target: 'MOD', key: b64(key), mod_revision: String(modRevision), result: 'EQUAL' }];
     const r = await this.call('/v3/kv/txn', { compare, success: [{ request_put: { key: b64(key), value: b64(value) } }] });
     return { ok: Boolean(r.succeeded), revision: Number(r.header?.revision ?? 0) };
   }
@@ -127,7 +135,11 @@ export class EtcdClient {
   async members(timeoutMs = this.timeoutMs): Promise<Member[]> {
     const r = await this.call('/v3/cluster/member/list', {}, timeoutMs);
     return (r.members ?? []).map((m: any) => ({
-      id: String(m.ID), name: m.name ?? '', peerURLs: m.peerURLs ?? [], clientURLs: m.clientURLs ?? [], isLearner: Boolean(m.isLearner),
+      id: String(m.ID),
+      name: m.name ?? '',
+      peerURLs: m.peerURLs ?? [],
+      clientURLs: m.clientURLs ?? [],
+      isLearner: Boolean(m.isLearner),
     }));
   }
 
@@ -186,10 +198,16 @@ export class EtcdClient {
           }
         }
       });
-      res.on('end', () => { if (!stopped) onError('watch closed'); });
-      res.on('error', () => { if (!stopped) onError('watch closed'); });
+      res.on('end', () => {
+        if (!stopped) onError('watch closed');
+      });
+      res.on('error', () => {
+        if (!stopped) onError('watch closed');
+      });
     });
-    req.on('error', (e) => { if (!stopped) onError(e.message); });
+    req.on('error', (e) => {
+      if (!stopped) onError(e.message);
+    });
     req.end(body);
     return () => {
       stopped = true;

@@ -44,7 +44,9 @@ export function startNodeImages(dataDir: string, registryReachable: boolean): No
   const scan = async (first: boolean) => {
     let names: string[];
     try {
-      names = readdirSync(dir).filter((n) => !n.startsWith('.')).sort();
+      names = readdirSync(dir)
+        .filter((n) => !n.startsWith('.'))
+        .sort();
     } catch {
       names = [];
     }

@@ -11,7 +11,19 @@ import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmSync, s
 import { dirname } from 'node:path';
 import type { AddonContext } from '../addons/context.ts';
 import type { ContainerRuntime, DaemonProgram, Running, StartArgs } from '../addons/daemonsets.ts';
-import { CONTAINERD_STATE, TASK_NAMESPACE, containerId, listTasks, livePid, readSpec, readStatus, removeTask, shimPath, writeSpec, type TaskSpec } from './tasks.ts';
+import {
+  CONTAINERD_STATE,
+  TASK_NAMESPACE,
+  containerId,
+  listTasks,
+  livePid,
+  readSpec,
+  readStatus,
+  removeTask,
+  shimPath,
+  writeSpec,
+  type TaskSpec,
+} from './tasks.ts';
 
 const POLL_MS = 1000;
 /** A shim that has not written its pid this long after its start is taken for dead (and started again). */
@@ -86,7 +98,15 @@ export class ProcessRuntime implements ContainerRuntime {
       container: a.container,
       env: a.env,
       restartBase,
-      node: { name: c.node, ip: c.ip, dataDir: c.dataDir, serviceCidr: c.serviceCidr, cniDir: c.cniDir, ...(c.root ? { root: c.root } : {}), etcd: c.etcd.endpoint },
+      node: {
+        name: c.node,
+        ip: c.ip,
+        dataDir: c.dataDir,
+        serviceCidr: c.serviceCidr,
+        cniDir: c.cniDir,
+        ...(c.root ? { root: c.root } : {}),
+        etcd: c.etcd.endpoint,
+      },
       log: { ns: m.namespace, pod: m.name, uid: m.uid, container: a.container.name },
     };
   }

@@ -28,8 +28,20 @@ export async function runShim(argv: string[]): Promise<void> {
   const n = spec.node;
   const etcd = new EtcdClient(n.etcd);
   const store = new ObjectStore(etcd);
-  const registry = new ResourceRegistry(async () => (await etcd.list(keyPrefix({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }))).kvs.map((kv) => JSON.parse(kv.value)));
-  const ctx: AddonContext = { node: n.name, ip: n.ip, store, registry, etcd, dataDir: n.dataDir, serviceCidr: n.serviceCidr, cniDir: n.cniDir, ...(n.root ? { root: n.root } : {}) };
+  const registry = new ResourceRegistry(async () =>
+    (await etcd.list(keyPrefix({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }))).kvs.map((kv) => JSON.parse(kv.value)),
+  );
+  const ctx: AddonContext = {
+    node: n.name,
+    ip: n.ip,
+    store,
+    registry,
+    etcd,
+    dataDir: n.dataDir,
+    serviceCidr: n.serviceCidr,
+    cniDir: n.cniDir,
+    ...(n.root ? { root: n.root } : {}),
+  };
   const program = daemonPrograms(n.root).find((p) => p.name === spec.program);
   if (!program) {
     process.stderr.write(`containerd-shim: no program ${spec.program}\n`);
@@ -42,7 +54,15 @@ export async function runShim(argv: string[]): Promise<void> {
     if (s.restartCount !== undefined) restartCount = s.restartCount;
     writeStatus(undefined, id, { state: { ...s, restartCount }, startedAt });
   };
-  const running = program.start({ ctx, pod: spec.pod, container: spec.container, env: spec.env, log: logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, spec.log.container), logFor: (name, run) => logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, name, run), state });
+  const running = program.start({
+    ctx,
+    pod: spec.pod,
+    container: spec.container,
+    env: spec.env,
+    log: logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, spec.log.container),
+    logFor: (name, run) => logs.writer(spec.log.ns, spec.log.pod, spec.log.uid, name, run),
+    state,
+  });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;

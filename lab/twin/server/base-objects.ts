@@ -7,9 +7,18 @@ function crd(group: string, kind: string, plural: string, scope = 'Namespaced') 
     kind: 'CustomResourceDefinition',
     metadata: { name: `${plural}.${group}` },
     spec: {
-      group, scope,
+      group,
+      scope,
       names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }, subresources: { status: {} } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          subresources: { status: {} },
+        },
+      ],
     },
     status: {
       acceptedNames: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
@@ -26,10 +35,20 @@ function crd(group: string, kind: string, plural: string, scope = 'Namespaced') 
 export function baseObjects(kubernetesIP: string): any[] {
   const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
   return [
-    ns('default'), ns('kube-system'), ns('kube-public'), ns('kube-node-lease'),
+    ns('default'),
+    ns('kube-system'),
+    ns('kube-public'),
+    ns('kube-node-lease'),
     {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
-      spec: { clusterIP: kubernetesIP, clusterIPs: [kubernetesIP], ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], type: 'ClusterIP' },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: {
+        clusterIP: kubernetesIP,
+        clusterIPs: [kubernetesIP],
+        ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
+        type: 'ClusterIP',
+      },
     },
     crd('k3s.cattle.io', 'Addon', 'addons'),
     crd('helm.cattle.io', 'HelmChart', 'helmcharts'),

@@ -74,7 +74,14 @@ function restart(c: Ctx): Booted {
   if (!secret) return log.fatal(`${c.p.token} does not exist, please pass --token to complete the restoration`);
   const name = memberName(c.p.etcdName, c.node);
   log.info('Managed etcd cluster bootstrap already complete and initialized');
-  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: `${name}=${peerURL(c.ip)}`, state: 'existing' });
+  const member = runMember({
+    name,
+    dataDir: c.p.etcd,
+    nodeIP: c.ip,
+    listenLoopback: c.listenLoopback,
+    initialCluster: `${name}=${peerURL(c.ip)}`,
+    state: 'existing',
+  });
   return { secret, member, memberName: name, joining: false };
 }
 
@@ -97,7 +104,14 @@ function found(c: Ctx): Booted {
   writeToken(c.p, ca, secret);
   const name = memberName(c.p.etcdName, c.node, true);
   log.info(`Starting etcd for new cluster, cluster-reset=false`);
-  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: `${name}=${peerURL(c.ip)}`, state: 'new' });
+  const member = runMember({
+    name,
+    dataDir: c.p.etcd,
+    nodeIP: c.ip,
+    listenLoopback: c.listenLoopback,
+    initialCluster: `${name}=${peerURL(c.ip)}`,
+    state: 'new',
+  });
   return { secret, member, memberName: name, joining: false };
 }
 
@@ -121,8 +135,12 @@ async function join(c: Ctx): Promise<Booted> {
   } catch (e) {
     return tokenFail((e as Error).message);
   }
-  if (!t.caHash) log.warn('Cluster CA certificate is not trusted by the host CA bundle, but the token does not include a CA hash. Use the full token from the server\'s node-token file to enable Cluster CA validation.');
-  if (t.caHash && t.caHash !== hashCA(cacerts)) return tokenFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
+  if (!t.caHash)
+    log.warn(
+      "Cluster CA certificate is not trusted by the host CA bundle, but the token does not include a CA hash. Use the full token from the server's node-token file to enable Cluster CA validation.",
+    );
+  if (t.caHash && t.caHash !== hashCA(cacerts))
+    return tokenFail(`token CA hash does not match the Cluster CA certificate hash: ${t.caHash} != ${hashCA(cacerts)}`);
   log.info('Managed etcd cluster not yet initialized');
 
   // compareConfig: /v1-k3s/config as user "node" with the agent token (or the token); when that request
@@ -173,7 +191,8 @@ async function join(c: Ctx): Promise<Booted> {
     } catch (e) {
       const msg = (e as Error).message;
       if (e instanceof MemberListError) log.info(`Waiting to retrieve etcd cluster member list: ${msg}`);
-      else if (/etcdserver: (too many learner members in cluster|unhealthy cluster)/.test(msg)) log.info(`Waiting for other members to finish joining etcd cluster: ${msg}`);
+      else if (/etcdserver: (too many learner members in cluster|unhealthy cluster)/.test(msg))
+        log.info(`Waiting for other members to finish joining etcd cluster: ${msg}`);
       else return log.fatal(`etcd cluster join failed: ${msg}`);
       await new Promise((r) => setTimeout(r, 1000));
     }

@@ -18,8 +18,17 @@ const DEFAULTS: Record<string, string> = {
   'egress-selector-mode': 'agent',
   'secrets-encryption-provider': 'aescbc',
 };
-const BOOLEANS = ['disable-cloud-controller', 'disable-helm-controller', 'disable-network-policy', 'secrets-encryption',
-  'embedded-registry', 'flannel-ipv6-masq', 'flannel-ip-masq-disable-random-fully', 'flannel-external-ip', 'supervisor-metrics'];
+const BOOLEANS = [
+  'disable-cloud-controller',
+  'disable-helm-controller',
+  'disable-network-policy',
+  'secrets-encryption',
+  'embedded-registry',
+  'flannel-ipv6-masq',
+  'flannel-ip-masq-disable-random-fully',
+  'flannel-external-ip',
+  'supervisor-metrics',
+];
 
 export function criticalArgs(s: Settings): CriticalArgs {
   const out: CriticalArgs = {};
@@ -64,7 +73,10 @@ function ipNet(cidr: string): { ip: string; mask: number[] } {
   const [addr, bits] = cidr.split('/');
   const n = Number(bits ?? 32);
   const mask = [0, 1, 2, 3].map((i) => (0xff << (8 - Math.max(0, Math.min(8, n - 8 * i)))) & 0xff);
-  const ip = addr.split('.').map((o, i) => Number(o) & mask[i]).join('.');
+  const ip = addr
+    .split('.')
+    .map((o, i) => Number(o) & mask[i])
+    .join('.');
   return { ip, mask };
 }
 

@@ -16,7 +16,10 @@ export interface FetchOpts {
 
 class FetchError extends Error {
   /** The connection itself failed (refused, unreachable, timed out before it was made): a load balancer tries another server. */
-  constructor(message: string, readonly dial = false) {
+  constructor(
+    message: string,
+    readonly dial = false,
+  ) {
     super(message);
   }
 }
@@ -26,11 +29,16 @@ export const DIAL_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH
 
 function goDialError(url: URL, code: string | undefined, message: string): string {
   const hostPort = `${url.hostname}:${url.port || 443}`;
-  const why = code === 'ECONNREFUSED' ? 'connect: connection refused'
-    : code === 'EHOSTUNREACH' ? 'connect: no route to host'
-    : code === 'ENETUNREACH' ? 'connect: network is unreachable'
-    : code === 'ETIMEDOUT' ? 'i/o timeout'
-    : message;
+  const why =
+    code === 'ECONNREFUSED'
+      ? 'connect: connection refused'
+      : code === 'EHOSTUNREACH'
+        ? 'connect: no route to host'
+        : code === 'ENETUNREACH'
+          ? 'connect: network is unreachable'
+          : code === 'ETIMEDOUT'
+            ? 'i/o timeout'
+            : message;
   return `dial tcp ${hostPort}: ${why}`;
 }
 
@@ -61,25 +69,29 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
   const data = o.body === undefined ? undefined : JSON.stringify(o.body);
   return new Promise((resolve, reject) => {
     let connected = false;
-    const req = https.request(url, {
-      method,
-      // A connection of its own, as k3s's clients (GetHTTPClient: DisableKeepAlives): Node's global agent
-      // would also put its own 5 s idle timeout on the socket.
-      agent: false,
-      ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: o.systemCAs === true }),
-      headers: {
-        ...(o.headers ?? {}),
-        ...(o.auth ? { authorization: 'Basic ' + Buffer.from(`${o.auth.user}:${o.auth.password}`).toString('base64') } : {}),
-        ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}),
+    const req = https.request(
+      url,
+      {
+        method,
+        // A connection of its own, as k3s's clients (GetHTTPClient: DisableKeepAlives): Node's global agent
+        // would also put its own 5 s idle timeout on the socket.
+        agent: false,
+        ...(o.ca ? { ca: o.ca, rejectUnauthorized: true } : { rejectUnauthorized: o.systemCAs === true }),
+        headers: {
+          ...(o.headers ?? {}),
+          ...(o.auth ? { authorization: 'Basic ' + Buffer.from(`${o.auth.user}:${o.auth.password}`).toString('base64') } : {}),
+          ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
     // Whether the connection was made: a failure before it is a dial failure (the agent's load balancer
     // then tries its next server).
     req.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => (connected = true)) : (connected = true)));
@@ -95,7 +107,8 @@ export function fetchText(urlStr: string, o: FetchOpts = {}): Promise<{ status: 
     req.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       const tls = x509Error(e, url);
-      const detail = e.code === 'CLIENT_TIMEOUT' ? CLIENT_TIMEOUT_TEXT : tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
+      const detail =
+        e.code === 'CLIENT_TIMEOUT' ? CLIENT_TIMEOUT_TEXT : tls ? `tls: failed to verify certificate: ${tls}` : goDialError(url, e.code, e.message);
       reject(new FetchError(`${verb} "${urlStr}": ${detail}`, !connected && (DIAL_ERRORS.has(e.code ?? '') || e.code === 'CLIENT_TIMEOUT')));
     });
     req.end(data);

@@ -10,26 +10,29 @@ import type { TlsPaths } from '../pki.ts';
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer, user: string | undefined) => Promise<void> | void;
 
 export function startHttps(p: TlsPaths, host: string, port: number, handler: Handler): Promise<https.Server> {
-  const server = https.createServer({
-    cert: readFileSync(p.serving),
-    key: readFileSync(p.servingKey),
-    ca: [readFileSync(p.clientCA)],
-    requestCert: true,
-    rejectUnauthorized: false,
-  }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const sock = req.socket as TLSSocket;
-      const user = sock.authorized ? (sock.getPeerCertificate()?.subject?.CN as string | undefined) ?? 'unknown' : undefined;
-      Promise.resolve(handler(req, res, Buffer.concat(chunks), user)).catch((e) => {
-        if (!res.headersSent) {
-          res.writeHead(500, { 'content-type': 'text/plain' });
-          res.end(String(e?.message ?? e));
-        } else res.end();
+  const server = https.createServer(
+    {
+      cert: readFileSync(p.serving),
+      key: readFileSync(p.servingKey),
+      ca: [readFileSync(p.clientCA)],
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const sock = req.socket as TLSSocket;
+        const user = sock.authorized ? ((sock.getPeerCertificate()?.subject?.CN as string | undefined) ?? 'unknown') : undefined;
+        Promise.resolve(handler(req, res, Buffer.concat(chunks), user)).catch((e) => {
+          if (!res.headersSent) {
+            res.writeHead(500, { 'content-type': 'text/plain' });
+            res.end(String(e?.message ?? e));
+          } else res.end();
+        });
       });
-    });
-  });
+    },
+  );
   server.keepAliveTimeout = 30_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -38,7 +41,15 @@ export function startHttps(p: TlsPaths, host: string, port: number, handler: Han
 }
 
 export function unauthorized(res: ServerResponse): void {
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'Unauthorized',
+    reason: 'Unauthorized',
+    code: 401,
+  });
   res.writeHead(401, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

@@ -14,7 +14,7 @@ import { ApiError } from '../api/status.ts';
 async function applyObject(store: ObjectStore, registry: ResourceRegistry, obj: any): Promise<void> {
   const info = await registry.findKind(obj.apiVersion ?? '', obj.kind ?? '');
   if (!info) throw new Error(`no matches for kind "${obj.kind}" in version "${obj.apiVersion}"`);
-  const ns = info.namespaced ? obj.metadata?.namespace ?? 'default' : undefined;
+  const ns = info.namespaced ? (obj.metadata?.namespace ?? 'default') : undefined;
   const name = obj.metadata?.name;
   const current = await store.tryGet(info, ns, name);
   if (!current) {
@@ -26,7 +26,9 @@ async function applyObject(store: ObjectStore, registry: ResourceRegistry, obj: 
 }
 
 export function manifestDocs(text: string): any[] {
-  return YAML.parseAllDocuments(text).map((d) => d.toJSON()).filter((o) => o && typeof o === 'object' && o.kind)
+  return YAML.parseAllDocuments(text)
+    .map((d) => d.toJSON())
+    .filter((o) => o && typeof o === 'object' && o.kind)
     .flatMap((o) => (o.kind.endsWith('List') && Array.isArray(o.items) ? o.items : [o]));
 }
 
@@ -34,7 +36,12 @@ export class ManifestDeployer {
   private applied = new Map<string, string>();
   private timer?: NodeJS.Timeout;
 
-  constructor(private dir: string, private store: ObjectStore, private registry: ResourceRegistry, private mark: (file: string, sum: string) => Promise<void>) {}
+  constructor(
+    private dir: string,
+    private store: ObjectStore,
+    private registry: ResourceRegistry,
+    private mark: (file: string, sum: string) => Promise<void>,
+  ) {}
 
   start(intervalMs = 3000): void {
     mkdirSync(this.dir, { recursive: true });
@@ -51,7 +58,9 @@ export class ManifestDeployer {
 
   async scan(): Promise<void> {
     if (!existsSync(this.dir)) return;
-    for (const f of readdirSync(this.dir).filter((n) => /\.(ya?ml|json)$/.test(n)).sort()) {
+    for (const f of readdirSync(this.dir)
+      .filter((n) => /\.(ya?ml|json)$/.test(n))
+      .sort()) {
       const path = join(this.dir, f);
       if (existsSync(`${path}.skip`)) continue;
       const text = readFileSync(path, 'utf8');

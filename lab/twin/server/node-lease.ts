@@ -25,9 +25,20 @@ export async function renewNodeLease(store: ObjectStore, node: string, now = new
     const spec = { holderIdentity: node, leaseDurationSeconds: NODE_LEASE_DURATION_S, renewTime: microTime(now) };
     try {
       if (existing) {
-        await store.update(LEASES, NODE_LEASE_NAMESPACE, node, { ...existing, metadata: { ...existing.metadata, ownerReferences }, spec: { ...existing.spec, ...spec } }, { expectedRV: existing.metadata.resourceVersion });
+        await store.update(
+          LEASES,
+          NODE_LEASE_NAMESPACE,
+          node,
+          { ...existing, metadata: { ...existing.metadata, ownerReferences }, spec: { ...existing.spec, ...spec } },
+          { expectedRV: existing.metadata.resourceVersion },
+        );
       } else {
-        await store.create(LEASES, NODE_LEASE_NAMESPACE, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: node, namespace: NODE_LEASE_NAMESPACE, ownerReferences }, spec });
+        await store.create(LEASES, NODE_LEASE_NAMESPACE, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: node, namespace: NODE_LEASE_NAMESPACE, ownerReferences },
+          spec,
+        });
       }
       return;
     } catch (e) {

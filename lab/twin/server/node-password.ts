@@ -52,7 +52,14 @@ export async function verifyNodePassword(store: ObjectStore, node: string, passw
   const cur = await store.tryGet(SECRETS, 'kube-system', secretName(node));
   const want = Buffer.from(hash(password)).toString('base64');
   if (!cur) {
-    await store.create(SECRETS, 'kube-system', { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName(node), namespace: 'kube-system' }, immutable: true, type: 'k3s.cattle.io/node-password', data: { hash: want } });
+    await store.create(SECRETS, 'kube-system', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secretName(node), namespace: 'kube-system' },
+      immutable: true,
+      type: 'k3s.cattle.io/node-password',
+      data: { hash: want },
+    });
     return;
   }
   if (cur.data?.hash !== want) throw new NodePasswordRejected(node);

@@ -7,7 +7,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { K3S_VERSION } from '../version.ts';
 
-export const NOT_READY_MESSAGE = 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
+export const NOT_READY_MESSAGE =
+  'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
 
 export interface NodeFacts {
   name: string;
@@ -29,7 +30,10 @@ function condition(type: string, status: boolean, reason: string, message: strin
   const old = prev?.find((c) => c.type === type);
   const s = status ? 'True' : 'False';
   return {
-    type, status: s, reason, message,
+    type,
+    status: s,
+    reason,
+    message,
     lastHeartbeatTime: now(),
     lastTransitionTime: old && old.status === s ? old.lastTransitionTime : now(),
   };
@@ -37,8 +41,12 @@ function condition(type: string, status: boolean, reason: string, message: strin
 
 function nodeLabels(f: NodeFacts): Record<string, string> {
   const labels: Record<string, string> = {
-    'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
-    'kubernetes.io/hostname': f.name, 'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'k3s',
+    'beta.kubernetes.io/arch': 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': f.name,
+    'kubernetes.io/os': 'linux',
+    'node.kubernetes.io/instance-type': 'k3s',
     ...(f.labels ?? {}),
   };
   if (f.server) {
@@ -74,17 +82,31 @@ export function desiredNode(f: NodeFacts, existing?: any): any {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { ...meta, name: f.name, labels: { ...(meta.labels ?? {}), ...nodeLabels(f) }, annotations },
-    spec: { ...(existing?.spec ?? {}), podCIDR: existing?.spec?.podCIDR, taints: [...(existing?.spec?.taints ?? []).filter((t: any) => t.key !== 'node.kubernetes.io/not-ready'), ...taints, ...(f.taints ?? [])] },
+    spec: {
+      ...(existing?.spec ?? {}),
+      podCIDR: existing?.spec?.podCIDR,
+      taints: [...(existing?.spec?.taints ?? []).filter((t: any) => t.key !== 'node.kubernetes.io/not-ready'), ...taints, ...(f.taints ?? [])],
+    },
     status: {
       ...(existing?.status ?? {}),
-      addresses: [{ type: 'InternalIP', address: f.ip }, { type: 'Hostname', address: f.name }],
+      addresses: [
+        { type: 'InternalIP', address: f.ip },
+        { type: 'Hostname', address: f.name },
+      ],
       capacity: { cpu: '2', memory: '4026532Ki', pods: '110', 'ephemeral-storage': '20511312Ki' },
       allocatable: { cpu: '2', memory: '4026532Ki', pods: '110', 'ephemeral-storage': '19953239109' },
       conditions,
       nodeInfo: {
-        architecture: 'amd64', operatingSystem: 'linux', osImage: 'Debian GNU/Linux 12 (bookworm)', kernelVersion: '',
-        containerRuntimeVersion: 'containerd://1.7.27-k3s1', kubeletVersion: K3S_VERSION, kubeProxyVersion: K3S_VERSION,
-        machineID: '', systemUUID: '', bootID: '',
+        architecture: 'amd64',
+        operatingSystem: 'linux',
+        osImage: 'Debian GNU/Linux 12 (bookworm)',
+        kernelVersion: '',
+        containerRuntimeVersion: 'containerd://1.7.27-k3s1',
+        kubeletVersion: K3S_VERSION,
+        kubeProxyVersion: K3S_VERSION,
+        machineID: '',
+        systemUUID: '',
+        bootID: '',
       },
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
     },
@@ -100,10 +122,14 @@ export function desiredNode(f: NodeFacts, existing?: any): any {
 export type MemberStatus = 'voter' | 'learner' | 'unhealthy' | 'unjoined';
 
 export function etcdStatusCondition(status: MemberStatus, message: string, existing?: any): any {
-  const [st, reason, msg] = status === 'learner' ? [false, 'MemberIsLearner', 'Node has not been promoted to voting member of the etcd cluster']
-    : status === 'voter' ? [true, 'MemberNotLearner', 'Node is a voting member of the etcd cluster']
-    : status === 'unhealthy' ? [false, 'Unhealthy', 'Node is unhealthy']
-    : [false, 'NotAMember', 'Node is not a member of the etcd cluster'];
+  const [st, reason, msg] =
+    status === 'learner'
+      ? [false, 'MemberIsLearner', 'Node has not been promoted to voting member of the etcd cluster']
+      : status === 'voter'
+        ? [true, 'MemberNotLearner', 'Node is a voting member of the etcd cluster']
+        : status === 'unhealthy'
+          ? [false, 'Unhealthy', 'Node is unhealthy']
+          : [false, 'NotAMember', 'Node is not a member of the etcd cluster'];
   const c = condition('EtcdIsVoter', st as boolean, reason as string, message || (msg as string), existing?.status?.conditions);
   const old = existing?.status?.conditions?.find((x: any) => x.type === 'EtcdIsVoter');
   if (old && (old.reason !== c.reason || old.message !== c.message)) c.lastTransitionTime = c.lastHeartbeatTime;

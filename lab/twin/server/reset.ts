@@ -12,7 +12,8 @@ import { checkBootstrapToken, waitForQuorumRead } from './datastore.ts';
 import { memberName, runMember } from './etcd-member.ts';
 import { labTool } from '../tools.ts';
 
-export const RESET_DONE = 'Managed etcd cluster membership has been reset, restart without --cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes';
+export const RESET_DONE =
+  'Managed etcd cluster membership has been reset, restart without --cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes';
 
 export async function clusterReset(c: Ctx): Promise<void> {
   const restore = str(c.s, 'cluster-reset-restore-path');
@@ -27,8 +28,19 @@ export async function clusterReset(c: Ctx): Promise<void> {
     rmSync(tmp, { recursive: true, force: true });
     name = `${c.node}-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}`;
     log.info(`Pre-restore etcd database moved to ${c.p.etcd}-old-${ts}`);
-    execFileSync(labTool('etcdctl'), ['snapshot', 'restore', restore, `--name=${name}`, `--initial-cluster=${name}=${peerURL(c.ip)}`,
-      `--initial-advertise-peer-urls=${peerURL(c.ip)}`, `--data-dir=${tmp}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(
+      labTool('etcdctl'),
+      [
+        'snapshot',
+        'restore',
+        restore,
+        `--name=${name}`,
+        `--initial-cluster=${name}=${peerURL(c.ip)}`,
+        `--initial-advertise-peer-urls=${peerURL(c.ip)}`,
+        `--data-dir=${tmp}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     if (existsSync(c.p.etcd)) renameSync(c.p.etcd, `${c.p.etcd}-old-${ts}`);
     mkdirSync(c.p.db, { recursive: true });
     renameSync(tmp, c.p.etcd);
@@ -38,7 +50,15 @@ export async function clusterReset(c: Ctx): Promise<void> {
     name = memberName(c.p.etcdName, c.node);
   }
   log.info('Managed etcd cluster initializing with cluster-reset');
-  const member = runMember({ name, dataDir: c.p.etcd, nodeIP: c.ip, listenLoopback: c.listenLoopback, initialCluster: `${name}=${peerURL(c.ip)}`, state: 'existing', forceNewCluster: !restore });
+  const member = runMember({
+    name,
+    dataDir: c.p.etcd,
+    nodeIP: c.ip,
+    listenLoopback: c.listenLoopback,
+    initialCluster: `${name}=${peerURL(c.ip)}`,
+    state: 'existing',
+    forceNewCluster: !restore,
+  });
   let finished = false;
   void member.child.exited.then((code) => finished || log.fatal(`etcd exited during cluster reset: ${member.lastError() || `exit status ${code}`}`));
   const etcd = localEtcd(c);

@@ -111,7 +111,9 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   const sans = servingSANs(list(s, 'tls-san'), [c.ip, ...list(s, 'node-external-ip')], c.node, kubernetesIP);
   issueServing(tls, sans);
   const store = new ObjectStore(etcd);
-  const registry = new ResourceRegistry(async () => (await etcd.list(keyPrefix({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }))).kvs.map((kv) => JSON.parse(kv.value)));
+  const registry = new ResourceRegistry(async () =>
+    (await etcd.list(keyPrefix({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }))).kvs.map((kv) => JSON.parse(kv.value)),
+  );
   const api = new KubeApi(store, etcd, registry, {
     serverAddress: `${c.ip}:${port}`,
     hooks: {
@@ -122,7 +124,7 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
       },
     },
   });
-  const agentSecret = () => str(s, 'agent-token') ? str(s, 'agent-token').split(':').pop()! : booted.secret;
+  const agentSecret = () => (str(s, 'agent-token') ? str(s, 'agent-token').split(':').pop()! : booted.secret);
   const supervisorDeps = {
     caPem: () => readCAs(tls).serverCA,
     serverSecret: () => booted.secret,
@@ -144,12 +146,13 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     },
     // k3s collects them from the `kubernetes` Endpoints (each apiserver's advertise address) and etcd; the
     // twin has no Endpoints and takes every server Node's address, with this server's port.
-    apiServers: async () => ((await store.list(NODES, undefined)).items as any[])
-      .filter((n) => n.metadata?.labels?.['node-role.kubernetes.io/control-plane'] === 'true')
-      .map((n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'InternalIP')?.address)
-      .filter(Boolean)
-      .sort()
-      .map((ip: string) => `${ip}:${port}`),
+    apiServers: async () =>
+      ((await store.list(NODES, undefined)).items as any[])
+        .filter((n) => n.metadata?.labels?.['node-role.kubernetes.io/control-plane'] === 'true')
+        .map((n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'InternalIP')?.address)
+        .filter(Boolean)
+        .sort()
+        .map((ip: string) => `${ip}:${port}`),
     clientCA: () => readCAs(tls).clientCA,
     nodeCert: async (kind: 'client' | 'serving', node: string, password: string, ips: string[]) => {
       try {
@@ -167,7 +170,9 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
     if (opts.handleApi && (await opts.handleApi(req, res))) return;
     await api.handle(req, res, body);
   }).catch((e) => log.fatal(`failed to listen on :${port}: ${(e as Error).message}`));
-  log.info(`Running kube-apiserver --advertise-address=${c.ip} --anonymous-auth=false --bind-address=${bind || '0.0.0.0'} --secure-port=${port} --tls-san=${sans.join(',')}`);
+  log.info(
+    `Running kube-apiserver --advertise-address=${c.ip} --anonymous-auth=false --bind-address=${bind || '0.0.0.0'} --secure-port=${port} --tls-san=${sans.join(',')}`,
+  );
 
   await waitForQuorumRead(etcd, booted.joining);
   log.info('ETCD server is now running');
@@ -179,7 +184,9 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   registry.invalidate();
   // This server's own agent asked its own supervisor before the apiserver was up: verified locally, the
   // Secret ensured now, a mismatch only an Event (k3s pkg/nodepassword/validate.go verifyLocalPassword).
-  await verifyLocalPassword(store, c.node, serverNodePassword(p.dataDir)).catch((e) => log.error(`Deferred node password secret validation failed: ${(e as Error).message}`));
+  await verifyLocalPassword(store, c.node, serverNodePassword(p.dataDir)).catch((e) =>
+    log.error(`Deferred node password secret validation failed: ${(e as Error).message}`),
+  );
   log.info('Kube API server is now running');
   writeKubeconfig(p.kubeconfig, `https://127.0.0.1:${port}`, tls, str(s, 'write-kubeconfig-mode'));
   log.info(`Wrote kubeconfig ${p.kubeconfig}`);
@@ -206,7 +213,10 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
 
   const deployer = new ManifestDeployer(p.manifests, store, registry, async (file, sum) => {
     const addons = (await registry.findKind('k3s.cattle.io/v1', 'Addon'))!;
-    const name = file.split('/').pop()!.replace(/\.(ya?ml|json)$/, '');
+    const name = file
+      .split('/')
+      .pop()!
+      .replace(/\.(ya?ml|json)$/, '');
     const obj = { apiVersion: 'k3s.cattle.io/v1', kind: 'Addon', metadata: { name, namespace: 'kube-system' }, spec: { source: file, checksum: sum } };
     const cur = await store.tryGet(addons, 'kube-system', name);
     if (cur) await store.update(addons, 'kube-system', name, { ...cur, spec: obj.spec });
@@ -224,14 +234,22 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
  */
 function serverNodePassword(dataDir: string): string {
   try {
-    return nodePassword(process.env.K3S_TWIN_NODE_PASSWORD_FILE ?? (dataDir === '/var/lib/rancher/k3s' ? NODE_PASSWORD_FILE : join(dataDir, 'agent', 'etc', 'rancher', 'node', 'password')));
+    return nodePassword(
+      process.env.K3S_TWIN_NODE_PASSWORD_FILE ??
+        (dataDir === '/var/lib/rancher/k3s' ? NODE_PASSWORD_FILE : join(dataDir, 'agent', 'etc', 'rancher', 'node', 'password')),
+    );
   } catch (e) {
     return log.fatal(`unable to read node password file: ${(e as Error).message}`);
   }
 }
 
 function labelsFrom(items: string[]): Record<string, string> {
-  return Object.fromEntries(items.map((l) => { const i = l.indexOf('='); return i < 0 ? [l, ''] : [l.slice(0, i), l.slice(i + 1)]; }));
+  return Object.fromEntries(
+    items.map((l) => {
+      const i = l.indexOf('=');
+      return i < 0 ? [l, ''] : [l.slice(0, i), l.slice(i + 1)];
+    }),
+  );
 }
 
 /**
@@ -309,7 +327,8 @@ async function removeEtcdMember(etcd: EtcdClient, node: any): Promise<void> {
     const m = members.find((x) => (memberName ? x.name === memberName : x.name.slice(0, x.name.lastIndexOf('-')) === node.metadata.name));
     if (!m) return;
     try {
-      if (attempt === 0) log.info(`Removing name=${m.name} id=${m.id} address=${node.metadata?.annotations?.['etcd.k3s.cattle.io/node-address'] ?? ''} from etcd`);
+      if (attempt === 0)
+        log.info(`Removing name=${m.name} id=${m.id} address=${node.metadata?.annotations?.['etcd.k3s.cattle.io/node-address'] ?? ''} from etcd`);
       await etcd.removeMember(m.id);
       return;
     } catch (e) {

@@ -68,7 +68,16 @@ export function dbInfoJson(members: DbMember[]): string {
 
 /** k3s's util.SendError for a 500: a metav1.Status (apierrors.NewInternalError), which kubectl prints as "Error from server (InternalError): …". */
 function internalError(res: ServerResponse, err: string): void {
-  json(res, 500, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `Internal error occurred: ${err}`, reason: 'InternalError', details: { causes: [{ message: err }] }, code: 500 });
+  json(res, 500, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `Internal error occurred: ${err}`,
+    reason: 'InternalError',
+    details: { causes: [{ message: err }] },
+    code: 500,
+  });
 }
 
 const isLocal = (req: IncomingMessage) => ['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(req.socket.remoteAddress ?? '');
@@ -88,7 +97,15 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
   }
   if (path === '/db/info' && (isLocal(req) || tokenFromBasicAuth(req)?.password === d.serverSecret())) {
     if (req.method !== 'GET') {
-      json(res, 405, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'method not allowed', reason: 'MethodNotAllowed', code: 405 });
+      json(res, 405, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'method not allowed',
+        reason: 'MethodNotAllowed',
+        code: 405,
+      });
       return true;
     }
     try {
@@ -101,7 +118,13 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
     return true;
   }
   const needsServer = path === '/v1-k3s/server-bootstrap' || path === '/db/info';
-  const isNode = path === '/v1-k3s/node' || path === '/v1-k3s/config' || path === '/v1-k3s/apiservers' || path === '/v1-k3s/client-ca.crt' || path === '/v1-k3s/server-ca.crt' || path in NODE_CERTS;
+  const isNode =
+    path === '/v1-k3s/node' ||
+    path === '/v1-k3s/config' ||
+    path === '/v1-k3s/apiservers' ||
+    path === '/v1-k3s/client-ca.crt' ||
+    path === '/v1-k3s/server-ca.crt' ||
+    path in NODE_CERTS;
   if (!needsServer && !isNode) return false;
   const cred = tokenFromBasicAuth(req);
   const okServer = cred?.password === d.serverSecret();
@@ -125,12 +148,13 @@ export async function handleSupervisor(req: IncomingMessage, res: ServerResponse
         res.end('header k3s-Node-Name is required');
         return true;
       }
-      const ips = String(req.headers['k3s-node-ip'] ?? '').split(',').filter(Boolean);
+      const ips = String(req.headers['k3s-node-ip'] ?? '')
+        .split(',')
+        .filter(Boolean);
       const pem = await d.nodeCert(NODE_CERTS[path], node, String(req.headers['k3s-node-password'] ?? ''), ips);
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(pem);
-    }
-    else json(res, 200, await d.registerNode(JSON.parse(body.toString('utf8') || '{}')));
+    } else json(res, 200, await d.registerNode(JSON.parse(body.toString('utf8') || '{}')));
   } catch (e) {
     const status = (e as { status?: number }).status ?? 503;
     res.writeHead(status, { 'content-type': 'text/plain' });

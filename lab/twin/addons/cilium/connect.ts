@@ -34,10 +34,15 @@ export async function waitForConn(
   const t0 = Date.now();
   for (;;) {
     log('Establishing connection to apiserver', url);
-    const r = await reachApi(host, Number(port), { caFile: ctx.caFile ?? join(ctx.dataDir, 'server', 'tls', 'server-ca.crt'), serviceCidr: ctx.serviceCidr, timeoutMs: DIAL_TIMEOUT_MS });
+    const r = await reachApi(host, Number(port), {
+      caFile: ctx.caFile ?? join(ctx.dataDir, 'server', 'tls', 'server-ca.crt'),
+      serviceCidr: ctx.serviceCidr,
+      timeoutMs: DIAL_TIMEOUT_MS,
+    });
     if (stopped()) return { ok: false, url, error: 'stopped', tookMs: Date.now() - t0 };
     if (r.ok) return { ok: true, url, tookMs: Date.now() - t0 };
-    if (Date.now() - t0 >= CONNECT_GIVE_UP_MS) return { ok: false, url, error: `Get "${url}/api/v1/namespaces/kube-system": ${r.error}`, tookMs: Date.now() - t0 };
+    if (Date.now() - t0 >= CONNECT_GIVE_UP_MS)
+      return { ok: false, url, error: `Get "${url}/api/v1/namespaces/kube-system": ${r.error}`, tookMs: Date.now() - t0 };
     await sleep(CONNECT_RETRY_MS);
   }
 }

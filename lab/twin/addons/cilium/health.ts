@@ -36,12 +36,25 @@ function greet(ip: string, port = HEALTH_PORT, timeoutMs = PROBE_TIMEOUT_MS): Pr
   return new Promise((resolve) => {
     const req = http.get(url, { timeout: timeoutMs }, (res) => {
       res.resume();
-      res.on('end', () => resolve(res.statusCode === 200 ? { status: '', latency: Number(process.hrtime.bigint() - t0) } : { status: `[GET /hello][${res.statusCode}] getHello default` }));
+      res.on('end', () =>
+        resolve(
+          res.statusCode === 200
+            ? { status: '', latency: Number(process.hrtime.bigint() - t0) }
+            : { status: `[GET /hello][${res.statusCode}] getHello default` },
+        ),
+      );
     });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
     req.on('error', (e: NodeJS.ErrnoException) => {
       const where = `Get "${url}": dial tcp ${ip}:${port}`;
-      const why = e.code === 'ECONNREFUSED' ? 'connect: connection refused' : e.code === 'EHOSTUNREACH' ? 'connect: no route to host' : e.code === 'ETIMEDOUT' ? 'i/o timeout' : e.message;
+      const why =
+        e.code === 'ECONNREFUSED'
+          ? 'connect: connection refused'
+          : e.code === 'EHOSTUNREACH'
+            ? 'connect: no route to host'
+            : e.code === 'ETIMEDOUT'
+              ? 'i/o timeout'
+              : e.message;
       resolve({ status: `${where}: ${why}` });
     });
   });
@@ -73,7 +86,13 @@ export function serveHealth(ctx: NodeContext, socketPath: string): { close(): vo
     const nodes = await Promise.all(
       list.map(async (p) => {
         const r = await greet(p.ip);
-        return { name: p.name, host: { 'primary-address': { ip: p.ip, http: { ...(r.latency !== undefined ? { latency: r.latency } : {}), ...(r.status ? { status: r.status } : {}) } }, 'secondary-addresses': [] } };
+        return {
+          name: p.name,
+          host: {
+            'primary-address': { ip: p.ip, http: { ...(r.latency !== undefined ? { latency: r.latency } : {}), ...(r.status ? { status: r.status } : {}) } },
+            'secondary-addresses': [],
+          },
+        };
       }),
     );
     last = { at: Date.now(), body: { local: { name: ctx.node }, nodes, timestamp: new Date().toISOString() } };
@@ -88,7 +107,8 @@ export function serveHealth(ctx: NodeContext, socketPath: string): { close(): vo
       res.end(JSON.stringify(body));
     };
     if (req.method === 'PUT' && path === '/v1beta/status/probe') return void probe().then(answer);
-    if (req.method === 'GET' && path === '/v1beta/status') return void (last && Date.now() - last.at < PROBE_CACHE_MS ? Promise.resolve(last.body) : probe()).then(answer);
+    if (req.method === 'GET' && path === '/v1beta/status')
+      return void (last && Date.now() - last.at < PROBE_CACHE_MS ? Promise.resolve(last.body) : probe()).then(answer);
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('404 page not found\n');
   });

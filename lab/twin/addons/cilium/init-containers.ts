@@ -99,7 +99,8 @@ async function buildConfig(r: InitRunner, spec: any, log: (line: string) => void
   const host = env.KUBERNETES_SERVICE_HOST ?? '';
   const port = env.KUBERNETES_SERVICE_PORT ?? '';
   if (!host || !port) {
-    const err = 'unable to create k8s client rest configuration: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined';
+    const err =
+      'unable to create k8s client rest configuration: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined';
     return hiveFailed(log, err, 0);
   }
   // v1.19's config container starts its hive, whose k8s client then dials (cilium issues #44464, #46010:

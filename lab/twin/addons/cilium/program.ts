@@ -23,7 +23,12 @@ const CNI_CONFLIST = '05-cilium.conflist';
 const CILIUM_SOCKET = '/var/run/cilium/cilium.sock';
 
 /** What cilium's CNI installer writes (plugins/cilium-cni, cni.exclusive). */
-const CONFLIST = JSON.stringify({ cniVersion: '0.3.1', name: 'cilium', plugins: [{ type: 'cilium-cni', 'enable-debug': false, 'log-file': '/var/run/cilium/cilium-cni.log' }] }, null, 2) + '\n';
+const CONFLIST =
+  JSON.stringify(
+    { cniVersion: '0.3.1', name: 'cilium', plugins: [{ type: 'cilium-cni', 'enable-debug': false, 'log-file': '/var/run/cilium/cilium-cni.log' }] },
+    null,
+    2,
+  ) + '\n';
 
 class Stopped extends Error {}
 
@@ -121,10 +126,20 @@ class Agent {
     const mod = { module: 'agent.infra.k8s-client' };
     this.log('INFO', 'Cilium 1.19.5', { module: 'agent' });
     if (!host || !port) {
-      this.log('ERROR', 'Start hook failed', { ...mod, error: 'unable to create k8s client: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined' });
+      this.log('ERROR', 'Start hook failed', {
+        ...mod,
+        error: 'unable to create k8s client: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined',
+      });
       return false;
     }
-    const c = await waitForConn(ctx, host, port, (msg, url) => this.log('INFO', msg, { ...mod, ipAddr: url }), (ms) => this.sleep(ms), () => this.stopped);
+    const c = await waitForConn(
+      ctx,
+      host,
+      port,
+      (msg, url) => this.log('INFO', msg, { ...mod, ipAddr: url }),
+      (ms) => this.sleep(ms),
+      () => this.stopped,
+    );
     if (this.stopped) throw new Stopped();
     const url = c.url;
     if (!c.ok) {
@@ -137,7 +152,11 @@ class Agent {
     const kpr = cm?.data?.['kube-proxy-replacement'] === 'true' ? 'True' : 'False';
     const root = ctx.root ?? '/';
     const image = ciliumAgentContainer({ spec: { template: { spec: this.a.pod.spec } } })?.image ?? '';
-    this.api = serveStatus(join(root, CILIUM_SOCKET), () => ({ kubeProxyReplacement: kpr, apiServer: url, device: { name: 'eth0', ip: ctx.ip }, ready: true }), agentContainer(this.a.pod, image));
+    this.api = serveStatus(
+      join(root, CILIUM_SOCKET),
+      () => ({ kubeProxyReplacement: kpr, apiServer: url, device: { name: 'eth0', ip: ctx.ip }, ready: true }),
+      agentContainer(this.a.pod, image),
+    );
     this.health = serveHealth(ctx, join(root, HEALTH_SOCKET));
     mkdirSync(ctx.cniDir, { recursive: true });
     writeFileSync(join(ctx.cniDir, CNI_CONFLIST), CONFLIST);

@@ -20,12 +20,29 @@ function statusResponse(s: AgentStatus): any {
   return {
     cilium: { state: s.ready ? 'Ok' : 'Failure', msg: '' },
     'container-runtime': { state: 'Ok', msg: 'containerd' },
-    kubernetes: { state: s.ready ? 'Ok' : 'Failure', msg: `1.33 (v1.33.5+k3s1) [linux/amd64]`, 'k8s-api-versions': ['cilium/v2', 'cilium/v2alpha1', 'core/v1::Namespace', 'core/v1::Node', 'core/v1::Pods', 'core/v1::Service', 'discovery/v1::EndpointSlice'] },
+    kubernetes: {
+      state: s.ready ? 'Ok' : 'Failure',
+      msg: `1.33 (v1.33.5+k3s1) [linux/amd64]`,
+      'k8s-api-versions': [
+        'cilium/v2',
+        'cilium/v2alpha1',
+        'core/v1::Namespace',
+        'core/v1::Node',
+        'core/v1::Pods',
+        'core/v1::Service',
+        'discovery/v1::EndpointSlice',
+      ],
+    },
     'kube-proxy-replacement': {
       mode: s.kubeProxyReplacement,
       devices: [s.device.name],
       deviceList: [{ name: s.device.name, ip: [s.device.ip] }],
-      features: { nodePort: { enabled: s.kubeProxyReplacement === 'True' }, hostPort: { enabled: s.kubeProxyReplacement === 'True' }, externalIPs: { enabled: s.kubeProxyReplacement === 'True' }, socketLB: { enabled: s.kubeProxyReplacement === 'True' } },
+      features: {
+        nodePort: { enabled: s.kubeProxyReplacement === 'True' },
+        hostPort: { enabled: s.kubeProxyReplacement === 'True' },
+        externalIPs: { enabled: s.kubeProxyReplacement === 'True' },
+        socketLB: { enabled: s.kubeProxyReplacement === 'True' },
+      },
     },
     'cni-chaining': { mode: 'none' },
     'client-id': 0,

@@ -48,7 +48,11 @@ async function deleteObject(ctx: AddonContext, apiVersion: string, kind: string,
 }
 
 /** Kustomizations deleted since their last reconcile: their objects are deleted as upstream's finalizer does. */
-export async function collectKustomizations(ctx: AddonContext, info: any, fromEntry: (e: { id: string; v: string }) => { apiVersion: string; kind: string; namespace?: string; name: string }): Promise<void> {
+export async function collectKustomizations(
+  ctx: AddonContext,
+  info: any,
+  fromEntry: (e: { id: string; v: string }) => { apiVersion: string; kind: string; namespace?: string; name: string },
+): Promise<void> {
   for (const kv of (await ctx.etcd.list(KS_RECORDS)).kvs) {
     const [ns, name] = kv.key.slice(KS_RECORDS.length).split('/');
     if (await ctx.store.tryGet(info, ns, name)) continue;
@@ -71,7 +75,9 @@ export async function collectHelmReleases(ctx: AddonContext, info: any): Promise
     const [ns, name] = kv.key.slice(HR_RECORDS.length).split('/');
     if (await ctx.store.tryGet(info, ns, name)) continue;
     const rec = JSON.parse(kv.value) as HelmReleaseRecord;
-    const history = (await ctx.store.list(secrets, rec.storageNamespace)).items.filter((s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === rec.release);
+    const history = (await ctx.store.list(secrets, rec.storageNamespace)).items.filter(
+      (s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === rec.release,
+    );
     const deployed = history.find((s) => s.metadata.labels?.status === 'deployed');
     if (deployed) {
       const manifest = String(decodeRelease(deployed.data.release).manifest ?? '');

@@ -13,12 +13,17 @@
 export function goGitError(stderr: string, address: string): string {
   if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr)) return 'ssh: handshake failed: knownhosts: key mismatch';
   if (/Host key verification failed|No \S+ host key is known/.test(stderr)) return 'ssh: handshake failed: knownhosts: key is unknown';
-  if (/Permission denied \(publickey/.test(stderr)) return 'ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain';
+  if (/Permission denied \(publickey/.test(stderr))
+    return 'ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain';
   if (/Connection refused/.test(stderr)) return `dial tcp ${address}: connect: connection refused`;
   if (/Connection timed out|Operation timed out/.test(stderr)) return `dial tcp ${address}: i/o timeout`;
   if (/No route to host/.test(stderr)) return `dial tcp ${address}: connect: no route to host`;
   if (/does not appear to be a git repository|repository .* not found/i.test(stderr)) return 'repository not found';
-  const last = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('Warning:')).pop();
+  const last = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('Warning:'))
+    .pop();
   return last ?? 'unknown error';
 }
 

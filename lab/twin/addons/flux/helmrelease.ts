@@ -16,7 +16,19 @@ import { renderCilium } from '../helm/cilium-chart.ts';
 import { decodeRelease, releaseSecret, type ReleaseInput } from '../helm/release.ts';
 import { tgzFiles } from '../helm/tgz.ts';
 import { coalesce } from '../helm/values.ts';
-import { type Attempt, type Condition, DEPENDENCY_REQUEUE_MS, builtin, due, findKind, handled, intervalRequeue, observed, withConditions, writeStatus } from './common.ts';
+import {
+  type Attempt,
+  type Condition,
+  DEPENDENCY_REQUEUE_MS,
+  builtin,
+  due,
+  findKind,
+  handled,
+  intervalRequeue,
+  observed,
+  withConditions,
+  writeStatus,
+} from './common.ts';
 import { collectHelmReleases, recordHelmRelease } from './garbage.ts';
 
 const HR_API = 'helm.toolkit.fluxcd.io/v2';
@@ -29,7 +41,10 @@ export function releaseNameOf(hr: any): string {
 }
 
 /** helm-controller's config digest of the values (chartutil values → sha256 of their JSON). */
-export const configDigest = (values: unknown) => `sha256:${createHash('sha256').update(JSON.stringify(values ?? {})).digest('hex')}`;
+export const configDigest = (values: unknown) =>
+  `sha256:${createHash('sha256')
+    .update(JSON.stringify(values ?? {}))
+    .digest('hex')}`;
 
 export const releaseMessage = (action: 'install' | 'upgrade', ns: string, name: string, version: number, chart: string, chartVersion: string) =>
   `Helm ${action} succeeded for release ${ns}/${name}.v${version} with chart ${chart}@${chartVersion}`;
@@ -55,11 +70,21 @@ async function knownChart(ctx: AddonContext, name: string, latest: any | undefin
 
 async function applyObject(ctx: AddonContext, o: any): Promise<void> {
   const i = await ctx.registry.findKind(o.apiVersion, o.kind);
-  if (!i) throw new Error(`resource mapping not found for name: "${o.metadata.name}" namespace: "${o.metadata.namespace ?? ''}" from "": no matches for kind "${o.kind}" in version "${o.apiVersion}"`);
+  if (!i)
+    throw new Error(
+      `resource mapping not found for name: "${o.metadata.name}" namespace: "${o.metadata.namespace ?? ''}" from "": no matches for kind "${o.kind}" in version "${o.apiVersion}"`,
+    );
   const ns = i.namespaced ? o.metadata.namespace : undefined;
   const cur = await ctx.store.tryGet(i, ns, o.metadata.name);
   if (!cur) await ctx.store.create(i, ns, o);
-  else await ctx.store.update(i, ns, o.metadata.name, { ...o, metadata: { ...cur.metadata, labels: o.metadata.labels, annotations: o.metadata.annotations } }, { keepStatus: true });
+  else
+    await ctx.store.update(
+      i,
+      ns,
+      o.metadata.name,
+      { ...o, metadata: { ...cur.metadata, labels: o.metadata.labels, annotations: o.metadata.annotations } },
+      { keepStatus: true },
+    );
 }
 
 /** The Stalled condition helm-controller writes once an action failed more often than its remediation retries allow (default 0). */
@@ -89,7 +114,11 @@ async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: a
   if (!srcInfo || !(await ctx.store.tryGet(srcInfo, srcNs, ref.name))) {
     // helm-controller's isSourceReady on the HelmChart it made, whose own Ready says why (source-controller
     // helmchart_controller.go: "failed to get source: …").
-    return notReady(`HelmChart '${helmChartName}' is not ready: failed to get source: ${String(ref.kind ?? 'HelmRepository').toLowerCase().replace(/y$/, 'ie')}s.source.toolkit.fluxcd.io "${ref.name}" not found`);
+    return notReady(
+      `HelmChart '${helmChartName}' is not ready: failed to get source: ${String(ref.kind ?? 'HelmRepository')
+        .toLowerCase()
+        .replace(/y$/, 'ie')}s.source.toolkit.fluxcd.io "${ref.name}" not found`,
+    );
   }
   const history = (await ctx.store.list(SECRETS, storageNs)).items.filter((s) => s.metadata.labels?.owner === 'helm' && s.metadata.labels?.name === release);
   const latestSecret = history.reduce<any>((m, s) => (!m || Number(s.metadata.labels.version) > Number(m.metadata.labels.version) ? s : m), undefined);
@@ -97,10 +126,22 @@ async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: a
   const lastVersion = latest ? Number(latest.version) : 0;
   const mine = hr.status?.history?.[0];
   // In sync: this HelmRelease made the latest release, with these values and this chart.
-  if (mine && latest && mine.version === lastVersion && mine.configDigest === digest && mine.chartVersion === (chartSpec.version ?? mine.chartVersion) && latest.info?.status === 'deployed') {
+  if (
+    mine &&
+    latest &&
+    mine.version === lastVersion &&
+    mine.configDigest === digest &&
+    mine.chartVersion === (chartSpec.version ?? mine.chartVersion) &&
+    latest.info?.status === 'deployed'
+  ) {
     // Nothing to do, but a reconcile request is answered (status.lastHandledReconcileAt) as upstream does.
     const r = (hr.status?.conditions ?? []).find((c: Condition) => c.type === 'Ready');
-    const conditions = r?.status === 'True' ? hr.status.conditions : withConditions(hr.status?.conditions, [{ type: 'Ready', status: 'True', reason: r?.reason ?? 'UpgradeSucceeded', message: r?.message ?? '', observedGeneration: gen }]);
+    const conditions =
+      r?.status === 'True'
+        ? hr.status.conditions
+        : withConditions(hr.status?.conditions, [
+            { type: 'Ready', status: 'True', reason: r?.reason ?? 'UpgradeSucceeded', message: r?.message ?? '', observedGeneration: gen },
+          ]);
     await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), ...observed(hr), conditions });
     return intervalRequeue(hr.spec?.interval);
   }
@@ -111,7 +152,12 @@ async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: a
   const version = lastVersion + 1;
   const chartVersion = String(chartSpec.version ?? chart.meta.version);
   // Set before the action runs, so a failed one is on record too (helmrelease_controller.go reconcileRelease).
-  const attempted = { lastAttemptedGeneration: gen, lastAttemptedConfigDigest: digest, lastAttemptedRevision: chartVersion, lastAttemptedReleaseAction: action };
+  const attempted = {
+    lastAttemptedGeneration: gen,
+    lastAttemptedConfigDigest: digest,
+    lastAttemptedRevision: chartVersion,
+    lastAttemptedReleaseAction: action,
+  };
   const failuresKey = action === 'install' ? 'installFailures' : 'upgradeFailures';
   // Out of retries for this chart and these values (MustResetFailures resets only on a change of
   // either): no new action, the object stays Stalled (ErrExceededMaxRetries, a terminal error).
@@ -130,7 +176,14 @@ async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: a
       { type: 'Released', status: 'False', reason: failedReason, message, observedGeneration: gen },
       { type: 'Stalled', status: 'True', reason: 'RetriesExceeded', message: retriesExceeded(action, failures), observedGeneration: gen },
     ];
-    await writeStatus(ctx, info, hr, { ...(hr.status ?? {}), ...handled(hr), ...observed(hr), conditions: withConditions(hr.status?.conditions, conds, ['Reconciling']), ...attempted, [failuresKey]: failures });
+    await writeStatus(ctx, info, hr, {
+      ...(hr.status ?? {}),
+      ...handled(hr),
+      ...observed(hr),
+      conditions: withConditions(hr.status?.conditions, conds, ['Reconciling']),
+      ...attempted,
+      [failuresKey]: failures,
+    });
     return intervalRequeue(hr.spec?.interval);
   };
   try {
@@ -139,12 +192,22 @@ async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: a
     const origin = { 'helm.toolkit.fluxcd.io/name': hr.metadata.name, 'helm.toolkit.fluxcd.io/namespace': hrNs };
     for (const o of rendered.objects) await applyObject(ctx, { ...o, metadata: { ...o.metadata, labels: { ...(o.metadata.labels ?? {}), ...origin } } });
     const rec: ReleaseInput = {
-      name: release, namespace: targetNs, version, status: 'deployed', chartMetadata: { ...chart.meta, version: chartVersion }, chartValues: chart.defaults, config: values,
-      manifest: rendered.manifest, firstDeployed: latest?.info?.first_deployed ?? nowIso(), description: action === 'install' ? 'Install complete' : 'Upgrade complete',
+      name: release,
+      namespace: targetNs,
+      version,
+      status: 'deployed',
+      chartMetadata: { ...chart.meta, version: chartVersion },
+      chartValues: chart.defaults,
+      config: values,
+      manifest: rendered.manifest,
+      firstDeployed: latest?.info?.first_deployed ?? nowIso(),
+      description: action === 'install' ? 'Install complete' : 'Upgrade complete',
     };
     await ctx.store.create(SECRETS, storageNs, releaseSecret(rec));
     for (const s of history.filter((x) => x.metadata.labels?.status === 'deployed')) {
-      await ctx.store.update(SECRETS, storageNs, s.metadata.name, { ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, status: 'superseded' } } }).catch(() => undefined);
+      await ctx.store
+        .update(SECRETS, storageNs, s.metadata.name, { ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, status: 'superseded' } } })
+        .catch(() => undefined);
     }
     await recordHelmRelease(ctx, hrNs, hr.metadata.name, { release, storageNamespace: storageNs });
     log.info(`helm-controller (Flux): ${action} of ${targetNs}/${release} v${version} for HelmRelease ${hrNs}/${hr.metadata.name}`);
@@ -154,14 +217,29 @@ async function reconcileHelmRelease(ctx: AddonContext, info: ResourceInfo, hr: a
   const reason = action === 'install' ? 'InstallSucceeded' : 'UpgradeSucceeded';
   const message = releaseMessage(action, targetNs, release, version, chartSpec.chart, chartVersion);
   const now = nowIso();
-  const snapshot = { name: release, namespace: targetNs, version, status: 'deployed', chartName: chartSpec.chart, chartVersion, appVersion: chart.meta.appVersion, configDigest: digest, firstDeployed: latest?.info?.first_deployed ?? now, lastDeployed: now };
+  const snapshot = {
+    name: release,
+    namespace: targetNs,
+    version,
+    status: 'deployed',
+    chartName: chartSpec.chart,
+    chartVersion,
+    appVersion: chart.meta.appVersion,
+    configDigest: digest,
+    firstDeployed: latest?.info?.first_deployed ?? now,
+    lastDeployed: now,
+  };
   await writeStatus(ctx, info, hr, {
     ...handled(hr),
     ...observed(hr),
-    conditions: withConditions(hr.status?.conditions, [
-      { type: 'Ready', status: 'True', reason, message, observedGeneration: gen },
-      { type: 'Released', status: 'True', reason, message, observedGeneration: gen },
-    ], ['Reconciling', 'Stalled', 'Remediated']),
+    conditions: withConditions(
+      hr.status?.conditions,
+      [
+        { type: 'Ready', status: 'True', reason, message, observedGeneration: gen },
+        { type: 'Released', status: 'True', reason, message, observedGeneration: gen },
+      ],
+      ['Reconciling', 'Stalled', 'Remediated'],
+    ),
     helmChart: helmChartName,
     storageNamespace: storageNs,
     history: [snapshot, ...(hr.status?.history ?? [])].slice(0, 5),

@@ -27,7 +27,10 @@ export class FluxControllers {
   private timers: NodeJS.Timeout[] = [];
   private pods: FluxPods;
 
-  constructor(private ctx: AddonContext, logs: PodLogs) {
+  constructor(
+    private ctx: AddonContext,
+    logs: PodLogs,
+  ) {
     this.pods = new FluxPods(ctx, logs);
   }
 

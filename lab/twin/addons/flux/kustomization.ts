@@ -11,7 +11,22 @@ import type { ResourceInfo } from '../../api/resources.ts';
 import { ApiError } from '../../api/status.ts';
 import { log } from '../../log.ts';
 import type { AddonContext } from '../context.ts';
-import { type Attempt, type Condition, DEPENDENCY_REQUEUE_MS, builtin, due, durationMs, findKind, goDuration, handled, intervalRequeue, isReady, observed, withConditions, writeStatus } from './common.ts';
+import {
+  type Attempt,
+  type Condition,
+  DEPENDENCY_REQUEUE_MS,
+  builtin,
+  due,
+  durationMs,
+  findKind,
+  goDuration,
+  handled,
+  intervalRequeue,
+  isReady,
+  observed,
+  withConditions,
+  writeStatus,
+} from './common.ts';
 import { SubstitutionError, mergeVars, substitute, substitutionDisabled } from './envsubst.ts';
 import { collectKustomizations, recordKustomization } from './garbage.ts';
 import { healthOf } from './health.ts';
@@ -23,7 +38,10 @@ const NS_LABEL = 'kustomize.toolkit.fluxcd.io/namespace';
 
 /** A reconcile that stops: the Ready reason and message, as upstream. */
 class Stop extends Error {
-  constructor(readonly reason: string, message: string) {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -56,9 +74,11 @@ async function checkDependencies(ctx: AddonContext, info: ResourceInfo, ks: any,
   for (const dep of ks.spec?.dependsOn ?? []) {
     const ns = dep.namespace ?? ks.metadata.namespace;
     const other = await ctx.store.tryGet(info, ns, dep.name);
-    if (!other) throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' not found: kustomizations.kustomize.toolkit.fluxcd.io "${dep.name}" not found`);
+    if (!other)
+      throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' not found: kustomizations.kustomize.toolkit.fluxcd.io "${dep.name}" not found`);
     if (!isReady(other)) throw new Stop('DependencyNotReady', dependencyNotReady(ns, dep.name));
-    if (sameSource(ks, other) && other.status?.lastAppliedRevision !== revision) throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' revision is not up to date`);
+    if (sameSource(ks, other) && other.status?.lastAppliedRevision !== revision)
+      throw new Stop('DependencyNotReady', `dependency '${ns}/${dep.name}' revision is not up to date`);
   }
 }
 
@@ -75,7 +95,13 @@ async function build(files: Record<string, string>, path: string): Promise<any[]
   const dir = pathDir(path);
   const inDir = filesIn(files, dir);
   const own = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((n) => files[posix.join(dir, n)] !== undefined);
-  const generated = own ? undefined : stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: inDir.filter((f) => /\.ya?ml$/.test(f)).map((f) => posix.relative(dir, f)) });
+  const generated = own
+    ? undefined
+    : stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: inDir.filter((f) => /\.ya?ml$/.test(f)).map((f) => posix.relative(dir, f)),
+      });
   const read = async (p: string) => {
     if (generated && p === posix.join(dir, 'kustomization.yaml')) return generated;
     const t = files[posix.normalize(p)];
@@ -145,13 +171,22 @@ function labelled(o: any, ks: any): any {
 
 /** Create, or update what the manifest says and keep the rest (status, other labels) — skipped when nothing changes. */
 async function applyOne(ctx: AddonContext, info: ResourceInfo, o: any): Promise<void> {
-  const ns = info.namespaced ? o.metadata.namespace ?? 'default' : undefined;
+  const ns = info.namespaced ? (o.metadata.namespace ?? 'default') : undefined;
   const cur = await ctx.store.tryGet(info, ns, o.metadata.name);
   if (!cur) {
     await ctx.store.create(info, ns, structuredClone(o));
     return;
   }
-  const next = { ...cur, ...o, metadata: { ...cur.metadata, labels: { ...(cur.metadata.labels ?? {}), ...(o.metadata.labels ?? {}) }, annotations: { ...(cur.metadata.annotations ?? {}), ...(o.metadata.annotations ?? {}) } }, status: cur.status };
+  const next = {
+    ...cur,
+    ...o,
+    metadata: {
+      ...cur.metadata,
+      labels: { ...(cur.metadata.labels ?? {}), ...(o.metadata.labels ?? {}) },
+      annotations: { ...(cur.metadata.annotations ?? {}), ...(o.metadata.annotations ?? {}) },
+    },
+    status: cur.status,
+  };
   if (JSON.stringify(next) === JSON.stringify(cur)) return;
   await ctx.store.update(info, ns, o.metadata.name, next, { keepStatus: true });
 }
@@ -168,7 +203,8 @@ async function applyAll(ctx: AddonContext, docs: any[]): Promise<void> {
     if (!info) throw new Stop('ReconciliationFailed', dryRunNoMatch(o));
     const ns = o.metadata?.namespace ?? 'default';
     // ssa's DryRunErr for a NotFound: "<obj> not found: <api error>".
-    if (info.namespaced && !(await ctx.store.tryGet(builtin('namespaces'), undefined, ns))) throw new Stop('ReconciliationFailed', `${fmtObject(o)} not found: namespaces "${ns}" not found`);
+    if (info.namespaced && !(await ctx.store.tryGet(builtin('namespaces'), undefined, ns)))
+      throw new Stop('ReconciliationFailed', `${fmtObject(o)} not found: namespaces "${ns}" not found`);
     infos.push(info);
   }
   for (let i = 0; i < rest.length; i++) {
@@ -176,7 +212,8 @@ async function applyAll(ctx: AddonContext, docs: any[]): Promise<void> {
       await applyOne(ctx, infos[i], rest[i]);
     } catch (e) {
       // What the API refuses (an invalid object) upstream's dry run would have named.
-      if (e instanceof ApiError) throw new Stop('ReconciliationFailed', `${fmtObject(rest[i])} dry-run failed${e.reason ? ` (${e.reason})` : ''}: ${e.message}`);
+      if (e instanceof ApiError)
+        throw new Stop('ReconciliationFailed', `${fmtObject(rest[i])} dry-run failed${e.reason ? ` (${e.reason})` : ''}: ${e.message}`);
       throw e;
     }
   }
@@ -270,8 +307,14 @@ async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks:
     const entries = objects.map(inventoryEntry);
     applied = entries;
     if (ks.spec?.prune) await prune(ctx, ks.status?.inventory?.entries ?? [], entries);
-    await recordKustomization(ctx, ks.metadata.namespace, ks.metadata.name, { prune: Boolean(ks.spec?.prune), deletionPolicy: ks.spec?.deletionPolicy, entries });
-    const targets = healthTargets(ks, objects).filter((t) => !(t.kind === 'Kustomization' && t.name === ks.metadata.name && t.namespace === ks.metadata.namespace));
+    await recordKustomization(ctx, ks.metadata.namespace, ks.metadata.name, {
+      prune: Boolean(ks.spec?.prune),
+      deletionPolicy: ks.spec?.deletionPolicy,
+      entries,
+    });
+    const targets = healthTargets(ks, objects).filter(
+      (t) => !(t.kind === 'Kustomization' && t.name === ks.metadata.name && t.namespace === ks.metadata.namespace),
+    );
     if (targets.length) {
       // checkHealth: Reconciling and Healthy say the checks run, Ready stays Unknown until they end.
       const running = `Running health checks for revision ${revision} with a timeout of ${timeout}`;
@@ -282,7 +325,16 @@ async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks:
       ]);
       await writeStatus(ctx, info, ks, { ...(ks.status ?? {}), ...handled(ks), conditions, inventory: { entries }, lastAttemptedRevision: revision });
       const now = Date.now();
-      return attempt(retryRequeue(ks), revision, { object: ks, start: now, timeoutMs: kustomizationTimeoutMs(ks), nextPoll: now, targets, revision, progress: running, entries });
+      return attempt(retryRequeue(ks), revision, {
+        object: ks,
+        start: now,
+        timeoutMs: kustomizationTimeoutMs(ks),
+        nextPoll: now,
+        targets,
+        revision,
+        progress: running,
+        entries,
+      });
     }
     await succeed(ctx, info, ks, revision, entries, undefined);
     return attempt(intervalRequeue(ks.spec?.interval), revision);
@@ -294,12 +346,29 @@ async function reconcileKustomization(ctx: AddonContext, info: ResourceInfo, ks:
 }
 
 /** Ready=True "Applied revision: …" (Healthy True after checks), observedGeneration, Reconciling gone. */
-async function succeed(ctx: AddonContext, info: ResourceInfo, ks: any, revision: string, entries: { id: string; v: string }[], healthyIn: number | undefined): Promise<void> {
+async function succeed(
+  ctx: AddonContext,
+  info: ResourceInfo,
+  ks: any,
+  revision: string,
+  entries: { id: string; v: string }[],
+  healthyIn: number | undefined,
+): Promise<void> {
   const gen = ks.metadata.generation ?? 1;
-  const conds: Condition[] = [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: appliedRevision(revision), observedGeneration: gen }];
-  if (healthyIn !== undefined) conds.push({ type: 'Healthy', status: 'True', reason: 'Succeeded', message: `Health check passed in ${goDuration(healthyIn)}`, observedGeneration: gen });
+  const conds: Condition[] = [
+    { type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: appliedRevision(revision), observedGeneration: gen },
+  ];
+  if (healthyIn !== undefined)
+    conds.push({ type: 'Healthy', status: 'True', reason: 'Succeeded', message: `Health check passed in ${goDuration(healthyIn)}`, observedGeneration: gen });
   const remove = ['Reconciling', 'Stalled', ...(healthyIn === undefined ? ['Healthy'] : [])];
-  const status = { ...handled(ks), ...observed(ks), conditions: withConditions(ks.status?.conditions, conds, remove), inventory: { entries }, lastAppliedRevision: revision, lastAttemptedRevision: revision };
+  const status = {
+    ...handled(ks),
+    ...observed(ks),
+    conditions: withConditions(ks.status?.conditions, conds, remove),
+    inventory: { entries },
+    lastAppliedRevision: revision,
+    lastAttemptedRevision: revision,
+  };
   await writeStatus(ctx, info, ks, status);
 }
 
@@ -307,20 +376,35 @@ async function succeed(ctx: AddonContext, info: ResourceInfo, ks: any, revision:
  * Ready=False with the Stop's reason; observedGeneration stays where it was (finalizeStatus sets it only
  * on Ready=True), Reconciling (when the attempt got that far) turns ProgressingWithRetry.
  */
-async function fail(ctx: AddonContext, info: ResourceInfo, ks: any, e: Stop, at: { progress?: string; attempted?: string; applied?: { id: string; v: string }[] }): Promise<void> {
+async function fail(
+  ctx: AddonContext,
+  info: ResourceInfo,
+  ks: any,
+  e: Stop,
+  at: { progress?: string; attempted?: string; applied?: { id: string; v: string }[] },
+): Promise<void> {
   const gen = ks.metadata.generation ?? 1;
   const conds: Condition[] = [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message, observedGeneration: gen }];
   if (e instanceof HealthFailed) conds.push({ type: 'Healthy', status: 'False', reason: 'HealthCheckFailed', message: e.healthy, observedGeneration: gen });
   const before = (ks.status?.conditions ?? []).find((c: Condition) => c.type === 'Reconciling');
   const message = at.progress ?? before?.message;
   if (message !== undefined) conds.push({ type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message, observedGeneration: gen });
-  const status = { ...(ks.status ?? {}), ...handled(ks), conditions: withConditions(ks.status?.conditions, conds), ...(at.attempted ? { lastAttemptedRevision: at.attempted } : {}), ...(at.applied ? { inventory: { entries: at.applied } } : {}) };
+  const status = {
+    ...(ks.status ?? {}),
+    ...handled(ks),
+    conditions: withConditions(ks.status?.conditions, conds),
+    ...(at.attempted ? { lastAttemptedRevision: at.attempted } : {}),
+    ...(at.applied ? { inventory: { entries: at.applied } } : {}),
+  };
   await writeStatus(ctx, info, ks, status);
 }
 
 /** Ready carries the wrapped error ("health check failed after …: …"), Healthy the wait's own. */
 class HealthFailed extends Stop {
-  constructor(readonly healthy: string, ready: string) {
+  constructor(
+    readonly healthy: string,
+    ready: string,
+  ) {
     super('HealthCheckFailed', ready);
   }
 }
@@ -344,7 +428,11 @@ async function pollHealth(ctx: AddonContext, info: ResourceInfo, ks: any, last: 
   }
   if (took >= h.timeoutMs) {
     const wait = `timeout waiting for: [${pending.join(', ')}]`;
-    await fail(ctx, info, started, new HealthFailed(wait, `health check failed after ${goDuration(took)}: ${wait}`), { progress: h.progress, attempted: h.revision, applied: h.entries });
+    await fail(ctx, info, started, new HealthFailed(wait, `health check failed after ${goDuration(took)}: ${wait}`), {
+      progress: h.progress,
+      attempted: h.revision,
+      applied: h.entries,
+    });
     return { ...done, retryMs: retryRequeue(started) };
   }
   return { ...last, health: { ...h, nextPoll: now + HEALTH_POLL_MS } };
@@ -359,7 +447,12 @@ export async function kustomizeRound(ctx: AddonContext, lastRun: Map<string, KsA
     if (ks.spec?.suspend) continue;
     const key = `${ks.metadata.namespace}/${ks.metadata.name}`;
     const last = lastRun.get(key);
-    const stored = await readArtifact(ctx, ks.spec?.sourceRef?.kind ?? 'GitRepository', ks.spec?.sourceRef?.namespace ?? ks.metadata.namespace, ks.spec?.sourceRef?.name);
+    const stored = await readArtifact(
+      ctx,
+      ks.spec?.sourceRef?.kind ?? 'GitRepository',
+      ks.spec?.sourceRef?.namespace ?? ks.metadata.namespace,
+      ks.spec?.sourceRef?.name,
+    );
     // A new source revision is an event upstream (the source's watch), not a wait for the requeue.
     const moved = stored !== undefined && last !== undefined && stored.artifact.revision !== last.revision;
     const event = moved || (last !== undefined && due(ks, { ...last, retryMs: Infinity }));

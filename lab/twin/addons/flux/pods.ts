@@ -41,8 +41,37 @@ const NODES = builtin('nodes');
  */
 const FEATURE_GATES: Record<string, string[]> = {
   'source-controller': ['CacheSecretsAndConfigMaps', 'ObjectLevelWorkloadIdentity'],
-  'kustomize-controller': ['CacheSecretsAndConfigMaps', 'DisableStatusPollerCache', 'DisableFailFastBehavior', 'StrictPostBuildSubstitutions', 'GroupChangeLog', 'AdditiveCELDependencyCheck', 'ExternalArtifact', 'CancelHealthCheckOnNewRevision', 'DisableConfigWatchers', 'DirectSourceFetch', 'MigrateAPIVersion', 'ObjectLevelWorkloadIdentity'],
-  'helm-controller': ['CacheSecretsAndConfigMaps', 'DetectDrift', 'CorrectDrift', 'AllowDNSLookups', 'OOMWatch', 'AdoptLegacyReleases', 'DisableChartDigestTracking', 'AdditiveCELDependencyCheck', 'ExternalArtifact', 'DisableConfigWatchers', 'DirectSourceFetch', 'UseHelm3Defaults', 'CancelHealthCheckOnNewRevision', 'DefaultToRetryOnFailure', 'ObjectLevelWorkloadIdentity'],
+  'kustomize-controller': [
+    'CacheSecretsAndConfigMaps',
+    'DisableStatusPollerCache',
+    'DisableFailFastBehavior',
+    'StrictPostBuildSubstitutions',
+    'GroupChangeLog',
+    'AdditiveCELDependencyCheck',
+    'ExternalArtifact',
+    'CancelHealthCheckOnNewRevision',
+    'DisableConfigWatchers',
+    'DirectSourceFetch',
+    'MigrateAPIVersion',
+    'ObjectLevelWorkloadIdentity',
+  ],
+  'helm-controller': [
+    'CacheSecretsAndConfigMaps',
+    'DetectDrift',
+    'CorrectDrift',
+    'AllowDNSLookups',
+    'OOMWatch',
+    'AdoptLegacyReleases',
+    'DisableChartDigestTracking',
+    'AdditiveCELDependencyCheck',
+    'ExternalArtifact',
+    'DisableConfigWatchers',
+    'DirectSourceFetch',
+    'UseHelm3Defaults',
+    'CancelHealthCheckOnNewRevision',
+    'DefaultToRetryOnFailure',
+    'ObjectLevelWorkloadIdentity',
+  ],
   'notification-controller': ['CacheSecretsAndConfigMaps', 'DisableConfigWatchers', 'ObjectLevelWorkloadIdentity'],
 };
 
@@ -92,14 +121,25 @@ const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'; // apimachinery's utilrand alpha
 const encode = (bytes: Buffer, n: number) => [...bytes.subarray(0, n)].map((b) => ALPHABET[b % ALPHABET.length]).join('');
 
 /** `pod-template-hash`: a hash of the pod template in apimachinery's safe alphabet (upstream: fnv32a, SafeEncodeString). */
-export const podTemplateHash = (template: unknown) => encode(createHash('sha256').update(JSON.stringify(template ?? {})).digest(), 10);
+export const podTemplateHash = (template: unknown) =>
+  encode(
+    createHash('sha256')
+      .update(JSON.stringify(template ?? {}))
+      .digest(),
+    10,
+  );
 
 /** The ReplicaSet a template of a Deployment belongs to: `<deploy>-<pod-template-hash>` (sync.go getNewReplicaSet). */
 export const replicaSetName = (d: any, hash: string) => `${d.metadata.name}-${hash}`;
 
 /** A pod's name: its ReplicaSet's name and five characters, the same on every server for one Deployment generation. */
 export const podName = (d: any, hash: string, slot: number) =>
-  `${replicaSetName(d, hash)}-${encode(createHash('sha256').update(`${d.metadata.uid}/${hash}/${d.metadata.generation ?? 1}/${slot}`).digest(), 5)}`;
+  `${replicaSetName(d, hash)}-${encode(
+    createHash('sha256')
+      .update(`${d.metadata.uid}/${hash}/${d.metadata.generation ?? 1}/${slot}`)
+      .digest(),
+    5,
+  )}`;
 
 const condition = (p: any, type: string) => (p?.status?.conditions ?? []).find((c: any) => c.type === type);
 /** Available: Ready (the Deployments here have no minReadySeconds). */
@@ -192,16 +232,22 @@ export function deploymentStatus(d: any, pods: any[], hash: string, now = new Da
   };
   const rs = replicaSetName(d, hash);
   const minAvailable = replicas - fenceposts(d).unavailable;
-  const availableCond = available >= minAvailable
-    ? set({ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' })
-    : set({ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
+  const availableCond =
+    available >= minAvailable
+      ? set({ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' })
+      : set({ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
   const complete = current.length === replicas && pods.length === replicas && available === replicas;
   const old = d.status ?? {};
-  const progressed = current.length !== old.updatedReplicas || ready !== old.readyReplicas || available !== old.availableReplicas || pods.length !== old.replicas;
+  const progressed =
+    current.length !== old.updatedReplicas || ready !== old.readyReplicas || available !== old.availableReplicas || pods.length !== old.replicas;
   const prog = prev.find((x) => x.type === 'Progressing');
   const deadlineMs = Number(d.spec?.progressDeadlineSeconds ?? 600) * 1000;
   let progressing: DeploymentCondition;
-  if (complete) progressing = set({ type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rs}" has successfully progressed.` }, progressed);
+  if (complete)
+    progressing = set(
+      { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rs}" has successfully progressed.` },
+      progressed,
+    );
   else if (!progressed && prog?.reason === 'ReplicaSetUpdated' && now.getTime() - Date.parse(prog.lastUpdateTime) > deadlineMs)
     progressing = set({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rs}" has timed out progressing.` });
   else if (prog?.reason === 'ProgressDeadlineExceeded' && !progressed) progressing = prog;
@@ -229,7 +275,9 @@ export function podFor(d: any, hash: string, slot: number, node: string): any {
       labels: { ...(t.metadata?.labels ?? {}), 'pod-template-hash': hash },
       annotations: t.metadata?.annotations ?? {},
       // The ReplicaSet object itself is not imitated; its name and the Deployment's uid stand for it.
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: replicaSetName(d, hash), uid: d.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: replicaSetName(d, hash), uid: d.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: { ...(t.spec ?? {}), nodeName: node },
     status: { phase: 'Pending' },
@@ -241,7 +289,9 @@ export function podFor(d: any, hash: string, slot: number, node: string): any {
  * servers only). The scheduler's scoring across all nodes is not imitated.
  */
 function placement(nodes: any[]): string | undefined {
-  const ready = nodes.filter((n) => Object.prototype.hasOwnProperty.call(n.metadata?.labels ?? {}, 'node-role.kubernetes.io/control-plane') && condition(n, 'Ready')?.status === 'True');
+  const ready = nodes.filter(
+    (n) => Object.prototype.hasOwnProperty.call(n.metadata?.labels ?? {}, 'node-role.kubernetes.io/control-plane') && condition(n, 'Ready')?.status === 'True',
+  );
   return ready.map((n) => n.metadata.name).sort()[0];
 }
 
@@ -272,7 +322,10 @@ export class FluxPods {
   private containers = new Map<string, Container>(); // by pod uid
   private stopped = false;
 
-  constructor(private ctx: AddonContext, private logs: PodLogs) {}
+  constructor(
+    private ctx: AddonContext,
+    private logs: PodLogs,
+  ) {}
 
   /**
    * One round for one controller: its pods made and replaced, this node's containers run, the Deployment's
@@ -312,9 +365,13 @@ export class FluxPods {
     // The kubelet's part: this node's pods.
     for (const p of pods) if (p.spec?.nodeName === this.ctx.node) this.ensure(controller, p);
     const status = deploymentStatus(d, pods, hash);
-    const same = (a: any, b: any) => JSON.stringify({ ...a, conditions: a?.conditions?.map((c: any) => [c.type, c.status, c.reason, c.message]) }) === JSON.stringify({ ...b, conditions: b?.conditions?.map((c: any) => [c.type, c.status, c.reason, c.message]) });
+    const same = (a: any, b: any) =>
+      JSON.stringify({ ...a, conditions: a?.conditions?.map((c: any) => [c.type, c.status, c.reason, c.message]) }) ===
+      JSON.stringify({ ...b, conditions: b?.conditions?.map((c: any) => [c.type, c.status, c.reason, c.message]) });
     if (!same(d.status ?? {}, status)) {
-      await this.ctx.store.update(DEPLOYMENTS, FLUX_NS, d.metadata.name, { status }, { onlyStatus: true, expectedRV: d.metadata.resourceVersion }).catch(() => undefined);
+      await this.ctx.store
+        .update(DEPLOYMENTS, FLUX_NS, d.metadata.name, { status }, { onlyStatus: true, expectedRV: d.metadata.resourceVersion })
+        .catch(() => undefined);
     }
     return pods.some((p) => p.status?.phase === 'Running' && podAvailable(p));
   }
@@ -365,7 +422,13 @@ export class FluxPods {
       void this.write(pod, c);
       return;
     }
-    const terminated: Terminated = { exitCode: out.exitCode, reason: 'Error', startedAt, finishedAt: iso(), containerID: `containerd://${containerId(pod.metadata.uid, `${name}-${c.restartCount}`)}` };
+    const terminated: Terminated = {
+      exitCode: out.exitCode,
+      reason: 'Error',
+      startedAt,
+      finishedAt: iso(),
+      containerID: `containerd://${containerId(pod.metadata.uid, `${name}-${c.restartCount}`)}`,
+    };
     c.lastState = { terminated };
     const restart = () => {
       c.restartCount++;
@@ -391,7 +454,13 @@ export class FluxPods {
     const name = pod.spec?.containers?.[0]?.name ?? 'manager';
     const ready = 'running' in c.state;
     const t = iso();
-    const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: t, ...(ok || (type !== 'Ready' && type !== 'ContainersReady') ? {} : { reason: 'ContainersNotReady', message: `containers with unready status: [${name}]` }) });
+    const cond = (type: string, ok: boolean) => ({
+      type,
+      status: ok ? 'True' : 'False',
+      lastProbeTime: null,
+      lastTransitionTime: t,
+      ...(ok || (type !== 'Ready' && type !== 'ContainersReady') ? {} : { reason: 'ContainersNotReady', message: `containers with unready status: [${name}]` }),
+    });
     const status = {
       phase: 'Running',
       hostIP: this.ctx.ip,
@@ -400,18 +469,26 @@ export class FluxPods {
       podIPs: [{ ip: this.ctx.ip }],
       startTime: pod.status?.startTime ?? t,
       qosClass: pod.spec?.containers?.some((x: any) => x.resources?.requests || x.resources?.limits) ? 'Burstable' : 'BestEffort',
-      conditions: [cond('PodReadyToStartContainers', true), cond('Initialized', true), cond('Ready', ready), cond('ContainersReady', ready), cond('PodScheduled', true)],
-      containerStatuses: [{
-        name,
-        image: pod.spec?.containers?.[0]?.image ?? '',
-        imageID: '',
-        containerID: `containerd://${containerId(pod.metadata.uid, `${name}-${c.restartCount}`)}`,
-        ready,
-        started: ready,
-        restartCount: c.restartCount,
-        state: c.state,
-        lastState: c.lastState ?? {},
-      }],
+      conditions: [
+        cond('PodReadyToStartContainers', true),
+        cond('Initialized', true),
+        cond('Ready', ready),
+        cond('ContainersReady', ready),
+        cond('PodScheduled', true),
+      ],
+      containerStatuses: [
+        {
+          name,
+          image: pod.spec?.containers?.[0]?.image ?? '',
+          imageID: '',
+          containerID: `containerd://${containerId(pod.metadata.uid, `${name}-${c.restartCount}`)}`,
+          ready,
+          started: ready,
+          restartCount: c.restartCount,
+          state: c.state,
+          lastState: c.lastState ?? {},
+        },
+      ],
     };
     const sig = JSON.stringify({ ...status, conditions: status.conditions.map((x) => x.status) });
     if (sig === c.written) return;

@@ -61,7 +61,10 @@ function treeOf(dir: string): Record<string, string> {
   return out;
 }
 
-const artifactDigest = (files: Record<string, string>) => `sha256:${createHash('sha256').update(JSON.stringify(Object.entries(files).sort())).digest('hex')}`;
+const artifactDigest = (files: Record<string, string>) =>
+  `sha256:${createHash('sha256')
+    .update(JSON.stringify(Object.entries(files).sort()))
+    .digest('hex')}`;
 
 type Fetch = { ok: true; sha: string; files: Record<string, string> } | { ok: false; reason: string; message: string };
 
@@ -71,15 +74,29 @@ async function fetchBranch(url: string, branch: string, secret: any, known: stri
   const dec = (k: string) => (data[k] !== undefined ? Buffer.from(String(data[k]), 'base64').toString('utf8') : undefined);
   const identity = dec('identity');
   const knownHosts = dec('known_hosts');
-  if (!identity) return { ok: false, reason: 'AuthenticationFailed', message: "failed to configure authentication options: invalid 'ssh' auth option: 'identity' is required" };
-  if (!knownHosts) return { ok: false, reason: 'AuthenticationFailed', message: "failed to configure authentication options: invalid 'ssh' auth option: 'known_hosts' is required" };
+  if (!identity)
+    return {
+      ok: false,
+      reason: 'AuthenticationFailed',
+      message: "failed to configure authentication options: invalid 'ssh' auth option: 'identity' is required",
+    };
+  if (!knownHosts)
+    return {
+      ok: false,
+      reason: 'AuthenticationFailed',
+      message: "failed to configure authentication options: invalid 'ssh' auth option: 'known_hosts' is required",
+    };
   const dir = mkdtempSync(join(tmpdir(), 'flux-source-'));
   try {
     writeFileSync(join(dir, 'identity'), identity.endsWith('\n') ? identity : `${identity}\n`, { mode: 0o600 });
     writeFileSync(join(dir, 'known_hosts'), knownHosts, { mode: 0o600 });
     const ssh = `ssh -i ${dir}/identity -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${dir}/known_hosts -o GlobalKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=10`;
     const env = { ...process.env, GIT_SSH_COMMAND: ssh, GIT_TERMINAL_PROMPT: '0', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' };
-    const fail = (stage: 'list' | 'clone', stderr: string): Fetch => ({ ok: false, reason: 'GitOperationFailed', message: fetchFailedMessage(stage, url, goGitError(stderr, sshAddress(url))) });
+    const fail = (stage: 'list' | 'clone', stderr: string): Fetch => ({
+      ok: false,
+      reason: 'GitOperationFailed',
+      message: fetchFailedMessage(stage, url, goGitError(stderr, sshAddress(url))),
+    });
     // go-git lists the remote first only when the source already has a revision; else it clones at once.
     const ls = await run(labTool('git'), ['ls-remote', '--heads', url, `refs/heads/${branch}`], env);
     if (ls.code !== 0) return fail(known ? 'list' : 'clone', ls.stderr);
@@ -107,16 +124,26 @@ async function reconcileGitRepository(ctx: AddonContext, info: any, repo: any): 
   const secretName = repo.spec?.secretRef?.name;
   const secret = secretName ? await ctx.store.tryGet(builtin('secrets'), ns, secretName) : undefined;
   const otherRef = ['tag', 'semver', 'commit', 'name'].find((k) => repo.spec?.ref?.[k] !== undefined);
-  if (!url.startsWith('ssh://')) result = { ok: false, reason: 'URLInvalid', message: `the lab's source-controller twin fetches ssh:// URLs only, not '${url}'` };
-  else if (otherRef) result = { ok: false, reason: 'GitOperationFailed', message: `the lab's source-controller twin fetches branches only, not ref.${otherRef}` };
-  else if (secretName && !secret) result = { ok: false, reason: 'AuthenticationFailed', message: `failed to get secret '${ns}/${secretName}': secrets "${secretName}" not found` };
+  if (!url.startsWith('ssh://'))
+    result = { ok: false, reason: 'URLInvalid', message: `the lab's source-controller twin fetches ssh:// URLs only, not '${url}'` };
+  else if (otherRef)
+    result = { ok: false, reason: 'GitOperationFailed', message: `the lab's source-controller twin fetches branches only, not ref.${otherRef}` };
+  else if (secretName && !secret)
+    result = { ok: false, reason: 'AuthenticationFailed', message: `failed to get secret '${ns}/${secretName}': secrets "${secretName}" not found` };
   else result = await fetchBranch(url, branch, secret, knownSha);
 
   let artifact = stored?.artifact;
   if (result.ok && result.files) {
     const digest = artifactDigest(result.files);
     const path = `gitrepository/${ns}/${name}/${result.sha}.tar.gz`;
-    artifact = { revision: `${branch}@sha1:${result.sha}`, digest, lastUpdateTime: nowIso(), path, url: `http://source-controller.flux-system.svc.cluster.local./${path}`, size: JSON.stringify(result.files).length };
+    artifact = {
+      revision: `${branch}@sha1:${result.sha}`,
+      digest,
+      lastUpdateTime: nowIso(),
+      path,
+      url: `http://source-controller.flux-system.svc.cluster.local./${path}`,
+      size: JSON.stringify(result.files).length,
+    };
     await ctx.etcd.put(artifactKey('GitRepository', ns, name), JSON.stringify({ artifact, files: result.files } satisfies StoredArtifact));
     log.info(`source-controller: stored artifact for ${ns}/${name} revision ${artifact.revision}`);
   }
@@ -124,21 +151,29 @@ async function reconcileGitRepository(ctx: AddonContext, info: any, repo: any): 
   let status: any;
   if (result.ok) {
     const msg = `stored artifact for revision '${artifact!.revision}'`;
-    conditions = withConditions(repo.status?.conditions, [
-      { type: 'Ready', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
-      { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
-    ], ['FetchFailed', 'Reconciling', 'Stalled']);
+    conditions = withConditions(
+      repo.status?.conditions,
+      [
+        { type: 'Ready', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
+        { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
+      ],
+      ['FetchFailed', 'Reconciling', 'Stalled'],
+    );
     status = { ...(repo.status ?? {}), ...handled(repo), ...observed(repo), conditions, ...(artifact ? { artifact } : {}) };
   } else {
     // A failed fetch is retried (a generic error, not Stalling): observedGeneration stays where it was and
     // Reconciling stays True with ProgressingWithRetry, its message from the start of the attempt.
     const old = repo.status?.observedGeneration ?? 0;
     const progress = old !== gen ? `processing object: new generation ${old} -> ${gen}` : 'reconciliation in progress';
-    conditions = withConditions(repo.status?.conditions, [
-      { type: 'Ready', status: 'False', reason: result.reason, message: result.message, observedGeneration: gen },
-      { type: 'FetchFailed', status: 'True', reason: result.reason, message: result.message, observedGeneration: gen },
-      { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: progress, observedGeneration: gen },
-    ], ['Stalled']);
+    conditions = withConditions(
+      repo.status?.conditions,
+      [
+        { type: 'Ready', status: 'False', reason: result.reason, message: result.message, observedGeneration: gen },
+        { type: 'FetchFailed', status: 'True', reason: result.reason, message: result.message, observedGeneration: gen },
+        { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: progress, observedGeneration: gen },
+      ],
+      ['Stalled'],
+    );
     status = { ...(repo.status ?? {}), ...handled(repo), conditions, ...(artifact ? { artifact } : {}) };
   }
   await writeStatus(ctx, info, repo, status);
@@ -147,14 +182,19 @@ async function reconcileGitRepository(ctx: AddonContext, info: any, repo: any): 
 /** No network in the lab: a HelmRepository is "stored" at once; its charts are the ones the lab knows. */
 async function reconcileHelmRepository(ctx: AddonContext, info: any, repo: any): Promise<void> {
   const gen = repo.metadata.generation ?? 1;
-  const digest = `sha256:${createHash('sha256').update(String(repo.spec?.url ?? '')).digest('hex')}`;
+  const digest = `sha256:${createHash('sha256')
+    .update(String(repo.spec?.url ?? ''))
+    .digest('hex')}`;
   const msg = `stored artifact: revision '${digest}'`;
   const conditions = withConditions(repo.status?.conditions, [
     { type: 'Ready', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
     { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message: msg, observedGeneration: gen },
   ]);
   const path = `helmrepository/${repo.metadata.namespace}/${repo.metadata.name}/index-${digest.slice(7, 23)}.yaml`;
-  const artifact = repo.status?.artifact?.revision === digest ? repo.status.artifact : { revision: digest, digest, lastUpdateTime: nowIso(), path, url: `http://source-controller.flux-system.svc.cluster.local./${path}`, size: 0 };
+  const artifact =
+    repo.status?.artifact?.revision === digest
+      ? repo.status.artifact
+      : { revision: digest, digest, lastUpdateTime: nowIso(), path, url: `http://source-controller.flux-system.svc.cluster.local./${path}`, size: 0 };
   await writeStatus(ctx, info, repo, { ...(repo.status ?? {}), ...handled(repo), ...observed(repo), conditions, artifact });
 }
 
@@ -171,7 +211,10 @@ async function collectArtifacts(ctx: AddonContext, info: any): Promise<void> {
 export async function sourceRound(ctx: AddonContext, lastRun: Map<string, Attempt>): Promise<void> {
   const git = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', 'GitRepository');
   if (git) await collectArtifacts(ctx, git);
-  for (const [kind, f] of [['GitRepository', reconcileGitRepository], ['HelmRepository', reconcileHelmRepository]] as const) {
+  for (const [kind, f] of [
+    ['GitRepository', reconcileGitRepository],
+    ['HelmRepository', reconcileHelmRepository],
+  ] as const) {
     const info = await findKind(ctx, 'source.toolkit.fluxcd.io/v1', kind);
     if (!info) continue;
     for (const obj of (await ctx.store.list(info)).items) {

@@ -52,7 +52,17 @@ function ciliumInitContainers(v: any, image: string, configEnv: any[]): any[] {
   const kpr = String(v.kubeProxyReplacement ?? '');
   const out: any[] = [];
   if (buildDaemonConfig) out.push({ name: 'config', image, command: ['cilium-dbg', 'build-config'], env: configEnv, ...fallback });
-  if (v.cgroup?.autoMount?.enabled) out.push({ name: 'mount-cgroup', image, command: ['bash', '-ec'], env: [{ name: 'CGROUP_ROOT', value: String(v.cgroup?.hostRoot ?? '') }, { name: 'BIN_PATH', value: String(v.cni?.binPath ?? '') }], ...fallback });
+  if (v.cgroup?.autoMount?.enabled)
+    out.push({
+      name: 'mount-cgroup',
+      image,
+      command: ['bash', '-ec'],
+      env: [
+        { name: 'CGROUP_ROOT', value: String(v.cgroup?.hostRoot ?? '') },
+        { name: 'BIN_PATH', value: String(v.cni?.binPath ?? '') },
+      ],
+      ...fallback,
+    });
   if (v.sysctlfix?.enabled) out.push({ name: 'apply-sysctl-overwrites', image, command: ['bash', '-ec'], ...fallback });
   if (v.bpf?.autoMount?.enabled && !v.securityContext?.privileged) out.push({ name: 'mount-bpf-fs', image, command: ['/bin/bash', '-c', '--'], ...fallback });
   if (v.nodeinit?.enabled && v.nodeinit?.bootstrapFile) out.push({ name: 'wait-for-node-init', image, command: ['bash', '-c'], ...fallback });
@@ -75,7 +85,9 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(v.serviceAccounts?.cilium?.name ?? 'cilium') },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(v.serviceAccounts?.operator?.name ?? 'cilium-operator') },
     {
-      apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('cilium-config'),
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: meta('cilium-config'),
       data: {
         'kube-proxy-replacement': kpr,
         ipam: String(v.ipam?.mode ?? 'cluster-pool'),
@@ -88,18 +100,36 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
   if (v.agent !== false) {
     const labels = { 'k8s-app': 'cilium', 'app.kubernetes.io/part-of': 'cilium', 'app.kubernetes.io/name': 'cilium-agent' };
     objects.push({
-      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta(v.name ?? 'cilium', labels),
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: meta(v.name ?? 'cilium', labels),
       spec: {
         selector: { matchLabels: { 'k8s-app': 'cilium' } },
         ...(v.updateStrategy ? { updateStrategy: v.updateStrategy } : {}),
         template: {
           metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'cilium-agent' } },
           spec: {
-            containers: [{
-              name: 'cilium-agent', image, imagePullPolicy: v.image?.pullPolicy, command: ['cilium-agent'], args: ['--config-dir=/tmp/cilium/config-map'],
-              env: [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), { name: 'CILIUM_CLUSTERMESH_CONFIG', value: '/var/lib/cilium/clustermesh/' }, ...k8sEnv, ...(v.extraEnv ?? [])],
-            }],
-            initContainers: ciliumInitContainers(v, image, [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), ...k8sEnv]),
+            containers: [
+              {
+                name: 'cilium-agent',
+                image,
+                imagePullPolicy: v.image?.pullPolicy,
+                command: ['cilium-agent'],
+                args: ['--config-dir=/tmp/cilium/config-map'],
+                env: [
+                  fieldEnv('K8S_NODE_NAME', 'spec.nodeName'),
+                  fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'),
+                  { name: 'CILIUM_CLUSTERMESH_CONFIG', value: '/var/lib/cilium/clustermesh/' },
+                  ...k8sEnv,
+                  ...(v.extraEnv ?? []),
+                ],
+              },
+            ],
+            initContainers: ciliumInitContainers(v, image, [
+              fieldEnv('K8S_NODE_NAME', 'spec.nodeName'),
+              fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'),
+              ...k8sEnv,
+            ]),
             hostNetwork: true,
             serviceAccountName: v.serviceAccounts?.cilium?.name ?? 'cilium',
             ...(v.nodeSelector ? { nodeSelector: v.nodeSelector } : {}),
@@ -115,9 +145,14 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
     const replicas = Number(v.operator?.replicas ?? 2);
     const labels = { 'io.cilium/app': 'operator', name: 'cilium-operator', 'app.kubernetes.io/part-of': 'cilium', 'app.kubernetes.io/name': 'cilium-operator' };
     const us = v.operator?.updateStrategy;
-    const strategy = replicas === 1 && us?.type === 'RollingUpdate' ? { rollingUpdate: { maxSurge: us.rollingUpdate?.maxSurge, maxUnavailable: '100%' }, type: 'RollingUpdate' } : us;
+    const strategy =
+      replicas === 1 && us?.type === 'RollingUpdate'
+        ? { rollingUpdate: { maxSurge: us.rollingUpdate?.maxSurge, maxUnavailable: '100%' }, type: 'RollingUpdate' }
+        : us;
     objects.push({
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta('cilium-operator', labels),
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta('cilium-operator', labels),
       spec: {
         replicas,
         selector: { matchLabels: { 'io.cilium/app': 'operator', name: 'cilium-operator' } },
@@ -125,7 +160,18 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
         template: {
           metadata: { labels },
           spec: {
-            containers: [{ name: 'cilium-operator', image: ciliumImage({ ...(v.operator?.image ?? {}), repository: `${v.operator?.image?.repository ?? 'quay.io/cilium/operator'}-generic`, useDigest: false }), command: ['cilium-operator-generic'], env: [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), ...k8sEnv] }],
+            containers: [
+              {
+                name: 'cilium-operator',
+                image: ciliumImage({
+                  ...(v.operator?.image ?? {}),
+                  repository: `${v.operator?.image?.repository ?? 'quay.io/cilium/operator'}-generic`,
+                  useDigest: false,
+                }),
+                command: ['cilium-operator-generic'],
+                env: [fieldEnv('K8S_NODE_NAME', 'spec.nodeName'), fieldEnv('CILIUM_K8S_NAMESPACE', 'metadata.namespace'), ...k8sEnv],
+              },
+            ],
             hostNetwork: true,
             serviceAccountName: v.serviceAccounts?.operator?.name ?? 'cilium-operator',
             tolerations: v.operator?.tolerations ?? [],
@@ -134,6 +180,8 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
       },
     });
   }
-  const manifest = objects.map((o) => `---\n# Source: cilium/templates/${o.kind.toLowerCase()}-${o.metadata.name}.yaml\n${JSON.stringify(o, null, 2)}\n`).join('');
+  const manifest = objects
+    .map((o) => `---\n# Source: cilium/templates/${o.kind.toLowerCase()}-${o.metadata.name}.yaml\n${JSON.stringify(o, null, 2)}\n`)
+    .join('');
   return { objects, manifest };
 }

@@ -40,12 +40,17 @@ function shouldManage(hc: any): boolean {
 
 export function configHash(spec: any): string {
   const h = createHash('sha256');
-  for (const k of ['chartContent', 'valuesContent', 'targetNamespace', 'version', 'set', 'repo', 'chart']) h.update(`${k}=${JSON.stringify(spec?.[k] ?? null)};`);
+  for (const k of ['chartContent', 'valuesContent', 'targetNamespace', 'version', 'set', 'repo', 'chart'])
+    h.update(`${k}=${JSON.stringify(spec?.[k] ?? null)};`);
   return `SHA256=${h.digest('hex').toUpperCase()}`;
 }
 
 /** helm template, for the charts the twin knows (Cilium); others are refused by name. */
-export function renderChart(spec: any, release: string, namespace: string): { meta: any; defaults: any; values: any; rendered: ReturnType<typeof renderCilium> } {
+export function renderChart(
+  spec: any,
+  release: string,
+  namespace: string,
+): { meta: any; defaults: any; values: any; rendered: ReturnType<typeof renderCilium> } {
   const files = tgzFiles(Buffer.from(String(spec.chartContent).replace(/\s+/g, ''), 'base64'));
   const top = [...files.keys()][0]?.split('/')[0];
   const meta = YAML.parse(files.get(`${top}/Chart.yaml`)?.toString('utf8') ?? '{}');
@@ -96,7 +101,13 @@ export class HelmController {
       }
       if (!finalizers.includes(REMOVE_FINALIZER)) {
         // wrangler's addFinalizer: an update of the object as it was read (a newer write wins, retried next round).
-        hc = await this.ctx.store.update(charts, hc.metadata.namespace, hc.metadata.name, { ...hc, metadata: { ...hc.metadata, finalizers: [...finalizers, REMOVE_FINALIZER] } }, { expectedRV: hc.metadata.resourceVersion, keepStatus: true });
+        hc = await this.ctx.store.update(
+          charts,
+          hc.metadata.namespace,
+          hc.metadata.name,
+          { ...hc, metadata: { ...hc.metadata, finalizers: [...finalizers, REMOVE_FINALIZER] } },
+          { expectedRV: hc.metadata.resourceVersion, keepStatus: true },
+        );
       }
       if (!hc.spec.chartContent) continue;
       const hash = configHash(hc.spec);
@@ -130,7 +141,7 @@ export class HelmController {
       for (const doc of YAML.parseAllDocuments(String(decodeRelease(deployed.data.release).manifest ?? ''))) {
         const o = doc.toJS();
         const i = o?.kind ? await this.ctx.registry.findKind(o.apiVersion, o.kind) : undefined;
-        if (i) await store.delete(i, i.namespaced ? o.metadata?.namespace ?? ns : undefined, o.metadata?.name).catch(() => undefined);
+        if (i) await store.delete(i, i.namespaced ? (o.metadata?.namespace ?? ns) : undefined, o.metadata?.name).catch(() => undefined);
       }
     }
     for (const s of history) await store.delete(SECRETS, ns, s.metadata.name).catch(() => undefined);
@@ -138,7 +149,13 @@ export class HelmController {
     await this.ctx.etcd.delete(`/twin/helm-install/${hc.metadata.namespace}/${release}`).catch(() => undefined);
     log.info(`helm-controller: Uninstalled HelmChart using Job ${hc.metadata.namespace}/helm-delete-${release}, removing resources`);
     const finalizers = (hc.metadata.finalizers ?? []).filter((f: string) => f !== REMOVE_FINALIZER);
-    await store.update(charts, hc.metadata.namespace, hc.metadata.name, { ...hc, metadata: { ...hc.metadata, finalizers } }, { expectedRV: hc.metadata.resourceVersion, keepStatus: true });
+    await store.update(
+      charts,
+      hc.metadata.namespace,
+      hc.metadata.name,
+      { ...hc, metadata: { ...hc.metadata, finalizers } },
+      { expectedRV: hc.metadata.resourceVersion, keepStatus: true },
+    );
   }
 
   private async someNodeReady(): Promise<boolean> {
@@ -163,14 +180,24 @@ export class HelmController {
       }
       const r = renderChart(hc.spec, release, ns);
       const rec: ReleaseInput = {
-        name: release, namespace: ns, version: last + 1, status: 'deployed', chartMetadata: r.meta, chartValues: r.defaults, config: r.values,
-        manifest: r.rendered.manifest, firstDeployed: nowIso(), description: last ? 'Upgrade complete' : 'Install complete',
+        name: release,
+        namespace: ns,
+        version: last + 1,
+        status: 'deployed',
+        chartMetadata: r.meta,
+        chartValues: r.defaults,
+        config: r.values,
+        manifest: r.rendered.manifest,
+        firstDeployed: nowIso(),
+        description: last ? 'Upgrade complete' : 'Install complete',
       };
       // As Helm: the objects, then the record says deployed and the previous one superseded.
       for (const o of r.rendered.objects) await this.apply(o);
       await store.create(SECRETS, ns, releaseSecret(rec));
       for (const s of history.filter((x) => x.metadata.labels?.status === 'deployed')) {
-        await store.update(SECRETS, ns, s.metadata.name, { ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, status: 'superseded' } } }).catch(() => undefined);
+        await store
+          .update(SECRETS, ns, s.metadata.name, { ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, status: 'superseded' } } })
+          .catch(() => undefined);
       }
       log.info(`helm-controller: ${last ? 'upgraded' : 'installed'} ${release} in ${ns} (revision ${last + 1})`);
       outcome = { ok: true };
@@ -190,9 +217,38 @@ export class HelmController {
   private async recordJob(hc: any, hash: string, jobName: string, job: any, outcome: { ok: boolean }): Promise<void> {
     const t = nowIso();
     const obj = {
-      apiVersion: 'batch/v1', kind: 'Job',
-      metadata: { name: jobName, namespace: hc.metadata.namespace, annotations: { [CONFIG_HASH]: hash }, labels: { 'helmcharts.helm.cattle.io/chart': hc.metadata.name }, ownerReferences: [{ apiVersion: 'helm.cattle.io/v1', kind: 'HelmChart', name: hc.metadata.name, uid: hc.metadata.uid }] },
-      spec: { backoffLimit: 1000, template: { spec: { hostNetwork: Boolean(hc.spec.bootstrap), restartPolicy: 'OnFailure', serviceAccountName: `helm-${hc.metadata.name}`, containers: [{ name: 'helm', image: 'rancher/klipper-helm:v0.9.8-build20250709', args: ['install'], env: hc.spec.bootstrap ? [{ name: 'KUBERNETES_SERVICE_HOST', value: '127.0.0.1' }, { name: 'KUBERNETES_SERVICE_PORT', value: '6443' }] : [] }] } } },
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: jobName,
+        namespace: hc.metadata.namespace,
+        annotations: { [CONFIG_HASH]: hash },
+        labels: { 'helmcharts.helm.cattle.io/chart': hc.metadata.name },
+        ownerReferences: [{ apiVersion: 'helm.cattle.io/v1', kind: 'HelmChart', name: hc.metadata.name, uid: hc.metadata.uid }],
+      },
+      spec: {
+        backoffLimit: 1000,
+        template: {
+          spec: {
+            hostNetwork: Boolean(hc.spec.bootstrap),
+            restartPolicy: 'OnFailure',
+            serviceAccountName: `helm-${hc.metadata.name}`,
+            containers: [
+              {
+                name: 'helm',
+                image: 'rancher/klipper-helm:v0.9.8-build20250709',
+                args: ['install'],
+                env: hc.spec.bootstrap
+                  ? [
+                      { name: 'KUBERNETES_SERVICE_HOST', value: '127.0.0.1' },
+                      { name: 'KUBERNETES_SERVICE_PORT', value: '6443' },
+                    ]
+                  : [],
+              },
+            ],
+          },
+        },
+      },
     };
     const status = outcome.ok
       ? { succeeded: 1, startTime: t, completionTime: t, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: t }] }
@@ -206,10 +262,20 @@ export class HelmController {
   /** kubectl-apply-like: create, or replace what the chart owns and keep the status. */
   private async apply(o: any): Promise<void> {
     const i = await this.ctx.registry.findKind(o.apiVersion, o.kind);
-    if (!i) throw new Error(`resource mapping not found for name: "${o.metadata.name}" namespace: "${o.metadata.namespace ?? ''}" from "": no matches for kind "${o.kind}" in version "${o.apiVersion}"`);
+    if (!i)
+      throw new Error(
+        `resource mapping not found for name: "${o.metadata.name}" namespace: "${o.metadata.namespace ?? ''}" from "": no matches for kind "${o.kind}" in version "${o.apiVersion}"`,
+      );
     const ns = i.namespaced ? o.metadata.namespace : undefined;
     const cur = await this.ctx.store.tryGet(i, ns, o.metadata.name);
     if (!cur) await this.ctx.store.create(i, ns, o);
-    else await this.ctx.store.update(i, ns, o.metadata.name, { ...o, metadata: { ...cur.metadata, labels: o.metadata.labels, annotations: o.metadata.annotations } }, { keepStatus: true });
+    else
+      await this.ctx.store.update(
+        i,
+        ns,
+        o.metadata.name,
+        { ...o, metadata: { ...cur.metadata, labels: o.metadata.labels, annotations: o.metadata.annotations } },
+        { keepStatus: true },
+      );
   }
 }

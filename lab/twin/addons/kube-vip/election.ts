@@ -24,7 +24,10 @@ export interface LeaseIO {
 export type LeaseStep = 'get' | 'create' | 'update';
 
 export class LeaseStepError extends Error {
-  constructor(readonly step: LeaseStep, override readonly cause: Error) {
+  constructor(
+    readonly step: LeaseStep,
+    override readonly cause: Error,
+  ) {
     super(cause.message);
   }
 }
@@ -44,12 +47,23 @@ export class Elector {
   private observedRecord = '';
   private observedTime = 0;
 
-  constructor(private io: LeaseIO, private identity: string, private leaseDurationS: number, private clock: () => number = Date.now) {}
+  constructor(
+    private io: LeaseIO,
+    private identity: string,
+    private leaseDurationS: number,
+    private clock: () => number = Date.now,
+  ) {}
 
   /** True when this candidate holds the lease after the call. Throws what the API returned, as a LeaseStepError. */
   async tryAcquireOrRenew(): Promise<boolean> {
     const now = this.clock();
-    const fresh: LeaseSpec = { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationS, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 };
+    const fresh: LeaseSpec = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: this.leaseDurationS,
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: 0,
+    };
     const cur = await step('get', () => this.io.get());
     if (!cur) {
       await step('create', () => this.io.create(fresh));
@@ -64,9 +78,10 @@ export class Elector {
     const holder = cur.spec.holderIdentity ?? '';
     const duration = (cur.spec.leaseDurationSeconds ?? this.leaseDurationS) * 1000;
     if (holder && holder !== this.identity && this.observedTime + duration > now) return false;
-    const next: LeaseSpec = holder === this.identity
-      ? { ...fresh, acquireTime: cur.spec.acquireTime ?? fresh.acquireTime, leaseTransitions: cur.spec.leaseTransitions ?? 0 }
-      : { ...fresh, leaseTransitions: (cur.spec.leaseTransitions ?? 0) + 1 };
+    const next: LeaseSpec =
+      holder === this.identity
+        ? { ...fresh, acquireTime: cur.spec.acquireTime ?? fresh.acquireTime, leaseTransitions: cur.spec.leaseTransitions ?? 0 }
+        : { ...fresh, leaseTransitions: (cur.spec.leaseTransitions ?? 0) + 1 };
     await step('update', () => this.io.update(next, cur.resourceVersion));
     this.observe(next, now);
     return true;

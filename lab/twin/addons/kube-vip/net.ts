@@ -44,7 +44,14 @@ export const hostNet: NetOps = {
 /** For tests on one machine: interfaces always exist, addresses are lines in a file, ARP is not sent. */
 export function fileNet(file: string): NetOps {
   const read = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
-  const del = (line: string) => writeFileSync(file, read().filter((l) => l !== line).map((l) => `${l}\n`).join(''));
+  const del = (line: string) =>
+    writeFileSync(
+      file,
+      read()
+        .filter((l) => l !== line)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
   return {
     linkExists: async (ifName) => ['lo', 'eth0'].includes(ifName),
     defaultRouteInterface: async () => 'eth0',

@@ -39,7 +39,10 @@ class KubeVip {
     if (this.holdingVip) this.net.deleteAddressNow(this.vipCidr, this.cfg.interfaceName);
   };
 
-  constructor(private a: StartArgs, private net: NetOps) {
+  constructor(
+    private a: StartArgs,
+    private net: NetOps,
+  ) {
     this.cfg = kubeVipConfig(a.env, a.ctx.node);
     this.vipCidr = `${this.cfg.address}/${this.cfg.subnet}`;
   }
@@ -82,7 +85,14 @@ class KubeVip {
         await this.runOnce();
         await this.releaseVip();
         restarts++;
-        this.a.state({ ready: false, restartCount: restarts, waiting: { reason: 'CrashLoopBackOff', message: `back-off ${backoff / 1000}s restarting failed container=kube-vip pod=${this.a.pod.metadata.name}_${this.a.pod.metadata.namespace}(${this.a.pod.metadata.uid})` } });
+        this.a.state({
+          ready: false,
+          restartCount: restarts,
+          waiting: {
+            reason: 'CrashLoopBackOff',
+            message: `back-off ${backoff / 1000}s restarting failed container=kube-vip pod=${this.a.pod.metadata.name}_${this.a.pod.metadata.namespace}(${this.a.pod.metadata.uid})`,
+          },
+        });
         await this.sleep(backoff);
         backoff = Math.min(backoff * 2, 300_000);
       }
@@ -107,7 +117,11 @@ class KubeVip {
       this.info('kube-vip bind', { interface: dflt });
       c.interfaceName = dflt;
     } else if (!(await this.net.linkExists(c.interfaceName))) {
-      this.a.log(slogLine('ERROR', 'checking interface', { err: `${c.interfaceName} is not valid interface, reason: get ${c.interfaceName} failed, error: Link not found` }));
+      this.a.log(
+        slogLine('ERROR', 'checking interface', {
+          err: `${c.interfaceName} is not valid interface, reason: get ${c.interfaceName} failed, error: Link not found`,
+        }),
+      );
       return;
     }
     if (!c.controlPlane) {
@@ -129,14 +143,23 @@ class KubeVip {
     const c = this.cfg;
     const sa = { namespace: this.a.pod.metadata.namespace, name: this.a.pod.spec?.serviceAccountName || 'default' };
     const check = async (verb: string) => {
-      const r = await reachApi(c.apiHost, c.apiPort, { caFile: join(this.a.ctx.dataDir, 'server', 'tls', 'server-ca.crt'), serviceCidr: this.a.ctx.serviceCidr, timeoutMs: DIAL_TIMEOUT_MS });
+      const r = await reachApi(c.apiHost, c.apiPort, {
+        caFile: join(this.a.ctx.dataDir, 'server', 'tls', 'server-ca.crt'),
+        serviceCidr: this.a.ctx.serviceCidr,
+        timeoutMs: DIAL_TIMEOUT_MS,
+      });
       const path = `/apis/coordination.k8s.io/v1/namespaces/${c.namespace}/leases${verb === 'create' ? '' : `/${c.leaseName}`}`;
       const method = verb === 'get' ? 'Get' : verb === 'create' ? 'Post' : 'Put';
       if (!r.ok) throw new Error(`${method} "https://${c.apiHost}:${c.apiPort}${path}?timeout=${c.renewDeadlineS}s": ${r.error}`);
       const q: Request = { verb, group: 'coordination.k8s.io', resource: 'leases', namespace: c.namespace, name: verb === 'create' ? undefined : c.leaseName };
       if (!(await allowed(store, sa, q))) throw new Error(forbiddenMessage(sa, q));
     };
-    const obj = (spec: LeaseSpec, rv?: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: c.leaseName, namespace: c.namespace, ...(rv ? { resourceVersion: rv } : {}) }, spec });
+    const obj = (spec: LeaseSpec, rv?: string) => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: c.leaseName, namespace: c.namespace, ...(rv ? { resourceVersion: rv } : {}) },
+      spec,
+    });
     return {
       get: async () => {
         await check('get');
