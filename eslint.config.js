@@ -9,7 +9,7 @@ const above = (...layers) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.state/**', 'lab/.work/**', 'test-results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,7 +3,7 @@
 // (CI reads that line; vitest's own summary is not one it knows). Extra arguments go to one vitest run,
 // e.g. `npm test -- --project unit`.
 //
-// Without arguments three vitest processes run side by side:
+// Without arguments three vitest processes run side by side, and `npm run lint` after the unit layer:
 // - the lab files in two groups, each on a lab of its own (BOOTSTRAP_LAB_INSTANCE 0 and 1: separate hosts,
 //   subnets and state), balanced by what each file took in CI (LAB_SECONDS). Lab files mostly wait on
 //   hosts and budgets, so two labs cost little more CPU than one and halve the wall time; within a group
@@ -111,10 +111,38 @@ function labGroups() {
   });
 }
 
+/**
+ * `npm run lint` (formatter, linter with the layer rules, dead-code check) as one more check: it passes
+ * or fails as a whole, its own output printed in one piece, a failure named by its first lines.
+ */
+function lint() {
+  const child = spawn('nice', ['-n', '10', 'npm', 'run', '--silent', 'lint'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = [];
+  child.stdout.on('data', (b) => out.push(b));
+  child.stderr.on('data', (b) => out.push(b));
+  return new Promise((resolve) => {
+    child.on('close', (status) => {
+      const text = Buffer.concat(out).toString();
+      process.stdout.write(`\n── lint (npm run lint) ──\n${text}`);
+      const ok = status === 0;
+      const failures = ok
+        ? []
+        : [
+            `npm run lint: exit ${status}: ${text
+              .split('\n')
+              .filter((l) => l.trim())
+              .slice(-3)
+              .join(' / ')}`,
+          ];
+      resolve({ status, passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0, failures });
+    });
+  });
+}
+
 const runs = extra.length
   ? [vitest('tests', extra)]
-  : [...labGroups(), vitest('unit and ssh', ['--project', 'unit', '--project', 'ssh'], { buffered: true, niceness: 10 })];
-const results = await Promise.all(runs);
+  : [...labGroups(), vitest('unit and ssh', ['--project', 'unit', '--project', 'ssh'], { buffered: true, niceness: 10 }).then(async (r) => [r, await lint()])];
+const results = (await Promise.all(runs)).flat();
 rmSync(dir, { recursive: true, force: true });
 const sum = (k) => results.reduce((n, r) => n + r[k], 0);
 const skipped = sum('skipped');
