@@ -128,7 +128,10 @@ function runBootstrap(args: string[], stateDir: string): Promise<CliRun> {
       env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const view = plainRenderer((l) => say(`   ${l}`));
+    // The renderer writes a change's detail (an action's commands) as one multi-line block: indent every line.
+    const view = plainRenderer((block) => {
+      for (const l of block.split('\n')) say(`   ${l}`);
+    });
     const run: CliRun = { code: null, durations: {}, summary: '', checks: [] };
     let pending = '';
     child.stdout.on('data', (d: Buffer) => {
