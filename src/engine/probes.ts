@@ -16,14 +16,14 @@ export const PROBE_BUDGET_MS = 60_000;
 /**
  * Runs `batch` on `host` as ONE remote execution (`sh -s`, through sudo when `sudo`) within `timeoutMs`,
  * and returns the execution's result with each probe's answer (a probe the batch did not reach: code null).
- * `logged`: the run log shows each probe as its own command, its output decoded. Rejects when the host
- * cannot be reached at all (as `exec` does).
+ * The run log shows each probe as its own command with its exit code and decoded output, never the base64
+ * frames. Rejects when the host cannot be reached at all (as `exec` does).
  */
 export async function probeBatch(
   host: HostRef,
   ctx: RunContext,
   batch: Record<string, ProbeCommand>,
-  o: { sudo: boolean; timeoutMs: number; logged?: boolean },
+  o: { sudo: boolean; timeoutMs: number },
 ): Promise<{ res: ExecResult; results: ProbeResults }> {
   const keys = Object.keys(batch);
   const res = await ctx.remote(host).exec('sh -s', {
@@ -31,7 +31,7 @@ export async function probeBatch(
     stdin: batchScript(batch),
     timeoutMs: o.timeoutMs,
     signal: ctx.signal,
-    ...(o.logged ? { logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys), o.sudo, r) } : {}),
+    logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys), o.sudo, r),
   });
   return { res, results: parseBatch(res.stdout, keys) };
 }
@@ -55,7 +55,7 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
       const keys = Object.keys(batch);
       if (!keys.length) return {};
       const sentMs = ctx.clock.now();
-      const { res, results } = await probeBatch(host, ctx, batch, { sudo, timeoutMs: PROBE_BUDGET_MS, logged: true });
+      const { res, results } = await probeBatch(host, ctx, batch, { sudo, timeoutMs: PROBE_BUDGET_MS });
       ctx.signal.throwIfAborted();
       if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
       if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
