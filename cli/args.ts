@@ -10,6 +10,7 @@ export const USAGE = `usage:
   bootstrap plan [<env>] [--inventory FILE] [--json]
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
   bootstrap backup <env> [--inventory FILE] [--server NAME] [--list] [--json]
+  bootstrap kubeconfig <env> [--inventory FILE] [--merge [--context NAME]] [--output FILE] [--json]
   bootstrap causes [--json]
 
 phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
@@ -33,9 +34,10 @@ export type Command =
   | { kind: 'causes'; json: boolean }
   | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean; server?: string }
   | { kind: 'verify'; env?: string; inventory?: string; drill: boolean; json: boolean }
+  | { kind: 'kubeconfig'; env?: string; inventory?: string; merge: boolean; context?: string; output?: string; json: boolean }
   | { kind: 'help' };
 
-const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup']);
+const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup', 'kubeconfig']);
 
 export function parseCommand(argv: string[]): Command {
   let parsed;
@@ -57,6 +59,9 @@ export function parseCommand(argv: string[]): Command {
         list: { type: 'boolean', default: false },
         server: { type: 'string' },
         replace: { type: 'string' },
+        merge: { type: 'boolean', default: false },
+        context: { type: 'string' },
+        output: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -75,6 +80,9 @@ export function parseCommand(argv: string[]): Command {
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
     if (v.server !== undefined && first !== 'backup') throw new UsageError(`--server belongs to bootstrap backup, not to ${first}`);
+    const kubeconfigOnly = (['merge', 'context', 'output'] as const).find((k) => (k === 'merge' ? v.merge : v[k] !== undefined));
+    if (kubeconfigOnly && first !== 'kubeconfig') throw new UsageError(`--${kubeconfigOnly} belongs to bootstrap kubeconfig, not to ${first}`);
+    if (v.context !== undefined && !v.merge) throw new UsageError('--context names the context --merge writes: give --merge too');
     if (first === 'causes') {
       if (rest.length || v.inventory) throw new UsageError('causes takes no environment');
       return { kind: 'causes', json: v.json! };
@@ -83,6 +91,16 @@ export function parseCommand(argv: string[]): Command {
     if (!env && !v.inventory) throw new UsageError(`${first} needs an environment or --inventory FILE`);
     if (first === 'backup')
       return { kind: 'backup', env, inventory: v.inventory, list: v.list!, json: v.json!, ...(v.server !== undefined && { server: v.server }) };
+    if (first === 'kubeconfig')
+      return {
+        kind: 'kubeconfig',
+        env,
+        inventory: v.inventory,
+        merge: v.merge!,
+        json: v.json!,
+        ...(v.context !== undefined && { context: v.context }),
+        ...(v.output !== undefined && { output: v.output }),
+      };
     if (first === 'verify') return { kind: 'verify', env, inventory: v.inventory, drill: v.drill!, json: v.json! };
     return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
   }
@@ -91,6 +109,8 @@ export function parseCommand(argv: string[]): Command {
   if (v.drill) throw new UsageError('--drill belongs to bootstrap verify <env>, not to a run');
   if (v.list) throw new UsageError('--list belongs to bootstrap backup <env>, not to a run');
   if (v.server !== undefined) throw new UsageError('--server belongs to bootstrap backup <env>, not to a run');
+  for (const k of ['context', 'output'] as const) if (v[k] !== undefined) throw new UsageError(`--${k} belongs to bootstrap kubeconfig <env>, not to a run`);
+  if (v.merge) throw new UsageError('--merge belongs to bootstrap kubeconfig <env>, not to a run');
   // A restore rebuilds every server's datastore in the k3s phases: a selection that starts later would skip that.
   if (v.restore !== undefined && (v.from || v.only || v.resume))
     throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');

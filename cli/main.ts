@@ -10,6 +10,7 @@ import { runCommand } from './run-command.ts';
 import { planCommand } from './plan-command.ts';
 import { verifyCommand } from './verify-command.ts';
 import { backupCommand } from './backup-command.ts';
+import { kubeconfigCommand } from './kubeconfig-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../src/inventory/validate.ts';
 import { readInventoryText } from '../src/inventory/load.ts';
 import { orJsonRefusal } from './json-refusal.ts';
@@ -48,6 +49,8 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
       return verifyCommand({ env: cmd.env, file: inventoryPath(cmd), drill: cmd.drill, json: cmd.json }, io);
     case 'backup':
       return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json, server: cmd.server }, io);
+    case 'kubeconfig':
+      return kubeconfigCommand({ env: cmd.env, file: inventoryPath(cmd), merge: cmd.merge, json: cmd.json, context: cmd.context, output: cmd.output }, io);
     case 'run':
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
   }

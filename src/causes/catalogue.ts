@@ -9,6 +9,7 @@ import { fluxCauses } from './flux.ts';
 import { imageCauses } from './images.ts';
 import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
+import { kubeconfigCauses } from './kubeconfig.ts';
 import { replaceCauses } from './replace.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
@@ -27,6 +28,7 @@ const all = {
   ...imageCauses,
   ...backupCauses,
   ...sshCauses,
+  ...kubeconfigCauses,
 };
 
 export type CauseId = keyof typeof all;
