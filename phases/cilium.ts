@@ -8,6 +8,7 @@ import { CauseError, causesOrThrow } from '../src/errors.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import { allHostRefs, founderRef } from '../src/inventory/hosts.ts';
+import { missingSections } from '../src/inventory/sections.ts';
 import { unlessFluxOwns } from './cilium/flux-owned.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
 import { HELMCHART_MANIFEST } from '../src/k3s/helmchart.ts';
@@ -28,17 +29,13 @@ export const cilium: Phase = {
   concurrency: 'serial',
   async prepare(ctx) {
     const chartPath = ctx.inventory.derived.paths.ciliumChart;
-    if (!chartPath || !ctx.inventory.inventory.gitops) {
-      const seen = 'the inventory has no gitops and cilium sections: the values come from the GitOps HelmRelease, so the cilium phase needs both';
-      return {
-        stops: [
-          new CauseError('GITOPS_SOURCE_INVALID', {
-            message: seen,
-            evidence: { seen, excerpt: 'gitops: { checkout, url, branch, path }\ncilium: { chart, helmRelease }' },
-          }),
-        ],
-      };
-    }
+    const missing = missingSections(
+      ctx.inventory.inventory,
+      { id: 'cilium', before: 'agents' },
+      ['gitops', 'cilium'],
+      "Cilium's values come from the GitOps repository's HelmRelease",
+    );
+    if (missing || !chartPath) return { stops: [missing ?? new CauseError('INVENTORY_SECTION_MISSING', { evidence: { seen: 'cilium.chart has no path' } })] };
     try {
       const { source } = await renderCiliumRelease(ctx);
       const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);

@@ -16,6 +16,7 @@ import { runFact } from '../src/engine/facts.ts';
 import type { Gate, Phase } from '../src/engine/phase.ts';
 import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
+import { missingSections } from '../src/inventory/sections.ts';
 import { kubectl } from '../src/k3s/remote.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
@@ -56,15 +57,15 @@ export const flux: Phase = {
   async prepare(ctx) {
     const { flux: f, gitops } = ctx.inventory.inventory;
     const p = ctx.inventory.derived.paths;
-    if (!f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile) {
-      const seen = 'the inventory has no flux and gitops sections: the flux phase applies flux.install and syncs gitops.url';
+    const missing = missingSections(
+      ctx.inventory.inventory,
+      { id: 'flux', before: 'verify' },
+      ['gitops', 'flux'],
+      'the flux phase applies flux.install and syncs gitops.url',
+    );
+    if (missing || !f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile) {
       return {
-        stops: [
-          new CauseError('GITOPS_SOURCE_INVALID', {
-            message: seen,
-            evidence: { seen, excerpt: 'flux: { install, deployKeyFile, knownHostsFile }\ngitops: { checkout, url, branch, path }' },
-          }),
-        ],
+        stops: [missing ?? new CauseError('INVENTORY_SECTION_MISSING', { evidence: { seen: 'flux.install, deployKeyFile or knownHostsFile has no path' } })],
       };
     }
     try {

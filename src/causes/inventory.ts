@@ -90,6 +90,12 @@ export const inventoryCauses = defineCauses({
     meaning: 'Only some environment gates may be waived (see `waivers` in inventory/schema.json), and each waiver needs a real reason.',
     remedy: 'Remove the waiver, or name a waivable cause and write why the gate cannot be met here.',
   },
+  INVENTORY_SECTION_MISSING: {
+    title: 'A phase needs an inventory section the file does not have',
+    meaning:
+      'The gitops, cilium and flux sections are optional for a run that ends before the phases that use them; the cilium phase reads its values from the GitOps HelmRelease (gitops, cilium) and the flux phase installs Flux and syncs the repository (gitops, flux). The stop names the missing sections and shows an example of each. Nothing was changed.',
+    remedy: 'Add the named sections to the inventory (inventory/prod.yaml shows each), or end the run before that phase with --until.',
+  },
   ARTIFACT_MISSING: {
     title: 'A file the inventory names is missing',
     meaning:
