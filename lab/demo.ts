@@ -12,7 +12,7 @@ import { plainRenderer } from '../src/view/plain.ts';
 import { down, hostExec, requireLab, up } from './api.ts';
 import { labInstance, NET } from './config.ts';
 import { LabUnavailable } from './errors.ts';
-import { labInventoryWithGitops } from './gitops-inventory.ts';
+import { chartMissing, labInventoryWithGitops } from './gitops-inventory.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -25,6 +25,12 @@ interface CliRun {
 }
 
 export async function main(): Promise<number> {
+  // Before anything is booted or torn down: the build's Cilium phase needs the real chart.
+  const missing = chartMissing();
+  if (missing) {
+    process.stderr.write(`demo: ${missing}\n`);
+    return 1;
+  }
   try {
     requireLab();
   } catch (err) {

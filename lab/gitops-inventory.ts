@@ -6,9 +6,10 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { NET, paths } from './config.ts';
+import { LabUsage } from './errors.ts';
 import { LAB_CLUSTER_CIDR } from './inventory.ts';
 import { publishGitopsSync } from './gitops-publish.ts';
 import { gitopsUrl, gitServerPaths } from './gitops-server.ts';
@@ -17,8 +18,21 @@ export { publishGitops } from './gitops-publish.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 export const GITOPS_FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'gitops');
-/** The real Cilium chart, kept beside the repository (never committed). */
-export const CILIUM_CHART = resolve(REPO_ROOT, '..', 'shared', 'testdata', 'cilium-1.19.5.tgz');
+/** The real Cilium chart (never committed): BOOTSTRAP_CILIUM_CHART, else beside the repository. */
+export const CILIUM_CHART = resolve(process.env.BOOTSTRAP_CILIUM_CHART ?? join(REPO_ROOT, '..', 'shared', 'testdata', 'cilium-1.19.5.tgz'));
+
+/** The chart in Cilium's Helm repository (`helm repo add cilium https://helm.cilium.io/`; `helm pull cilium/cilium --version 1.19.5`). */
+const CHART_URL = 'https://helm.cilium.io/cilium-1.19.5.tgz';
+
+/** What to do when the chart is not there: where it goes and the command that gets it (Cilium's Helm repository). */
+export function chartMissing(): string | undefined {
+  if (existsSync(CILIUM_CHART)) return undefined;
+  return [
+    `the Cilium chart is not at ${CILIUM_CHART}. Get it from Cilium's Helm repository:`,
+    `  mkdir -p ${dirname(CILIUM_CHART)} && curl -fL -o ${CILIUM_CHART} ${CHART_URL}   (or: wget -O ${CILIUM_CHART} ${CHART_URL})`,
+    `or put the file elsewhere and set BOOTSTRAP_CILIUM_CHART to its path.`,
+  ].join('\n');
+}
 
 export interface GitopsVariant {
   /** Edit the GitOps checkout copy (e.g. the HelmRelease) before the run. */
@@ -33,7 +47,8 @@ export interface GitopsVariant {
 
 /** Writes `<tmp>/lab.yaml` (an environment is named after its file) and returns its path. */
 export function labInventoryWithGitops(v: GitopsVariant = {}): string {
-  if (!existsSync(CILIUM_CHART)) throw new Error(`the Cilium chart is not at ${CILIUM_CHART}`);
+  const missing = chartMissing();
+  if (missing) throw new LabUsage(missing);
   const dir = mkdtempSync(join(tmpdir(), 'lab-inventory-'));
   const checkout = join(dir, 'gitops');
   cpSync(GITOPS_FIXTURE, checkout, { recursive: true });
