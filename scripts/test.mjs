@@ -61,11 +61,16 @@ function failuresOf(json) {
   for (const file of json.testResults ?? []) {
     const name = file.name.replace(`${process.cwd()}/`, '');
     const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
-    for (const t of failed) out.push(`${name} › ${t.fullName ?? t.title}: ${firstLine(t.failureMessages?.[0])}`);
+    for (const t of failed) out.push(`${name} › ${t.fullName ?? t.title}: ${failureOf(t)}`);
     if (!failed.length && file.status === 'failed') out.push(`${name}: ${firstLine(file.message)}`);
   }
   return out;
 }
+// vitest's JSON report words a test that ran out of time as "Error: STACK_TRACE_ERROR" and nothing else.
+const failureOf = (t) => {
+  const line = firstLine(t.failureMessages?.[0]);
+  return line === 'Error: STACK_TRACE_ERROR' ? `ran out of its time limit (stopped after ${Math.round(t.duration ?? 0)} ms)` : line;
+};
 const firstLine = (text) => (text ?? '').split('\n').find((l) => l.trim()) ?? '(no message)';
 
 /**
