@@ -7,20 +7,15 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { CauseError } from '../src/errors.ts';
 import { kubeconfigPath } from '../src/k3s/kubeconfig-file.ts';
-import { adminParts, mergeKubeconfig } from '../src/kube/kubeconfig-merge.ts';
+import { adminServer, mergeKubeconfig } from '../src/kube/kubeconfig-merge.ts';
 import { stateDirFor } from '../src/engine/state-dir.ts';
 import { writeFileAtomic } from '../src/util/atomic-file.ts';
+import type { Command } from './args.ts';
 import type { Io } from './io.ts';
 import { loadFor } from './run-command.ts';
 
-export interface KubeconfigArgs {
-  file: string;
-  env?: string;
-  merge: boolean;
-  context?: string;
-  output?: string;
-  json: boolean;
-}
+/** The parsed command (cli/args.ts), the inventory resolved to its file. */
+export type KubeconfigArgs = Omit<Extract<Command, { kind: 'kubeconfig' }>, 'kind' | 'inventory'> & { file: string };
 
 /** Where `kubectl` looks first: $KUBECONFIG's first entry, else ~/.kube/config. */
 function operatorKubeconfigFile(env: NodeJS.ProcessEnv): string {
@@ -41,7 +36,7 @@ export async function kubeconfigCommand(args: KubeconfigArgs, io: Io): Promise<n
   const text = readFileSync(source, 'utf8');
   // The bastion's instructions (YAML comments on top of the state copy) are not secret and say how to dial.
   const access = text.split('\n').filter((l) => l.startsWith('#'));
-  const server = (adminParts(text).cluster.cluster as { server?: string }).server ?? '';
+  const server = adminServer(text);
 
   if (!args.merge) {
     const file = args.output ? resolve(args.output) : source;
@@ -67,7 +62,7 @@ export async function kubeconfigCommand(args: KubeconfigArgs, io: Io): Promise<n
   writeCopy(file, merged.text);
   const action = merged.replaced ? 'replaced' : 'added';
   report(io, args.json, { file, server, context: name, action }, [
-    `context ${name} ${action} in ${file} (dials ${server})${merged.currentContextSet ? '; it is the current context' : ''}`,
+    `context ${name} ${action} in ${file} (dials ${merged.server})${merged.currentContextSet ? '; it is the current context' : ''}`,
     ...access,
     merged.currentContextSet ? `kubectl get nodes` : `kubectl --context ${name} get nodes   # or: kubectl config use-context ${name}`,
   ]);

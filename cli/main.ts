@@ -50,7 +50,7 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
     case 'backup':
       return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json, server: cmd.server }, io);
     case 'kubeconfig':
-      return kubeconfigCommand({ env: cmd.env, file: inventoryPath(cmd), merge: cmd.merge, json: cmd.json, context: cmd.context, output: cmd.output }, io);
+      return kubeconfigCommand({ ...cmd, file: inventoryPath(cmd) }, io);
     case 'run':
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
   }

@@ -23,13 +23,16 @@ const caOf = (cluster: Named | undefined): string | undefined => (cluster?.clust
 const serverOf = (cluster: Named | undefined): string => (cluster?.cluster as Record<string, string> | undefined)?.server ?? '';
 
 /** The admin kubeconfig's one cluster and one user (k3s writes both as "default"). */
-export function adminParts(sourceText: string): { cluster: Named; user: Named } {
+function adminParts(sourceText: string): { cluster: Named; user: Named } {
   const doc = parse(sourceText) as KubeconfigDoc | null;
   const cluster = doc?.clusters?.[0];
   const user = doc?.users?.[0];
   if (!cluster || !caOf(cluster) || !user) throw new Error('the admin kubeconfig has no cluster with a CA, or no user');
   return { cluster, user };
 }
+
+/** The server the admin kubeconfig dials (the VIP, as the state folder's copy is written). */
+export const adminServer = (sourceText: string): string => serverOf(adminParts(sourceText).cluster);
 
 /**
  * `targetText` (undefined: no file yet) with `name`'s cluster, user and context set to the admin
