@@ -4,7 +4,7 @@
 // After the flux phase's hand-over (HelmChart deleted, HelmRelease present) the step plans nothing, in
 // check mode too, and the gate still checks the live agents: a rerun never brings the HelmChart back.
 import { readFile } from 'node:fs/promises';
-import { CauseError, causesOrThrow } from '../src/errors.ts';
+import { causesOrThrow } from '../src/errors.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import { allHostRefs, founderRef } from '../src/inventory/hosts.ts';
@@ -35,7 +35,9 @@ export const cilium: Phase = {
       ['gitops', 'cilium'],
       "Cilium's values come from the GitOps repository's HelmRelease",
     );
-    if (missing || !chartPath) return { stops: [missing ?? new CauseError('INVENTORY_SECTION_MISSING', { evidence: { seen: 'cilium.chart has no path' } })] };
+    if (missing) return { stops: [missing] };
+    // derive sets the path whenever the cilium section is there (src/inventory/derive.ts).
+    if (!chartPath) throw new Error('the inventory has a cilium section but no derived chart path');
     try {
       const { source } = await renderCiliumRelease(ctx);
       const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);

@@ -10,7 +10,7 @@
 // cilium phase sees Flux owning Cilium (phases/cilium.ts), so neither recreates it. The gate compares the
 // live HelmRelease with what the bootstrap renders from the checkout: drift there is CILIUM_PARITY_DRIFT.
 import { readFile } from 'node:fs/promises';
-import { CauseError, causesOrThrow } from '../src/errors.ts';
+import { causesOrThrow } from '../src/errors.ts';
 import type { ReadContext } from '../src/engine/context.ts';
 import { runFact } from '../src/engine/facts.ts';
 import type { Gate, Phase } from '../src/engine/phase.ts';
@@ -63,11 +63,10 @@ export const flux: Phase = {
       ['gitops', 'flux'],
       'the flux phase applies flux.install and syncs gitops.url',
     );
-    if (missing || !f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile) {
-      return {
-        stops: [missing ?? new CauseError('INVENTORY_SECTION_MISSING', { evidence: { seen: 'flux.install, deployKeyFile or knownHostsFile has no path' } })],
-      };
-    }
+    if (missing) return { stops: [missing] };
+    // derive sets the paths whenever the gitops and flux sections are there (src/inventory/derive.ts).
+    if (!f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile)
+      throw new Error('the inventory has gitops and flux sections but no derived flux paths');
     try {
       const install = parseInstall(await readFile(p.fluxInstall, 'utf8'), p.fluxInstall).map((o) => withAppliedHash(o));
       const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
