@@ -19,26 +19,33 @@ import { join } from 'node:path';
 const dir = mkdtempSync(join(tmpdir(), 'bootstrap-test-'));
 const extra = process.argv.slice(2);
 
-/** One vitest process; resolves with its exit status and its JSON report's counts. */
-function vitest(name, args, { buffered = false, niceness = 0, env = {} } = {}) {
-  const report = join(dir, `${name}.json`);
-  const argv = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args];
-  const [cmd, cmdArgs] = niceness ? ['nice', ['-n', String(niceness), 'npx', ...argv]] : ['npx', argv];
-  const child = spawn(cmd, cmdArgs, { stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } });
+/**
+ * Runs `cmd args` (at `niceness`, when given) and resolves with its exit status and, when `header` is given,
+ * its whole output, printed in one piece under that header once it ends; without a header it prints as it goes.
+ */
+function spawnChild(cmd, args, { header, niceness = 0, env = {} } = {}) {
+  const [bin, argv] = niceness ? ['nice', ['-n', String(niceness), cmd, ...args]] : [cmd, args];
+  const child = spawn(bin, argv, { stdio: header ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } });
   const out = [];
-  if (buffered) {
+  if (header) {
     child.stdout.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => out.push(b));
   }
   return new Promise((resolve) => {
     child.on('close', (status) => {
-      if (buffered) {
-        process.stdout.write(`\n── ${name} (ran beside the first lab group) ──\n`);
-        process.stdout.write(Buffer.concat(out));
-      }
-      resolve({ status, ...counts(report) });
+      const text = Buffer.concat(out).toString();
+      if (header) process.stdout.write(`\n── ${header} ──\n${text}`);
+      resolve({ status, text });
     });
   });
+}
+
+/** One vitest process; resolves with its exit status and its JSON report's counts. */
+async function vitest(name, args, { buffered = false, niceness = 0, env = {} } = {}) {
+  const report = join(dir, `${name}.json`);
+  const argv = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args];
+  const { status } = await spawnChild('npx', argv, { niceness, env, ...(buffered && { header: `${name} (ran beside the first lab group)` }) });
+  return { status, ...counts(report) };
 }
 
 function counts(report) {
@@ -118,30 +125,17 @@ function labGroups() {
 
 /**
  * `npm run lint` (formatter, linter with the layer rules, dead-code check) as one more check: it passes
- * or fails as a whole, its own output printed in one piece, a failure named by its first lines.
+ * or fails as a whole, its own output printed in one piece, a failure named by its last lines.
  */
-function lint() {
-  const child = spawn('nice', ['-n', '10', 'npm', 'run', '--silent', 'lint'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = [];
-  child.stdout.on('data', (b) => out.push(b));
-  child.stderr.on('data', (b) => out.push(b));
-  return new Promise((resolve) => {
-    child.on('close', (status) => {
-      const text = Buffer.concat(out).toString();
-      process.stdout.write(`\n── lint (npm run lint) ──\n${text}`);
-      const ok = status === 0;
-      const failures = ok
-        ? []
-        : [
-            `npm run lint: exit ${status}: ${text
-              .split('\n')
-              .filter((l) => l.trim())
-              .slice(-3)
-              .join(' / ')}`,
-          ];
-      resolve({ status, passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0, failures });
-    });
-  });
+async function lint() {
+  const { status, text } = await spawnChild('npm', ['run', '--silent', 'lint'], { niceness: 10, header: 'lint (npm run lint)' });
+  const ok = status === 0;
+  const lastLines = text
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(-3)
+    .join(' / ');
+  return { status, passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0, failures: ok ? [] : [`npm run lint: exit ${status}: ${lastLines}`] };
 }
 
 const runs = extra.length
