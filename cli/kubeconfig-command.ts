@@ -23,6 +23,21 @@ function operatorKubeconfigFile(env: NodeJS.ProcessEnv): string {
   return resolve(first ?? join(env.HOME ?? homedir(), '.kube', 'config'));
 }
 
+/** A torn or foreign state copy is named with its remedy (a run writes it again whole), never a stack trace. */
+function readServer(source: string, text: string, env: string): string {
+  try {
+    return adminServer(text);
+  } catch (err) {
+    throw new CauseError('STATE_FILE_CORRUPT', {
+      message: `The state folder's kubeconfig for ${env} cannot be read`,
+      evidence: {
+        seen: `${source} cannot be read: ${(err as Error).message.split('\n')[0]}`,
+        command: `bootstrap ${env}   # its cluster-access step writes the kubeconfig again, whole, from the founder's`,
+      },
+    });
+  }
+}
+
 export async function kubeconfigCommand(args: KubeconfigArgs, io: Io): Promise<number> {
   const loaded = await loadFor(args.file, args.env);
   const env = loaded.inventory.environment;
@@ -36,7 +51,7 @@ export async function kubeconfigCommand(args: KubeconfigArgs, io: Io): Promise<n
   const text = readFileSync(source, 'utf8');
   // The bastion's instructions (YAML comments on top of the state copy) are not secret and say how to dial.
   const access = text.split('\n').filter((l) => l.startsWith('#'));
-  const server = adminServer(text);
+  const server = readServer(source, text, env);
 
   if (!args.merge) {
     const file = args.output ? resolve(args.output) : source;

@@ -108,7 +108,12 @@ function keepsKubeconfig(
 ): boolean {
   if (!local) return false;
   if (local.content === content) return true;
-  const mine = parse(local.content);
+  let mine: any;
+  try {
+    mine = parse(local.content);
+  } catch {
+    return false; // a torn copy is written again whole from the founder's
+  }
   const user = mine?.users?.[0]?.user;
   const cert = user?.['client-certificate-data'];
   if (!cert || !doc?.users?.[0]?.user) return false;

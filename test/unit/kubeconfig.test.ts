@@ -98,6 +98,20 @@ describe('bootstrap kubeconfig <env>', () => {
     expect(r.stdout + r.stderr).toMatch(/KUBECONFIG_NOT_FETCHED/);
   });
 
+  it('names a torn state copy STATE_FILE_CORRUPT with the run that writes it again, as JSON with --json, never a stack trace', async () => {
+    const { state, env } = setup();
+    for (const torn of [admin('Q0Ex').slice(0, 90), 'clusters: [\n']) {
+      putStateCopy(state, torn);
+      const r = await cli(['kubeconfig', 'prod', '--inventory', 'inventory/prod.yaml', '--json'], env);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      const stop = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      expect(stop).toMatchObject({ type: 'stopped', error: { cause: 'STATE_FILE_CORRUPT' } });
+      expect(JSON.stringify(stop)).toContain(`${join(state, 'prod', 'kubeconfig')} cannot be read`);
+      expect(JSON.stringify(stop)).toContain('bootstrap prod   # its cluster-access step writes the kubeconfig again');
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    }
+  });
+
   it('merges into ~/.kube/config at 0600 without printing a credential, then refuses another cluster under that name', async () => {
     const { state, home, env } = setup();
     putStateCopy(state, `# reach the API through the bastion: ssh -L 6443:10.0.0.9:6443 jump\n${admin('Q0Ex')}`);
