@@ -30,6 +30,8 @@ export interface LabPaths {
   labFile: string;
   /** Default inventory written by `lab up`. */
   inventory: string;
+  /** The lab inventory's GitOps checkout (`gitops.checkout`): the fixture repository as `lab up` published it. */
+  gitopsCheckout: string;
 }
 
 export interface LabConfig {
@@ -67,6 +69,7 @@ export function labConfig(instance = labInstance()): LabConfig {
       hostsDir: join(stateDir, 'hosts'),
       labFile: join(stateDir, 'lab.json'),
       inventory: instance === 0 ? join(REPO_ROOT, 'inventory', 'lab.yaml') : join(stateDir, 'lab.yaml'),
+      gitopsCheckout: join(stateDir, 'gitops'),
     },
     net: {
       subnet: `${base}0/24`,

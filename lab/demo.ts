@@ -3,16 +3,17 @@
 // what was built, how long each phase took, the drill's failover time, how to look around and tear down.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { allPhases, validatedOrder } from '../phases/index.ts';
 import type { EngineEvent } from '../src/engine/events.ts';
 import { summaryLine } from '../src/engine/events.ts';
 import { formatDuration } from '../src/view/format.ts';
 import { plainRenderer } from '../src/view/plain.ts';
 import { down, hostExec, requireLab, up } from './api.ts';
-import { labInstance, NET } from './config.ts';
+import { stateDirFor } from '../src/engine/state-dir.ts';
+import { chartMissing } from './cilium-chart.ts';
+import { labInstance, NET, paths } from './config.ts';
 import { LabUnavailable } from './errors.ts';
-import { chartMissing, labInventoryWithGitops } from './gitops-inventory.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -26,7 +27,7 @@ interface CliRun {
 
 export async function main(): Promise<number> {
   // Before anything is booted or torn down: the build's Cilium phase needs the real chart.
-  const missing = chartMissing();
+  const missing = chartMissing(paths);
   if (missing) {
     process.stderr.write(`demo: ${missing}\n`);
     return 1;
@@ -58,20 +59,24 @@ export async function main(): Promise<number> {
   say(`\n== 2. bootstrap lab --until ${last}  (from cold, the operator's command)`);
   if (pending.length) say(`   not built yet, so not run: ${pending.join(', ')}`);
   // The environment's state (token, kubeconfig, journal, logs) starts cold too: a new cluster, a new token.
-  const stateDir = process.env.BOOTSTRAP_STATE_DIR ?? join(REPO_ROOT, '.state', ...(instance === 0 ? [] : [`instance-${instance}`]));
-  rmSync(join(stateDir, 'lab'), { recursive: true, force: true });
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  // The lab's inventory plus the GitOps fixture repository and the real Cilium chart (Cilium's values source).
-  const inventory = labInventoryWithGitops();
-  say(`   inventory: ${inventory} (the lab's, with the GitOps fixture repository for Cilium's values)`);
-  const build = await runBootstrap(['lab', '--inventory', inventory, '--until', last, '--json'], stateDir);
+  // The default lab uses the operator's default state folder, so `bootstrap lab`, `verify lab` and `backup lab`
+  // need no flag afterwards; a second lab on this machine keeps its own (its environment is also `lab`).
+  const stateEnv: Record<string, string> =
+    instance === 0 ? {} : { BOOTSTRAP_STATE_DIR: process.env.BOOTSTRAP_STATE_DIR ?? join(paths.stateDir, 'bootstrap-state') };
+  const envState = stateDirFor('lab', { ...process.env, ...stateEnv });
+  rmSync(envState, { recursive: true, force: true });
+  mkdirSync(dirname(envState), { recursive: true, mode: 0o700 });
+  // The inventory `lab up` wrote: every section, the GitOps fixture repository on the lab's git server.
+  const inventory = lab.inventory;
+  const flags = inventory === join(REPO_ROOT, 'inventory', 'lab.yaml') ? [] : ['--inventory', inventory];
+  const build = await runBootstrap(['lab', ...flags, '--until', last, '--json'], stateEnv);
   if (build.code !== 0) {
     say(`\ndemo: the build stopped (exit ${build.code}); the cause is above.`);
     return build.code ?? 1;
   }
 
   say('\n== 3. bootstrap verify lab --drill  (stop k3s on the VIP holder: the VIP must move, the server rejoin)');
-  const verify = await runBootstrap(['verify', 'lab', '--inventory', inventory, '--drill', '--json'], stateDir);
+  const verify = await runBootstrap(['verify', 'lab', ...flags, '--drill', '--json'], stateEnv);
   if (verify.code !== 0) {
     say(`\ndemo: verify stopped (exit ${verify.code}); the cause is above.`);
     return verify.code ?? 1;
@@ -106,7 +111,7 @@ export async function main(): Promise<number> {
   say(`   ${'total'.padEnd(15)} ${formatDuration(Date.now() - t0)} (lab, build and drill)`);
   say(`   build: ${build.summary}`);
   say(`\n   failover drill: ${drill ? drill.detail : 'no drill result was reported'}`);
-  const kubeconfig = join(stateDir, 'lab', 'kubeconfig');
+  const kubeconfig = join(envState, 'kubeconfig');
   say('\n   look around:');
   say(`   ${labCmd} status`);
   say(`   ${labCmd} ssh k3s-lab-1 sudo k3s kubectl get nodes`);
@@ -117,7 +122,12 @@ export async function main(): Promise<number> {
       if ('flux' in build.durations) say(`   kubectl --kubeconfig ${kubeconfig} get kustomizations,helmreleases -A`);
     } else say(`   admin kubeconfig (0600, dials the VIP ${NET.vip}): ${kubeconfig}  (no kubectl on this machine)`);
   }
-  say(`   BOOTSTRAP_STATE_DIR=${stateDir} npx bootstrap lab --inventory ${inventory} --until ${last}   # a second run: 0 changed`);
+  // The operator's own next commands, as they type them: the same inventory, the same state folder.
+  const cmd = (...args: string[]) => [...Object.entries(stateEnv).map(([k, v]) => `${k}=${v}`), 'npx bootstrap', ...args, ...flags].join(' ');
+  const until = last === phases.at(-1)!.id ? [] : ['--until', last];
+  say(`   ${cmd('lab', ...until)}   # a second run: 0 changed`);
+  say(`   ${cmd('verify', 'lab')}`);
+  say(`   ${cmd('backup', 'lab')}   # an etcd snapshot into the state folder's backups`);
   say(`   ${labCmd} down   # tear everything down`);
   return 0;
 }
@@ -127,11 +137,11 @@ function hasKubectl(): boolean {
 }
 
 /** Runs the real CLI; its JSON events are shown through the plain view, timed per phase, and kept for the summary. */
-function runBootstrap(args: string[], stateDir: string): Promise<CliRun> {
+function runBootstrap(args: string[], stateEnv: Record<string, string>): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args], {
       cwd: REPO_ROOT,
-      env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir },
+      env: { ...process.env, ...stateEnv },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     // The renderer writes a change's detail (an action's commands) as one multi-line block: indent every line.

@@ -13,7 +13,9 @@ import { chartDefaults, ciliumImages, coalesce } from '../src/images/required.ts
 import { KUBE_VIP_IMAGE } from '../src/images/pins.ts';
 import { parseImageRef } from '../src/images/ref.ts';
 import { FLUX_CONTROLLERS } from './flux-install.ts';
-import { CILIUM_CHART, GITOPS_FIXTURE } from './gitops-inventory.ts';
+import { labChartPath } from './cilium-chart.ts';
+import { paths } from './config.ts';
+import { GITOPS_FIXTURE } from './gitops-inventory.ts';
 
 export const LAB_IMAGE_ARCHIVES = ['kube-vip-images.tar', 'cilium-images.tar', 'flux-images.tar'] as const;
 
@@ -81,9 +83,10 @@ export function dockerSaveArchive(tags: string[]): Buffer {
 
 /** The images the lab's Cilium pulls: the chart's, under the GitOps fixture's HelmRelease values. */
 export function labCiliumImages(): string[] {
-  if (!existsSync(CILIUM_CHART)) return [];
+  const chart = labChartPath(paths);
+  if (!existsSync(chart)) return [];
   const hr = parse(readFileSync(join(GITOPS_FIXTURE, 'platform', 'cilium', 'helmrelease.yaml'), 'utf8'));
-  return ciliumImages(coalesce(chartDefaults(readFileSync(CILIUM_CHART)), hr?.spec?.values ?? {})).map((i) => i.image);
+  return ciliumImages(coalesce(chartDefaults(readFileSync(chart)), hr?.spec?.values ?? {})).map((i) => i.image);
 }
 
 export const labFluxImages = () => Object.entries(FLUX_CONTROLLERS).map(([name, tag]) => `ghcr.io/fluxcd/${name}:${tag}`);

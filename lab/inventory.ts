@@ -1,7 +1,9 @@
 // The inventory `lab up` writes for `bootstrap lab` (inventory format v1). Generated and git-ignored,
 // so absolute paths to the lab's key and known_hosts are fine here.
+import { stringify } from 'yaml';
 import type { CgroupLayout } from './cgroups.ts';
 import { NET, OPS_USER, type HostPlan, type LabPaths } from './config.ts';
+import { gitopsSections } from './gitops-sections.ts';
 import { LAB_IMAGE_ARCHIVES } from './image-archives.ts';
 
 export const K3S_VERSION = 'v1.33.5+k3s1';
@@ -23,7 +25,11 @@ function waiverReason(layout: CgroupLayout): string | undefined {
 
 const yamlString = (s: string) => JSON.stringify(s);
 
-/** `bastion`: the bastion shape's jump host; the engine then reaches every host (and the API) through it. */
+/**
+ * Every section a build of every phase needs: the GitOps repository `lab up` publishes to the lab's git
+ * server, the Cilium chart and the Flux install in the artifacts folder, the deploy key and its known_hosts.
+ * `bastion`: the bastion shape's jump host; the engine then reaches every host (and the API) through it.
+ */
 export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLayout, bastion?: HostPlan): string {
   const servers = hosts.filter((h) => h.role === 'server');
   const agents = hosts.filter((h) => h.role === 'agent');
@@ -48,6 +54,7 @@ export function renderInventory(hosts: HostPlan[], p: LabPaths, layout: CgroupLa
     agents.length ? 'agents:' : 'agents: []',
     ...agents.map((h) => line(h, false)),
     ...(reason ? ['waivers:', `  - { cause: CGROUP_V2_MISSING, reason: ${yamlString(reason)} }`] : []),
-    '',
+    "# the GitOps fixture repository as `lab up` published it to the lab's git server (lab/gitops-inventory.ts)",
+    stringify(gitopsSections(p, p.gitopsCheckout)),
   ].join('\n');
 }

@@ -11,6 +11,8 @@ import { ensureOperatorKey, waitForSsh, writeKnownHosts } from './operator.ts';
 import { writeFluxInstall } from './flux-install.ts';
 import { writeImageArchives } from './image-archives.ts';
 import { removeServedRepo, startGitServer } from './gitops-server.ts';
+import { chartMissing, placeChart } from './cilium-chart.ts';
+import { prepareGitopsCheckout } from './gitops-inventory.ts';
 import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
 import { ensureRootfs, removeStaleBuilds, rootfsDir } from './rootfs.ts';
@@ -59,10 +61,7 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
   if (current && sameShape(current, shape) && current.rootfs === rootfsDir() && (await healthy(allHosts(shape)))) {
     writeInventory(inventory, hosts, bastion);
     writeState({ ...current, inventory });
-    await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
-    await startGitServer(); // no-op when it answers
-    writeFluxInstall(paths.artifacts);
-    writeImageArchives(paths.artifacts);
+    await provision(log);
     return { inventory, hosts, reused: true };
   }
   await down({ log, keepInventory: true });
@@ -88,11 +87,22 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
     }),
   );
   writeInventory(inventory, hosts, bastion);
+  await provision(log);
+  return { inventory, hosts, reused: false };
+}
+
+/**
+ * Everything the inventory names besides the hosts, so `bootstrap lab` builds every phase: the k3s twin,
+ * the Cilium chart, the Flux install, the image archives (after the chart: they hold its images) and the
+ * GitOps repository published on the lab's git server.
+ */
+async function provision(log: Log): Promise<void> {
   await installTwin(paths.artifacts); // the k3s twin as the artifacts folder's `k3s`, rebuilt from source
-  await startGitServer();
+  if (!placeChart(paths)) log(`not ready for the cilium phase: ${chartMissing(paths)}\nthen run lab up again (its image archive names the chart's images).`);
   writeFluxInstall(paths.artifacts);
   writeImageArchives(paths.artifacts);
-  return { inventory, hosts, reused: false };
+  await startGitServer(); // no-op when it answers
+  prepareGitopsCheckout(paths.gitopsCheckout);
 }
 
 function sameShape(a: LabState, b: Required<LabShape>): boolean {
@@ -122,6 +132,7 @@ export async function down(opts: { log?: Log; keepInventory?: boolean } = {}): P
   rmSync(paths.knownHosts, { force: true });
   // The git server's processes and NIC went with the lab's namespaces and links above.
   removeServedRepo();
+  rmSync(paths.gitopsCheckout, { recursive: true, force: true });
   clearState();
   if (!opts.keepInventory) {
     rmSync(paths.inventory, { force: true });

@@ -2,7 +2,7 @@
 // highly available with the failover drill, and ends with the summary of what was built.
 import { spawnSync } from 'node:child_process';
 import { expect, it } from 'vitest';
-import { NET } from '../../lab/config.ts';
+import { labInstance, NET } from '../../lab/config.ts';
 import { repoRoot } from '../support/cli.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { forgetLab } from '../support/lab.ts';
@@ -34,5 +34,20 @@ describeAsRoot('npm run demo', () => {
     expect(seconds).toBeLessThan(35);
     expect(summary).toMatch(/ssh k3s-lab-1 sudo k3s kubectl get nodes$/m);
     expect(out.trimEnd()).toMatch(/npm run lab -- down {3}# tear everything down$/);
+    // The operator's next commands, as printed: the inventory `lab up` wrote and the default state folder, so
+    // on the default lab they need no flag at all. Each runs as printed and works: the rerun changes nothing.
+    const next = (what: string) => new RegExp(`^ {3}((?:\\S+=\\S+ )?npx bootstrap ${what}(?: --inventory \\S+)?)(?: {3}#.*)?$`, 'm').exec(summary)?.[1];
+    const rerun = next('lab');
+    const verify = next('verify lab');
+    expect([rerun, verify, next('backup lab')].every(Boolean), summary).toBe(true);
+    if (labInstance() === 0) expect([rerun, verify]).toEqual(['npx bootstrap lab', 'npx bootstrap verify lab']);
+    for (const [cmd, expected] of [
+      [rerun!, /^\d+ ok, 0 changed {2}\(/m],
+      [verify!, /^\d+ ok, 0 would change {2}\(/m], // verify proves in check mode
+    ] as const) {
+      const r = spawnSync('sh', ['-c', cmd], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, CI: 'true' }, timeout: 300_000 });
+      expect(r.status, `${cmd}\n${r.stdout.slice(-2000)}${r.stderr}`).toBe(0);
+      expect(r.stdout, cmd).toMatch(expected);
+    }
   }, 1_200_000);
 });

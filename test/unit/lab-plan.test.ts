@@ -9,6 +9,8 @@ import { renderInventory } from '../../lab/inventory.ts';
 import { findMirror } from '../../lab/mirror.ts';
 import { mountsUnder } from '../../lab/mounts.ts';
 import { knownHostsText } from '../../lab/operator.ts';
+import { validateInventory } from '../../src/inventory/validate.ts';
+import { parse } from 'yaml';
 
 describe('lab plan', () => {
   it('names servers k3s-lab-N from .10 and agents after them, never the VIP .9', () => {
@@ -36,6 +38,17 @@ describe('lab plan', () => {
     expect(text).toContain('agents:\n  - { name: k3s-lab-agent-1, address: 10.77.0.13 }');
     expect(text).toMatch(/waivers:\n {2}- \{ cause: CGROUP_V2_MISSING, reason: ".*hybrid.*" \}/);
     expect(renderInventory(planHosts({ servers: 1, agents: 0 }), paths, 'unified')).not.toContain('waivers');
+    // Every phase's sections: `npm run lab -- up && npx bootstrap lab` builds to flux with no other file.
+    const inv = parse(text);
+    expect(inv.gitops).toEqual({ checkout: paths.gitopsCheckout, url: 'ssh://git@10.77.0.2/lab-gitops.git', branch: 'main', path: 'clusters/lab' });
+    expect(inv.cilium).toEqual({ chart: `${paths.artifacts}/cilium-1.19.5.tgz`, helmRelease: 'platform/cilium/helmrelease.yaml' });
+    expect(inv.flux).toEqual({
+      install: `${paths.artifacts}/flux-install.yaml`,
+      deployKeyFile: `${paths.stateDir}/gitops-server/deploy_key`,
+      knownHostsFile: `${paths.stateDir}/gitops-server/known_hosts`,
+    });
+    const result = validateInventory(text, 'lab');
+    expect(result.ok, JSON.stringify(result)).toBe(true);
   });
 
   it("the bastion shape: the inventory names the bastion at its operator-side address; its segment is no instance's hosts' segment", () => {
