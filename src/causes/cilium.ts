@@ -68,7 +68,7 @@ export const ciliumCauses = defineCauses({
     meaning:
       "Cilium's k8s client (first in the config init container, `cilium-dbg build-config`, then the agent) tried for a minute and logged `Unable to contact k8s api-server` with the dial or TLS error; the pod stays in Init:CrashLoopBackOff (or CrashLoopBackOff). The evidence names the pod, the container and the address.",
     remedy:
-      'From the named node, reach the address it dials (curl -k https://<address>/readyz): check that the VIP is announced (kube-vip lease), that no firewall drops 6443 between the node and the VIP, and that the certificate covers the VIP; then delete the failing pod or rerun.',
+      'From the named node, reach the address it dials with bash, as a stock host has no curl (timeout 3 bash -c "</dev/tcp/<host>/<port>" && echo open, the host and port of that address): check that the VIP is announced (kube-vip lease), that no firewall drops 6443 between the node and the VIP, and that the certificate covers the VIP; then delete the failing pod or rerun.',
   },
   CILIUM_NODE_UNREACHABLE: {
     title: "Cilium's health probe from one node cannot reach another",
