@@ -58,7 +58,8 @@ export const k3sCauses = defineCauses({
     title: 'etcd refused to add the joiner: the cluster is not healthy enough',
     meaning:
       'etcd answered "unhealthy cluster" (a member is unreachable, so adding one would risk quorum) or "too many learner members" (another join is still a learner), or the server joined could not read etcd\'s member list ("failed to get etcd MemberList"), for a minute.',
-    remedy: 'Make every existing member healthy and reachable on tcp/2380 (sudo k3s kubectl get --raw /db/info lists the members; the EtcdIsVoter condition of each node says which is a voter), let a pending learner finish, then rerun with --resume.',
+    remedy:
+      'Make every existing member healthy and reachable on tcp/2380 (sudo k3s kubectl get --raw /db/info lists the members; the EtcdIsVoter condition of each node says which is a voter), let a pending learner finish, then rerun with --resume.',
   },
   ETCD_QUORUM_LOST: {
     title: 'etcd has lost quorum: a majority of its members is down',
