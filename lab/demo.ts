@@ -68,6 +68,7 @@ export async function main(): Promise<number> {
   mkdirSync(dirname(envState), { recursive: true, mode: 0o700 });
   // The inventory `lab up` wrote: every section, the GitOps fixture repository on the lab's git server.
   const inventory = lab.inventory;
+  // The CLI's default for environment `lab`, run from the repository: inventory/lab.yaml needs no flag.
   const flags = inventory === join(REPO_ROOT, 'inventory', 'lab.yaml') ? [] : ['--inventory', inventory];
   const build = await runBootstrap(['lab', ...flags, '--until', last, '--json'], stateEnv);
   if (build.code !== 0) {
