@@ -9,6 +9,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // This layer runs at a lower priority beside two labs in CI (scripts/test.mjs): vitest's 5 s default
+          // measured the neighbours (a real chart's render, a streamed upload ran out of it there). A test
+          // whose speed is its claim states its own budget.
+          testTimeout: 30_000,
         },
       },
       {
