@@ -169,7 +169,12 @@ const INJECTIONS: Record<string, Injection> = {
   },
   'disk-full': {
     inject: () => fault('k3s-lab-3', 'fill-disk'),
-    heal: () => fault('k3s-lab-3', 'free-disk'),
+    heal: async () => {
+      await fault('k3s-lab-3', 'free-disk');
+      // etcd's WAL is on that disk: its member may have failed a write while the disk was full, and the
+      // leader's EtcdIsVoter tick (15 s) reports it a voter again only after k3s has recovered.
+      await until('k3s-lab-3 a voter again after the disk was freed', 120_000, async () => (await voters())['k3s-lab-3'] === 'True' && nodesReady());
+    },
   },
   'clock-skew': {
     inject: () => fault('k3s-lab-2', 'clock-skew', '600'),
