@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fault, hostExec, paths } from '../../lab/api.ts';
+import { fault, hostExec, paths, wipe } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, holdLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, voters } from '../support/cluster.ts';
@@ -56,6 +56,8 @@ function editKnownHosts(edit: (lines: string[], i: number) => void, name: string
 const restores = new Map<string, () => void>();
 let holder: { done: Promise<unknown> } | undefined;
 let route = '';
+let agentScope = '';
+const HANG_DROP_IN_DIR = '/etc/systemd/system/k3s.service.d';
 let ss = '';
 let identity = { file: '', key: '' };
 
@@ -246,6 +248,47 @@ const INJECTIONS: Record<string, Injection> = {
       );
     },
   },
+  'vip-blocked-from-server': {
+    inject: () => fault('k3s-lab-2', 'block-egress', `${NET.vip}:6443`),
+    heal: () => fault('k3s-lab-2', 'unblock-egress', `${NET.vip}:6443`),
+  },
+  'agent-reinstalled': {
+    // A new disk and host key under the same address and name; the cluster still has the old host's Node.
+    inject: () => wipe(AGENT),
+    heal: async () => {
+      await kubectl(`delete node ${AGENT} --wait=true`);
+      await until(
+        `${AGENT}'s node-password Secret gone with its Node`,
+        60_000,
+        async () => (await kubectl(`get secret -n kube-system ${AGENT}.node-password.k3s --ignore-not-found -o name`)).stdout.trim() === '',
+      );
+    },
+  },
+  'join-stalled': {
+    setup: () => neverJoined('k3s-lab-3'),
+    // systemd runs the unit's ExecStartPre lines in order before k3s; this one never returns, and with
+    // TimeoutStartSec=0 (install.sh's) systemd waits for it for ever: no k3s process, no journal line of k3s's.
+    inject: async () =>
+      void (await hostExec(
+        'k3s-lab-3',
+        `mkdir -p ${HANG_DROP_IN_DIR} && printf '[Service]\nExecStartPre=/bin/sleep infinity\n' > ${HANG_DROP_IN_DIR}/fault-hang.conf && systemctl daemon-reload`,
+      )),
+    heal: async () =>
+      void (await hostExec('k3s-lab-3', `rm -f ${HANG_DROP_IN_DIR}/fault-hang.conf; systemctl daemon-reload; systemctl stop k3s.service; true`)),
+  },
+  'cilium-agent-hung': {
+    inject: async () => {
+      // The agent container's scope (containerd's systemd cgroup driver names it after the container id).
+      const id = (await hostExec('k3s-lab-3', 'k3s crictl ps --name cilium-agent --state running -q | head -n 1')).stdout.trim();
+      if (!id) throw new Error('no running cilium-agent container on k3s-lab-3');
+      agentScope = (
+        await hostExec('k3s-lab-3', `systemctl list-units --type=scope --plain --no-legend 'cri-containerd-${id}*' | awk '{ print $1 }' | head -n 1`)
+      ).stdout.trim();
+      if (!agentScope) throw new Error(`no scope unit for container ${id} on k3s-lab-3`);
+      await hostExec('k3s-lab-3', `systemctl kill --signal=SIGSTOP ${agentScope}`);
+    },
+    heal: async () => void (await hostExec('k3s-lab-3', `systemctl kill --signal=SIGCONT ${agentScope}`)),
+  },
   'rollout-vip-blocked': {
     // The shared checkout with one harmless value more (an extra env var of the agent container): a new pod
     // template, so `--only cilium` writes a new HelmChart and the DaemonSet rolls. Not published: no Flux here.
@@ -323,7 +366,14 @@ describeAsRoot('the lab fault matrix', () => {
         const servers = hosts()
           .filter((h) => h.role === 'server')
           .map((h) => h.name);
-        expect(await voters()).toEqual(Object.fromEntries(servers.map((s) => [s, 'True'])));
+        const allVoters = Object.fromEntries(servers.map((s) => [s, 'True']));
+        // A node the heal or the rerun brought back reports Ready, and a server's EtcdIsVoter, at their next
+        // heartbeat or the leader's next 15 s tick: waited for (bounded), then judged with what is seen.
+        await until('every server a voter, every node Ready', 120_000, async () => {
+          const seen = await voters();
+          return Object.keys(seen).length === servers.length && servers.every((n) => seen[n] === 'True') && nodesReady();
+        }).catch(() => undefined);
+        expect(await voters()).toEqual(allVoters);
         expect(await nodesReady()).toBe(true);
         expect((await kubectl(`get configmap ${MARKER} -n default -o jsonpath='{.data.written}'`)).stdout).toBe('before-the-faults');
         timings.push(

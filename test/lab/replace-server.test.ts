@@ -51,6 +51,22 @@ async function programs(host: string): Promise<string[]> {
   );
   return r.stdout.trim().split('\n').filter(Boolean);
 }
+const POD_VOLUME = '/var/lib/kubelet/pods/5d2c0b1e-0000-4000-8000-00000000000a/volumes/kubernetes.io~empty-dir/cache';
+const CNI_NETNS = 'cni-5d2c0b1e-0000-4000-8000-00000000000b';
+const PLANT_CONTAINER_LEFTOVERS = [
+  `mkdir -p ${POD_VOLUME} && mount -t tmpfs tmpfs ${POD_VOLUME}`,
+  `ip netns add ${CNI_NETNS}`,
+  `ip link add lxc5d2c0b1e0a type veth peer name eth0 netns ${CNI_NETNS}`,
+  'ip link add cilium_host type veth peer name cilium_net',
+].join(' && ');
+/** Mounts under kubelet's folder and /run/k3s, CNI network namespaces, Cilium's links and lxc veths on the host. */
+async function leftovers(host: string): Promise<string[]> {
+  const r = await hostExec(
+    host,
+    'awk \'$2 ~ "^(/run/k3s|/var/lib/kubelet)" { print "mount " $2 }\' /proc/self/mounts; ip netns list | awk \'$1 ~ /^cni-/ { print "netns " $1 }\'; ip -o link show | awk -F\': \' \'$2 ~ /^(cilium_|lxc)/ { sub(/@.*/, "", $2); print "link " $2 }\'',
+  );
+  return r.stdout.trim().split('\n').filter(Boolean);
+}
 const alive = async (host: string, pids: string[]) =>
   (await hostExec(host, `for p in ${pids.join(' ')}; do [ -d /proc/$p ] && echo $p; done; true`)).stdout.trim().split('\n').filter(Boolean);
 
@@ -140,12 +156,18 @@ describeAsRoot('bootstrap <env> --replace <server>', () => {
       const old = Object.keys(await containers('k3s-lab-3'));
       expect(old).toHaveLength(2);
       expect((await hostExec('k3s-lab-3', `sha256sum ${IMAGES_ON_HOST}`)).code).toBe(0);
+      // What real containers leave besides their processes (the twin's make none): a pod's volume mounted
+      // under kubelet's folder, a CNI network namespace with the pod's end of its lxc veth, Cilium's
+      // cilium_host/cilium_net pair.
+      await hostExec('k3s-lab-3', PLANT_CONTAINER_LEFTOVERS);
+      expect(await leftovers('k3s-lab-3')).toHaveLength(4);
       const replace = await block('replace', 'k3s-lab-3', 'k3s-lab-1');
       expect(replace.code, replace.stdout + replace.stderr).toBe(0);
       expect(replace.stdout).toContain('stop k3s and everything it started as k3s-killall.sh does (2 container shims and their processes');
       expect(replace.stdout).toContain('wipe the old state: /var/lib/rancher/k3s');
       // No process of the old containers is left; the new ones are others, in kubepods cgroups again.
       expect(await alive('k3s-lab-3', old)).toEqual([]);
+      expect(await leftovers('k3s-lab-3')).toEqual([]);
       expect(await voters()).toEqual(ALL_VOTERS);
       await expect.poll(async () => Object.keys(await containers('k3s-lab-3')).length, { timeout: 120_000, interval: 3_000 }).toBe(2);
       expect(await programs('k3s-lab-3')).toEqual(['cilium-agent', 'kube-vip']);

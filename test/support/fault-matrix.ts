@@ -13,6 +13,9 @@ import { joinerIsVoter } from '../../phases/k3s/gates.ts';
 import { fluxReady } from '../../phases/flux.ts';
 import { FLUX_POLL_MAX_MS } from '../../phases/flux/ready-wait.ts';
 import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
+import { vipAnswers } from '../../phases/kube-vip/vip-gate.ts';
+import { agentRegistered } from '../../phases/k3s/agent-gate.ts';
+import { ciliumAgentsLive } from '../../phases/verify/checks.ts';
 
 /**
  * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
@@ -381,6 +384,59 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: 'ciliumRolledOut.budgetMs (the config init container gives up after its minute of tries)',
     budgetFromGate: ciliumRolledOut.id,
     heal: 'the rule removed; the rerun waits for the kubelet to start the config container again',
+  },
+  {
+    id: 'vip-blocked-from-server',
+    fault: "a server's way to the VIP's 6443 blocked (a firewall on k3s-lab-2's way out; the VIP held and answering elsewhere)",
+    moment: "kube-vip's VIP gate",
+    trigger: { at: 'phase-start', phase: 'kube-vip' },
+    args: ['--only', 'kube-vip', '--json'],
+    cause: 'VIP_NOT_ANSWERING',
+    host: S2,
+    budgetMs: vipAnswers.budgetMs,
+    budget: "vipAnswers.budgetMs (a known failure in kube-vip's log would end it early; none here)",
+    budgetFromGate: vipAnswers.id,
+    heal: 'the rule removed',
+  },
+  {
+    id: 'agent-reinstalled',
+    fault: 'the agent host reinstalled (fresh disk: a new /etc/rancher/node/password) while its Node and node-password Secret remain',
+    moment: 'agents: the reinstalled agent registers',
+    trigger: { at: 'before' },
+    args: ['--until', 'agents', '--json'],
+    cause: 'NODE_PASSWORD_REJECTED',
+    host: AGENT,
+    budgetMs: agentRegistered.budgetMs,
+    budget: "agentRegistered.budgetMs (named at the agent's first refusal)",
+    budgetFromGate: agentRegistered.id,
+    heal: 'the old Node deleted (`k3s kubectl delete node`, which deletes its node-password Secret), as the remedy says',
+  },
+  {
+    id: 'join-stalled',
+    fault:
+      "a joining server's k3s never runs: its start hangs before k3s starts (an ExecStartPre that never returns, as a modprobe stuck in a broken module does) and nothing is logged",
+    moment: 'k3s-join starts k3s on a server that never joined',
+    trigger: S3_STARTS_K3S,
+    args: JOIN,
+    cause: 'JOIN_STALLED',
+    host: S3,
+    budgetMs: joinerIsVoter.budgetMs,
+    budget: 'joinerIsVoter.budgetMs (nothing in the journal to name earlier)',
+    budgetFromGate: joinerIsVoter.id,
+    heal: 'the hanging ExecStartPre removed and the start job cancelled (the rerun starts k3s)',
+  },
+  {
+    id: 'cilium-agent-hung',
+    fault: "the Cilium agent on a server hung (its container's processes frozen, SIGSTOP): its status API does not answer",
+    moment: "verify, before the Cilium agents' check",
+    trigger: { at: 'gate-start', gate: apiReady.id },
+    args: VERIFY,
+    cause: 'CILIUM_AGENTS_NOT_READY',
+    host: S3,
+    budgetMs: ciliumAgentsLive.budgetMs,
+    budget: 'ciliumAgentsLive.budgetMs',
+    budgetFromGate: ciliumAgentsLive.id,
+    heal: "the agent's processes continued (SIGCONT)",
   },
 ];
 
