@@ -27,7 +27,8 @@ export const kubeVipCauses = defineCauses({
     title: 'No kube-vip instance holds the control-plane lease',
     meaning:
       'The Lease kube-system/plndr-cp-lock has no holder within the budget, so no server announces the VIP. The kube-vip pod log excerpt is the evidence.',
-    remedy: 'Read the excerpt; check the kube-vip pods run on the servers (kubectl -n kube-system get pods -l app.kubernetes.io/name=kube-vip-ds -o wide).',
+    remedy:
+      'Read the excerpt; on a server (the VIP does not answer without a holder) check the kube-vip pods run on the servers: `sudo k3s kubectl -n kube-system get pods -l app.kubernetes.io/name=kube-vip-ds -o wide`. A holder that is no server of the inventory is another kube-vip announcing the VIP: remove it.',
   },
   VIP_NOT_ANSWERING: {
     title: 'The VIP lease is held, but the VIP does not answer on the API port',
