@@ -22,7 +22,8 @@ export const k3sCauses = defineCauses({
   TOKEN_CA_MISMATCH: {
     title: "The joiner's token pins a different cluster CA",
     meaning: 'k3s logged "token CA hash does not match": the token belongs to another cluster (or the founder was rebuilt).',
-    remedy: "Use this environment's token: delete the joiner's stale config or token override; if the founder was rebuilt, restore or rebuild deliberately.",
+    remedy:
+      "Rerun so that the engine writes this environment's token into the joiner's /etc/rancher/k3s/config.yaml (a token edited in by hand is replaced); if the founder was rebuilt by mistake, restore it (--restore), otherwise rebuild deliberately.",
   },
   TOKEN_REJECTED: {
     title: "The cluster refused the server's token",
@@ -93,7 +94,7 @@ export const k3sCauses = defineCauses({
     meaning:
       "k3s-agent was started with the VIP as its server, but no Node of its name appeared with a live heartbeat (its Lease in kube-node-lease renewed within 40 s), and its journal names no known failure. A Node left from the host's previous life does not count.",
     remedy:
-      'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on controlPlane.port (on the agent: timeout 3 bash -c "</dev/tcp/<vip>/<port>" && echo open).',
+      'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443 (on the agent: timeout 3 bash -c "</dev/tcp/<vip>/6443" && echo open).',
   },
   JOIN_STALLED: {
     title: 'The joiner did not become an etcd voter within its budget, for no known reason',

@@ -14,7 +14,7 @@ export const verifyCauses = defineCauses({
     meaning:
       "GET /readyz with the admin credentials failed through the named address (the VIP or a server's own address) from the named server, or the engine's TLS handshake to it (over its SSH connection to the founder) did not verify: that API server is down or unhealthy, or the path to it is blocked.",
     remedy:
-      'On the server owning the address (the VIP: its lease holder): systemctl status k3s, journalctl -u k3s; from the vantage the evidence names: sudo k3s kubectl --server https://<address>:<port> get --raw /readyz.',
+      'On the server owning the address (the VIP: its lease holder): systemctl status k3s, journalctl -u k3s; from the vantage the evidence names: sudo k3s kubectl --server https://<address>:6443 get --raw /readyz.',
   },
   COREDNS_NOT_READY: {
     title: 'CoreDNS is not ready',
