@@ -21,7 +21,7 @@ export const kubeVipCauses = defineCauses({
     meaning:
       'kube-vip logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST=127.0.0.1 / KUBERNETES_SERVICE_PORT=6443, so it waits for the CNI that waits for the VIP.',
     remedy:
-      'Use the DaemonSet bootstrap renders (both variables set); if another kube-vip manifest exists in the auto-deploy folder or the cluster, remove it.',
+      'Use the DaemonSet bootstrap renders (KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=6443 set: rerun bootstrap); if another kube-vip manifest exists in the auto-deploy folder or the cluster, remove it.',
   },
   VIP_LEASE_NOT_HELD: {
     title: 'No kube-vip instance holds the control-plane lease',
