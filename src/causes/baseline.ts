@@ -38,7 +38,8 @@ export const baselineCauses = defineCauses({
   MODULE_MISSING: {
     title: 'A kernel module k3s needs is neither loaded nor loadable',
     meaning: 'br_netfilter or overlay is not built in, not loaded, and modprobe cannot load it.',
-    remedy: 'Install the modules for the running kernel (linux-modules / linux-image package) or reboot into the installed kernel.',
+    remedy:
+      "The module named ships with the kernel's Debian package: reboot into the installed kernel (an upgraded kernel's modules replace the running one's), or reinstall the running kernel (`sudo apt-get install --reinstall linux-image-$(uname -r)`); `sudo modprobe <module>` must then load it. Rerun.",
   },
   CLOCK_SKEW: {
     title: "The host's clock is off from the operator's",
@@ -48,12 +49,13 @@ export const baselineCauses = defineCauses({
   DUPLICATE_HOST_IDENTITY: {
     title: 'Two hosts share a machine-id or product_uuid (cloned machines)',
     meaning: 'Kubernetes and etcd identify nodes by these; clones confuse node registration and etcd membership.',
-    remedy: 'On the clone: `rm /etc/machine-id && systemd-machine-id-setup` (and give VMs distinct UUIDs in the hypervisor), then rerun.',
+    remedy:
+      'A shared /etc/machine-id: on the clone `sudo rm /etc/machine-id && sudo systemd-machine-id-setup`; a shared product_uuid: give the VMs distinct UUIDs in the hypervisor. Then rerun.',
   },
   PORT_IN_USE: {
     title: 'A port k3s needs is held by another program',
     meaning: '6443, 2379, 2380 or 10250 is listening and the listener is not this k3s.',
-    remedy: 'Stop or reconfigure the program named in the evidence (ss -ltnp shows it), then rerun.',
+    remedy: 'Stop or reconfigure the program the evidence names so that it frees the port (`sudo ss -ltnp` shows who holds each), then rerun.',
   },
   DISK_LOW: {
     title: 'Too little free space under /var/lib/rancher',

@@ -5,13 +5,15 @@ export const ciliumCauses = defineCauses({
   GITOPS_SOURCE_INVALID: {
     title: 'The GitOps checkout cannot be read for this environment',
     meaning: 'The HelmRelease, the cluster-vars ConfigMap or a kustomization/patch of gitops.path is missing, malformed or does not apply. The file is named.',
-    remedy: 'Fix the named file in the GitOps repository (kustomize build <gitops.path> shows the same), or point the inventory at the right checkout/path.',
+    remedy:
+      'Fix the named file in the GitOps repository (kustomize build <gitops.path> shows most of the same), or point the inventory at the right file: gitops.checkout, gitops.path, cilium.helmRelease.',
   },
   UNRESOLVED_SUBSTITUTION: {
     title: 'A ${VAR} in the Cilium HelmRelease has no usable value for this environment',
     meaning:
       'The variable is not defined by the effective cluster-vars, is empty, or is a TBD placeholder. Flux would ship an empty or wrong value (the 2026-09-01 incident); nothing was installed.',
-    remedy: 'Define the variable in the environment overlay of cluster-vars (clusters/<env>/) with the real value, commit, and rerun.',
+    remedy:
+      'Define the variable with its real value in the cluster-vars of this environment (the evidence lists the files its variables are read from), commit, and rerun.',
   },
   CHART_VERSION_MISMATCH: {
     title: 'The Cilium chart in the artifacts is not the version the HelmRelease pins',
@@ -32,7 +34,8 @@ export const ciliumCauses = defineCauses({
   KPR_MISMATCH: {
     title: 'Cilium is not configured to replace kube-proxy',
     meaning: 'k3s runs with disable-kube-proxy, so without kubeProxyReplacement: true no one implements Services (the chart default is "false").',
-    remedy: 'Set kubeProxyReplacement: true in the HelmRelease values.',
+    remedy:
+      'Set kubeProxyReplacement: true in the HelmRelease values and rerun bootstrap; a running agent that still does not replace kube-proxy (bootstrap verify <env> names it) takes the value when its pod restarts.',
   },
   POD_CIDR_MISMATCH: {
     title: "Cilium's pod CIDR is not k3s's cluster-cidr",
@@ -61,7 +64,7 @@ export const ciliumCauses = defineCauses({
     meaning:
       'The agent logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST, so it cannot reach the API server without kube-proxy.',
     remedy:
-      'Check k8sServiceHost in the installed values (helm get values cilium -n kube-system) and the agent pod env; rerun bootstrap to reinstall with the VIP.',
+      "Check k8sServiceHost in the installed values (the HelmChart's spec.valuesContent: kubectl -n kube-system get helmchart -o yaml; once Flux owns Cilium, the HelmRelease's spec.values) and the agent pod env; rerun bootstrap to reinstall with the VIP.",
   },
   CILIUM_API_UNREACHABLE: {
     title: 'A Cilium pod cannot reach the API server at the address it dials',
@@ -75,18 +78,19 @@ export const ciliumCauses = defineCauses({
     meaning:
       "cilium-health in the named node's agent (cilium-health status --probe) failed to greet another node: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address and the ports; pods on those nodes cannot talk either.",
     remedy:
-      'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify.',
+      'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify <env>.',
   },
   CILIUM_AGENTS_NOT_READY: {
     title: 'The cilium DaemonSet did not roll out on every node within its budget',
     meaning:
       'Some agents are not Ready, or the HelmChart this run wrote was not installed (no newer Helm release revision deployed). The evidence names them with their last log lines, or the release revisions.',
-    remedy: 'kubectl -n kube-system get pods -l k8s-app=cilium -o wide; read the named agent logs (cilium-dbg status inside the pod).',
+    remedy:
+      'kubectl -n kube-system get pods -l k8s-app=cilium -o wide; read the named agent logs (cilium-dbg status inside the pod). When the evidence says the HelmChart was not installed, read its install job: kubectl -n kube-system logs job/helm-install-<release>.',
   },
   NODE_NOT_READY: {
     title: 'A node did not become Ready after Cilium rolled out',
     meaning: "The node's Ready condition stayed false (the reason is in the evidence), although its agent runs.",
-    remedy: 'kubectl describe node <name>; journalctl -u k3s on the node.',
+    remedy: 'kubectl describe node <name>; journalctl -u k3s on the node (k3s-agent on an agent).',
   },
   AGENT_SERVICE_HOST_DRIFT: {
     title: "A running Cilium agent's KUBERNETES_SERVICE_HOST is not the VIP",

@@ -27,7 +27,7 @@ export const engineCauses = defineCauses({
     meaning:
       'A file in the environment state folder (the journal, the cluster token or the kubeconfig) is torn or is not what the tool wrote, so the run cannot rely on it.',
     remedy:
-      'Restore the named file from a backup of the state folder (the token: from a backup made with bootstrap backup); a journal may be deleted, and the run then redoes every phase.',
+      'Restore the named file from a backup of the state folder (the token: from a backup made with bootstrap backup); a journal may be deleted, and the run then redoes every phase; a kubeconfig is written again, whole, by the next run (bootstrap <env>).',
   },
   INTERRUPTED: {
     title: 'The run was interrupted (Ctrl-C)',

@@ -38,7 +38,8 @@ export const fluxCauses = defineCauses({
     title: 'A Flux Kustomization waits on a dependency that fails',
     meaning:
       'The named Kustomization is the ROOT of a dependsOn chain: it is not Ready and nothing it depends on is the reason, so every Kustomization depending on it waits. Its own reason and message are in the evidence.',
-    remedy: 'kubectl -n flux-system describe kustomization <root>; fix what its message says in the GitOps repository, push, and rerun with --only flux.',
+    remedy:
+      'kubectl -n flux-system describe kustomization <root>; fix what its message says in the GitOps repository (a root that does not exist: add it, or fix the dependsOn name), push, and rerun with --only flux.',
   },
   FLUX_CRD_NOT_INSTALLED: {
     title: 'A Flux Kustomization applies a custom resource before its CRD exists',
@@ -69,13 +70,15 @@ export const fluxCauses = defineCauses({
     title: 'A Flux Kustomization did not become Ready',
     meaning:
       'It failed to apply (for a reason other than a missing CRD, a substitution or a build error), or was still not Ready when the budget ran out. Its Ready condition is in the evidence.',
-    remedy: 'kubectl -n flux-system describe kustomization <name>; flux events; fix what the message names and rerun with --only flux.',
+    remedy:
+      'kubectl -n flux-system describe kustomization <name>; flux events; fix what the message names and rerun with --only flux. When no Flux object became Ready at all, check the controllers run: kubectl -n flux-system get pods.',
   },
   FLUX_HELMRELEASE_NOT_READY: {
     title: "Flux's HelmRelease for Cilium did not become Ready",
     meaning:
       'The HelmRelease at cilium.helmRelease did not adopt (install or upgrade) the Cilium release within the budget, so the bootstrap keeps its HelmChart: nothing was handed over.',
-    remedy: 'kubectl -n <namespace> describe helmrelease <name>; helm history <release> -n <namespace>; fix and rerun with --only flux.',
+    remedy:
+      'kubectl -n <namespace> describe helmrelease <name>; its Helm release history: kubectl -n <namespace> get secrets -l owner=helm,name=<release>; fix and rerun with --only flux.',
   },
   HELMCHART_NOT_GONE: {
     title: "The bootstrap's Cilium HelmChart did not go at the hand-over",

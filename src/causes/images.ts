@@ -20,6 +20,6 @@ export const imageCauses = defineCauses({
     meaning:
       "The kubelet reports ErrImagePull or ImagePullBackOff for an add-on's container: the image was not imported on that node from agent/images and no registry is reachable from it.",
     remedy:
-      'Put an archive holding the image named in k3s.imageArchives (an OCI archive when the image is pinned by digest) and rerun: the engine places it on every node and k3s imports it within seconds.',
+      'Put an archive holding the image named in k3s.imageArchives (an OCI archive when the image is pinned by digest) and rerun: the engine places it on every node and k3s imports it within seconds. On a site with a registry, the kubelet message in the evidence says why the named node could not pull it.',
   },
 });

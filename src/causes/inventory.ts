@@ -18,7 +18,8 @@ export const inventoryCauses = defineCauses({
   INVENTORY_SCHEMA: {
     title: 'The inventory does not match the schema',
     meaning: 'A key is unknown, a value has the wrong type, or a required field is missing.',
-    remedy: 'Fix the key at the path named; inventory/schema.json describes every field (editors can validate with it).',
+    remedy:
+      'Fix the key or value at the path named (a file that cannot be read or parsed names no path: fix what its message names, the YAML line or the file itself); inventory/schema.json describes every field (editors can validate with it).',
   },
   ENVIRONMENT_MISMATCH: {
     title: "The inventory's environment is not its file name",

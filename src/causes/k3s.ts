@@ -16,12 +16,14 @@ export const k3sCauses = defineCauses({
   JOIN_FOUNDER_UNREACHABLE: {
     title: 'A joining server cannot reach the founder',
     meaning: 'k3s on the joiner logged "failed to get CA certs": the founder\'s :6443 refused or timed out.',
-    remedy: 'Check the founder is up (systemctl status k3s) and that the joiner can reach it on tcp/6443 (firewall, routing).',
+    remedy:
+      'Check the founder is up (systemctl status k3s) and that the joiner can reach it on tcp/6443 (firewall, routing; on the joiner: timeout 3 bash -c "</dev/tcp/<founder>/6443" && echo open).',
   },
   TOKEN_CA_MISMATCH: {
     title: "The joiner's token pins a different cluster CA",
     meaning: 'k3s logged "token CA hash does not match": the token belongs to another cluster (or the founder was rebuilt).',
-    remedy: "Use this environment's token: delete the joiner's stale config or token override; if the founder was rebuilt, restore or rebuild deliberately.",
+    remedy:
+      "Rerun so that the engine writes this environment's token into the joiner's /etc/rancher/k3s/config.yaml (a token edited in by hand is replaced); if the founder was rebuilt by mistake, restore it (--restore), otherwise rebuild deliberately.",
   },
   TOKEN_REJECTED: {
     title: "The cluster refused the server's token",
@@ -47,7 +49,8 @@ export const k3sCauses = defineCauses({
   CRITICAL_CONFIG_MISMATCH: {
     title: "The joiner's critical configuration differs from the cluster's",
     meaning: 'k3s refuses to join when critical args (cluster-cidr, service-cidr, flannel-backend, …) differ between servers. The flag is named.',
-    remedy: 'Make the inventory match what the cluster was built with (or rebuild the cluster), then rerun.',
+    remedy:
+      'Set the inventory field behind the flag named to what the cluster was built with (cluster-cidr: k3s.clusterCidr; service-cidr and cluster-dns: k3s.serviceCidr), or rebuild the cluster, then rerun.',
   },
   ETCD_PEER_UNREACHABLE: {
     title: "The joiner's etcd cannot reach its peers on tcp/2380",
@@ -71,12 +74,14 @@ export const k3sCauses = defineCauses({
   DUPLICATE_NODE_NAME: {
     title: 'An etcd member with this node name already exists',
     meaning: 'A stale member of a server that was rebuilt still holds the name: k3s logged "duplicate node name found".',
-    remedy: 'Remove the stale member: `kubectl delete node <name>` (never forced) on a healthy server, or use --replace <server>.',
+    remedy:
+      'Remove the stale member of that node name: `bootstrap <env> --replace <name>` deletes its Node so that k3s removes the member, then joins it again (runbooks/replace-server.md); by hand, `sudo k3s kubectl delete node <name>` (never forced) on a healthy server.',
   },
   NODE_PASSWORD_REJECTED: {
     title: 'The cluster rejected the node password of a rebuilt host',
     meaning: 'A host with this name registered before with another /etc/rancher/node/password.',
-    remedy: 'Delete the old Node object (kubectl delete node <name>) or the node-password secret, or use --replace <server>.',
+    remedy:
+      'On a healthy server, delete the old registration of that node name: `sudo k3s kubectl delete node <name>`, or its node-password secret (`sudo k3s kubectl -n kube-system delete secret <name>.node-password.k3s`), then rerun; a server can be replaced instead (--replace <name>).',
   },
   LEARNER_NOT_PROMOTED: {
     title: 'The joiner stayed an etcd learner',
@@ -88,7 +93,8 @@ export const k3sCauses = defineCauses({
     title: 'An agent did not register its Node within its budget',
     meaning:
       "k3s-agent was started with the VIP as its server, but no Node of its name appeared with a live heartbeat (its Lease in kube-node-lease renewed within 40 s), and its journal names no known failure. A Node left from the host's previous life does not count.",
-    remedy: 'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443.',
+    remedy:
+      'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443 (on the agent: timeout 3 bash -c "</dev/tcp/<vip>/6443" && echo open).',
   },
   JOIN_STALLED: {
     title: 'The joiner did not become an etcd voter within its budget, for no known reason',

@@ -14,6 +14,6 @@ export const kubeconfigCauses = defineCauses({
     meaning:
       'A context, cluster or user of the name to merge under exists in the target file and belongs to another cluster (another CA), or the file cannot be read as a kubeconfig. Nothing was written.',
     remedy:
-      'Merge under another name (`--context NAME`), or remove the old entries (`kubectl config delete-context NAME`, `delete-cluster`, `delete-user`) if that cluster is gone.',
+      'Merge under another name (`--context NAME`) or into another file (`--output FILE`), or remove the old entries (`kubectl config delete-context NAME`, `delete-cluster`, `delete-user`) if that cluster is gone.',
   },
 });

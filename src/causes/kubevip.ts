@@ -21,20 +21,21 @@ export const kubeVipCauses = defineCauses({
     meaning:
       'kube-vip logged an i/o timeout to the `kubernetes` ClusterIP (the first address of k3s.serviceCidr, 10.43.0.1 by default) on port 443: it runs without KUBERNETES_SERVICE_HOST=127.0.0.1 / KUBERNETES_SERVICE_PORT=6443, so it waits for the CNI that waits for the VIP.',
     remedy:
-      'Use the DaemonSet bootstrap renders (both variables set); if another kube-vip manifest exists in the auto-deploy folder or the cluster, remove it.',
+      'Use the DaemonSet bootstrap renders (KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=6443 set: rerun bootstrap); if another kube-vip manifest exists in the auto-deploy folder or the cluster, remove it.',
   },
   VIP_LEASE_NOT_HELD: {
     title: 'No kube-vip instance holds the control-plane lease',
     meaning:
       'The Lease kube-system/plndr-cp-lock has no holder within the budget, so no server announces the VIP. The kube-vip pod log excerpt is the evidence.',
-    remedy: 'Read the excerpt; check the kube-vip pods run on the servers (kubectl -n kube-system get pods -l app.kubernetes.io/name=kube-vip-ds -o wide).',
+    remedy:
+      'Read the excerpt; on a server (the VIP does not answer without a holder) check the kube-vip pods run on the servers: `sudo k3s kubectl -n kube-system get pods -l app.kubernetes.io/name=kube-vip-ds -o wide`. A holder that is no server of the inventory is another kube-vip announcing the VIP: remove it.',
   },
   VIP_NOT_ANSWERING: {
     title: 'The VIP lease is held, but the VIP does not answer on the API port',
     meaning:
       "A server holds plndr-cp-lock, yet the VIP does not answer with the cluster certificate from a server (k3s kubectl get --raw /livez through it) or from the operator's side (a TLS handshake over the SSH connection to the founder): ARP does not reach, a firewall drops, or the VIP is on the wrong NIC.",
     remedy:
-      'On the holder: `ip -4 addr` shows the VIP on the right NIC; from the failing server `sudo k3s kubectl --server https://<vip>:6443 get --raw /livez` and `ip neigh show <vip>`; check firewalls.',
+      'On the holder: `ip -4 addr` shows the VIP on the right NIC; from the failing server `sudo k3s kubectl --server https://<vip>:6443 get --raw /livez` (from an agent, which has no admin kubeconfig: `timeout 3 bash -c "</dev/tcp/<vip>/6443" && echo open`) and `ip neigh show <vip>`; check firewalls.',
   },
   VIP_CERT_MISSING_SAN: {
     title: "The API server's certificate does not name the VIP",

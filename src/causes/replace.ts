@@ -14,6 +14,6 @@ export const replaceCauses = defineCauses({
     meaning:
       "Its Node was deleted normally (never forced) so that k3s's finalizer removes its etcd member, but the Node or the member did not go within the budget, or a member of that server is left without a Node. Joining again under the same name would be refused as a duplicate.",
     remedy:
-      'Read the evidence (kubectl get node; sudo k3s kubectl get --raw /db/info on a surviving server), fix what keeps the finalizer from finishing (etcd health), then run the replace again.',
+      'Read the evidence (sudo k3s kubectl get node and sudo k3s kubectl get --raw /db/info on a surviving server), fix what keeps the finalizer from finishing (etcd health), then run the replace again.',
   },
 });

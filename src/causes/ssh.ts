@@ -8,7 +8,7 @@ export const sshCauses = defineCauses({
     meaning:
       'The TCP connection to the SSH port was refused or timed out (host down, wrong address, firewall), or the open connection was lost while a command ran (the host went down or off the network: it stopped answering the SSH keepalives).',
     remedy:
-      'Check the host is powered on and reachable and the address and port in the inventory are right; try `ssh -v` by hand; then rerun the same command (every step is idempotent).',
+      'Check the host is powered on and reachable and the address and port in the inventory are right (a name must resolve on this machine; behind ssh.bastion, the jump host must reach the address); try `ssh -v` by hand; then rerun the same command (every step is idempotent).',
   },
   SSH_HANDSHAKE_FAILED: {
     title: 'The host answered, but the SSH handshake failed',
@@ -33,7 +33,8 @@ export const sshCauses = defineCauses({
   SSH_IDENTITY_UNUSABLE: {
     title: 'The SSH identity file cannot be used',
     meaning: 'The identityFile named (inventory or ~/.ssh/config) is missing, unreadable, not a private key, or protected by a passphrase.',
-    remedy: 'Fix the path, or load a passphrase-protected key into the ssh-agent (`ssh-add FILE`) and leave identityFile unset.',
+    remedy:
+      'Fix the path (ssh.identityFile, or IdentityFile in ~/.ssh/config), or load a passphrase-protected key into the ssh-agent (`ssh-add FILE`) and leave identityFile unset.',
   },
   SSH_AUTH_FAILED: {
     title: 'The host refused the SSH login',
@@ -50,6 +51,6 @@ export const sshCauses = defineCauses({
     title: 'The host refused to open a TCP stream through SSH',
     meaning:
       'A tunnel (ssh direct-tcpip) to an address and port as seen from the host was refused: nothing listens there yet, or sshd forbids forwarding (AllowTcpForwarding no).',
-    remedy: 'On the host, check the port listens (`ss -tlnp`) and that sshd allows TCP forwarding (`sshd -T | grep allowtcpforwarding`).',
+    remedy: 'On the host, check the port listens (`ss -tlnp`) and that sshd allows TCP forwarding (`sudo sshd -T | grep allowtcpforwarding`).',
   },
 });

@@ -7,14 +7,14 @@ export const verifyCauses = defineCauses({
     meaning:
       'A server is not a voting member (absent, a learner, never started, or its EtcdIsVoter condition is False), or etcd lists a member that is no server of the inventory. Quorum is not what the inventory promises. The extra and missing members are named.',
     remedy:
-      'Read the list on a server: sudo k3s kubectl get --raw /db/info. A missing server: restart k3s on it and read its journal. An extra member with a Node: k3s kubectl delete node <name>; of no Node, once you are sure its host is gone: etcdctl member remove <id> (Debian etcd-client, with the client certificates under server/tls/etcd).',
+      'Read the list on a server: sudo k3s kubectl get --raw /db/info. A missing server: restart k3s on it and read its journal. An extra member with a Node: sudo k3s kubectl delete node <name>; of no Node, once you are sure its host is gone: etcdctl member remove <id> (Debian etcd-client, with the client certificates under server/tls/etcd).',
   },
   API_UNREACHABLE_VIA: {
     title: 'The API is not ready through one of its addresses, seen from a server or the operator',
     meaning:
       "GET /readyz with the admin credentials failed through the named address (the VIP or a server's own address) from the named server, or the engine's TLS handshake to it (over its SSH connection to the founder) did not verify: that API server is down or unhealthy, or the path to it is blocked.",
     remedy:
-      'On the server owning the address: systemctl status k3s, journalctl -u k3s; from the vantage: k3s kubectl --server https://<address>:6443 get --raw /readyz.',
+      'On the server owning the address (the VIP: its lease holder): systemctl status k3s, journalctl -u k3s; from the vantage the evidence names: sudo k3s kubectl --server https://<address>:6443 get --raw /readyz.',
   },
   COREDNS_NOT_READY: {
     title: 'CoreDNS is not ready',
@@ -28,6 +28,6 @@ export const verifyCauses = defineCauses({
     meaning:
       'With k3s stopped on the VIP holder, no other server answered on the VIP within the lease timing plus a margin, or the restarted server did not become an etcd voter again. The cluster is not highly available as built.',
     remedy:
-      'Read kube-vip logs on the other servers (kubectl -n kube-system logs -l app.kubernetes.io/name=kube-vip-ds); on the stopped server systemctl status k3s. The drill restarts k3s itself; check it runs.',
+      'Read the kube-vip logs from another server (the VIP may not answer): sudo k3s kubectl -n kube-system logs -l app.kubernetes.io/name=kube-vip-ds; on the stopped server systemctl status k3s. The drill restarts k3s itself; check it runs. A single-server inventory has no server to fail over to: the drill needs three.',
   },
 });

@@ -1,0 +1,1014 @@
+// Every cause's remedy fits what raises it (issue 16): it names the thing the stop's evidence names — the
+// port for PORT_IN_USE, the inventory field for an inventory contract, the package for TOOL_MISSING, the
+// module, the flag, the file, the section. One row per catalogue id (a cause added without a row fails the
+// first test): what the evidence names and how the remedy must name it, and an example of the stop — raised
+// by the real code where that code is pure, else built as its raise site builds it (its file is named). Both
+// halves are checked: the example's evidence must show the thing (so a row cannot claim what no stop says),
+// and the remedy the operator reads with it (`do:`) must name it too.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { allCauses, causeInfo, type CauseId } from '../../src/causes/catalogue.ts';
+import { CauseError, type Evidence, type Violation } from '../../src/errors.ts';
+import { validateInventory } from '../../src/inventory/index.ts';
+import { fromText } from '../../src/inventory/load.ts';
+import { missingSections } from '../../src/inventory/sections.ts';
+import { checkArtifacts } from '../../src/inventory/artifacts.ts';
+import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
+import { baselineStops, duplicateIdentities } from '../../phases/node-baseline/checks.ts';
+import { HOST_TOOLS, toolStops } from '../../phases/node-baseline/tools.ts';
+import { tokenStops } from '../../phases/k3s-founder.ts';
+import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
+import { checkTokenForm } from '../../src/k3s/cluster-token.ts';
+import { checkCiliumValues } from '../../phases/cilium/values-gates.ts';
+import { checkChartVersion, checkValuesSchema } from '../../phases/cilium/chart.ts';
+import { matchCiliumAgentLog } from '../../phases/cilium/agent-log.ts';
+import { matchKubeVipLog } from '../../phases/kube-vip/log-causes.ts';
+import { chooseVipInterface } from '../../phases/kube-vip/nic.ts';
+import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
+import { checkBackup } from '../../src/backup/checks.ts';
+import type { Backup } from '../../src/backup/store.ts';
+
+/** A stop as the operator gets it: a CauseError, or one violation of an inventory contract (exit 65). */
+type Example = CauseError | Violation;
+
+interface Row {
+  /** What the evidence names (matched against the example's message, host and evidence). */
+  names: RegExp;
+  /** How the remedy names the same thing (the same pattern unless the evidence words it otherwise). */
+  remedy?: RegExp;
+  example: () => Example;
+}
+
+// ---- examples raised by the real code -------------------------------------------------------------------
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/inventory/${name}.yaml`, import.meta.url), 'utf8');
+
+/** The first violation of `id` that validating the text gives (a fixture, or the valid one with an edit). */
+function violation(id: CauseId, text: string, file = 'valid.yaml'): Violation {
+  const found = validateInventory(text, file).violations.find((v) => v.id === id);
+  if (!found) throw new Error(`validating gave no ${id}`);
+  return found;
+}
+const broken = (name: string) => (id: CauseId) => violation(id, fixture(name), `${name}.yaml`);
+const validWith = (from: string, to: string) => {
+  const text = fixture('valid');
+  if (!text.includes(from)) throw new Error(`valid.yaml has no ${from}`);
+  return text.replace(from, to);
+};
+
+const loaded = (text = fixture('valid')) => fromText(text, 'valid.yaml', '/home/ops');
+
+/** The one stop of `id` among the stops a pure check returned. */
+function one(id: CauseId, stops: CauseError[]): CauseError {
+  const found = stops.find((s) => s.causeId === id);
+  if (!found) throw new Error(`the check gave ${stops.map((s) => s.causeId).join(', ') || 'no stop'}, not ${id}`);
+  return found;
+}
+
+const server: HostRef = { name: 'k3s-prod-1', address: '192.168.2.10', role: 'server', founder: true };
+const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });
+const now = 1_800_000_000;
+function healthyProbe(): ProbeResults {
+  return {
+    tools: ok('checked\n'),
+    arch: ok('x86_64\n'),
+    kernel: ok('6.1.0-18-amd64\n'),
+    cgroupfs: ok('cgroup2fs\n'),
+    bpf: ok('supported\n'),
+    br_netfilter: ok('present\n'),
+    overlay: ok('loadable\n'),
+    clock: ok(`${now + 0.4}\n`),
+    route: ok('default via 192.168.2.1 dev eth0\n'),
+    addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n2: eth0    inet 192.168.2.10/24 brd 192.168.2.255 scope global eth0\n'),
+    links: ok('1: lo: <LOOPBACK,UP> mtu 65536\n2: eth0@if7: <BROADCAST,UP> mtu 1500\n'),
+    ports: ok('0.0.0.0:6443 users:(("k3s-server",pid=812,fd=9)) k3s.service\n'),
+    disk: ok('/dev/sda1 100000000000 1000 90000000000 1% /\n'),
+  };
+}
+const baseline = (id: CauseId, change: ProbeResults, vipInterface = 'auto') =>
+  one(id, baselineStops({ host: server, probe: { ...healthyProbe(), ...change }, binaryArch: 'x86_64', operatorNow: now, vipInterface }));
+
+function identities(key: 'machineId' | 'productUuid'): CauseError {
+  const probe = (v: string) => ({
+    ...healthyProbe(),
+    machineId: ok('m-1\n'),
+    productUuid: ok(`${v}\n`),
+    ...(key === 'machineId' ? { machineId: ok('same\n') } : {}),
+  });
+  const seen = new Map<HostRef, ProbeResults>([
+    [server, probe(key === 'productUuid' ? 'same' : 'u-1')],
+    [{ ...server, name: 'k3s-prod-2', address: '192.168.2.11', founder: false }, probe(key === 'productUuid' ? 'same' : 'u-2')],
+  ]);
+  return one('DUPLICATE_HOST_IDENTITY', duplicateIdentities(seen));
+}
+
+/** A k3s journal line recorded from upstream (test/fixtures/upstream-lines/k3s.txt), named as the join gate names it. */
+const upstream = readFileSync(new URL('../fixtures/upstream-lines/k3s.txt', import.meta.url), 'utf8').split('\n');
+function journal(id: CauseId, containing: string, host = 'k3s-prod-2'): CauseError {
+  const line = upstream.find((l) => !l.startsWith('#') && l.includes(containing));
+  if (!line) throw new Error(`no upstream line has ${containing}`);
+  const m = matchJoinFailure(line);
+  if (m?.id !== id) throw new Error(`${containing} is named ${m?.id}, not ${id}`);
+  // As phases/k3s/gates.ts throws it.
+  return new CauseError(m.id, {
+    host,
+    message: m.detail ? `critical configuration mismatched: ${m.detail}` : undefined,
+    evidence: { command: 'journalctl -u k3s.service', seen: m.line, excerpt: m.line },
+  });
+}
+
+const expectations = {
+  vip: '192.168.2.9',
+  port: 6443,
+  clusterCidr: '10.42.0.0/16',
+  kubernetesIp: '10.43.0.1',
+  nodes: [{ name: 'k3s-prod-1', address: '192.168.2.10' }],
+};
+const values = (id: CauseId) => one(id, checkCiliumValues({}, expectations));
+
+function backupStop(id: CauseId): CauseError {
+  const backup = {
+    dir: 'backups/2026-11-30T05-40-12Z',
+    snapshot: 'backups/2026-11-30T05-40-12Z/snapshot',
+    tokenFile: 'backups/2026-11-30T05-40-12Z/cluster-token.json',
+    manifest: { id: '2026-11-30T05-40-12Z', k3sVersion: 'v1.34.1+k3s1', sha256: 'a'.repeat(64) },
+  } as Backup;
+  const token = id === 'BACKUP_TOKEN_MISSING' ? undefined : { secret: 'backup-secret' };
+  return one(id, checkBackup({ backup, token, snapshotSha256: 'b'.repeat(64), inventoryVersion: 'v1.33.5+k3s1', envToken: { secret: 'other-secret' } }));
+}
+
+/** What a raise site throws, built as that site builds it (the site is named in each row). */
+const stop =
+  (id: CauseId, evidence: Evidence, opts: { host?: string; message?: string } = {}) =>
+  () =>
+    new CauseError(id, { ...opts, evidence });
+
+// ---- the table --------------------------------------------------------------------------------------------
+
+const rows: Record<CauseId, Row | Row[]> = {
+  // inventory: src/inventory/contracts*.ts, schema-check.ts, parse.ts, placeholders.ts, sections.ts, artifacts.ts
+  INVENTORY_SCHEMA: [
+    { names: /servers\[1\]\.adress/, remedy: /at the path named/, example: () => broken('unknown-key')('INVENTORY_SCHEMA') },
+    { names: /YAML syntax error at line 5/, remedy: /the YAML line/, example: () => broken('syntax-error')('INVENTORY_SCHEMA') },
+  ],
+  ENVIRONMENT_MISMATCH: { names: /environment/, example: () => broken('environment-mismatch')('ENVIRONMENT_MISMATCH') },
+  NAME_INVALID: { names: /servers\[1\]\.name/, remedy: /Rename the node .* at the path named/, example: () => broken('name-invalid')('NAME_INVALID') },
+  FOUNDER_NOT_UNIQUE: { names: /founder: true/, example: () => broken('founder-none')('FOUNDER_NOT_UNIQUE') },
+  SERVER_COUNT_EVEN: { names: /an even count/, remedy: /an odd number of servers/, example: () => broken('server-count-even')('SERVER_COUNT_EVEN') },
+  DUPLICATE_NAME: { names: /is already the name of/, remedy: /its own name/, example: () => broken('duplicate-name')('DUPLICATE_NAME') },
+  DUPLICATE_ADDRESS: {
+    names: /servers\[2\]\.address/,
+    remedy: /the address at the path named/,
+    example: () => broken('duplicate-address')('DUPLICATE_ADDRESS'),
+  },
+  VIP_IS_NODE_ADDRESS: { names: /controlPlane\.vip/, example: () => broken('vip-is-node-address')('VIP_IS_NODE_ADDRESS') },
+  VIP_OUTSIDE_NODE_CIDR: { names: /network\.nodeCidr/, example: () => broken('vip-outside-node-cidr')('VIP_OUTSIDE_NODE_CIDR') },
+  VIP_IN_LB_POOL: { names: /network\.lbPool/, example: () => broken('vip-in-lb-pool')('VIP_IN_LB_POOL') },
+  GATEWAY_VIP_OUTSIDE_POOL: { names: /network\.gatewayVip/, example: () => broken('gateway-vip-outside-pool')('GATEWAY_VIP_OUTSIDE_POOL') },
+  CIDR_OVERLAP: { names: /overlaps/, remedy: /two networks named/, example: () => broken('cidr-overlap')('CIDR_OVERLAP') },
+  PLACEHOLDER_VALUE: { names: /controlPlane\.vip/, remedy: /at the path named/, example: () => broken('placeholders')('PLACEHOLDER_VALUE') },
+  WAIVER_INVALID: { names: /waive/, example: () => broken('waiver-invalid')('WAIVER_INVALID') },
+  ADDRESS_RESERVED: {
+    names: /network\.nodeCidr/,
+    example: () => violation('ADDRESS_RESERVED', validWith('vip: 192.168.2.9', 'vip: 192.168.2.255')),
+  },
+  LB_POOL_INVALID: {
+    names: /network\.lbPool/,
+    example: () => violation('LB_POOL_INVALID', validWith('lbPool: { start: 192.168.2.20,', 'lbPool: { start: 192.168.2.10,')),
+  },
+  INVENTORY_SECTION_MISSING: {
+    names: /flux section/,
+    example: () =>
+      missingSections(
+        loaded(fixture('valid').split('\nflux:')[0]).inventory,
+        { id: 'flux', before: 'verify' },
+        ['gitops', 'flux'],
+        'Flux syncs the repository',
+      )!,
+  },
+  ARTIFACT_MISSING: {
+    names: /cilium\.chart: .* does not exist/,
+    remedy: /Put the file at the path named/,
+    example: () => {
+      const { derived } = loaded();
+      const dirs = [derived.paths.k3sArtifacts, derived.paths.gitopsCheckout];
+      return one(
+        'ARTIFACT_MISSING',
+        checkArtifacts(derived, {
+          kind: (p) => (p === derived.paths.ciliumChart || p === derived.paths.sshKnownHostsFile ? 'missing' : dirs.includes(p) ? 'dir' : 'file'),
+        }),
+      );
+    },
+  },
+
+  // engine: src/engine/*.ts
+  GATE_FAILED: {
+    names: /budget/,
+    remedy: /run log/,
+    example: stop('GATE_FAILED', { seen: 'gate "VIP answers" did not end within its budget of 180 s' }, { host: 'k3s-prod-1' }),
+  },
+  PROBE_FAILED: {
+    names: /probes/,
+    remedy: /output so far/,
+    example: stop('PROBE_FAILED', {
+      command: 'sh -s (12 read-only probes, sudo)',
+      exitCode: null,
+      seen: 'the batch did not finish within its budget',
+      excerpt: 'partial',
+    }),
+  },
+  APPLY_FAILED: {
+    names: /systemctl restart k3s/,
+    remedy: /the command and its output/,
+    example: stop('APPLY_FAILED', { command: 'systemctl restart k3s', exitCode: 1, seen: 'exit 1', excerpt: 'Job for k3s.service failed' }),
+  },
+  LOCK_HELD: {
+    names: /another run|the holder/,
+    remedy: /other run/,
+    example: stop('LOCK_HELD', {
+      seen: 'run 2026-12-01T10-00-00Z of ops (refreshed 40 s ago) holds the lock',
+      command: 'sudo cat /var/lib/bootstrap/lock/owner   # the holder',
+    }),
+  },
+  STATE_FILE_CORRUPT: [
+    {
+      names: /journal/,
+      example: stop('STATE_FILE_CORRUPT', {
+        seen: 'journal.json cannot be read: Unexpected end of JSON input',
+        command: 'rm journal.json   # then the run redoes every phase',
+      }),
+    },
+    {
+      names: /kubeconfig/,
+      example: stop('STATE_FILE_CORRUPT', {
+        seen: 'kubeconfig cannot be read: not YAML',
+        command: 'bootstrap prod   # its cluster-access step writes the kubeconfig again',
+      }),
+    },
+  ],
+  INTERRUPTED: { names: /Ctrl-C/, remedy: /--resume/, example: stop('INTERRUPTED', { seen: 'Ctrl-C' }) },
+
+  // node-baseline: phases/node-baseline/*.ts
+  TOOL_MISSING: {
+    names: /apt-get install/,
+    example: () => one('TOOL_MISSING', toolStops(server, ok(`missing ${Object.keys(HOST_TOOLS).at(-1)}\nchecked\n`))),
+  },
+  K3S_VERSION_MISMATCH: {
+    names: /k3s\.version/,
+    // phases/node-baseline/k3s-version.ts
+    example: stop('K3S_VERSION_MISMATCH', { command: 'k3s --version', seen: 'the k3s binary is v1.32.0+k3s1, not v1.33.5+k3s1 (k3s.version)' }),
+  },
+  ARCH_UNSUPPORTED: {
+    names: /the k3s binary is built for/,
+    remedy: /k3s binary for the host architecture/,
+    example: () => baseline('ARCH_UNSUPPORTED', { arch: ok('aarch64\n') }),
+  },
+  KERNEL_TOO_OLD: { names: /kernel/, example: () => baseline('KERNEL_TOO_OLD', { kernel: ok('5.4.0-150-generic\n') }) },
+  CGROUP_V2_MISSING: { names: /cgroup/, example: () => baseline('CGROUP_V2_MISSING', { cgroupfs: ok('tmpfs\n') }) },
+  BPFFS_MISSING: { names: /bpf/i, example: () => baseline('BPFFS_MISSING', { bpf: { stdout: '', stderr: '', code: 1 } }) },
+  MODULE_MISSING: {
+    names: /br_netfilter is not built in/,
+    remedy: /modprobe <module>.*|The module named/,
+    example: () => baseline('MODULE_MISSING', { br_netfilter: ok('absent\n') }),
+  },
+  CLOCK_SKEW: { names: /clock/, remedy: /time sync/, example: () => baseline('CLOCK_SKEW', { clock: ok(`${now + 30}\n`) }) },
+  NO_DEFAULT_ROUTE: { names: /default route/, example: () => baseline('NO_DEFAULT_ROUTE', { route: ok('') }) },
+  NIC_NOT_FOUND: [
+    {
+      names: /no interface holds 192\.168\.2\.10/,
+      remedy: /the address in the inventory or on the host/,
+      example: () => baseline('NIC_NOT_FOUND', { addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n') }),
+    },
+    { names: /controlPlane\.interface/, example: () => baseline('NIC_NOT_FOUND', {}, 'eth9') },
+  ],
+  PORT_IN_USE: {
+    names: /0\.0\.0\.0:2379 is held by etcd/,
+    remedy: /the program the evidence names so that it frees the port/,
+    example: () => baseline('PORT_IN_USE', { ports: ok('0.0.0.0:2379 users:(("etcd",pid=99,fd=3)) etcd.service\n') }),
+  },
+  DISK_LOW: { names: /\/var\/lib\/rancher/, example: () => baseline('DISK_LOW', { disk: ok('/dev/sda1 100000000000 1000 1000000 99% /\n') }) },
+  DUPLICATE_HOST_IDENTITY: [
+    { names: /\/etc\/machine-id/, example: () => identities('machineId') },
+    { names: /product_uuid/, example: () => identities('productUuid') },
+  ],
+
+  // k3s-founder, k3s-join, agents: phases/k3s-founder.ts, phases/k3s/gates.ts, agent-gate.ts, src/k3s/journal-causes.ts
+  EXISTING_CLUSTER_FOUND: {
+    names: /datastore/,
+    example: stop(
+      'EXISTING_CLUSTER_FOUND',
+      { command: 'test -d /var/lib/rancher/k3s/server/db/etcd', seen: 'k3s-prod-2 holds a k3s datastore; the founder k3s-prod-1 does not' },
+      { host: 'k3s-prod-2' },
+    ),
+  },
+  STATE_TOKEN_MISMATCH: { names: /state folder/, example: () => one('STATE_TOKEN_MISMATCH', tokenStops('k3s-prod-1', 'a'.repeat(64), 'b'.repeat(64))) },
+  TOKEN_MALFORMED: { names: /cluster-token\.json/, example: () => captured(() => checkTokenForm({ secret: 'K10abc::server:pw' }, 'cluster-token.json')) },
+  FOUNDER_API_NOT_READY: {
+    names: /excerpt/,
+    remedy: /the excerpt \(journalctl -u k3s on the founder\)/,
+    example: stop(
+      'FOUNDER_API_NOT_READY',
+      { command: "k3s kubectl get --raw='/readyz'", exitCode: 1, seen: 'connection refused', excerpt: 'k3s[812]: … etcd: starting' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  JOIN_FOUNDER_UNREACHABLE: { names: /6443/, example: () => journal('JOIN_FOUNDER_UNREACHABLE', 'failed to get CA certs') },
+  TOKEN_CA_MISMATCH: {
+    names: /token/,
+    remedy: /token into the joiner's \/etc\/rancher\/k3s\/config\.yaml/,
+    example: () => journal('TOKEN_CA_MISMATCH', 'token CA hash does not match'),
+  },
+  TOKEN_REJECTED: { names: /token/, example: () => journal('TOKEN_REJECTED', 'encrypted with different token') },
+  CRITICAL_CONFIG_MISMATCH: {
+    names: /cluster-cidr/,
+    remedy: /cluster-cidr: k3s\.clusterCidr/,
+    example: () => journal('CRITICAL_CONFIG_MISMATCH', 'mismatched: ClusterIPRange.IP'),
+  },
+  ETCD_PEER_UNREACHABLE: { names: /2380/, example: () => journal('ETCD_PEER_UNREACHABLE', ':2380: connect: connection refused') },
+  ETCD_CLUSTER_UNHEALTHY: { names: /unhealthy/, remedy: /healthy/, example: () => journal('ETCD_CLUSTER_UNHEALTHY', 'etcdserver: unhealthy cluster') },
+  DUPLICATE_NODE_NAME: { names: /node name/, example: () => journal('DUPLICATE_NODE_NAME', 'duplicate node name found') },
+  NODE_PASSWORD_REJECTED: [
+    { names: /[Nn]ode password/, remedy: /node-password secret/, example: () => journal('NODE_PASSWORD_REJECTED', 'Node password rejected', 'worker-1') },
+    // An agent cannot be replaced (modes/replace.ts refuses it): the remedy must not send it there alone.
+    {
+      names: /worker-1/,
+      remedy: /sudo k3s kubectl delete node <name>/,
+      example: () => journal('NODE_PASSWORD_REJECTED', 'Node password rejected', 'worker-1'),
+    },
+  ],
+  ETCD_QUORUM_LOST: {
+    names: /k3s-prod-2 and k3s-prod-3 are back/,
+    remedy: /Bring the named servers back/,
+    example: stop(
+      'ETCD_QUORUM_LOST',
+      {
+        command: 'k3s kubectl get --raw /db/info (on each other server)',
+        seen: 'k3s-prod-2: k3s is not active; k3s-prod-3: no answer; k3s-prod-4: etcdserver: unhealthy cluster',
+      },
+      {
+        host: 'k3s-prod-2, k3s-prod-3',
+        message: 'etcd has lost quorum: 1 of its 3 members answer, 2 are needed; k3s-prod-4 cannot join until k3s-prod-2 and k3s-prod-3 are back',
+      },
+    ),
+  },
+  LEARNER_NOT_PROMOTED: {
+    names: /EtcdIsVoter is False/,
+    remedy: /learner/,
+    example: stop('LEARNER_NOT_PROMOTED', { command: 'k3s kubectl get node k3s-prod-2', seen: 'EtcdIsVoter is False', excerpt: '…' }, { host: 'k3s-prod-2' }),
+  },
+  JOIN_STALLED: {
+    names: /excerpt/,
+    example: stop(
+      'JOIN_STALLED',
+      { command: 'k3s kubectl get node k3s-prod-2', seen: 'k3s-prod-2 is not registered as a node', excerpt: '…' },
+      { host: 'k3s-prod-2' },
+    ),
+  },
+  AGENT_NOT_REGISTERED: {
+    names: /k3s-agent|Node worker-1/,
+    remedy: /journalctl -u k3s-agent on the agent/,
+    example: stop(
+      'AGENT_NOT_REGISTERED',
+      { command: 'k3s kubectl get node,lease worker-1', seen: 'no Node worker-1 yet', excerpt: 'k3s-agent[411]: Waiting to retrieve agent configuration' },
+      { host: 'worker-1' },
+    ),
+  },
+
+  // --replace: phases/k3s/replace-*.ts
+  QUORUM_AT_RISK: {
+    names: /other servers/,
+    example: stop(
+      'QUORUM_AT_RISK',
+      { command: "k3s kubectl get --raw='/readyz' on each other server", seen: 'k3s-prod-1: API ready; k3s-prod-2: no answer' },
+      { host: 'k3s-prod-3', message: 'Only 1 of the other servers answer; 2 of 3 etcd members are needed to replace k3s-prod-3' },
+    ),
+  },
+  ETCD_MEMBER_NOT_REMOVED: {
+    names: /\/db\/info/,
+    example: stop(
+      'ETCD_MEMBER_NOT_REMOVED',
+      { command: 'k3s kubectl delete node k3s-prod-3 (on k3s-prod-1); k3s kubectl get --raw /db/info', seen: 'the member k3s-prod-3-1a2b3c4d is still listed' },
+      { host: 'k3s-prod-3' },
+    ),
+  },
+
+  // kube-vip: phases/kube-vip/*.ts
+  VIP_INTERFACE_INVALID: {
+    names: /controlPlane\.interface/,
+    example: () =>
+      one(
+        'VIP_INTERFACE_INVALID',
+        chooseVipInterface('auto', [
+          { host: 'k3s-prod-1', nic: 'eth0' },
+          { host: 'k3s-prod-2', nic: 'ens18' },
+        ] as never).stops,
+      ),
+  },
+  KUBE_VIP_RBAC_MISSING: {
+    names: /system:kube-vip-role/,
+    example: stop('KUBE_VIP_RBAC_MISSING', {
+      command: 'kubectl get clusterrole system:kube-vip-role',
+      exitCode: 1,
+      seen: 'Error from server (NotFound): clusterroles.rbac.authorization.k8s.io "system:kube-vip-role" not found',
+    }),
+  },
+  KUBE_VIP_SERVICE_HOST_DEADLOCK: {
+    names: /10\.43\.0\.1:443/,
+    remedy: /KUBERNETES_SERVICE_HOST=127\.0\.0\.1/,
+    example: () =>
+      logStop(
+        matchKubeVipLog(
+          'E1201 12:00:00 leaderelection.go:336] error retrieving resource lock kube-system/plndr-cp-lock: Get "https://10.43.0.1:443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock": dial tcp 10.43.0.1:443: i/o timeout',
+          '10.43.0.1',
+        ),
+      ),
+  },
+  VIP_LEASE_NOT_HELD: {
+    names: /plndr-cp-lock/,
+    remedy: /on a server .*sudo k3s kubectl/,
+    example: stop(
+      'VIP_LEASE_NOT_HELD',
+      {
+        command: 'kubectl get lease -n kube-system plndr-cp-lock',
+        seen: 'no holder; https://192.168.2.9:6443/livez: connection refused',
+        excerpt: '(no kube-vip log)',
+      },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  VIP_NOT_ANSWERING: [
+    {
+      names: /192\.168\.2\.9:6443/,
+      remedy: /https:\/\/<vip>:6443/,
+      example: stop(
+        'VIP_NOT_ANSWERING',
+        { command: 'k3s kubectl --server https://192.168.2.9:6443 get --raw /livez', exitCode: 1, seen: 'the lease is held by k3s-prod-1, but i/o timeout' },
+        { host: 'k3s-prod-2' },
+      ),
+    },
+    // phases/k3s/agent-gate.ts: an agent's "failed to get CA certs" names the VIP; an agent has no admin kubeconfig.
+    {
+      names: /k3s-agent/,
+      remedy: /from an agent.*\/dev\/tcp/,
+      example: stop(
+        'VIP_NOT_ANSWERING',
+        { command: 'journalctl -u k3s-agent.service', seen: 'failed to get CA certs: dial tcp 192.168.2.9:6443: i/o timeout' },
+        { host: 'worker-1' },
+      ),
+    },
+  ],
+  VIP_CERT_MISSING_SAN: {
+    names: /certificate/,
+    example: stop('VIP_CERT_MISSING_SAN', {
+      command: 'TLS handshake to 192.168.2.9:6443',
+      seen: 'x509: certificate is valid for 10.43.0.1, 192.168.2.10, not 192.168.2.9',
+    }),
+  },
+
+  // cilium: phases/cilium/*.ts, src/gitops/*.ts
+  GITOPS_SOURCE_INVALID: [
+    {
+      names: /platform\/cilium\/helmrelease\.yaml/,
+      remedy: /the named file/,
+      example: stop('GITOPS_SOURCE_INVALID', { seen: 'platform/cilium/helmrelease.yaml: not valid YAML: bad indentation' }),
+    },
+    // src/gitops/values-source.ts: the HelmRelease file itself is not there.
+    {
+      names: /HelmRelease file does not exist/,
+      remedy: /cilium\.helmRelease/,
+      example: stop('GITOPS_SOURCE_INVALID', { seen: 'platform/cilium/helmrelease.yaml: the HelmRelease file does not exist or cannot be read' }),
+    },
+  ],
+  UNRESOLVED_SUBSTITUTION: {
+    names: /cluster-vars|variables .*read from/,
+    remedy: /cluster-vars/,
+    example: stop('UNRESOLVED_SUBSTITUTION', {
+      seen: 'K3S_API_HOST is not defined',
+      excerpt: 'platform/cilium/helmrelease.yaml: spec.values.k8sServiceHost: "${K3S_API_HOST}"\nvariables read from: clusters/prod/cluster-vars.yaml',
+    }),
+  },
+  CHART_VERSION_MISMATCH: {
+    names: /pins/,
+    remedy: /pinned version/,
+    example: () => one('CHART_VERSION_MISMATCH', checkChartVersion('1.19.5', { name: 'cilium', version: '1.18.0' }, 'cilium-1.18.0.tgz')),
+  },
+  SERVICE_HOST_NOT_VIP: { names: /k8sServiceHost/, example: () => values('SERVICE_HOST_NOT_VIP') },
+  SERVICE_PORT_MISMATCH: { names: /k8sServicePort/, example: () => values('SERVICE_PORT_MISMATCH') },
+  KPR_MISMATCH: [
+    { names: /kubeProxyReplacement/, example: () => values('KPR_MISMATCH') },
+    // phases/verify/checks.ts: the running agent, not the template.
+    {
+      names: /running Cilium agent/,
+      remedy: /running agent/,
+      example: stop(
+        'KPR_MISMATCH',
+        { command: 'cilium-dbg status -o json', seen: 'kube-proxy replacement False' },
+        { host: 'k3s-prod-2', message: 'The running Cilium agent on k3s-prod-2 does not replace kube-proxy' },
+      ),
+    },
+  ],
+  POD_CIDR_MISMATCH: { names: /clusterPoolIPv4PodCIDRList/, example: () => values('POD_CIDR_MISMATCH') },
+  ROLLOUT_TOO_WIDE: { names: /maxUnavailable/, example: () => values('ROLLOUT_TOO_WIDE') },
+  CGROUP_HOSTROOT_NOT_CGROUP2: {
+    names: /cgroup\.hostRoot/,
+    example: stop(
+      'CGROUP_HOSTROOT_NOT_CGROUP2',
+      {
+        command: 'stat -fc %T /run/cilium/cgroupv2',
+        excerpt: 'spec.values.cgroup.hostRoot: /run/cilium/cgroupv2',
+        seen: '/run/cilium/cgroupv2 is absent, not cgroup2fs',
+      },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  VALUES_SCHEMA_INVALID: {
+    names: /spec\.values\.debug\.enabled/,
+    remedy: /the value at the path named/,
+    example: () =>
+      one(
+        'VALUES_SCHEMA_INVALID',
+        checkValuesSchema(
+          { debug: { enabled: 'yes' } },
+          { type: 'object', properties: { debug: { type: 'object', properties: { enabled: { type: 'boolean' } } } } },
+        ),
+      ),
+  },
+  CILIUM_SERVICE_HOST_FALLBACK: {
+    names: /10\.43\.0\.1:443/,
+    remedy: /k8sServiceHost/,
+    example: () =>
+      logStop(
+        matchCiliumAgentLog(
+          'level=error msg="Unable to contact k8s api-server" error="Get \\"https://10.43.0.1:443/version\\": dial tcp 10.43.0.1:443: i/o timeout"',
+          '10.43.0.1',
+        ),
+      ),
+  },
+  CILIUM_API_UNREACHABLE: {
+    names: /192\.168\.2\.9:6443/,
+    remedy: /the address it dials/,
+    example: () =>
+      logStop(
+        matchCiliumAgentLog(
+          'level=error msg="Unable to contact k8s api-server" ipAddr="https://192.168.2.9:6443" error="dial tcp 192.168.2.9:6443: connect: connection refused"',
+          '10.43.0.1',
+        ),
+      ),
+  },
+  CILIUM_NODE_UNREACHABLE: {
+    names: /4240\/tcp/,
+    example: stop(
+      'CILIUM_NODE_UNREACHABLE',
+      {
+        command: 'cilium-health status --probe',
+        seen: 'k3s-prod-1 → k3s-prod-2 (192.168.2.11, node): connection timed out; open 4240/tcp and 8472/udp between them',
+      },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  CILIUM_AGENTS_NOT_READY: [
+    {
+      names: /agents Ready/,
+      remedy: /agent logs/,
+      example: stop(
+        'CILIUM_AGENTS_NOT_READY',
+        { command: 'kubectl get pods -n kube-system -l k8s-app=cilium', seen: '2 of 3 agents Ready; not Ready: cilium-x7 on k3s-prod-3' },
+        { host: 'k3s-prod-3' },
+      ),
+    },
+    // phases/cilium/rollout-gate.ts: the HelmChart this run wrote was not installed.
+    {
+      names: /helm-install-cilium/,
+      remedy: /job\/helm-install-<release>/,
+      example: stop('CILIUM_AGENTS_NOT_READY', {
+        command: 'kubectl get secrets -n kube-system -l owner=helm,name=cilium -L version,status; kubectl get jobs -n kube-system helm-install-cilium',
+        seen: 'no revision newer than 3 deployed',
+      }),
+    },
+  ],
+  NODE_NOT_READY: [
+    {
+      names: /not Ready/,
+      remedy: /describe node <name>/,
+      example: stop(
+        'NODE_NOT_READY',
+        { command: 'kubectl get nodes', seen: 'k3s-prod-2 not Ready: container runtime network not ready' },
+        { host: 'k3s-prod-2' },
+      ),
+    },
+    {
+      names: /worker-1/,
+      remedy: /k3s-agent on an agent/,
+      example: stop(
+        'NODE_NOT_READY',
+        { command: 'kubectl get nodes', seen: 'worker-1: NotReady' },
+        { host: 'worker-1', message: 'Node worker-1 is not Ready' },
+      ),
+    },
+  ],
+  AGENT_SERVICE_HOST_DRIFT: {
+    names: /agent cilium-abc dials/,
+    remedy: /named agent pods/,
+    example: () =>
+      one(
+        'AGENT_SERVICE_HOST_DRIFT',
+        checkAgentServiceHost([{ name: 'cilium-abc', node: 'k3s-prod-2', env: { KUBERNETES_SERVICE_HOST: '192.168.2.11' } }], '192.168.2.9', 6443, '10.43.0.1'),
+      ),
+  },
+
+  // verify: phases/verify/*.ts
+  ETCD_MEMBERS_MISMATCH: {
+    names: /\/db\/info/,
+    example: stop(
+      'ETCD_MEMBERS_MISMATCH',
+      { command: 'k3s kubectl get --raw /db/info (on k3s-prod-1); kubectl get nodes (EtcdIsVoter)', seen: 'missing: k3s-prod-3 (a learner)' },
+      { host: 'k3s-prod-3' },
+    ),
+  },
+  API_UNREACHABLE_VIA: {
+    names: /readyz/,
+    example: stop(
+      'API_UNREACHABLE_VIA',
+      {
+        command: 'k3s kubectl --server https://192.168.2.9:6443 get --raw /readyz --request-timeout=5s',
+        seen: 'https://192.168.2.9:6443/readyz from k3s-prod-2: i/o timeout',
+      },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  COREDNS_NOT_READY: {
+    names: /coredns/,
+    example: stop(
+      'COREDNS_NOT_READY',
+      { command: 'kubectl get deployment -n kube-system coredns -o json', seen: 'coredns: 0 of 1 replicas ready' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  FAILOVER_FAILED: [
+    {
+      names: /VIP did not move/,
+      remedy: /kube-vip logs from another server/,
+      example: stop(
+        'FAILOVER_FAILED',
+        { command: 'systemctl stop k3s (on k3s-prod-1); then from the other servers: …', seen: 'no other server holds the lease' },
+        { host: 'k3s-prod-1', message: 'The VIP did not move from k3s-prod-1 within 35 s (lease 15 s plus a margin)' },
+      ),
+    },
+    {
+      names: /one server/,
+      remedy: /single-server inventory/,
+      example: stop(
+        'FAILOVER_FAILED',
+        { seen: 'the inventory has one server: there is no other server to take the VIP' },
+        { host: 'k3s-prod-1', message: 'A single server cannot fail over' },
+      ),
+    },
+  ],
+
+  // flux: phases/flux.ts, phases/flux/*.ts
+  FLUX_INSTALL_INVALID: {
+    names: /flux install --export/,
+    example: stop('FLUX_INSTALL_INVALID', {
+      seen: 'defines no CustomResourceDefinition for GitRepository',
+      command: 'flux install --export > flux-install.yaml',
+    }),
+  },
+  FLUX_DEPLOY_KEY_UNUSABLE: {
+    names: /deploy-key/,
+    remedy: /flux\.deployKeyFile/,
+    example: stop(
+      'FLUX_DEPLOY_KEY_UNUSABLE',
+      { seen: 'prod-deploy-key is protected by a passphrase' },
+      { message: 'prod-deploy-key is protected by a passphrase' },
+    ),
+  },
+  FLUX_CRDS_NOT_ESTABLISHED: {
+    names: /CRD/,
+    remedy: /crd <name>/,
+    example: stop('FLUX_CRDS_NOT_ESTABLISHED', {
+      command: 'k3s kubectl wait --for condition=established crd …',
+      seen: 'kubectl wait ran out before every CRD had the condition Established=True',
+    }),
+  },
+  FLUX_CONTROLLER_CRASHLOOP: {
+    names: /feature-gate|unable to load feature gates/,
+    remedy: /unable to load feature gates/,
+    example: stop('FLUX_CONTROLLER_CRASHLOOP', {
+      command: 'kubectl -n flux-system logs source-controller-abc -c manager --previous',
+      seen: 'container manager of pod flux-system/source-controller-abc waiting CrashLoopBackOff',
+      excerpt: "unable to load feature gates: feature-gate 'Foo' not supported",
+    }),
+  },
+  FLUX_SOURCE_NOT_READY: {
+    names: /GitRepository/,
+    remedy: /deploy key/,
+    example: stop('FLUX_SOURCE_NOT_READY', { seen: 'GitRepository flux-system/flux-system is not Ready: AuthenticationFailed: ssh: unable to authenticate' }),
+  },
+  FLUX_DEPENDENCY_NOT_READY: [
+    {
+      names: /the root/,
+      remedy: /kustomization <root>/,
+      example: stop('FLUX_DEPENDENCY_NOT_READY', {
+        seen: 'Kustomization flux-system/apps waits on Kustomization flux-system/infra, the root, which is not Ready: BuildFailed: …',
+      }),
+    },
+    // phases/flux/root-cause.ts: a dependsOn naming a Kustomization that does not exist.
+    {
+      names: /does not exist/,
+      remedy: /does not exist: add it, or fix the dependsOn name/,
+      example: stop('FLUX_DEPENDENCY_NOT_READY', { seen: 'Kustomization flux-system/infra does not exist, and Kustomization flux-system/apps depends on it' }),
+    },
+  ],
+  FLUX_CRD_NOT_INSTALLED: {
+    names: /no matches for kind/,
+    remedy: /custom resource .* CRD/,
+    example: stop('FLUX_CRD_NOT_INSTALLED', {
+      seen: 'Kustomization flux-system/platform-config is not Ready: ReconciliationFailed: no matches for kind "CDI" in version "cdi.kubevirt.io/v1beta1"',
+    }),
+  },
+  FLUX_SUBSTITUTION_FAILED: {
+    names: /variable/,
+    example: stop('FLUX_SUBSTITUTION_FAILED', { seen: 'Kustomization flux-system/apps is not Ready: BuildFailed: variable not set (strict mode): "DOMAIN"' }),
+  },
+  FLUX_HEALTHCHECK_FAILED: {
+    names: /objects? .*not ready|HealthCheckFailed/,
+    remedy: /objects the message names/,
+    example: stop('FLUX_HEALTHCHECK_FAILED', {
+      seen: 'Kustomization flux-system/apps is not Ready: HealthCheckFailed: Deployment/apps/web status: InProgress; objects not ready',
+    }),
+  },
+  FLUX_BUILD_FAILED: {
+    names: /kustomize build|BuildFailed/,
+    remedy: /kustomize build/,
+    example: stop('FLUX_BUILD_FAILED', { seen: 'Kustomization flux-system/apps is not Ready: BuildFailed: kustomize build failed: accumulating resources' }),
+  },
+  FLUX_RECONCILIATION_FAILED: [
+    {
+      names: /Kustomization/,
+      remedy: /kustomization <name>/,
+      example: stop('FLUX_RECONCILIATION_FAILED', { seen: 'Kustomization flux-system/apps is not Ready: ReconciliationFailed: …' }),
+    },
+    // phases/flux/ready-wait.ts: nothing became Ready at all.
+    {
+      names: /controllers may not run/,
+      remedy: /controllers run/,
+      example: stop('FLUX_RECONCILIATION_FAILED', {
+        seen: 'no GitRepository or Kustomization of Flux was seen Ready within the budget (the Flux controllers may not run)',
+      }),
+    },
+  ],
+  FLUX_HELMRELEASE_NOT_READY: {
+    names: /HelmRelease/i,
+    remedy: /helmrelease <name>/,
+    example: stop('FLUX_HELMRELEASE_NOT_READY', {
+      command: 'kubectl get helmreleases.helm.toolkit.fluxcd.io -n kube-system cilium -o json',
+      seen: 'HelmRelease kube-system/cilium is not Ready: UpgradeFailed: …',
+    }),
+  },
+  HELMCHART_NOT_GONE: {
+    names: /finalizers/,
+    remedy: /finalizer/,
+    example: stop('HELMCHART_NOT_GONE', { seen: 'HelmChart kube-system/cilium is still there and Terminating, held by the finalizers [example.com/hold]' }),
+  },
+  CILIUM_PARITY_DRIFT: {
+    names: /HelmRelease/,
+    example: stop('CILIUM_PARITY_DRIFT', {
+      command: 'kubectl get helmrelease -n kube-system cilium -o jsonpath={.spec.values}',
+      seen: 'the HelmRelease values differ at k8sServiceHost',
+    }),
+  },
+
+  // images: src/images/*.ts
+  IMAGE_ARCHIVE_INVALID: {
+    names: /sha256/,
+    example: stop('IMAGE_ARCHIVE_INVALID', { command: 'sha256sum images/cilium.tar', seen: 'its sha256 is 1234, the inventory says abcd' }),
+  },
+  IMAGE_NOT_IN_ARCHIVES: {
+    names: /image archives/,
+    remedy: /k3s\.imageArchives/,
+    example: stop('IMAGE_NOT_IN_ARCHIVES', {
+      command: 'tar -xOf <archive> index.json (or manifest.json)',
+      seen: 'cilium pulls quay.io/cilium/cilium:v1.19.5, which is in none of the image archives (cilium.tar)',
+    }),
+  },
+  IMAGE_NOT_AVAILABLE: {
+    names: /k3s\.imageArchives/,
+    example: stop(
+      'IMAGE_NOT_AVAILABLE',
+      { seen: 'pod kube-system/cilium-x on worker-1: container cilium-agent waiting ImagePullBackOff' },
+      { host: 'worker-1', message: 'quay.io/cilium/cilium:v1.19.5 is not on worker-1 and cannot be pulled: add an archive holding it to k3s.imageArchives' },
+    ),
+  },
+
+  // backup and restore: src/backup/*.ts, phases/k3s/restore-*.ts
+  BACKUP_NOT_FOUND: {
+    names: /manifest\.json/,
+    remedy: /--list/,
+    example: stop('BACKUP_NOT_FOUND', { command: 'ls backups/2026-11-30', seen: 'no manifest.json in backups/2026-11-30' }),
+  },
+  BACKUP_TOKEN_MISSING: { names: /cluster token|cluster-token\.json/, remedy: /cluster-token\.json/, example: () => backupStop('BACKUP_TOKEN_MISSING') },
+  SNAPSHOT_CHECKSUM_MISMATCH: { names: /sha256/, example: () => backupStop('SNAPSHOT_CHECKSUM_MISMATCH') },
+  SNAPSHOT_VERSION_NEWER: { names: /k3s v1\.34\.1\+k3s1/, remedy: /k3s\.version/, example: () => backupStop('SNAPSHOT_VERSION_NEWER') },
+  RESTORE_TOKEN_CONFLICT: { names: /cluster-token\.json/, example: () => backupStop('RESTORE_TOKEN_CONFLICT') },
+  CLUSTER_RESET_FAILED: {
+    names: /excerpt/,
+    example: stop(
+      'CLUSTER_RESET_FAILED',
+      { command: 'k3s server --cluster-reset --cluster-reset-restore-path=…', exitCode: 1, seen: 'fatal', excerpt: '… fatal' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  BACKUP_FAILED: {
+    names: /etcd-snapshot/,
+    remedy: /--server NAME/,
+    example: stop(
+      'BACKUP_FAILED',
+      { command: 'k3s etcd-snapshot save --name bootstrap-backup', exitCode: 1, seen: 'no space left on device' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  RESTORE_INCOMPLETE: {
+    names: /missing/,
+    example: stop(
+      'RESTORE_INCOMPLETE',
+      { command: 'k3s kubectl get <every listable type> -A', seen: '2 missing: ConfigMap/apps/web, Secret/apps/db' },
+      { host: 'k3s-prod-1', message: "2 of the backup's 140 objects are missing after the restore" },
+    ),
+  },
+
+  // connecting: src/transport/*.ts
+  SSH_UNREACHABLE: [
+    {
+      names: /SSH port/,
+      remedy: /address and port in the inventory/,
+      example: stop(
+        'SSH_UNREACHABLE',
+        { command: 'ssh -v -p 22 ops@192.168.2.10 true', seen: 'ECONNREFUSED: connect ECONNREFUSED 192.168.2.10:22' },
+        { host: 'k3s-prod-1', message: 'k3s-prod-1 (192.168.2.10:22) does not answer on its SSH port' },
+      ),
+    },
+    {
+      names: /does not resolve/,
+      remedy: /must resolve/,
+      example: stop(
+        'SSH_UNREACHABLE',
+        { command: 'getent hosts k3s-prod-1.lan', seen: 'ENOTFOUND: getaddrinfo ENOTFOUND k3s-prod-1.lan' },
+        { host: 'k3s-prod-1', message: 'k3s-prod-1.lan does not resolve' },
+      ),
+    },
+    {
+      names: /jump host/,
+      remedy: /jump host/,
+      example: stop(
+        'SSH_UNREACHABLE',
+        {
+          command: 'ssh -J ops@192.168.2.1:2222 -p 22 ops@192.168.2.10 true',
+          seen: 'the jump host bastion could not open a TCP stream to 192.168.2.10:22: connection refused',
+        },
+        { host: 'k3s-prod-1' },
+      ),
+    },
+  ],
+  SSH_HANDSHAKE_FAILED: {
+    names: /ssh -v/,
+    example: stop(
+      'SSH_HANDSHAKE_FAILED',
+      { command: 'ssh -v -p 22 ops@192.168.2.10 true', seen: 'no matching key exchange algorithm' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  HOST_KEY_UNKNOWN: {
+    names: /ssh-keyscan/,
+    example: stop(
+      'HOST_KEY_UNKNOWN',
+      { command: 'ssh-keyscan -p 22 -t ed25519 192.168.2.10 >> ~/.ssh/known_hosts', excerpt: 'ssh-ed25519 SHA256:abc', seen: 'first contact' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  HOST_KEY_MISMATCH: {
+    names: /known_hosts/i,
+    example: stop(
+      'HOST_KEY_MISMATCH',
+      { command: 'ssh-keygen -R 192.168.2.10 -f ~/.ssh/known_hosts', seen: 'the host presented another key' },
+      { host: 'k3s-prod-1', message: 'host key of 192.168.2.10:22 differs from ~/.ssh/known_hosts line 3' },
+    ),
+  },
+  SSH_IDENTITY_UNUSABLE: {
+    names: /identity file|ssh-keygen -y/,
+    remedy: /ssh\.identityFile/,
+    example: stop(
+      'SSH_IDENTITY_UNUSABLE',
+      { command: 'ssh-keygen -y -f ~/.ssh/id_ed25519', seen: '~/.ssh/id_ed25519 is protected by a passphrase' },
+      { host: 'k3s-prod-1', message: 'identity file ~/.ssh/id_ed25519 is protected by a passphrase' },
+    ),
+  },
+  SSH_AUTH_FAILED: {
+    names: /user ops/,
+    remedy: /ssh\.user/,
+    example: stop(
+      'SSH_AUTH_FAILED',
+      { command: 'ssh -v -p 22 ops@192.168.2.10 true', seen: 'user ops: the host accepted none of: identity file ~/.ssh/id_ed25519' },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  SUDO_NEEDS_PASSWORD: {
+    names: /sudo/,
+    example: stop('SUDO_NEEDS_PASSWORD', { command: 'sudo -n true', seen: '`sudo -n true` exited 1: sudo wants a password' }, { host: 'k3s-prod-1' }),
+  },
+  SSH_FORWARD_FAILED: {
+    names: /direct-tcpip/,
+    remedy: /TCP forwarding/,
+    example: stop(
+      'SSH_FORWARD_FAILED',
+      {
+        command: 'ssh -p 22 ops@192.168.2.10 ss -tln',
+        seen: 'direct-tcpip to 127.0.0.1:6443 from k3s-prod-1: (SSH) Channel open failure: administratively prohibited',
+      },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+
+  // bootstrap kubeconfig: cli/kubeconfig-command.ts
+  KUBECONFIG_NOT_FETCHED: {
+    names: /does not exist/,
+    remedy: /bootstrap <env>/,
+    example: stop(
+      'KUBECONFIG_NOT_FETCHED',
+      { seen: 'the state folder kubeconfig does not exist' },
+      { message: 'No kubeconfig for prod in its state folder yet' },
+    ),
+  },
+  KUBECONFIG_MERGE_REFUSED: {
+    names: /another cluster/,
+    remedy: /--context NAME/,
+    example: stop(
+      'KUBECONFIG_MERGE_REFUSED',
+      { seen: 'cluster prod has another CA' },
+      { message: '~/.kube/config already holds "prod" for another cluster, or is no kubeconfig' },
+    ),
+  },
+};
+
+/** The stop a log matcher names, as the gate that read the log throws it. */
+function logStop(m: { causeId: CauseId; line: string } | undefined): CauseError {
+  if (!m) throw new Error('the log matcher named nothing');
+  return new CauseError(m.causeId, { host: 'k3s-prod-1', evidence: { command: 'kubectl logs …', seen: m.line } });
+}
+
+/** The CauseError a check throws. */
+function captured(f: () => unknown): CauseError {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof CauseError) return err;
+    throw err;
+  }
+  throw new Error('nothing was thrown');
+}
+
+/** Everything of a stop the operator reads before `do:` (src/view/format.ts), and the remedy after it. */
+function read(id: CauseId, ex: Example): { evidence: string; remedy: string } {
+  if (ex instanceof CauseError) {
+    expect(ex.causeId, 'the example is a stop of its row').toBe(id);
+    const e = ex.evidence;
+    return {
+      evidence: [ex.message, ex.host && `on ${ex.host}`, e.seen, e.command, e.excerpt && `excerpt: ${e.excerpt}`].filter(Boolean).join('\n'),
+      remedy: ex.remedy,
+    };
+  }
+  expect(ex.id, 'the example is a violation of its row').toBe(id);
+  return { evidence: `${ex.path} ${ex.message}`, remedy: causeInfo(id).remedy };
+}
+
+describe("each cause's remedy names what its evidence names", () => {
+  it('has a row for every cause of the catalogue, and none for a cause it lacks', () => {
+    const ids = allCauses().map((c) => c.id);
+    expect(
+      ids.filter((id) => !Object.hasOwn(rows, id)),
+      'causes without a row',
+    ).toEqual([]);
+    expect(
+      Object.keys(rows).filter((id) => !ids.includes(id as CauseId)),
+      'rows of no cause',
+    ).toEqual([]);
+  });
+
+  const cases = (Object.entries(rows) as [CauseId, Row | Row[]][]).flatMap(([id, r]) =>
+    [r].flat().map((row, i, all) => [all.length > 1 ? `${id} (${i + 1})` : id, id, row] as const),
+  );
+
+  it.each(cases)('%s', (_name, id, row) => {
+    const { evidence, remedy } = read(id, row.example());
+    expect(evidence, `${id}: the example's evidence names ${row.names}`).toMatch(row.names);
+    expect(remedy, `${id}: the remedy names ${row.remedy ?? row.names}`).toMatch(row.remedy ?? row.names);
+  });
+
+  it('fails a remedy that does not fit (the check is not a tautology)', () => {
+    // PORT_IN_USE's remedy as it read before issue 16: it named the program, never the port.
+    const stale = 'Stop or reconfigure the program named in the evidence (ss -ltnp shows it), then rerun.';
+    const row = rows.PORT_IN_USE as Row;
+    expect(stale).not.toMatch(row.remedy!);
+    // A remedy of another cause fits none of the rows that name a specific thing.
+    expect(causeInfo('DISK_LOW').remedy).not.toMatch((rows.MODULE_MISSING as Row).remedy!);
+  });
+});
