@@ -38,7 +38,8 @@ export const sudoWantsPassword = (stderr: string): boolean => NEEDS_PASSWORD.tes
 
 /**
  * Check, once per connection, that sudo works without a password. Throws SUDO_NEEDS_PASSWORD when sudo
- * would ask; GATE_FAILED when sudo fails for another reason (not installed, user not allowed at all).
+ * would ask; TOOL_MISSING when sudo is not installed;
+ * GATE_FAILED when sudo fails for another reason (the user not allowed at all).
  */
 export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
   const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? SUDO_PROBE_BUDGET_MS, signal: opts.signal });
@@ -53,12 +54,20 @@ export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; ti
       evidence: { ...evidence, seen: `\`${SUDO_PROBE}\` exited ${r.code}: sudo wants a password` },
     });
   }
+  if (r.code === 127) {
+    // The shell's "command not found": the host lacks the sudo package, as node-baseline's TOOL_MISSING names any other program.
+    throw new CauseError('TOOL_MISSING', {
+      host: remote.host,
+      message: `sudo is not installed on ${remote.host} (Debian package sudo)`,
+      evidence: { ...evidence, seen: 'sudo: command not found (Debian package sudo)' },
+    });
+  }
   throw new CauseError('GATE_FAILED', {
     host: remote.host,
     message: `sudo does not work on ${remote.host}`,
     evidence: {
       ...evidence,
-      seen: r.code === null ? `\`${SUDO_PROBE}\` did not finish` : r.code === 127 ? 'sudo is not installed' : `\`${SUDO_PROBE}\` exited ${r.code}`,
+      seen: r.code === null ? `\`${SUDO_PROBE}\` did not finish` : `\`${SUDO_PROBE}\` exited ${r.code}`,
     },
   });
 }
