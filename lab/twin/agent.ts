@@ -14,7 +14,7 @@ import { log } from './log.ts';
 import { notifyReady } from './notify.ts';
 import { fetchJSON, fetchText } from './server/fetch.ts';
 import { nodeIP, nodeName } from './server/netinfo.ts';
-import { cniReady } from './server/node.ts';
+import { cniReady, machineIdentity } from './server/node.ts';
 import { hashCA, parseToken } from './token.ts';
 import { K3S_COMMIT, K3S_VERSION } from './version.ts';
 import { ApiStore } from './api/client-store.ts';
@@ -131,7 +131,11 @@ export async function runAgent(s: Settings): Promise<void> {
   for (;;) {
     try {
       await via('/v1-k3s/node', (u) =>
-        fetchJSON(u, { ca, auth: { user: 'node', password: t.password }, body: { name, ip, password, cniReady: cniReady(cniDirs), labels } }),
+        fetchJSON(u, {
+          ca,
+          auth: { user: 'node', password: t.password },
+          body: { name, ip, password, cniReady: cniReady(cniDirs), labels, ...machineIdentity() },
+        }),
       );
       if (!ready) {
         ready = true;

@@ -3,7 +3,11 @@
 // pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction). A Node alone proves nothing on a rebuilt host:
 // the Node of the host's previous life stays until someone deletes it, and its Ready condition's heartbeat
 // is rewritten only every 5 minutes when nothing changed. Its journal names a failure at once (a rebuilt
-// host with the same name, a token of another cluster, the VIP unreachable), as for servers.
+// host with the same name, a token of another cluster, the VIP unreachable), as for servers. And a lease
+// alone proves nothing either when the host was reinstalled a moment ago: the old kubelet's last renewal
+// is still fresh. The Node names the machine its kubelet runs on (nodeInfo.machineID, kubelet's
+// /etc/machine-id: kubernetes/kubernetes v1.33.5 pkg/kubelet/nodestatus/setters.go MachineInfo), so a Node
+// of another machine-id is not this host's kubelet: it has not registered (yet).
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
@@ -15,6 +19,15 @@ import { poll } from '../../src/engine/poll.ts';
 export interface NodeLeaseView {
   renewTime?: string;
   leaseDurationSeconds?: number;
+}
+
+/** Whether the Node's kubelet runs on this host: the machine-ids agree (unknown on either side: no verdict, true). */
+export function machineOf(nodeMachineId: string, hostMachineId: string): { same: boolean; seen: string } {
+  if (!nodeMachineId || !hostMachineId || nodeMachineId === hostMachineId) return { same: true, seen: '' };
+  return {
+    same: false,
+    seen: `its Node was registered by another machine (machine-id ${nodeMachineId}; this host's is ${hostMachineId}): the host was reinstalled and its kubelet has not registered`,
+  };
 }
 
 /** How the agent's heartbeat looks at `nowMs`: fresh, or what was seen instead (for the evidence). */
@@ -39,11 +52,20 @@ export const agentRegistered: Gate = {
     const founder = founderRef(ctx.inventory)[0];
     const cursor = ctx.facts.get(host.name, journalCursor);
     let seen = 'no Node of this name';
+    const hostMachineId =
+      (
+        await ctx
+          .remote(host)
+          .exec('cat /etc/machine-id', { timeoutMs: 10_000, signal })
+          .catch(() => undefined)
+      )?.stdout.trim() ?? '';
     const registered = await poll(ctx, signal, {
       everyMs: 2_000,
       look: async () => {
-        const node = await kubectl(ctx, founder, `get node ${host.name} -o name`, 10_000).catch(() => undefined);
-        if (node?.code === 0 && node.stdout.trim()) {
+        const node = await kubectl(ctx, founder, `get node ${host.name} -o jsonpath='{.status.nodeInfo.machineID}'`, 10_000).catch(() => undefined);
+        const machine = machineOf(node?.stdout.trim() ?? '', hostMachineId);
+        if (node?.code === 0 && !machine.same) seen = machine.seen;
+        else if (node?.code === 0) {
           const lease = await kubectl(ctx, founder, `get lease -n kube-node-lease ${host.name} -o jsonpath='{.spec}'`, 10_000).catch(() => undefined);
           const spec = lease?.code === 0 ? parseSpec(lease.stdout) : undefined;
           const judged = leaseFreshness(spec, ctx.clock.now());

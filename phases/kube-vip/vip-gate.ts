@@ -106,6 +106,11 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
 
 /** Budget: k3s applies the manifest, kube-vip starts and one lease duration passes, with a wide margin. */
 const VIP_BUDGET_MS = 60_000 + LEASE_TIMING.duration * 4_000;
+/**
+ * The end of the budget kept for naming the cause: a look may take its 15 s (kubectl through the VIP), then
+ * the diagnosis reads the pods, kube-vip's log, its RBAC and the lease, all before the budget ends.
+ */
+const DIAGNOSIS_RESERVE_MS = 25_000;
 
 export const vipAnswers: Gate = {
   id: 'vip-answers',
@@ -117,6 +122,7 @@ export const vipAnswers: Gate = {
     let last: Answer = { ok: false, certificate: false, seen: 'not tried', command: '' };
     const answered = await poll(ctx, signal, {
       everyMs: POLL_MS,
+      withinMs: VIP_BUDGET_MS - DIAGNOSIS_RESERVE_MS,
       look: async () => {
         last = await answerFromServer(ctx, host);
         if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);

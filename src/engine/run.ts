@@ -204,7 +204,9 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
   const budget = new AbortController();
   const onAbort = () => budget.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
-  const graceMs = 1_000;
+  // The grace is the gate's time to name what it saw after its budget fired (a look or two on the hosts,
+  // a few seconds over SSH on a busy host): a tenth of the budget, 1 to 10 s.
+  const graceMs = Math.min(10_000, Math.max(1_000, gate.budgetMs / 10));
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([

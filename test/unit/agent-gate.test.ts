@@ -24,17 +24,19 @@ describe('leaseFreshness', () => {
 });
 
 describe('agentRegistered', () => {
-  const answering = (lease: string) => ({
+  /** The node's kubelet on machine `nodeMachine`, the host `hostMachine`, its journal `journal`. */
+  const answering = (lease: string, { nodeMachine = 'm-1', hostMachine = 'm-1', journal = '' } = {}) => ({
     host: 'x',
     close: async () => undefined,
     exec: async (cmd: string) => {
       const out = (stdout: string, code = 0) => ({ command: cmd, stdout, stderr: '', code, durationMs: 1 });
-      if (cmd.includes('get node')) return out('node/agent-1\n');
+      if (cmd.includes('get node')) return out(nodeMachine);
       if (cmd.includes('get lease')) return out(lease);
-      return out(''); // journalctl: nothing known
+      if (cmd.includes('machine-id')) return out(`${hostMachine}\n`);
+      return out(journal); // journalctl
     },
   });
-  const run = async (lease: string) => {
+  const run = async (lease: string, machines?: Parameters<typeof answering>[1]) => {
     const { ctx } = fixture({ check: false, hosts: [founder, agent] });
     const inventory = { derived: { servers: [founder], agents: [agent], founder } } as any;
     const ended = new AbortController();
@@ -46,7 +48,7 @@ describe('agentRegistered', () => {
           ...ctx,
           inventory,
           clock: { now: () => T, sleep: async (_ms: number, signal?: AbortSignal) => signal?.throwIfAborted() },
-          remote: () => answering(lease) as any,
+          remote: () => answering(lease, machines) as any,
         },
         ended.signal,
       )
@@ -63,5 +65,25 @@ describe('agentRegistered', () => {
     expect(err.evidence.seen).toBe(
       'its Node exists, but its Lease was last renewed 7200 s ago (2026-12-01T08:00:00.000000Z; it lasts 40 s): no kubelet of this name is running',
     );
+  });
+
+  const fresh = JSON.stringify({ holderIdentity: 'agent-1', leaseDurationSeconds: 40, renewTime: '2026-12-01T09:59:55.000000Z' });
+  it("a host reinstalled a moment ago: the old kubelet's Lease is fresh, but the Node is another machine's, so it has not registered", async () => {
+    const err = await run(fresh, { nodeMachine: 'old0machine', hostMachine: 'new1machine' });
+    expect(err.causeId).toBe('AGENT_NOT_REGISTERED');
+    expect(err.evidence.seen).toBe(
+      "its Node was registered by another machine (machine-id old0machine; this host's is new1machine): the host was reinstalled and its kubelet has not registered",
+    );
+  });
+
+  it('names the refusal its journal shows on the reinstalled host: NODE_PASSWORD_REJECTED', async () => {
+    const journal =
+      "Waiting to retrieve agent configuration; server is not ready: /var/lib/rancher/k3s/agent/serving-kubelet.crt: Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry, try enabling a unique node name with the --with-node-id flag\n";
+    const err = await run(fresh, { nodeMachine: 'old0machine', hostMachine: 'new1machine', journal });
+    expect(err.causeId).toBe('NODE_PASSWORD_REJECTED');
+  });
+
+  it('a Node without a machine-id (or a host that does not say) is judged by its Lease alone', async () => {
+    expect(await run(fresh, { nodeMachine: '', hostMachine: 'new1machine' })).toBeUndefined();
   });
 });

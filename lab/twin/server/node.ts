@@ -4,7 +4,7 @@
 //
 // Ready hook for a CNI twin: the node is Ready once any *.conf/*.conflist/*.json exists in one of the CNI
 // config directories (/etc/cni/net.d or <data-dir>/agent/etc/cni/net.d) — the same signal containerd uses.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { K3S_VERSION } from '../version.ts';
 
 export const NOT_READY_MESSAGE =
@@ -18,6 +18,25 @@ export interface NodeFacts {
   cniReady: boolean;
   labels?: Record<string, string>;
   taints?: any[];
+  /** The machine the kubelet runs on: /etc/machine-id and this boot's id (empty when unknown). */
+  machineID?: string;
+  bootID?: string;
+}
+
+/**
+ * What kubelet reports of its machine in nodeInfo (kubernetes/kubernetes v1.33.5
+ * pkg/kubelet/nodestatus/setters.go MachineInfo: MachineID, SystemUUID and BootID from cadvisor's MachineInfo,
+ * which reads /etc/machine-id and /proc/sys/kernel/random/boot_id).
+ */
+export function machineIdentity(root = ''): { machineID: string; bootID: string } {
+  const read = (f: string) => {
+    try {
+      return readFileSync(`${root}${f}`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  return { machineID: read('/etc/machine-id'), bootID: read('/proc/sys/kernel/random/boot_id') };
 }
 
 export function cniReady(dirs: string[]): boolean {
@@ -104,9 +123,9 @@ export function desiredNode(f: NodeFacts, existing?: any): any {
         containerRuntimeVersion: 'containerd://1.7.27-k3s1',
         kubeletVersion: K3S_VERSION,
         kubeProxyVersion: K3S_VERSION,
-        machineID: '',
+        machineID: f.machineID ?? existing?.status?.nodeInfo?.machineID ?? '',
         systemUUID: '',
-        bootID: '',
+        bootID: f.bootID ?? existing?.status?.nodeInfo?.bootID ?? '',
       },
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
     },

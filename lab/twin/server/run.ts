@@ -19,7 +19,7 @@ import { startHttps, unauthorized } from './https.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { ManifestDeployer } from './manifests.ts';
 import { nodeIP, nodeName } from './netinfo.ts';
-import { cniReady, desiredNode, etcdStatusCondition, type MemberStatus, type NodeFacts } from './node.ts';
+import { cniReady, desiredNode, etcdStatusCondition, machineIdentity, type MemberStatus, type NodeFacts } from './node.ts';
 import { serverPaths } from './paths.ts';
 import { handleSupervisor } from './supervisor.ts';
 import { NODE_PASSWORD_FILE, NodePasswordRejected, deleteNodePassword, nodePassword, verifyLocalPassword, verifyNodePassword } from './node-password.ts';
@@ -140,7 +140,14 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
         if (e instanceof NodePasswordRejected) log.error(`Sending HTTP 403 response to ${String(b.ip)}: ${e.message}`);
         throw e;
       }
-      await upsertNode(store, { name: String(b.name), ip: String(b.ip), server: false, cniReady: Boolean(b.cniReady), labels: b.labels });
+      await upsertNode(store, {
+        name: String(b.name),
+        ip: String(b.ip),
+        server: false,
+        cniReady: Boolean(b.cniReady),
+        labels: b.labels,
+        ...(typeof b.machineID === 'string' && { machineID: b.machineID, bootID: String(b.bootID ?? '') }),
+      });
       await renewNodeLease(store, String(b.name));
       return { ok: true };
     },
@@ -192,7 +199,15 @@ export async function runServer(s: Settings, opts: ServerOptions = {}): Promise<
   log.info(`Wrote kubeconfig ${p.kubeconfig}`);
 
   const facts = async (): Promise<NodeFacts> => {
-    return { name: c.node, ip: c.ip, server: true, etcdMember: booted.memberName, cniReady: cniReady(p.cniDirs), labels: labelsFrom(list(s, 'node-label')) };
+    return {
+      name: c.node,
+      ip: c.ip,
+      server: true,
+      etcdMember: booted.memberName,
+      cniReady: cniReady(p.cniDirs),
+      labels: labelsFrom(list(s, 'node-label')),
+      ...machineIdentity(),
+    };
   };
   let registered = false;
   const heartbeat = async () => {
