@@ -6,17 +6,22 @@ import type { TimedEvent } from '../../src/view/report-model.ts';
 
 export const RUN_START = Date.UTC(2025, 0, 2, 3, 4, 5);
 
+/** Start and duration (ms) of every bar the report must draw, by row and title. */
+export const EXPECTED_BARS: { phase: string; host: string; title: string; startMs: number; durationMs: number }[] = [];
+
 const events: TimedEvent[] = [];
 const at = (ms: number, event: EngineEvent) => events.push({ at: RUN_START + ms, event });
 
 function step(phase: string, host: string, id: string, title: string, from: number, to: number, status: 'ok' | 'changed', changes: string[] = []) {
   at(from, { type: 'step-start', phase, step: id, title, host });
   at(to, { type: 'step-end', phase, step: id, title, host, status, changes: changes.map((summary) => ({ summary, detail: '' })), durationMs: to - from });
+  EXPECTED_BARS.push({ phase, host, title, startMs: from, durationMs: to - from });
 }
 
 function gate(phase: string, host: string, id: string, title: string, from: number, to: number, budgetMs: number, status: 'ok' | 'failed') {
   at(from, { type: 'gate-start', phase, gate: id, title, host, budgetMs });
   at(to, { type: 'gate-end', phase, gate: id, title, host, status, durationMs: to - from });
+  EXPECTED_BARS.push({ phase, host, title, startMs: from, durationMs: to - from });
 }
 
 at(0, { type: 'warning', message: "the inventory pins no k3s version for the agents: they take the servers' version" });
