@@ -141,7 +141,8 @@ function itemRow(i: Item, spanMs: number): string {
   const instant = i.kind === 'check' || i.kind === 'waived' || i.status === 'skipped' || i.status === 'would-wait';
   // A wait reads against its budget: "ok · 20 s of 5 min".
   const took = instant ? '' : ` · ${formatDuration(i.end - i.start)}${i.budgetMs !== undefined ? ` of ${formatDuration(i.budgetMs)}` : ''}`;
-  const meta = `${STATUS_LABEL[i.status]}${took}`;
+  const said = i.kind === 'waived' ? 'waived' : i.kind === 'check' && i.status === 'failed' ? 'failed' : STATUS_LABEL[i.status];
+  const meta = `${said}${took}`;
   const colour = colourOf(i);
   const data = `data-kind="${i.kind}" data-status="${i.status}" data-start-ms="${i.start}" data-duration-ms="${i.end - i.start}"`;
   const drawn = instant

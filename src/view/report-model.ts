@@ -141,7 +141,7 @@ export function buildModel(events: TimedEvent[]): ReportModel {
         add(e, { kind: 'check', id: e.check, title: e.title, start: t, end: t, status: e.ok ? 'ok' : 'failed', notes: e.detail ? [e.detail] : [] });
         break;
       case 'waived':
-        add(e, { kind: 'waived', id: e.cause, title: `${e.cause} waived`, start: t, end: t, status: 'ok', notes: [e.reason] });
+        add(e, { kind: 'waived', id: e.cause, title: e.cause, start: t, end: t, status: 'ok', notes: [e.reason] });
         break;
       case 'warning':
         m.warnings.push(e.host ? `${e.host}: ${e.message}` : e.message);

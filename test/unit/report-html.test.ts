@@ -187,4 +187,20 @@ describe('the run report', () => {
     expect(page).toContain('<li>would write /etc/x</li>');
     expect(page).toMatch(/<div class="mark would-wait" data-kind="gate" data-status="would-wait"/);
   });
+
+  it('a failed check reads failed and a waiver names its cause and reason, each a mark at its time', () => {
+    const page = render(
+      timed(
+        [0, { type: 'run-start', env: 'dev', check: false, phases: ['verify'], waivers: [] }],
+        [0, { type: 'phase-start', phase: 'verify', title: 'Prove the cluster', hosts: ['a'] }],
+        [1_000, { type: 'waived', phase: 'verify', host: 'a', cause: 'DISK_LOW', reason: 'lab disks are small' }],
+        [2_000, { type: 'check', phase: 'verify', check: 'etcd', title: 'etcd voters', host: 'a', ok: false, detail: '2 of 3 voters' }],
+        [4_000, { type: 'run-end', summary: { ...summary, durationMs: 4_000 } }],
+      ),
+    );
+    expect(page).toMatch(/waived · DISK_LOW <span class="meta">waived<\/span>.*data-kind="waived"[^>]*style="left:25.000%".*<li>lab disks are small<\/li>/);
+    expect(page).toMatch(
+      /check · etcd voters <span class="meta">failed<\/span>.*<div class="mark failed" data-kind="check"[^>]*style="left:50.000%".*<li>2 of 3 voters<\/li>/,
+    );
+  });
 });
