@@ -1,18 +1,22 @@
 // The run report as a browser draws it: Debian's headless Chromium lays the page out, a probe added to a
 // copy of it measures every bar and the stop, and the test checks that each step's and gate's bar sits
 // where its start puts it and is as long as its duration says, that the stop's row is drawn, visible,
-// under the gate it stopped, and that the stop's colour is on the stopped gate and on nothing else.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// under the gate it stopped, and that the stop's colour is on the stopped gate and on nothing else; a
+// screenshot of the page as it is (no probe) shows those colours painted where the bars were measured.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { renderReport } from '../../src/view/report-html.ts';
 import { chromium, describeWithChromium } from '../support/chromium.ts';
+import { decodePng, type Image } from '../support/png.ts';
 import { EXPECTED_BARS, STOPPED_RUN } from '../support/report-events.ts';
 
 const SPAN_MS = 100_000; // the run of report-events.ts, from its first event to its run-end
 const STOP_RED = 'rgb(211, 47, 47)';
+// Tall enough that the whole page is in the screenshot; the same for the measuring and the painting.
+const WINDOW = ['--window-size=1400,1600', '--hide-scrollbars', '--force-device-scale-factor=1'];
 
 interface Box {
   left: number;
@@ -45,17 +49,22 @@ document.documentElement.setAttribute('data-measure', btoa(unescape(encodeURICom
 describeWithChromium('the run report in headless Chromium', () => {
   let dir: string;
   let m: Measured;
+  let shot: Image;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'bootstrap-report-browser-'));
     const page = renderReport([...STOPPED_RUN], { runId: 'run-1' });
     const file = join(dir, 'report.html');
-    writeFileSync(file, page.replace('</body>', `${PROBE}</body>`));
-    const dom = await chromium(['--window-size=1400,1000', '--dump-dom', pathToFileURL(file).href], 20_000);
+    const probed = join(dir, 'probed.html');
+    writeFileSync(file, page);
+    writeFileSync(probed, page.replace('</body>', `${PROBE}</body>`));
+    const dom = await chromium([...WINDOW, '--dump-dom', pathToFileURL(probed).href], 20_000);
     const encoded = /data-measure="([A-Za-z0-9+/=]+)"/.exec(dom)?.[1];
     expect(encoded, `the probe ran in the page; the DOM was:\n${dom.slice(0, 500)}`).toBeDefined();
     m = JSON.parse(Buffer.from(encoded!, 'base64').toString('utf8'));
-  }, 30_000);
+    await chromium([...WINDOW, `--screenshot=${join(dir, 'report.png')}`, pathToFileURL(file).href], 20_000);
+    shot = decodePng(readFileSync(join(dir, 'report.png')));
+  }, 45_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('draws every step and gate at its start, as long as its duration, on one scale', () => {
@@ -97,5 +106,16 @@ describeWithChromium('the run report in headless Chromium', () => {
     const top = m.stops.find((s) => !s.inTimeline)!;
     expect(top.cause).toBe('JOIN_FOUNDER_UNREACHABLE');
     expect(top.top).toBeLessThan(m.track.top);
+  });
+
+  it('paints them: the stopped gate and the stop in red, a wait in purple, a change in blue, where they were measured', () => {
+    expect([shot.width, shot.height]).toEqual([1400, 1600]);
+    const centre = (b: Box) => shot.rgb(b.left + b.width / 2, b.top + b.height / 2);
+    const failed = m.bars.find((b) => b.status === 'failed')!;
+    expect(centre(failed)).toEqual([211, 47, 47]);
+    expect(centre(m.bars.find((b) => b.title.startsWith('The API serves:'))!)).toEqual([106, 27, 154]);
+    expect(centre(m.bars.find((b) => b.title.startsWith('Install k3s:') && b.start === 14_000)!)).toEqual([21, 101, 192]);
+    const stop = m.stops.find((s) => s.inTimeline)!;
+    expect(shot.rgb(stop.left + 2, stop.top + stop.height / 2)).toEqual([211, 47, 47]);
   });
 });
