@@ -10,7 +10,9 @@ import type { HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { CauseError } from '../../src/errors.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
-import { topologyFor } from '../support/engine-fixture.ts';
+import { managedFile } from '../../phases/steps/managed-file.ts';
+import { hosts, topologyFor } from '../support/engine-fixture.ts';
+import { LocalRemote } from '../support/local-remote.ts';
 
 const SECRET = 'K10feedface::server:s3cr3t-password';
 
@@ -100,4 +102,54 @@ it("the terminal's last lines say where the log and the report are", () => {
   const summary = { ok: 1, changed: 0, wouldChange: 0, stopped: 0, durationMs: 1_000, check: false, phaseDurations: {} };
   plainRenderer((l) => lines.push(l))({ type: 'run-end', summary, logFile: 'runs/r.log', reportFile: 'runs/r.html' });
   expect(lines.slice(-2)).toEqual(['log: runs/r.log', 'report: runs/r.html']);
+});
+
+it("a gate stopped on one host mid-phase: the report shows the stop on that host's row of that phase", async () => {
+  const H = hosts('h1', 'h2');
+  const dir = mkdtempSync(join(tmpdir(), 'bootstrap-report-files-'));
+  const phase: Phase = {
+    id: 'files',
+    title: 'Write the motd',
+    hosts: () => H,
+    concurrency: 4,
+    steps: [
+      managedFile({ id: 'motd', title: 'motd', path: (h) => join(dir, `${h.name}.motd`), local: async () => undefined, content: () => 'hi\n', mode: '0644' }),
+    ],
+    gates: [
+      {
+        id: 'seen',
+        title: 'The motd is seen',
+        budgetMs: 5_000,
+        readOnly: true,
+        run: async (h: HostRef) => {
+          if (h.name === 'h2') throw new CauseError('GATE_FAILED', { host: 'h2', evidence: { seen: '<b>no motd</b> on h2' } });
+        },
+      },
+    ],
+  } as unknown as Phase;
+  const events: EngineEvent[] = [];
+  await runSession(
+    {
+      transport: { connect: async (t: { host: string }) => new LocalRemote(t.host) } as any,
+      clock: systemClock,
+      emit: (e) => events.push(e),
+      signal: new AbortController().signal,
+    },
+    {
+      env: 't',
+      inventory: {} as any,
+      target: (h) => ({ host: h.name }) as any,
+      stateDir: dir,
+      waivers: [],
+      plan: { phases: [phase], topology: topologyFor(H), check: true, resume: false },
+    },
+  );
+  const page = readFileSync((events.at(-1) as Extract<EngineEvent, { type: 'run-end' }>).reportFile!, 'utf8');
+  const h2 = page.slice(page.indexOf('data-phase="files" data-host="h2"'));
+  expect(page.indexOf('data-phase="files" data-host="h1"')).toBeGreaterThan(0);
+  expect(h2).toMatch(/^data-phase="files" data-host="h2"/);
+  expect(h2).toMatch(/step · motd <span class="meta">would change/);
+  expect(h2).toMatch(/gate · The motd is seen <span class="meta">stopped · [\d.]+ s of 5.0 s/);
+  expect(h2).toMatch(/<div class="stop" data-cause="GATE_FAILED" data-host="h2">[\s\S]*&lt;b&gt;no motd&lt;\/b&gt; on h2/);
+  expect(page.match(/<div class="row host stopped"/g)).toHaveLength(1);
 });
