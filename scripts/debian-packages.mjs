@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 // Real OpenSSH servers (test/ssh); debootstrap and e2fsprogs for the lab hosts' root filesystem;
 // iproute2/nftables/iputils-ping for namespaces and faults; etcd (server, etcdctl) and git for the twins,
 // mounted into the hosts off their PATH; git and sshd for the lab's GitOps server; openssl, faketime,
-// procps, psmisc, util-linux for the twins and the lab's processes.
+// procps, psmisc, util-linux for the twins and the lab's processes; chromium (headless) for the test that
+// lays out a run report and measures what it draws (test/unit/report-browser.test.ts).
 export const PACKAGES = [
   'openssh-server',
   'openssh-client',
@@ -27,6 +28,7 @@ export const PACKAGES = [
   'procps',
   'psmisc',
   'util-linux',
+  'chromium',
 ];
 
 function missing() {

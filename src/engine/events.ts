@@ -41,7 +41,7 @@ export type EngineEvent =
   | { type: 'warning'; message: string; host?: string }
   | { type: 'phase-end'; phase: string; durationMs: number; status: 'done' | 'stopped' }
   | { type: 'stopped'; error: ReturnType<CauseError['toJSON']> }
-  | { type: 'run-end'; summary: RunSummary; logFile?: string };
+  | { type: 'run-end'; summary: RunSummary; logFile?: string; reportFile?: string };
 
 export interface RunSummary {
   ok: number;

@@ -10,11 +10,12 @@ import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
 import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
 import { Facts, type FactValue } from './facts.ts';
-import type { Emit, RunSummary } from './events.ts';
+import type { EngineEvent, Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
 import type { HostRef, Phase } from './phase.ts';
 import { Redactor, RunLog } from './run-log.ts';
+import { RunReport } from './run-report.ts';
 import { emptySummary, prepareAll, runPhases, type Waiver } from './run.ts';
 
 const CONNECT_CONCURRENCY = 8;
@@ -61,6 +62,8 @@ export interface SessionOptions {
 export interface SessionResult {
   summary: RunSummary;
   logFile: string;
+  /** The run's HTML report; absent when it could not be written (a warning says why). */
+  reportFile?: string;
   error?: unknown;
 }
 
@@ -70,6 +73,12 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const redactor = new Redactor();
   for (const s of opts.secrets ?? []) redactor.add(s);
   const log = new RunLog(join(opts.stateDir, 'runs', `${runId}.log`), redactor);
+  // The report is one more view of the run's events: everything the renderers get, it gets first.
+  const report = new RunReport(join(opts.stateDir, 'runs', `${runId}.html`), runId, deps.clock, redactor);
+  const emit: Emit = (e) => {
+    report.record(e);
+    deps.emit(e);
+  };
   let journal: Journal | undefined;
 
   const remotes = new Map<string, Remote>();
@@ -84,11 +93,11 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const needed = neededHosts(opts);
   const others = allHosts(plan.topology).filter((h) => !needed.some((n) => n.name === h.name));
   try {
-    for (const message of plan.warnings ?? []) deps.emit({ type: 'warning', message });
-    deps.emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
+    for (const message of plan.warnings ?? []) emit({ type: 'warning', message });
+    emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
     journal = plan.check ? undefined : new Journal(opts.stateDir, runId, { resume: plan.resume, now: new Date(deps.clock.now()) });
     if (plan.resume && journal && !journal.resuming)
-      deps.emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
+      emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
     const facts = new Facts();
     const ctx: EngineContext = {
       env: opts.env,
@@ -102,7 +111,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         throw new Error(`no connection to ${host.name}: it is not in the inventory`);
       },
       clock: deps.clock,
-      emit: deps.emit,
+      emit,
       signal: deps.signal,
       stateDir: opts.stateDir,
       facts,
@@ -133,7 +142,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         remotes.set(host.name, remote);
       } catch (err) {
         unreachable.set(host.name, err);
-        deps.emit({
+        emit({
           type: 'warning',
           host: host.name,
           message: `not reachable (${causesOf(err)[0]?.causeId ?? (err as Error).message}); phases that read from it will stop`,
@@ -153,7 +162,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         locked.push(remote);
         const { tookOverStale } = await acquireLock(remote, { runId, who }, { signal: deps.signal });
         if (tookOverStale)
-          deps.emit({
+          emit({
             type: 'warning',
             host: remote.host,
             message: `took over a stale lock of run ${tookOverStale.runId} (${tookOverStale.who}): not refreshed since ${new Date(tookOverStale.since * 1000).toISOString()}`,
@@ -164,7 +173,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       heartbeat = setInterval(() => {
         for (const remote of locked) {
           void refreshLock(remote, runId).then((held) => {
-            if (!held) deps.emit({ type: 'warning', host: remote.host, message: `another run took over ${LOCK_DIR} on ${remote.host} while this run held it` });
+            if (!held) emit({ type: 'warning', host: remote.host, message: `another run took over ${LOCK_DIR} on ${remote.host} while this run held it` });
           });
         }
       }, HEARTBEAT_S * 1000);
@@ -185,7 +194,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     result.summary.stopped = Math.max(1, result.summary.stopped);
     for (const c of causesOf(result.error)) {
       log.note(`stopped: ${c.causeId} ${c.host ?? ''} ${JSON.stringify(c.evidence)}`);
-      deps.emit({ type: 'stopped', error: JSON.parse(redactor.apply(JSON.stringify(c.toJSON()))) });
+      emit({ type: 'stopped', error: JSON.parse(redactor.apply(JSON.stringify(c.toJSON()))) });
     }
     if (ownsRun) journal?.save();
   } finally {
@@ -194,7 +203,17 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     await Promise.all([...remotes.values()].map((r) => r.close().catch(() => undefined)));
   }
   result.summary.durationMs = deps.clock.now() - started;
-  deps.emit({ type: 'run-end', summary: result.summary, logFile: log.file });
+  const end: Extract<EngineEvent, { type: 'run-end' }> = { type: 'run-end', summary: result.summary, logFile: log.file, reportFile: report.file };
+  report.record(end);
+  try {
+    report.write();
+    result.reportFile = report.file;
+  } catch (err) {
+    // The report is a view: a full disk or a read-only folder costs the page, never the run's outcome.
+    delete end.reportFile;
+    deps.emit({ type: 'warning', message: `the run report could not be written: ${(err as Error).message}` });
+  }
+  deps.emit(end);
   return result;
 }
 

@@ -56,6 +56,7 @@ export function plainRenderer(write: (line: string) => void): (e: EngineEvent) =
       case 'run-end':
         write(`${summaryLine(e.summary)}  (${formatDuration(e.summary.durationMs)})`);
         if (e.logFile) write(`log: ${e.logFile}`);
+        if (e.reportFile) write(`report: ${e.reportFile}`);
         break;
       default:
         break;

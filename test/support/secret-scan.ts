@@ -1,6 +1,6 @@
 // Every lab run is searched for the environment's secrets — the cluster token, the admin kubeconfig's
 // client key and the Flux deploy key — in its stdout, stderr (the --json stream included) and in the
-// run logs it wrote, in plain, JSON-escaped and base64 form at every alignment (test/support/secrets.ts).
+// run logs and reports it wrote, in plain, JSON-escaped and base64 form at every alignment (test/support/secrets.ts).
 // A hit fails the test that made the run, whatever it was testing.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +44,8 @@ export function secretLeaks(run: { stdout: string; stderr: string }, stateDir: s
   const runs = join(envState, 'runs');
   const logs = existsSync(runs)
     ? readdirSync(runs)
-        .filter((f) => f.endsWith('.log'))
+        // The run logs and the run reports: each is searched like the output.
+        .filter((f) => f.endsWith('.log') || f.endsWith('.html'))
         .map((f) => [f, readFileSync(join(runs, f), 'utf8')] as const)
     : [];
   const hits = [
