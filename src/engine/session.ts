@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
 import { CauseError, causesOf, stopOf } from '../errors.ts';
-import type { Remote, SshTarget, Transport } from '../transport/types.ts';
+import type { CommandLog, Remote, SshTarget, Transport } from '../transport/types.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
 import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
@@ -70,6 +70,15 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const redactor = new Redactor();
   for (const s of opts.secrets ?? []) redactor.add(s);
   const log = new RunLog(join(opts.stateDir, 'runs', `${runId}.log`), redactor);
+  // Every remote command goes to the run log and, as written there, to the views (--json prints it); a
+  // command still ending after run-end (a wait that ignored its budget) is in the log only: run-end is last.
+  let ended = false;
+  const commands: CommandLog = {
+    record: (e) => {
+      const shown = log.record(e);
+      if (!ended) deps.emit({ type: 'command', ...shown });
+    },
+  };
   let journal: Journal | undefined;
 
   const remotes = new Map<string, Remote>();
@@ -116,7 +125,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     await prepareAll(plan.phases, ctx, result.summary);
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
       try {
-        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
         await deps.preflight?.(remote);
       } catch (err) {
@@ -129,7 +138,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     // does not answer is not a stop here: the phase that needs it names the cause when it uses it.
     await eachLimited(others, CONNECT_CONCURRENCY, async (host) => {
       try {
-        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
       } catch (err) {
         unreachable.set(host.name, err);
@@ -194,6 +203,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     await Promise.all([...remotes.values()].map((r) => r.close().catch(() => undefined)));
   }
   result.summary.durationMs = deps.clock.now() - started;
+  ended = true;
   deps.emit({ type: 'run-end', summary: result.summary, logFile: log.file });
   return result;
 }

@@ -87,6 +87,8 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
         else p?.reject(new Error(`${e.phase} stopped`));
         break;
       }
+      case 'command': // the run log's and --json's
+        break;
       case 'run-end':
         for (const p of phases.values()) p.reject(new Error('not run'));
         details.push(e);
