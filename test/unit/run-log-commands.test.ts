@@ -10,8 +10,10 @@ import { expect, it } from 'vitest';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import { LOCK_DIR } from '../../src/engine/lock.ts';
+import { Redactor, RunLog } from '../../src/engine/run-log.ts';
 import type { HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
+import { recordExec, recordNotStarted } from '../../src/transport/command-log.ts';
 import type { ExecOptions, Transport } from '../../src/transport/types.ts';
 import { topologyFor } from '../support/engine-fixture.ts';
 import { LocalRemote } from '../support/local-remote.ts';
@@ -126,4 +128,20 @@ it('logs every remote command of a session as text, and --json carries each as a
   expect(JSON.stringify(events)).not.toContain(SECRET);
   // run-end stays the last event.
   expect(events.at(-1)?.type).toBe('run-end');
+});
+
+it('says why a command has no exit code: its connection lost while it ran, or closed before it started', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'run-log-none-')), 'runs', 'x.log');
+  const shown: unknown[] = [];
+  const log = new RunLog(file, new Redactor());
+  const sink = { record: (e: Parameters<RunLog['record']>[0]) => shown.push(log.record(e)) };
+  recordExec(sink, 'node-2', { command: 'systemctl restart k3s', code: null, stdout: '', stderr: '', durationMs: 40_000, lost: true }, {});
+  recordNotStarted(sink, 'node-2', 'k3s kubectl get nodes');
+  const text = readFileSync(file, 'utf8');
+  expect(text).toMatch(/Z node-2 exit=none \(connection lost\) 40000ms\n {2}\$ systemctl restart k3s\n/);
+  expect(text).toMatch(/Z node-2 exit=none \(not started: the connection closed before it\) 0ms\n {2}\$ k3s kubectl get nodes\n/);
+  expect(shown).toMatchObject([
+    { exitCode: null, ended: 'connection lost' },
+    { exitCode: null, ended: 'not started: the connection closed before it' },
+  ]);
 });
