@@ -38,10 +38,26 @@ export type EngineEvent =
       percent: number;
       budgetMs: number;
     }
+  /** One remote command as the run log shows it (redacted; a secret command's output withheld): --json carries the run log. */
+  | ({ type: 'command' } & CommandShown)
   | { type: 'warning'; message: string; host?: string }
   | { type: 'phase-end'; phase: string; durationMs: number; status: 'done' | 'stopped' }
   | { type: 'stopped'; error: ReturnType<CauseError['toJSON']> }
   | { type: 'run-end'; summary: RunSummary; logFile?: string; reportFile?: string };
+
+export interface CommandShown {
+  host: string;
+  command: string;
+  /** null: it did not exit on its own (its budget, Ctrl-C, the connection lost or never there to start it). */
+  exitCode: number | null;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  /** Why there is no exit code, when the transport knows. */
+  ended?: 'connection lost' | 'not started: the connection closed before it';
+  /** The command holds a secret: its output is not shown. */
+  withheld?: true;
+}
 
 export interface RunSummary {
   ok: number;

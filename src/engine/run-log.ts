@@ -3,7 +3,8 @@
 // their output withheld, and every registered secret value is replaced wherever it appears.
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { CommandLog } from '../transport/types.ts';
+import type { CommandLog, CommandLogEntry } from '../transport/types.ts';
+import type { CommandShown } from './events.ts';
 
 export class Redactor {
   private readonly secrets = new Set<string>();
@@ -64,10 +65,26 @@ export class RunLog implements CommandLog {
     writeFileSync(file, '', { mode: 0o600 });
   }
 
-  record(e: { host: string; command: string; code: number | null; durationMs: number; stdout: string; stderr: string; secret?: boolean }): void {
+  /** Writes the command and returns it as written (the session emits it as a `command` event for --json). */
+  record(e: CommandLogEntry): CommandShown {
     const r = (s: string) => this.redactor.apply(s);
-    const body = e.secret ? '  (output withheld: the command carries a secret)\n' : indent('stdout', r(e.stdout)) + indent('stderr', r(e.stderr));
-    this.write(`${this.now().toISOString()} ${e.host} exit=${e.code ?? 'none'} ${e.durationMs}ms\n  $ ${r(e.command)}\n${body}`);
+    const shown: CommandShown = {
+      host: e.host,
+      command: r(e.command),
+      exitCode: e.code,
+      durationMs: e.durationMs,
+      stdout: e.secret ? '' : r(e.stdout),
+      stderr: e.secret ? '' : r(e.stderr),
+      ...(e.lost && { ended: 'connection lost' as const }),
+      ...(e.notStarted && { ended: 'not started: the connection closed before it' as const }),
+      ...(e.secret && { withheld: true as const }),
+    };
+    const body = shown.withheld ? '  (output withheld: the command carries a secret)\n' : indent('stdout', shown.stdout) + indent('stderr', shown.stderr);
+    const exit = `exit=${shown.exitCode ?? 'none'}${shown.ended ? ` (${shown.ended})` : ''}`;
+    // A multi-line command (a script) keeps its lines indented: every entry is its header line and indented text.
+    const command = shown.command.split('\n').join('\n    ');
+    this.write(`${this.now().toISOString()} ${e.host} ${exit} ${e.durationMs}ms\n  $ ${command}\n${body}`);
+    return shown;
   }
 
   note(line: string): void {

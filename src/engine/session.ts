@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
 import { CauseError, causesOf, stopOf } from '../errors.ts';
-import type { Remote, SshTarget, Transport } from '../transport/types.ts';
+import type { CommandLog, Remote, SshTarget, Transport } from '../transport/types.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
 import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
@@ -79,6 +79,16 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     report.record(e);
     deps.emit(e);
   };
+  // Every remote command goes to the run log and, as written there, to the views (--json prints it); a
+  // command still ending after run-end (a wait that ignored its budget) is in the log only: run-end is last.
+  // The report draws phases, steps and gates, not commands: they go to the renderers only.
+  let ended = false;
+  const commands: CommandLog = {
+    record: (e) => {
+      const shown = log.record(e);
+      if (!ended) deps.emit({ type: 'command', ...shown });
+    },
+  };
   let journal: Journal | undefined;
 
   const remotes = new Map<string, Remote>();
@@ -125,7 +135,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     await prepareAll(plan.phases, ctx, result.summary);
     const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
       try {
-        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
         await deps.preflight?.(remote);
       } catch (err) {
@@ -138,7 +148,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     // does not answer is not a stop here: the phase that needs it names the cause when it uses it.
     await eachLimited(others, CONNECT_CONCURRENCY, async (host) => {
       try {
-        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log });
+        const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
       } catch (err) {
         unreachable.set(host.name, err);
@@ -213,6 +223,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     delete end.reportFile;
     deps.emit({ type: 'warning', message: `the run report could not be written: ${(err as Error).message}` });
   }
+  ended = true;
   deps.emit(end);
   return result;
 }

@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import pRetry, { AbortError } from 'p-retry';
 import { CauseError } from '../errors.ts';
 import { runChannel, withChannel } from './channel.ts';
+import { recordExec, recordNotStarted } from './command-log.ts';
 import { delay } from '../util/delay.ts';
 import { abortReason, connectOnce, forwardOut, type Link, type LinkSettings } from './link.ts';
 import { EMPTY_SSH_CONFIG, type SshConfig } from './ssh-config.ts';
@@ -265,6 +266,7 @@ export class SshRemote implements Remote {
       run = await withChannel(link, () => runChannel(link, line, opts, onStop?.(link)));
     }
     if (run === 'not-started') {
+      recordNotStarted(this.log, this.host, line, opts.secret);
       throw new CauseError('SSH_UNREACHABLE', {
         host: this.host,
         message: `lost the SSH connection to ${this.host}`,
@@ -273,18 +275,7 @@ export class SshRemote implements Remote {
       });
     }
     const { result } = run;
-    const entries = opts.logAs && !opts.secret ? opts.logAs(result) : [result];
-    for (const e of entries) {
-      this.log?.record({
-        host: this.host,
-        command: e.command,
-        code: e.code,
-        durationMs: result.durationMs,
-        stdout: e.stdout,
-        stderr: e.stderr,
-        secret: opts.secret,
-      });
-    }
+    recordExec(this.log, this.host, result, opts);
     return result;
   }
 
@@ -294,7 +285,7 @@ export class SshRemote implements Remote {
    */
   private async stopTagged(link: Link, tag: string): Promise<void> {
     const run = await runChannel(link, sudoStopCommand(tag), { timeoutMs: 5_000 });
-    if (run !== 'not-started') this.log?.record({ host: this.host, ...run.result });
+    if (run !== 'not-started') recordExec(this.log, this.host, run.result, {});
   }
 
   async forward(host: string, port: number): Promise<Duplex> {

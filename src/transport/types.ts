@@ -75,7 +75,21 @@ export interface SshTarget {
 
 /** Something that logs every remote command (the run log). Secrets arrive already marked. */
 export interface CommandLog {
-  record(entry: { host: string; command: string; code: number | null; durationMs: number; stdout: string; stderr: string; secret?: boolean }): void;
+  record(entry: CommandLogEntry): void;
+}
+
+export interface CommandLogEntry {
+  host: string;
+  command: string;
+  code: number | null;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  secret?: boolean;
+  /** The connection was lost while it ran (code null). */
+  lost?: true;
+  /** The connection closed before the command could start: it did not run. */
+  notStarted?: true;
 }
 
 export interface Transport {

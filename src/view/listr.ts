@@ -1,10 +1,12 @@
 // The terminal renderer: listr2 draws one task per phase with its current step underneath.
 // listr2 wants to run tasks itself, so each phase task simply waits for the engine's phase-end event;
 // the engine stays the only thing that runs anything. Details (diffs, stops, summary) are printed in
-// plain form once the live view has finished drawing.
+// plain form once the live view has finished drawing. In check mode a finished phase's title becomes its
+// one line of counts ("node-baseline  ok: 4 hosts, 12 steps, nothing would change").
 import { Listr, type ListrTaskWrapper } from 'listr2';
 import type { EngineEvent } from '../engine/events.ts';
 import { transferLine } from './format.ts';
+import { checkLine, PhaseTally } from './phase-tally.ts';
 import { plainRenderer } from './plain.ts';
 
 interface PhaseTask {
@@ -12,6 +14,8 @@ interface PhaseTask {
   resolve: () => void;
   reject: (e: Error) => void;
   task?: ListrTaskWrapper<unknown, any, any>;
+  /** Kept for a task listr starts after the event came (its phase may even have ended by then). */
+  title?: string;
   lastLine?: string;
 }
 
@@ -19,11 +23,15 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
   const phases = new Map<string, PhaseTask>();
   const details: EngineEvent[] = [];
   const plain = plainRenderer(write);
+  const tally = new PhaseTally();
+  let check = false;
   let view: Promise<unknown> | undefined;
 
   const emit = (e: EngineEvent) => {
+    const t = tally.see(e);
     switch (e.type) {
       case 'run-start': {
+        check = e.check;
         plain(e);
         for (const id of e.phases) {
           let resolve!: () => void;
@@ -38,6 +46,7 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
             task: async (_ctx: unknown, task: ListrTaskWrapper<unknown, any, any>) => {
               const p = phases.get(id)!;
               p.task = task;
+              if (p.title) task.title = p.title;
               if (p.lastLine) task.output = p.lastLine;
               await p.done;
             },
@@ -73,10 +82,13 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
         break;
       case 'phase-end': {
         const p = phases.get(e.phase);
+        if (check && t && e.status === 'done') setTitle(e.phase, checkLine(e.phase, t));
         if (e.status === 'done') p?.resolve();
         else p?.reject(new Error(`${e.phase} stopped`));
         break;
       }
+      case 'command': // the run log's and --json's
+        break;
       case 'run-end':
         for (const p of phases.values()) p.reject(new Error('not run'));
         details.push(e);
@@ -87,8 +99,10 @@ export function listrRenderer(write: (line: string) => void): { emit: (e: Engine
   };
 
   function setTitle(phase: string, title: string) {
-    const t = phases.get(phase)?.task;
-    if (t) t.title = title;
+    const p = phases.get(phase);
+    if (!p) return;
+    p.title = title;
+    if (p.task) p.task.title = title;
   }
   function setOutput(phase: string, line: string) {
     const p = phases.get(phase);

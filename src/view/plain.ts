@@ -1,9 +1,70 @@
-// The plain renderer: one line per event that matters, for CI logs and pipes (no cursor tricks).
+// The plain renderer: one line per event that matters, for CI logs and pipes (no cursor tricks). In check
+// mode a phase shows only what differs (the steps that would change, with their changes, and then its
+// gates) and one line of counts; a phase with nothing to change is that one line.
 import type { EngineEvent } from '../engine/events.ts';
 import { summaryLine } from '../engine/events.ts';
 import { formatDuration, formatStop, indentBlock, transferLine } from './format.ts';
+import { checkLine, PhaseTally } from './phase-tally.ts';
 
 export function plainRenderer(write: (line: string) => void): (e: EngineEvent) => void {
+  const line = eventLines(write);
+  let check = false;
+  const tally = new PhaseTally();
+  /** Per phase in check mode: its header once written, and the gates held back until the phase differs. */
+  const held = new Map<string, { header?: string; waits: EngineEvent[] }>();
+
+  /** Writes the phase's header if not yet written (and, once the phase differs, the gates held back). */
+  const show = (phase: string) => {
+    const h = held.get(phase);
+    if (!h) return;
+    if (h.header) write(h.header);
+    h.header = undefined;
+    if (tally.get(phase)?.wouldChange) for (const w of h.waits.splice(0)) line(w);
+  };
+
+  return (e) => {
+    if (e.type === 'run-start') check = e.check;
+    if (!check) return line(e);
+    const t = tally.see(e);
+    switch (e.type) {
+      case 'phase-start':
+        held.set(e.phase, { header: phaseHeader(e), waits: [] });
+        return;
+      case 'step-start':
+        return;
+      case 'step-end':
+        if (e.status === 'would-change') {
+          show(e.phase);
+          line(e);
+        }
+        return;
+      case 'gate-end':
+        if (e.status === 'would-wait' && !t?.wouldChange) {
+          held.get(e.phase)?.waits.push(e);
+          return;
+        }
+        show(e.phase);
+        return line(e);
+      case 'phase-end': {
+        const shown = held.get(e.phase)?.header === undefined;
+        if (e.status === 'stopped' || !t) {
+          show(e.phase);
+          return;
+        }
+        write(shown ? `  ${checkLine(e.phase, t)}` : `▸ ${checkLine(e.phase, t)}`);
+        return;
+      }
+      default:
+        if ('phase' in e) show(e.phase);
+        return line(e);
+    }
+  };
+}
+
+const phaseHeader = (e: Extract<EngineEvent, { type: 'phase-start' }>) => `▸ ${e.phase}: ${e.title} [${e.hosts.join(', ')}]`;
+
+/** Each event as its own lines, as an apply run prints them all. */
+function eventLines(write: (line: string) => void): (e: EngineEvent) => void {
   return (e) => {
     switch (e.type) {
       case 'run-start':
@@ -11,7 +72,7 @@ export function plainRenderer(write: (line: string) => void): (e: EngineEvent) =
         for (const w of e.waivers) write(`  waiver: ${w.cause} is waived for this environment: ${w.reason}`);
         break;
       case 'phase-start':
-        write(`▸ ${e.phase}: ${e.title} [${e.hosts.join(', ')}]`);
+        write(phaseHeader(e));
         break;
       case 'step-end': {
         const label = { ok: 'ok', changed: 'changed', 'would-change': 'would change', skipped: 'skipped (done in the resumed run)' }[e.status];

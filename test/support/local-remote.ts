@@ -1,12 +1,17 @@
 // A Remote that runs commands on this machine with sh, as the current user (sudo ignored): for unit
-// tests of the engine against a real shell and real files, without SSH. It counts executions.
+// tests of the engine against a real shell and real files, without SSH. It counts executions, and records
+// each in a run log when given one, as the SSH transport does (src/transport/command-log.ts).
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
-import type { ExecOptions, ExecResult, Remote } from '../../src/transport/types.ts';
+import { recordExec } from '../../src/transport/command-log.ts';
+import type { CommandLog, ExecOptions, ExecResult, Remote } from '../../src/transport/types.ts';
 
 export class LocalRemote implements Remote {
   execs: { command: string; sudo?: boolean; stdin?: string }[] = [];
-  constructor(readonly host: string) {}
+  constructor(
+    readonly host: string,
+    private readonly log?: CommandLog,
+  ) {}
 
   exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.execs.push({ command, sudo: opts.sudo, stdin: opts.stdin instanceof Readable ? '(stream)' : opts.stdin?.toString() });
@@ -21,7 +26,9 @@ export class LocalRemote implements Remote {
       const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs) : undefined;
       child.on('close', (code, signal) => {
         clearTimeout(timer);
-        resolve({ command, stdout, stderr, code: signal ? null : code, durationMs: Date.now() - t0 });
+        const result = { command, stdout, stderr, code: signal ? null : code, durationMs: Date.now() - t0 };
+        recordExec(this.log, this.host, result, opts);
+        resolve(result);
       });
       child.stdin.on('error', () => undefined); // a command that exits without reading its stdin (EPIPE)
       if (opts.stdin instanceof Readable) opts.stdin.pipe(child.stdin);
