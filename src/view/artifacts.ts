@@ -11,6 +11,7 @@ export interface ArtifactView {
 
 const MiB = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 const BAR = 24;
+const SMALL = 8 << 20;
 
 function bar(bytes: number, total?: number): string {
   if (!total) return `${MiB(bytes)}`;
@@ -36,8 +37,11 @@ export function artifactRenderer(view: ArtifactView): (e: ArtifactEvent) => void
         drawn = true;
         return;
       }
+      // In a log, a small file's progress is noise: its `get` and `placed` lines say enough.
+      if (!view.json && (e.bytes === 0 || (e.totalBytes ?? e.bytes) < SMALL)) return;
       const step = stepOf(e);
-      if (steps.get(e.key) === step) return;
+      // JSON says where a download starts (0 %); a log line first at the 10 % mark.
+      if (step === (steps.get(e.key) ?? (view.json ? undefined : 0))) return;
       steps.set(e.key, step);
       if (view.json) view.out(JSON.stringify(e));
       else view.out(`  ${e.key}: ${e.totalBytes ? `${Math.floor((e.bytes / e.totalBytes) * 100)} % of ${MiB(e.totalBytes)}` : MiB(e.bytes)}`);

@@ -1,7 +1,6 @@
 // `bootstrap artifacts`: downloads against a release server on 127.0.0.1 (test/support/artifact-server.ts):
 // placed and verified, a rerun that downloads nothing, a wrong checksum, a truncated body resumed with a
 // Range request, a 404, redirects, a dead server, and what cannot be downloaded at all.
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,47 +11,10 @@ import { artifactsOf, sourcesFrom } from '../../src/artifacts/sources.ts';
 import { causesOf } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
 import { artifactServer, type ArtifactServer } from '../support/artifact-server.ts';
-
-const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-const bytes = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 251));
-
-const K3S = bytes(300_000, 1);
-const AIRGAP = bytes(120_000, 2);
-const CHART = bytes(50_000, 3);
-const FLUX = 'apiVersion: v1\nkind: Namespace\nmetadata: { name: flux-system }\n';
-const V = 'v1.33.5+k3s1';
-
-const inventory = (extra: { flux?: string; archives?: string } = {}) => `
-environment: lab
-ssh: { user: ops }
-k3s:
-  version: ${V}
-  artifacts: ./artifacts/k3s
-${extra.archives ?? ''}
-controlPlane: { vip: 10.0.0.9 }
-network: { nodeCidr: 10.0.0.0/24 }
-servers:
-  - { name: lab-1, address: 10.0.0.10, founder: true }
-  - { name: lab-2, address: 10.0.0.11 }
-  - { name: lab-3, address: 10.0.0.12 }
-gitops: { checkout: ./gitops, url: ssh://git@git.example/x.git, branch: main, path: clusters/lab }
-cilium: { chart: ./artifacts/cilium-1.19.5.tgz, helmRelease: platform/cilium/helmrelease.yaml }
-flux: { install: ./artifacts/flux-install.yaml, deployKeyFile: ./key, knownHostsFile: ./kh, ${extra.flux ?? `version: v2.6.4, installSha256: ${sha(FLUX)}`} }
-`;
+import { AIRGAP, CHART, FLUX, K3S, V, bytes, inventory, releaseEnv, serveRelease, sha } from '../support/artifact-release.ts';
 
 let root: string;
 let server: ArtifactServer;
-
-function serveRelease(s: ArtifactServer, k3sList = `${sha(K3S)}  k3s\n${sha(AIRGAP)}  k3s-airgap-images-amd64.tar.zst\n`) {
-  s.routes.set(`/k3s/${V}/k3s`, { body: K3S });
-  s.routes.set(`/k3s/${V}/k3s-airgap-images-amd64.tar.zst`, { body: AIRGAP });
-  s.routes.set(`/k3s/${V}/sha256sum-amd64.txt`, { body: k3sList });
-  s.routes.set('/cilium/cilium-1.19.5.tgz', { body: CHART });
-  s.routes.set('/cilium/index.yaml', {
-    body: `apiVersion: v1\nentries:\n  cilium:\n    - version: 1.19.4\n      digest: ${sha('old')}\n    - version: 1.19.5\n      digest: ${sha(CHART)}\n      urls: [https://helm.cilium.io/cilium-1.19.5.tgz]\n`,
-  });
-  s.routes.set('/flux/v2.6.4/install.yaml', { body: FLUX });
-}
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'artifacts-fetch-'));
@@ -64,11 +26,7 @@ afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const env = () => ({
-  BOOTSTRAP_K3S_RELEASES: `${server.base}/k3s`,
-  BOOTSTRAP_CILIUM_CHARTS: `${server.base}/cilium/`,
-  BOOTSTRAP_FLUX_RELEASES: `${server.base}/flux`,
-});
+const env = () => releaseEnv(server.base);
 
 async function run(text = inventory(), opts: { check?: boolean; sources?: NodeJS.ProcessEnv } = {}) {
   const loaded = fromText(text, join(root, 'lab.yaml'), join(root, 'home'));
