@@ -8,7 +8,7 @@ import { HttpFailure, type Http } from './http.ts';
 /** How a download failed, for the caller to name: the status (404), a short body, or the network. */
 export type DownloadFailure =
   | { kind: 'status'; status: number; url: string }
-  | { kind: 'truncated'; url: string; received: number; expected: number }
+  | { kind: 'truncated'; url: string; received: number; expected: number; detail?: string }
   | { kind: 'network'; url: string; detail: string };
 
 export class DownloadError extends Error {
@@ -121,7 +121,7 @@ export async function downloadToPart(
     const short = total !== undefined && bytes < total;
     if (failure && opts.signal?.aborted) throw failure;
     // A body that ended cleanly but short (a proxy closing politely) is as truncated as a reset one.
-    if (short) throw new DownloadError({ kind: 'truncated', url, received: bytes, expected: total! });
+    if (short) throw new DownloadError({ kind: 'truncated', url, received: bytes, expected: total!, ...(failure && { detail: failure.message }) });
     if (failure) throw new DownloadError({ kind: 'network', url, detail: failure.message });
     return { resumedFrom: start, bytes };
   }

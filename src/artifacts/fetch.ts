@@ -204,7 +204,7 @@ function failed(a: Artifact, err: DownloadError, what = `${a.url}`): CauseError 
   if (f.kind === 'truncated')
     return new CauseError('ARTIFACT_TRUNCATED', {
       message: `${a.key}: the download from ${f.url} ended at ${f.received} of ${f.expected} bytes`,
-      evidence: { seen: `${f.received} of ${f.expected} bytes received, kept in ${a.path}.part`, command },
+      evidence: { seen: `${f.received} of ${f.expected} bytes received${f.detail ? ` (${f.detail})` : ''}, kept in ${a.path}.part`, command },
       retryable: true,
     });
   return new CauseError('ARTIFACT_UNREACHABLE', {

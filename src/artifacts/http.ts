@@ -67,9 +67,15 @@ function once(url: string, headers: Record<string, string>, idleMs: number, sign
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return reject(new HttpFailure(url, `${parsed.protocol} is not http or https`));
     const get = parsed.protocol === 'https:' ? httpsGet : httpGet;
     const req = get(parsed, { headers: { 'user-agent': 'bootstrap-artifacts', ...headers }, signal });
-    // The socket's idle timer covers the connection, the wait for headers and every gap in the body.
-    req.setTimeout(idleMs, () => req.destroy(new Error(`no data for ${Math.round(idleMs / 1000)} s`)));
-    req.on('response', resolve);
+    // The socket's idle timer covers the connection, the wait for headers and every gap in the body;
+    // the body is ended with the reason too (else its reader sees only "aborted").
+    let response: IncomingMessage | undefined;
+    req.setTimeout(idleMs, () => {
+      const err = new Error(`no data for ${idleMs >= 1000 ? `${Math.round(idleMs / 1000)} s` : `${idleMs} ms`}`);
+      response?.destroy(err);
+      req.destroy(err);
+    });
+    req.on('response', (res) => resolve((response = res)));
     req.on('error', (err: NodeJS.ErrnoException) => reject(new HttpFailure(url, describe(err))));
   });
 }

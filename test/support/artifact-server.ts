@@ -7,7 +7,9 @@ type Route =
   | { body: Buffer | string }
   /** Announces the whole length, sends `at` bytes, closes the connection; later requests are served whole. */
   | { body: Buffer | string; truncateOnceAt: number }
-  | { redirect: string; status?: number };
+  | { redirect: string; status?: number }
+  /** Sends headers and `at` bytes, then nothing more (a stalled server). */
+  | { body: Buffer | string; stallAt: number };
 
 export interface ArtifactServer {
   base: string;
@@ -35,6 +37,10 @@ export async function artifactServer(): Promise<ArtifactServer> {
       const head = `HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`;
       res.socket?.end(Buffer.concat([Buffer.from(head), body.subarray(0, route.truncateOnceAt)]));
       return;
+    }
+    if ('stallAt' in route) {
+      res.writeHead(200, { 'content-length': body.length });
+      return void res.write(body.subarray(0, route.stallAt));
     }
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     if (range) {

@@ -28,14 +28,14 @@ afterEach(async () => {
 
 const env = () => releaseEnv(server.base);
 
-async function run(text = inventory(), opts: { check?: boolean; sources?: NodeJS.ProcessEnv } = {}) {
+async function run(text = inventory(), opts: { check?: boolean; sources?: NodeJS.ProcessEnv; idleMs?: number } = {}) {
   const loaded = fromText(text, join(root, 'lab.yaml'), join(root, 'home'));
   const events: ArtifactEvent[] = [];
   const list = artifactsOf(loaded, sourcesFrom(opts.sources ?? env()));
   try {
     const summary = await fetchArtifacts(
       list,
-      { http: nodeHttp({ idleMs: 2000, maxRedirects: 5 }), emit: (e) => events.push(e) },
+      { http: nodeHttp({ idleMs: opts.idleMs ?? 2000, maxRedirects: 5 }), emit: (e) => events.push(e) },
       { check: opts.check ?? false },
     );
     return { summary, events, causes: [] as ReturnType<typeof causesOf> };
@@ -103,6 +103,25 @@ describe('bootstrap artifacts: downloads', () => {
     expect(second.events.find((e) => e.type === 'artifact-download')).toMatchObject({ resumeFrom: 100_000 });
     expect(readFileSync(at('artifacts/k3s/k3s')).equals(K3S)).toBe(true);
     expect(readFileSync(at('artifacts/k3s/k3s.sha256'), 'utf8')).toContain(sha(K3S));
+  });
+
+  it('a .part as long as the file (416 to its Range) is downloaded again from the start', async () => {
+    mkdirSync(at('artifacts/k3s'), { recursive: true });
+    writeFileSync(at('artifacts/k3s/k3s.part'), Buffer.concat([K3S, Buffer.from('extra')]));
+    const r = await run();
+    expect(r.causes).toEqual([]);
+    expect(server.requests.filter((q) => q.path.endsWith('/k3s')).map((q) => q.range)).toEqual([`bytes=${K3S.length + 5}-`, undefined]);
+    expect(readFileSync(at('artifacts/k3s/k3s')).equals(K3S)).toBe(true);
+  });
+
+  it('a server that stops sending is named within the idle budget (ARTIFACT_TRUNCATED: resumable), its bytes kept', async () => {
+    server.routes.set(`/k3s/${V}/k3s`, { body: K3S, stallAt: 1000 });
+    const started = Date.now();
+    const r = await run(inventory(), { idleMs: 300 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.causes.map((c) => c.causeId)).toEqual(['ARTIFACT_TRUNCATED']);
+    expect(r.causes[0].evidence.seen).toContain(`1000 of ${K3S.length} bytes received (no data for 300 ms)`);
+    expect(statSync(at('artifacts/k3s/k3s.part')).size).toBe(1000);
   });
 
   it('a 404 is ARTIFACT_NOT_FOUND naming what to download, from where, and where to put it', async () => {
