@@ -11,6 +11,7 @@ export const USAGE = `usage:
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
   bootstrap backup <env> [--inventory FILE] [--server NAME] [--list] [--json]
   bootstrap kubeconfig <env> [--inventory FILE] [--merge [--context NAME]] [--output FILE] [--json]
+  bootstrap artifacts <env> [--inventory FILE] [--check] [--json]
   bootstrap causes [--json]
 
 phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
@@ -35,9 +36,10 @@ export type Command =
   | { kind: 'backup'; env?: string; inventory?: string; list: boolean; json: boolean; server?: string }
   | { kind: 'verify'; env?: string; inventory?: string; drill: boolean; json: boolean }
   | { kind: 'kubeconfig'; env?: string; inventory?: string; merge: boolean; context?: string; output?: string; json: boolean }
+  | { kind: 'artifacts'; env?: string; inventory?: string; check: boolean; json: boolean }
   | { kind: 'help' };
 
-const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup', 'kubeconfig']);
+const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup', 'kubeconfig', 'artifacts']);
 
 export function parseCommand(argv: string[]): Command {
   let parsed;
@@ -73,8 +75,9 @@ export function parseCommand(argv: string[]): Command {
   const [first, ...rest] = positionals;
   if (first && SUBCOMMANDS.has(first)) {
     if (rest.length > 1) throw new UsageError(`unexpected arguments: ${rest.slice(1).join(' ')}`);
+    // `artifacts --check` lists what would be downloaded: the one subcommand with a check of its own.
     const runOnly = (['check', 'resume'] as const)
-      .filter((k) => v[k])
+      .filter((k) => v[k] && !(k === 'check' && first === 'artifacts'))
       .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
@@ -101,6 +104,7 @@ export function parseCommand(argv: string[]): Command {
         ...(v.context !== undefined && { context: v.context }),
         ...(v.output !== undefined && { output: v.output }),
       };
+    if (first === 'artifacts') return { kind: 'artifacts', env, inventory: v.inventory, check: v.check!, json: v.json! };
     if (first === 'verify') return { kind: 'verify', env, inventory: v.inventory, drill: v.drill!, json: v.json! };
     return { kind: first as 'validate' | 'plan', env, inventory: v.inventory, json: v.json! };
   }

@@ -4,4 +4,6 @@ export interface Io {
   err: (line: string) => void;
   isTTY: boolean;
   env: NodeJS.ProcessEnv;
+  /** Redraws the terminal's current line (a progress bar); only when stderr is a terminal. */
+  status?: (line: string) => void;
 }

@@ -11,6 +11,7 @@ import { planCommand } from './plan-command.ts';
 import { verifyCommand } from './verify-command.ts';
 import { backupCommand } from './backup-command.ts';
 import { kubeconfigCommand } from './kubeconfig-command.ts';
+import { artifactsCommand } from './artifacts-command.ts';
 import { stripYamlExtension, toValidateJson, validateInventory } from '../src/inventory/validate.ts';
 import { readInventoryText } from '../src/inventory/load.ts';
 import { orJsonRefusal } from './json-refusal.ts';
@@ -21,6 +22,8 @@ const defaultIo = (): Io => ({
   err: (l) => process.stderr.write(l + '\n'),
   isTTY: Boolean(process.stdout.isTTY),
   env: process.env,
+  // A progress bar redraws one line of the terminal; not a terminal, nothing is redrawn.
+  ...(process.stderr.isTTY && { status: (l: string) => process.stderr.write(`\r\x1b[K${l}`) }),
 });
 
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
@@ -51,6 +54,8 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
       return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json, server: cmd.server }, io);
     case 'kubeconfig':
       return kubeconfigCommand({ ...cmd, file: inventoryPath(cmd) }, io);
+    case 'artifacts':
+      return artifactsCommand({ ...cmd, file: inventoryPath(cmd) }, io);
     case 'run':
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
   }

@@ -1,6 +1,7 @@
 // The catalogue of named causes: the interface operators and tests match on.
 // Every id here has a section in runbooks/causes.md (test/unit/causes-runbook.test.ts keeps them in step).
 import type { CauseDef } from './define.ts';
+import { artifactCauses } from './artifacts.ts';
 import { backupCauses } from './backup.ts';
 import { baselineCauses } from './baseline.ts';
 import { ciliumCauses } from './cilium.ts';
@@ -29,6 +30,7 @@ const all = {
   ...backupCauses,
   ...sshCauses,
   ...kubeconfigCauses,
+  ...artifactCauses,
 };
 
 export type CauseId = keyof typeof all;

@@ -101,6 +101,7 @@ export const inventoryCauses = defineCauses({
     title: 'A file the inventory names is missing',
     meaning:
       'A file or folder named by the inventory (k3s artifacts, Cilium chart, Flux install, deploy key, GitOps checkout) does not exist on this machine. Nothing was contacted.',
-    remedy: "Put the file at the path named (relative paths are relative to the inventory file's folder) or fix the path.",
+    remedy:
+      "Put the file at the path named (relative paths are relative to the inventory file's folder) or fix the path. The k3s binary and images, the Cilium chart and the Flux install are downloaded and verified by `bootstrap artifacts <env>`.",
   },
 });

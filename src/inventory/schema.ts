@@ -70,6 +70,11 @@ export const inventorySchema = {
             properties: {
               file: path('An image archive k3s imports: .tar, .tar.gz or .tar.zst (an OCI image layout keeps digests; docker save keeps tags only)'),
               sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "The archive's sha256, checked before any change" },
+              url: {
+                type: 'string',
+                pattern: '^https?://[^\\s]+$',
+                description: 'Where `bootstrap artifacts` downloads the archive from when it is missing (verified against sha256 when given)',
+              },
             },
           },
         },
@@ -150,6 +155,16 @@ export const inventorySchema = {
         install: path('The Flux install manifest'),
         deployKeyFile: path('Private deploy key for the GitOps repository (mode 0600)'),
         knownHostsFile: path("known_hosts of the GitOps server (the deploy-key Secret's known_hosts)"),
+        version: {
+          type: 'string',
+          pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$',
+          description: 'The Flux release whose install.yaml `bootstrap artifacts` downloads to flux.install (e.g. v2.6.4)',
+        },
+        installSha256: {
+          type: 'string',
+          pattern: '^[0-9a-f]{64}$',
+          description: "The sha256 of that install.yaml: Flux publishes none for it, so `bootstrap artifacts` verifies the download against this pin",
+        },
         waitSeconds: {
           type: 'integer',
           minimum: 10,

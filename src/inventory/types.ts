@@ -38,7 +38,7 @@ export interface Inventory {
     clusterCidr: string;
     serviceCidr: string;
     /** Add-on image archives for an air-gapped site, placed in agent/images on every node. */
-    imageArchives: { file: string; sha256?: string }[];
+    imageArchives: { file: string; sha256?: string; url?: string }[];
   };
   controlPlane: {
     vip: string;
@@ -69,6 +69,10 @@ export interface Inventory {
     deployKeyFile: string;
     /** known_hosts of the GitOps server: Flux's source-controller verifies the server's host key with it. */
     knownHostsFile: string;
+    /** The Flux release whose install.yaml `bootstrap artifacts` downloads. */
+    version?: string;
+    /** That install.yaml's sha256 (Flux publishes none for it). */
+    installSha256?: string;
     /** The flux phase's wait for Flux Ready, in seconds (at most its gate's budget, 300). */
     waitSeconds?: number;
   };
