@@ -201,6 +201,66 @@ const rows: Record<CauseId, Row | Row[]> = {
     },
   },
 
+  // artifacts: src/artifacts/fetch.ts (as `failed` and `noSource` build them)
+  ARTIFACT_NOT_FOUND: {
+    names: /HTTP 404; .*k3s\.version/,
+    remedy: /version in the inventory/,
+    example: stop(
+      'ARTIFACT_NOT_FOUND',
+      {
+        seen: 'GET https://github.com/k3s-io/k3s/releases/download/v1.33.5%2Bk3s1/k3s: HTTP 404; the release of k3s.version v1.33.5+k3s1',
+        command:
+          'curl -fL -C - -o artifacts/k3s.part https://github.com/k3s-io/k3s/releases/download/v1.33.5%2Bk3s1/k3s && mv artifacts/k3s.part artifacts/k3s',
+      },
+      { message: 'k3s binary: https://github.com/k3s-io/k3s/releases/download/v1.33.5%2Bk3s1/k3s is not there (HTTP 404)' },
+    ),
+  },
+  ARTIFACT_UNREACHABLE: {
+    names: /GET https:\/\/\S+: getaddrinfo ENOTFOUND/,
+    remedy: /again where the URL answers/,
+    example: stop(
+      'ARTIFACT_UNREACHABLE',
+      {
+        seen: 'GET https://helm.cilium.io/index.yaml: getaddrinfo ENOTFOUND helm.cilium.io; the Cilium chart 1.19.5',
+        command: 'curl -fL -o charts/cilium-1.19.5.tgz https://helm.cilium.io/cilium-1.19.5.tgz',
+      },
+      { message: 'Cilium chart: https://helm.cilium.io/cilium-1.19.5.tgz could not be downloaded' },
+    ),
+  },
+  ARTIFACT_TRUNCATED: {
+    names: /kept in \S+\.part/,
+    remedy: /resumes from the bytes kept/,
+    example: stop(
+      'ARTIFACT_TRUNCATED',
+      { seen: '100000 of 200000 bytes received (aborted), kept in artifacts/k3s.part', command: 'curl -fL -C - -o artifacts/k3s.part https://example/k3s' },
+      { message: 'k3s binary: the download from https://example/k3s ended at 100000 of 200000 bytes' },
+    ),
+  },
+  ARTIFACT_CHECKSUM_MISMATCH: {
+    names: /sha256 [0-9a-f]+ .*expected [0-9a-f]+/,
+    remedy: /Download again/,
+    example: stop(
+      'ARTIFACT_CHECKSUM_MISMATCH',
+      {
+        seen: `sha256 ${'c'.repeat(64)} (200000 bytes), expected ${'d'.repeat(64)} (https://example/sha256sum-amd64.txt)`,
+        command: 'curl -fL -o artifacts/k3s.part https://example/k3s',
+      },
+      { message: 'k3s binary: the download from https://example/k3s is not the file https://example/sha256sum-amd64.txt names; discarded' },
+    ),
+  },
+  ARTIFACT_NO_SOURCE: {
+    names: /no `?url`?/,
+    remedy: /add `url`/,
+    example: stop(
+      'ARTIFACT_NO_SOURCE',
+      {
+        seen: 'k3s.imageArchives[0] has no url: an image archive is built by the operator',
+        command: 'skopeo copy --all docker://ghcr.io/kube-vip/kube-vip:v0.9.2 oci-archive:artifacts/kube-vip.tar:ghcr.io/kube-vip/kube-vip:v0.9.2',
+      },
+      { message: 'k3s.imageArchives[0]: artifacts/kube-vip.tar is missing and bootstrap cannot download it' },
+    ),
+  },
+
   // engine: src/engine/*.ts
   GATE_FAILED: {
     names: /budget/,
