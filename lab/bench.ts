@@ -2,16 +2,13 @@
 // Targets: a converged no-op run of the whole built DAG on 3 servers of the lab in under 5 s, the
 // whole command from process start to exit (one SSH connection per host, batched probes); and a backup
 // of a 1 GiB snapshot that keeps the engine's RSS under 200 MB (the snapshot streams to disk), measured
-// against a real OpenSSH server on loopback. A missed memory target fails the bench.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+// against a real OpenSSH server on loopback (test/support/backup-memory.ts, which the OpenSSH test layer
+// asserts too). A missed memory target fails the bench.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pullSnapshot } from '../src/backup/pull.ts';
-import { PendingBackup } from '../src/backup/store.ts';
-import { SshTransport } from '../src/transport/ssh.ts';
-import type { SshTarget } from '../src/transport/types.ts';
-import { ensureTestUsers, makeKeypair, OPS_USER, startSshd, tempDir } from '../test/support/sshd.ts';
+import { measureBackupMemory, RSS_TARGET_MB, SNAPSHOT_BYTES } from '../test/support/backup-memory.ts';
 import { allPhases, validatedOrder } from '../phases/index.ts';
 import { down, requireLab, up } from './api.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
@@ -29,90 +26,21 @@ function bootstrap(args: string[], stateDir: string): { ms: number; code: number
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, code: res.status, out: res.stdout + res.stderr };
 }
 
-const SNAPSHOT_BYTES = 1024 * 1024 * 1024;
-const RSS_TARGET_MB = 200;
-
-/**
- * The backup figure: a root-only 1 GiB file behind a real sshd on loopback, copied by the engine's
- * backup code (src/backup/pull.ts: sudo cat, streamed, hashed, fsynced) in a process of its own, whose
- * peak RSS is the figure. Returns whether it meets the target.
- */
+/** The backup figure (test/support/backup-memory.ts; test/ssh/backup-memory.test.ts asserts it in CI). Returns whether it meets the target. */
 async function backupRss(): Promise<boolean> {
-  ensureTestUsers();
-  const tmp = tempDir('bootstrap-bench-backup-');
-  const sshd = await startSshd({ address: '127.0.0.61', authorizedKeys: [makeKeypair(tmp.dir, 'id_ed25519').publicKey] });
+  let result;
   try {
-    const knownHosts = join(tmp.dir, 'known_hosts');
-    writeFileSync(knownHosts, sshd.knownHostsLines());
-    const target: SshTarget = {
-      name: 'bench-1',
-      address: sshd.address,
-      port: sshd.port,
-      user: OPS_USER,
-      identityFile: join(tmp.dir, 'id_ed25519'),
-      knownHostsFile: knownHosts,
-    };
-    const snapshot = join(tmp.dir, 'server', 'snapshot');
-    mkdirSync(join(tmp.dir, 'server'), { mode: 0o700 }); // root's: only sudo reads it, as k3s's snapshots
-    execFileSync('sh', ['-c', `head -c ${SNAPSHOT_BYTES} /dev/urandom > ${snapshot} && chmod 0600 ${snapshot}`]);
-    const expected = execFileSync('sha256sum', [snapshot], { encoding: 'utf8' }).split(/\s+/)[0];
-    const child = spawnSync(
-      process.execPath,
-      [join(REPO_ROOT, 'bin/bench.js'), '--backup-child', JSON.stringify({ target, snapshot, stateDir: join(tmp.dir, 'state'), home: tmp.dir })],
-      { encoding: 'utf8' },
-    );
-    const result =
-      child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { sha256: string; bytes: number; ms: number; maxRssMB: number }) : undefined;
-    if (!result || result.sha256 !== expected || result.bytes !== SNAPSHOT_BYTES) {
-      process.stderr.write(`bench: the 1 GiB backup failed or did not match (exit ${child.status}):\n${(child.stdout + child.stderr).slice(-2000)}\n`);
-      return false;
-    }
-    const meets = result.maxRssMB < RSS_TARGET_MB;
-    const rate = SNAPSHOT_BYTES / 1024 / 1024 / (result.ms / 1000);
-    process.stdout.write(
-      `${'backup of 1 GiB'.padEnd(20)} peak RSS ${result.maxRssMB.toFixed(0)} MB, copied in ${(result.ms / 1000).toFixed(1)} s (${rate.toFixed(0)} MiB/s, sshd on loopback) — ${meets ? 'meets' : 'MISSES'} the ${RSS_TARGET_MB} MB target\n`,
-    );
-    return meets;
-  } finally {
-    await sshd.stop();
-    tmp.remove();
+    result = await measureBackupMemory('127.0.0.61');
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`);
+    return false;
   }
-}
-
-/** The measured process of the backup figure: copy the snapshot, print one JSON line with its peak RSS. */
-export async function backupChild(arg: string): Promise<number> {
-  const { target, snapshot, stateDir, home } = JSON.parse(arg) as { target: SshTarget; snapshot: string; stateDir: string; home: string };
-  const transport = new SshTransport({ authSock: null, home });
-  const remote = await transport.connect(target);
-  try {
-    const t0 = Date.now();
-    const pending = new PendingBackup(stateDir, 'bench');
-    const pulled = await pullSnapshot(remote, snapshot, pending.snapshotSink());
-    const dir = pending.commit(
-      {
-        id: 'bench',
-        env: 'bench',
-        takenAt: new Date().toISOString(),
-        k3sVersion: '',
-        snapshotServer: target.name,
-        servers: [target.name],
-        snapshotName: 'bench',
-        sha256: pulled.sha256,
-        bytes: pulled.bytes,
-        objects: [],
-        counts: {},
-      },
-      { secret: 'bench' },
-    );
-    const ms = Date.now() - t0;
-    // maxRSS is in KiB: the most this process held in memory at any point of the copy.
-    const maxRssMB = (process.resourceUsage().maxRSS * 1024) / 1e6;
-    process.stdout.write(JSON.stringify({ ...pulled, ms, maxRssMB, dir }) + '\n');
-    return 0;
-  } finally {
-    await remote.close();
-    await transport.close();
-  }
+  const meets = result.maxRssMB < RSS_TARGET_MB;
+  const rate = SNAPSHOT_BYTES / 1024 / 1024 / (result.ms / 1000);
+  process.stdout.write(
+    `${'backup of 1 GiB'.padEnd(20)} peak RSS ${result.maxRssMB.toFixed(0)} MB, copied in ${(result.ms / 1000).toFixed(1)} s (${rate.toFixed(0)} MiB/s, sshd on loopback) — ${meets ? 'meets' : 'MISSES'} the ${RSS_TARGET_MB} MB target\n`,
+  );
+  return meets;
 }
 
 export async function main(): Promise<number> {

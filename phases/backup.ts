@@ -14,11 +14,15 @@ import { versionFromOutput } from '../src/backup/version.ts';
 import { founderRef, serverRefs } from '../src/inventory/hosts.ts';
 import { DB_DIR, K3S_BIN, TOKEN_FILE } from '../src/k3s/paths.ts';
 import { secretOf } from '../src/k3s/token.ts';
+import type { UpstreamPatterns } from '../src/causes/upstream-patterns.ts';
 
 const SNAPSHOTS_DIR = `${DB_DIR}/snapshots`;
 const SNAPSHOT_PREFIX = 'bootstrap-backup';
 /** `k3s etcd-snapshot save`'s line naming the snapshot it wrote. */
-export const SNAPSHOT_SAVED = new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`);
+const SNAPSHOT_SAVED = new RegExp(`Snapshot (${SNAPSHOT_PREFIX}-[\\w.-]+) saved`);
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { SNAPSHOT_SAVED };
 const SAVE_BUDGET_MS = 300_000;
 const SAVE_COMMAND = `${K3S_BIN} etcd-snapshot save --name ${SNAPSHOT_PREFIX}`;
 /** The server's k3s version, as the snapshot step's plan read it. */

@@ -6,12 +6,16 @@
 // Cilium itself could route (cilium issue #35440): that deadlock is named first; any other address it
 // cannot reach is CILIUM_API_UNREACHABLE.
 import type { LogMatch } from '../../src/causes/log-match.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The dial timeout to this cluster's `kubernetes` ClusterIP. */
-export const fallbackPattern = (kubernetesIp: string) => new RegExp(`dial tcp ${escaped(kubernetesIp)}:443: i/o timeout`);
-export const UNREACHABLE = /msg="?Unable to contact k8s api-server"?/;
+const fallbackPattern = (kubernetesIp: string) => new RegExp(`dial tcp ${escaped(kubernetesIp)}:443: i/o timeout`);
+const UNREACHABLE = /msg="?Unable to contact k8s api-server"?/;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { fallbackPattern: ({ kubernetesIp }) => fallbackPattern(kubernetesIp), UNREACHABLE };
 
 export function matchCiliumAgentLog(text: string, kubernetesIp: string): LogMatch | undefined {
   const fallback = fallbackPattern(kubernetesIp);

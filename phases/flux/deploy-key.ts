@@ -5,12 +5,19 @@ import { readFile } from 'node:fs/promises';
 import ssh2 from 'ssh2';
 import { CauseError } from '../../src/errors.ts';
 import type { DeployKey } from './manifests.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
+
+/** ssh2's words for an encrypted key parsed without a passphrase (lib/protocol/keyParser.js). */
+const ENCRYPTED_KEY = /passphrase/i;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { ENCRYPTED_KEY };
 
 /** The OpenSSH public key line of an unencrypted private key, or why there is none. */
 export function publicKeyOf(privateKey: string): { pub: string } | { problem: string } {
   const parsed = ssh2.utils.parseKey(privateKey);
   if (parsed instanceof Error)
-    return { problem: /passphrase/i.test(parsed.message) ? 'is protected by a passphrase' : `is not a usable SSH private key (${parsed.message})` };
+    return { problem: ENCRYPTED_KEY.test(parsed.message) ? 'is protected by a passphrase' : `is not a usable SSH private key (${parsed.message})` };
   const key = Array.isArray(parsed) ? parsed[0] : parsed;
   if (!key || !key.isPrivateKey()) return { problem: 'is not a private key' };
   return { pub: `${key.type} ${key.getPublicSSH().toString('base64')}\n` };

@@ -30,11 +30,11 @@ export function healthTargets(k: FluxObject & { spec?: any }): HealthTarget[] {
   return all.filter((t) => RESOURCES[t.kind]);
 }
 
-/** One read-only kubectl per namespace for the targets. */
-export function targetCommands(targets: HealthTarget[]): { namespace: string; command: string }[] {
+/** One read-only kubectl per namespace for the targets: its arguments (`k3s kubectl <args>`). */
+export function targetCommands(targets: HealthTarget[]): { namespace: string; args: string }[] {
   const byNs = new Map<string, string[]>();
   for (const t of targets) byNs.set(t.namespace, [...(byNs.get(t.namespace) ?? []), `${RESOURCES[t.kind]}/${t.name}`]);
-  return [...byNs].map(([namespace, refs]) => ({ namespace, command: `get ${[...new Set(refs)].join(' ')} -n ${namespace} --ignore-not-found -o json` }));
+  return [...byNs].map(([namespace, refs]) => ({ namespace, args: `get ${[...new Set(refs)].join(' ')} -n ${namespace} --ignore-not-found -o json` }));
 }
 
 /** Why an object is not ready, or undefined when it is. */

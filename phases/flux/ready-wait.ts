@@ -76,8 +76,8 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
       continue;
     }
     const found: any[] = [];
-    for (const { command } of targetCommands(targets)) {
-      const res = await kubectl(ctx, host, command).catch(() => undefined);
+    for (const { args } of targetCommands(targets)) {
+      const res = await kubectl(ctx, host, args).catch(() => undefined);
       if (res?.code !== 0 || !res.stdout.trim()) continue;
       const o = JSON.parse(res.stdout);
       found.push(...(o.kind === 'List' ? (o.items ?? []) : [o]));

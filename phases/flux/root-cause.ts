@@ -9,6 +9,7 @@
 // Stalled (terminal: the controller will not retry this generation); any other failure may still clear (a
 // dependency becomes Ready, the next retry), so it is waited on and named when the budget ends.
 import type { CauseId } from '../../src/causes/catalogue.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
 export interface Condition {
   type: string;
@@ -97,7 +98,7 @@ function failureMessage(o: FluxObject, message: string): string {
 }
 
 /** Reconciling's message while kustomize-controller runs the health checks (checkHealth). */
-export const HEALTH_RUNNING = /^Running health checks for revision /;
+const HEALTH_RUNNING = /^Running health checks for revision /;
 
 /** The health checks of this Kustomization's attempt are still running (Ready Unknown, Healthy Unknown). */
 function healthChecking(k: FluxObject): Condition | undefined {
@@ -113,7 +114,7 @@ export function isReady(o: FluxObject, sourceRevision?: string): boolean {
 }
 
 /** A Kustomization's path that is not in the source: reported as ArtifactFailed, a build problem. */
-export const PATH_NOT_FOUND = /kustomization path not found/i;
+const PATH_NOT_FOUND = /kustomization path not found/i;
 
 /** The verdict for a GitRepository that is not Ready. */
 function sourceVerdict(src: FluxObject): FluxVerdict {
@@ -127,8 +128,11 @@ function sourceVerdict(src: FluxObject): FluxVerdict {
   };
 }
 
-export const STRICT_VARIABLE = /variable not set|strict mode/i;
-export const NO_MATCHES = /no matches for kind/i;
+const STRICT_VARIABLE = /variable not set|strict mode/i;
+const NO_MATCHES = /no matches for kind/i;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { HEALTH_RUNNING, PATH_NOT_FOUND, STRICT_VARIABLE, NO_MATCHES };
 
 /** The cause of a Kustomization that fails for its own reason (not a dependency's). */
 export function classifyKustomization(k: FluxObject): FluxVerdict {

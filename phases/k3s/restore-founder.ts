@@ -13,10 +13,14 @@ import { shq } from '../../src/util/shell.ts';
 import { DATA_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { restoredNow, stopsOthers } from './facts.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
 const RESET_BUDGET_MS = 600_000;
 /** k3s's refusal of a token other than the one the restored datastore's bootstrap data was encrypted with. */
-export const DIFFERENT_TOKEN = /encrypted with different token/;
+const DIFFERENT_TOKEN = /encrypted with different token/;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { DIFFERENT_TOKEN };
 // A reinstalled server has no k3s unit yet: nothing to stop is not a failure.
 const stopUnlessAbsent = `sh -c ${shq(`systemctl stop ${SERVER_ROLE.unit} || [ "$(systemctl show -p LoadState --value ${SERVER_ROLE.unit})" = not-found ]`)}`;
 const RESTORE_DIR = `${DATA_DIR}/server/restore`;

@@ -12,11 +12,12 @@
 // The lines are in test/fixtures/upstream-lines/kube-vip.txt.
 import type { CauseId } from '../../src/causes/catalogue.ts';
 import type { LogMatch } from '../../src/causes/log-match.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The patterns for a cluster whose `kubernetes` Service has ClusterIP `kubernetesIp`. */
-export function kubeVipPatterns(kubernetesIp: string): [RegExp, CauseId][] {
+function kubeVipPatterns(kubernetesIp: string): [RegExp, CauseId][] {
   return [
     [/leases\.coordination\.k8s\.io (?:"plndr-cp-lock" )?is forbidden/, 'KUBE_VIP_RBAC_MISSING'],
     [new RegExp(`dial tcp ${escaped(kubernetesIp)}:443: i/o timeout`), 'KUBE_VIP_SERVICE_HOST_DEADLOCK'],
@@ -28,6 +29,9 @@ export function kubeVipPatterns(kubernetesIp: string): [RegExp, CauseId][] {
 }
 
 /** The first known failure in the log (by the order of the lines), or undefined. */
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { kubeVipPatterns: ({ kubernetesIp }) => kubeVipPatterns(kubernetesIp).map(([re]) => re) };
+
 export function matchKubeVipLog(text: string, kubernetesIp: string): LogMatch | undefined {
   const patterns = kubeVipPatterns(kubernetesIp);
   for (const line of text.split('\n')) {

@@ -14,12 +14,21 @@ import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
 import { matchKubeVipLog } from './log-causes.ts';
 import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
 const POLL_MS = 2_000;
 
 type Answer = { ok: true } | { ok: false; certificate: boolean; seen: string; command: string; exitCode?: number | null };
 
 export const livezCommand = (vip: string, port: number) => `k3s kubectl --server https://${vip}:${port} get --raw /livez --request-timeout=5s`;
+
+/** kubectl's words for an answer of the API (`Error from server (<reason>): …`, `Error from server: …`). */
+const HTTP_ERROR = /^Error from server\b/m;
+/** Go's words for a certificate that does not verify (`x509: …`, since Go 1.20 after `tls: failed to verify certificate: `). */
+const CERTIFICATE_ERROR = /x509: |tls: failed to verify certificate/;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { HTTP_ERROR, CERTIFICATE_ERROR };
 
 /**
  * Pure: what `k3s kubectl get --raw /livez` through the VIP printed. "ok" is an answer; so is any HTTP error
@@ -30,10 +39,10 @@ export const livezCommand = (vip: string, port: number) => `k3s kubectl --server
 export function livezAnswer(res: { code: number | null; stdout: string; stderr: string }): { ok: true } | { ok: false; certificate: boolean; said: string } {
   if (res.code === 0 && res.stdout.trim() === 'ok') return { ok: true };
   const said = (res.stderr || res.stdout).trim().split('\n').filter(Boolean).at(-1) ?? '';
-  if (res.code !== 0 && /^Error from server\b/m.test(res.stderr)) return { ok: true };
+  if (res.code !== 0 && HTTP_ERROR.test(res.stderr)) return { ok: true };
   return {
     ok: false,
-    certificate: /x509: |tls: failed to verify certificate/.test(res.stderr),
+    certificate: CERTIFICATE_ERROR.test(res.stderr),
     said: said || (res.code === null ? 'no answer' : `kubectl exit ${res.code}`),
   };
 }

@@ -5,6 +5,7 @@ import { CauseError } from '../../src/errors.ts';
 import { archOfHeader } from '../../src/util/elf-arch.ts';
 import { runLocal } from '../../src/local/process.ts';
 import { normaliseArch } from './checks.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
 /** What the check needs from the operator's machine; injectable for tests. */
 export interface VersionDeps {
@@ -36,6 +37,8 @@ export const nodeVersionDeps: VersionDeps = {
 /** `k3s --version`'s first line (k3s-io/k3s pkg/cli/cmds/root.go NewApp: "%s version %s" with Version "<version> (<commit>)"). */
 const VERSION_LINE = /^k3s version (v\S+) \(/;
 /** A k3s release as it is linked into the binary (k3s-io/k3s scripts/build: -X …/pkg/version.Version=${VERSION}). */
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { VERSION_LINE };
 const EMBEDDED = /v\d+\.\d+\.\d+(?:-rc\d+)?\+k3s\d+/g;
 
 const NODE_ARCH: Record<string, string> = { x64: 'x86_64', arm64: 'aarch64', arm: 'armv7l', riscv64: 'riscv64', ppc64: 'ppc64le', s390x: 's390x' };

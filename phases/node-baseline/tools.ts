@@ -2,7 +2,8 @@
 // node-baseline checks before any change (TOOL_MISSING). All of them are in Debian's required or important
 // packages, plus sudo; k3s's own subcommands (`k3s kubectl`, `k3s etcd-snapshot`) come from the binary the
 // engine uploads. A command added to a phase, the engine (src/engine) or the transport (src/transport) that
-// calls another program on a host belongs here.
+// calls another program on a host belongs here (test/unit/host-tools-complete.test.ts reads the commands in
+// phases/ and src/ and fails on a program missing here).
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeCommand, ProbeResult } from '../../src/engine/phase.ts';
 
@@ -29,6 +30,10 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   stat: 'coreutils',
   df: 'coreutils',
   sha256sum: 'coreutils',
+  // waits inside a command (phases/k3s/restore-passwords.ts: until the API lists the node passwords)
+  sleep: 'coreutils',
+  // backup's object inventory joins the resource types for one kubectl call (src/backup/objects.ts)
+  paste: 'coreutils',
   grep: 'grep',
   sed: 'sed',
   // node-baseline's hostname step

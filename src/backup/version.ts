@@ -1,5 +1,6 @@
 // Comparing k3s versions (v1.31.4+k3s1): a backup may be restored onto the same or a newer k3s, not an
 // older one (SNAPSHOT_VERSION_NEWER).
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 
 function parts(v: string): number[] {
   const m = v.trim().match(/^v?(\d+)\.(\d+)\.(\d+)(?:[-+]k3s(\d+))?/);
@@ -14,7 +15,10 @@ export function compareK3sVersions(a: string, b: string): number {
   return 0;
 }
 
-export const VERSION_LINE = /k3s version (v[\w.+-]+)/;
+const VERSION_LINE = /k3s version (v[\w.+-]+)/;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { VERSION_LINE };
 
 /** The version in `k3s --version`'s first line (`k3s version v1.31.4+k3s1 (abcdef)`). */
 export function versionFromOutput(out: string): string | undefined {

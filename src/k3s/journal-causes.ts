@@ -4,6 +4,7 @@
 // pkg/agent/config/config.go; etcd-io/etcd v3.5.26 for etcd's own), is in
 // test/fixtures/upstream-lines/k3s.txt; test/unit/cause-matchers-exercised.test.ts checks each matches.
 import type { CauseId } from '../causes/catalogue.ts';
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 
 export interface JournalMatch {
   id: CauseId;
@@ -41,8 +42,8 @@ function criticalFlag(name: string): string {
   return name;
 }
 
-/** The journal rules, most specific first (exported for the test that each is backed by an upstream line). */
-export const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string; transient?: boolean }[] = [
+/** The journal rules, most specific first (each backed by an upstream line: UPSTREAM_PATTERNS below). */
+const RULES: { id: CauseId; re: RegExp; detail?: (m: RegExpMatchArray) => string; transient?: boolean }[] = [
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration mismatched: ([\w.[\]-]+)/, detail: (m) => criticalFlag(m[1]) },
   { id: 'CRITICAL_CONFIG_MISMATCH', re: /critical configuration value mismatch|unable to join cluster due to critical configuration value mismatch/ },
   { id: 'TOKEN_MALFORMED', re: /invalid token format|invalid token CA hash length|failed to normalize server token/ },
@@ -74,8 +75,11 @@ function preferredMismatch(text: string, re: RegExp): RegExpMatchArray | undefin
   return all.find((m) => criticalFlag(m[1]) !== 'cluster-dns') ?? all[0];
 }
 
+/** k3s started its etcd member after etcd's refusals (pkg/etcd/etcd.go join): they cleared. */
+const JOIN_STARTED = /Starting etcd to join cluster with members/;
+
 /** k3s's first line at each start: only what follows the last one counts. */
-export const START_LINE = /Starting k3s v/g;
+const START_LINE = /Starting k3s v/g;
 
 /**
  * The known failure in the journal lines (the most specific rule wins, not the first line). Only the
@@ -88,7 +92,7 @@ export function matchJoinFailure(journal: string): JournalMatch | undefined {
   const lines = recent.split('\n');
   // k3s retries etcd's refusals in-process: once it started its etcd member after them, they cleared.
   let progress = -1;
-  lines.forEach((l, i) => /Starting etcd to join cluster with members/.test(l) && (progress = i));
+  lines.forEach((l, i) => JOIN_STARTED.test(l) && (progress = i));
   for (const rule of RULES) {
     for (const line of rule.transient ? lines.slice(progress + 1) : lines) {
       const m = line.match(rule.re);
@@ -107,3 +111,6 @@ export function matchJoinFailure(journal: string): JournalMatch | undefined {
   }
   return undefined;
 }
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { RULES: RULES.map((r) => r.re), START_LINE, JOIN_STARTED };

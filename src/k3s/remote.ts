@@ -5,10 +5,14 @@ import type { ExecResult } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import { roleOf } from './paths.ts';
 import { lastLines } from '../util/text.ts';
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 
 // async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
 /** kubectl's refusal of a missing object (`Error from server (NotFound): nodes "x" not found`). */
 export const NOT_FOUND = /NotFound|not found/;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { NOT_FOUND };
 
 export async function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
   return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal });

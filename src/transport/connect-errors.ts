@@ -3,6 +3,13 @@ import { CauseError } from '../errors.ts';
 import { hostKeyError, type HostKeySeen } from './host-key.ts';
 import { shq } from '../util/shell.ts';
 import type { SshTarget } from './types.ts';
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
+
+/** ssh2's words for a connection dropped before the handshake ended (lib/client.js). */
+const DROPPED_EARLY = /before handshake|No response from server/i;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { DROPPED_EARLY };
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EPIPE', 'EHOSTDOWN', 'EAI_AGAIN']);
 
@@ -55,7 +62,7 @@ export function classifyConnectError(
     });
   }
   // Dropped before the handshake: sshd starting up or shedding load (MaxStartups); worth another try.
-  const early = /before handshake|No response from server/i.test(message);
+  const early = DROPPED_EARLY.test(message);
   return new CauseError('SSH_HANDSHAKE_FAILED', {
     host: target.name,
     message: `SSH handshake with ${target.name} (${where}) failed: ${message}`,

@@ -7,6 +7,13 @@ import { join } from 'node:path';
 import ssh2 from 'ssh2';
 import { CauseError } from '../errors.ts';
 import type { SshTarget } from './types.ts';
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
+
+/** ssh2's words for an encrypted key parsed without a passphrase (lib/protocol/keyParser.js). */
+const ENCRYPTED_KEY = /passphrase/i;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { ENCRYPTED_KEY };
 
 export interface AuthChoice {
   privateKey?: Buffer;
@@ -35,7 +42,7 @@ function readKey(path: string): { key: Buffer } | { problem: string } {
   const parsed = ssh2.utils.parseKey(data);
   if (parsed instanceof Error) {
     return {
-      problem: /passphrase/i.test(parsed.message)
+      problem: ENCRYPTED_KEY.test(parsed.message)
         ? 'is protected by a passphrase (load it with ssh-add instead)'
         : `is not a usable private key (${parsed.message})`,
     };

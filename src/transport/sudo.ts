@@ -4,6 +4,7 @@ import { CauseError } from '../errors.ts';
 import { shq } from '../util/shell.ts';
 import { connectionLost } from './lost.ts';
 import type { Remote } from './types.ts';
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 
 /**
  * The command line that runs `command` as root without a password prompt. `tag` becomes the shell's $0:
@@ -32,6 +33,9 @@ const SUDO_PROBE = 'sudo -n true';
 
 /** sudo's words when it would have to ask (the password, or a terminal to ask on). */
 const NEEDS_PASSWORD = /a password is required|a terminal is required|must have a tty|no askpass program/i;
+
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { NEEDS_PASSWORD };
 
 /** Whether a `sudo -n` command's error output says sudo would have asked (sudo withdrawn after the connection's check). */
 export const sudoWantsPassword = (stderr: string): boolean => NEEDS_PASSWORD.test(stderr);

@@ -56,7 +56,7 @@ describe('health targets', () => {
         { kind: 'Deployment', namespace: 'default', name: 'web' },
         { kind: 'DaemonSet', namespace: 'default', name: 'agent' },
       ]),
-    ).toEqual([{ namespace: 'default', command: 'get deployment.apps/web daemonset.apps/agent -n default --ignore-not-found -o json' }]);
+    ).toEqual([{ namespace: 'default', args: 'get deployment.apps/web daemonset.apps/agent -n default --ignore-not-found -o json' }]);
   });
 
   it('names what is short (kstatus: updated and available replicas, a generation not observed, Ready of a Flux object) and what is missing', () => {
