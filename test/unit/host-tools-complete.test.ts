@@ -285,8 +285,14 @@ export function programs(text: string): string[] {
   return found;
 }
 
+/**
+ * Code that runs only on the operator's machine and sends nothing to a host: its `command`s are what an
+ * operator may run there (`bootstrap artifacts`' download commands for another machine), not host programs.
+ */
+const OPERATOR_SIDE = ['src/artifacts/'];
+
 function scan() {
-  const files = ['phases', 'src'].flatMap((d) => tsFiles(join(ROOT, d)));
+  const files = ['phases', 'src'].flatMap((d) => tsFiles(join(ROOT, d))).filter((f) => !OPERATOR_SIDE.some((dir) => relative(ROOT, f).startsWith(dir)));
   const sources: Source[] = files.map((f) => ({
     file: relative(ROOT, f),
     sf: ts.createSourceFile(f, readFileSync(f, 'utf8'), ts.ScriptTarget.Latest, true),
