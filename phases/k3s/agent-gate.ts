@@ -22,7 +22,7 @@ export interface NodeLeaseView {
 }
 
 /** Whether the Node's kubelet runs on this host: the machine-ids agree (unknown on either side: no verdict, true). */
-export function machineOf(nodeMachineId: string, hostMachineId: string): { same: boolean; seen: string } {
+function machineOf(nodeMachineId: string, hostMachineId: string): { same: boolean; seen: string } {
   if (!nodeMachineId || !hostMachineId || nodeMachineId === hostMachineId) return { same: true, seen: '' };
   return {
     same: false,
