@@ -213,7 +213,17 @@ function openBackup(dir: string): Backup {
   } catch (err) {
     throw manifestUnreadable(file, readProblem(err));
   }
-  const manifest = JSON.parse(text) as BackupManifest;
+  let manifest: BackupManifest;
+  try {
+    manifest = JSON.parse(text) as BackupManifest;
+  } catch (err) {
+    throw manifestUnreadable(file, `is not JSON (torn, or not written by bootstrap backup): ${(err as Error).message}`);
+  }
+  const m = manifest as Partial<BackupManifest> | null;
+  const fields = typeof m === 'object' && m !== null && typeof m.id === 'string' && typeof m.k3sVersion === 'string';
+  if (!fields || typeof m.snapshotServer !== 'string' || typeof m.sha256 !== 'string' || typeof m.bytes !== 'number' || !Array.isArray(m.objects)) {
+    throw manifestUnreadable(file, 'is JSON, but not a backup manifest (id, k3sVersion, snapshotServer, sha256, bytes, objects)');
+  }
   return { dir, manifest, snapshot: join(dir, SNAPSHOT_FILE), tokenFile: join(dir, TOKEN_FILE) };
 }
 

@@ -25,7 +25,7 @@ export const engineCauses = defineCauses({
   STATE_FILE_CORRUPT: {
     title: 'A state file on the operator machine cannot be read',
     meaning:
-      'A file in the environment state folder (the journal, the cluster token or the kubeconfig) is torn or is not what the tool wrote, so the run cannot rely on it.',
+      'A file in the environment state folder (the journal, the cluster token, the kubeconfig or a backup manifest) is torn or is not what the tool wrote, so the run cannot rely on it.',
     remedy:
       'Restore the named file from a backup of the state folder (the token: from a backup made with bootstrap backup); a journal may be deleted, and the run then redoes every phase.',
   },

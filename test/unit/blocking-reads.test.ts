@@ -141,7 +141,8 @@ describe("the state folder's files", () => {
   it("a FIFO as a backup's token or snapshot, the journal or the cluster token is no blocked read", { timeout: 10_000 }, async () => {
     const backup = join(dir, 'b');
     mkdirSync(backup);
-    writeFileSync(join(backup, 'manifest.json'), '{"id":"b"}');
+    const manifest = { id: 'b', k3sVersion: 'v1.33.5+k3s1', snapshotServer: 's', sha256: '', bytes: 0, objects: [] };
+    writeFileSync(join(backup, 'manifest.json'), JSON.stringify(manifest));
     fifo(join(backup, 'cluster-token.json'));
     await quickly(() => expect(readBackupToken(resolveBackup(backup, dir))).toBeUndefined());
     expect(await quickly(() => fileSha256(fifo(join(backup, 'snapshot'))))).toBeUndefined();
