@@ -102,4 +102,11 @@ export const inventoryCauses = defineCauses({
       'A file or folder named by the inventory (k3s artifacts, Cilium chart, Flux install, deploy key, GitOps checkout) does not exist on this machine. Nothing was contacted.',
     remedy: "Put the file at the path named (relative paths are relative to the inventory file's folder) or fix the path.",
   },
+  ARTIFACT_INVALID: {
+    title: 'A file the inventory names is not what it should be',
+    meaning:
+      'A file named by the inventory is there but cannot be what its key says: the Cilium chart (cilium.chart) is not a gzip-compressed Helm chart (garbage bytes, a torn download, a plain tar, an HTML error page). Found while the run prepares, before any host is contacted.',
+    remedy:
+      'Download the file again (the chart: `helm pull cilium/cilium --version X` or https://helm.cilium.io/cilium-X.tgz) and check it (`tar -tzf FILE` lists cilium/Chart.yaml), or fix the path.',
+  },
 });
