@@ -13,19 +13,37 @@ export interface ChartInfo {
   schema?: Record<string, unknown>;
 }
 
-/** Reads Chart.yaml and values.schema.json of the chart's top folder. Throws on a tgz that is no chart. */
-export function chartInfo(tgz: Buffer): ChartInfo {
-  const files = tarFiles(gunzipSync(tgz));
+/**
+ * Reads Chart.yaml and values.schema.json of the chart's top folder. ARTIFACT_INVALID (naming `chartPath`)
+ * for a file that is no gzip-compressed Helm chart: garbage bytes, a plain tar, a torn download, a
+ * Chart.yaml or schema that does not parse. The cilium phase reads it in its prepare, before any host.
+ */
+export function chartInfo(tgz: Buffer, chartPath = 'the chart'): ChartInfo {
+  const invalid = (why: string) =>
+    new CauseError('ARTIFACT_INVALID', {
+      message: `cilium.chart: ${chartPath} ${why}`,
+      evidence: { command: `tar -tzf ${chartPath}`, seen: `${chartPath} ${why}` },
+    });
+  let files: Map<string, Buffer>;
+  try {
+    files = tarFiles(gunzipSync(tgz));
+  } catch (err) {
+    throw invalid(`is not a gzip-compressed tar archive (${(err as Error).message})`);
+  }
   const chartYaml = [...files.keys()].find((n) => /^[^/]+\/Chart\.yaml$/.test(n));
-  if (!chartYaml) throw new Error('the archive holds no <chart>/Chart.yaml: not a Helm chart');
+  if (!chartYaml) throw invalid('holds no <chart>/Chart.yaml: not a Helm chart');
   const top = chartYaml.split('/')[0];
-  const meta = parse(files.get(chartYaml)!.toString('utf8')) as { name?: string; version?: string };
-  const schemaFile = files.get(`${top}/values.schema.json`);
-  return {
-    name: String(meta.name ?? top),
-    version: String(meta.version ?? ''),
-    schema: schemaFile ? (JSON.parse(schemaFile.toString('utf8')) as Record<string, unknown>) : undefined,
-  };
+  try {
+    const meta = parse(files.get(chartYaml)!.toString('utf8')) as { name?: string; version?: string } | null;
+    const schemaFile = files.get(`${top}/values.schema.json`);
+    return {
+      name: String(meta?.name ?? top),
+      version: String(meta?.version ?? ''),
+      schema: schemaFile ? (JSON.parse(schemaFile.toString('utf8')) as Record<string, unknown>) : undefined,
+    };
+  } catch (err) {
+    throw invalid(`has a Chart.yaml or values.schema.json that does not parse (${(err as Error).message})`);
+  }
 }
 
 /**

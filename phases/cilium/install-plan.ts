@@ -15,7 +15,7 @@ export interface CiliumInstallPlan {
 }
 
 export function ciliumInstallPlan(inv: LoadedInventory, source: CiliumValues, chartTgz: Buffer, chartPath: string): CiliumInstallPlan {
-  const chart = chartInfo(chartTgz);
+  const chart = chartInfo(chartTgz, chartPath);
   const stops = [
     ...checkAdoptable(source),
     ...checkChartVersion(source.chartVersion, chart, chartPath),

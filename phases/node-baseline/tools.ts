@@ -47,6 +47,8 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   pgrep: 'procps',
   pkill: 'procps',
   ps: 'procps',
+  // the host lock is taken under flock, which the kernel releases when its holder dies (src/engine/lock.ts)
+  flock: 'util-linux',
   systemctl: 'systemd',
   journalctl: 'systemd',
   // --replace in place stops everything k3s started (phases/k3s/replace-steps.ts): shim process trees,

@@ -13,16 +13,16 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   write,
   writeFileSync,
 } from 'node:fs';
 import { Writable } from 'node:stream';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CauseError } from '../errors.ts';
 import type { ClusterToken } from '../k3s/cluster-token.ts';
+import { openRegularFile, readProblem, readRegularText } from '../util/regular-file.ts';
 
 export const SNAPSHOT_FILE = 'snapshot';
 export const TOKEN_FILE = 'cluster-token.json';
@@ -206,25 +206,57 @@ export function resolveBackup(arg: string, stateDir: string): Backup {
 }
 
 function openBackup(dir: string): Backup {
-  const manifest = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8')) as BackupManifest;
+  const file = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = readRegularText(file);
+  } catch (err) {
+    throw manifestUnreadable(file, readProblem(err));
+  }
+  let manifest: BackupManifest;
+  try {
+    manifest = JSON.parse(text) as BackupManifest;
+  } catch (err) {
+    throw manifestUnreadable(file, `is not JSON (torn, or not written by bootstrap backup): ${(err as Error).message}`);
+  }
+  const m = manifest as Partial<BackupManifest> | null;
+  const fields = typeof m === 'object' && m !== null && typeof m.id === 'string' && typeof m.k3sVersion === 'string';
+  if (!fields || typeof m.snapshotServer !== 'string' || typeof m.sha256 !== 'string' || typeof m.bytes !== 'number' || !Array.isArray(m.objects)) {
+    throw manifestUnreadable(file, 'is JSON, but not a backup manifest (id, k3sVersion, snapshotServer, sha256, bytes, objects)');
+  }
   return { dir, manifest, snapshot: join(dir, SNAPSHOT_FILE), tokenFile: join(dir, TOKEN_FILE) };
+}
+
+/** STATE_FILE_CORRUPT naming a backup's manifest.json, with what to do about that backup. */
+function manifestUnreadable(file: string, problem: string): CauseError {
+  const seen = `${file} ${problem}`;
+  return new CauseError('STATE_FILE_CORRUPT', {
+    message: `backup manifest ${seen}`,
+    evidence: { command: `ls -l ${file}`, seen },
+    remedy: `This folder is not a usable backup: restore another one, or move ${dirname(file)} out of the backup folder so that \`bootstrap backup <env> --list\` lists the others.`,
+  });
 }
 
 /** The backup's token, or undefined when it has none (BACKUP_TOKEN_MISSING). Never printed. */
 export function readBackupToken(backup: Backup): ClusterToken | undefined {
   if (!existsSync(backup.tokenFile)) return undefined;
   try {
-    const token = JSON.parse(readFileSync(backup.tokenFile, 'utf8')) as ClusterToken;
+    const token = JSON.parse(readRegularText(backup.tokenFile)) as ClusterToken;
     return typeof token?.secret === 'string' && token.secret ? token : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** sha256 of a file, streamed (a snapshot of a real cluster is large); undefined when it is absent. */
+/** sha256 of a file, streamed (a snapshot of a real cluster is large); undefined when it is absent or no regular file. */
 export async function fileSha256(file: string): Promise<string | undefined> {
-  if (!existsSync(file)) return undefined;
+  let fd: number;
+  try {
+    fd = openRegularFile(file);
+  } catch {
+    return undefined;
+  }
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(file, { fd })) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

@@ -22,10 +22,16 @@ export const engineCauses = defineCauses({
     meaning: 'Another run (its id and user are in the evidence) holds the lock and refreshed it within the stale limit (10 minutes, host clock).',
     remedy: 'Wait for the other run to finish; a lock its dead run stops refreshing is taken over after 10 minutes, with a warning.',
   },
+  LOCK_LOST: {
+    title: 'Another run took over the lock this run held',
+    meaning:
+      "A refresh of this run's owner record found another run's record in its place (or none): this run was judged dead (its record not refreshed for 10 minutes, host clock: a suspended laptop, a frozen connection) and taken over. It stopped at once rather than go on beside the other run; it left the journal and the other run's lock alone.",
+    remedy: 'Let the other run finish (sudo cat /run/lock/bootstrap.lock/owner names it), then rerun with --resume.',
+  },
   STATE_FILE_CORRUPT: {
     title: 'A state file on the operator machine cannot be read',
     meaning:
-      'A file in the environment state folder (the journal, the cluster token or the kubeconfig) is torn or is not what the tool wrote, so the run cannot rely on it.',
+      'A file in the environment state folder (the journal, the cluster token, the kubeconfig or a backup manifest) is torn or is not what the tool wrote, so the run cannot rely on it.',
     remedy:
       'Restore the named file from a backup of the state folder (the token: from a backup made with bootstrap backup); a journal may be deleted, and the run then redoes every phase; a kubeconfig is written again, whole, by the next run (bootstrap <env>).',
   },

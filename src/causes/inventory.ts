@@ -104,4 +104,11 @@ export const inventoryCauses = defineCauses({
     remedy:
       "Put the file at the path named (relative paths are relative to the inventory file's folder) or fix the path. The k3s binary and images, the Cilium chart and the Flux install are downloaded and verified by `bootstrap artifacts <env>`.",
   },
+  ARTIFACT_INVALID: {
+    title: 'A file the inventory names is not what it should be',
+    meaning:
+      'A file named by the inventory is there but cannot be what its key says: the Cilium chart (cilium.chart) is not a gzip-compressed Helm chart (garbage bytes, a torn download, a plain tar, an HTML error page). Found while the run prepares, before any host is contacted.',
+    remedy:
+      'Download the file again (the chart: `bootstrap artifacts <env>` gets and verifies it after you remove the bad one; or `helm pull cilium/cilium --version X`) and check it (`tar -tzf FILE` lists cilium/Chart.yaml), or fix the path.',
+  },
 });

@@ -36,6 +36,12 @@ export const sshCauses = defineCauses({
     remedy:
       'Fix the path (ssh.identityFile, or IdentityFile in ~/.ssh/config), or load a passphrase-protected key into the ssh-agent (`ssh-add FILE`) and leave identityFile unset.',
   },
+  SSH_CONFIG_UNREADABLE: {
+    title: 'A file of the SSH client setup cannot be read',
+    meaning:
+      '~/.ssh/config (or $BOOTSTRAP_SSH_CONFIG), a file its Include lines name, or the known_hosts file in use is a FIFO, socket, device or folder, or cannot be read. A FIFO or device is refused before a byte is read (reading it could block the run forever). No host was contacted.',
+    remedy: 'Make the named path a regular file (or remove it: a missing ~/.ssh/config is an empty one), or point BOOTSTRAP_SSH_CONFIG at a regular file.',
+  },
   SSH_AUTH_FAILED: {
     title: 'The host refused the SSH login',
     meaning:

@@ -3,9 +3,10 @@
 // step is idempotent, so redoing the steps of a half-done host is safe, and skipping whole hosts-phases
 // is what saves time (the founder is not rebuilt). Facts recorded by plans are kept so later phases of a
 // resumed run still see them. Written atomically (and flushed to disk) after every completion.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { CauseError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
+import { readRegularText } from '../util/regular-file.ts';
 import { join } from 'node:path';
 
 export interface JournalData {
@@ -34,7 +35,7 @@ export class Journal {
     if (!existsSync(file)) return undefined;
     let data: unknown;
     try {
-      data = JSON.parse(readFileSync(file, 'utf8'));
+      data = JSON.parse(readRegularText(file));
     } catch (err) {
       return corrupt(file, (err as Error).message);
     }

@@ -7,7 +7,12 @@
 // - staleness is judged on the host's own clock: the holder refreshes its record every HEARTBEAT_S (the
 //   session does), and a record older than STALE_AFTER_S belongs to a run that died;
 // - take-over: the stale lock is renamed aside (only one taker can move a given directory) and its owner
-//   compared with the one judged stale; a taker that moved a fresh lock by mistake puts it back.
+//   compared with the one judged stale; a taker that moved a fresh lock by mistake puts it back;
+// - acquires on one host run one at a time (flock on `<dir>.acquire`, released by the kernel when the
+//   script ends or dies): without it, with three runs, a taker's mistaken move could empty the place, a
+//   third run fill it, and the put-back fail, leaving two runs that believe they hold the lock;
+// - a holder whose refresh finds another run's record (or none) has lost the lock: the session stops
+//   with LOCK_LOST rather than go on beside another run.
 import { CauseError } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
 import type { Remote } from '../transport/types.ts';
@@ -34,6 +39,8 @@ export interface LockOptions {
 }
 
 const TRIES = 5;
+/** How long an acquire waits for another acquire on the same host (well inside LOCK_ACQUIRE_BUDGET_MS). */
+const ACQUIRE_MUTEX_WAIT_S = 20;
 
 function acquireScript(owner: LockOwner, opts: LockOptions = {}): string {
   const stale = opts.staleAfterS ?? STALE_AFTER_S;
@@ -41,6 +48,12 @@ function acquireScript(owner: LockOwner, opts: LockOptions = {}): string {
 d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(owner.runId)}; who=${shq(owner.who)}
 t="$d.new.$me"; g="$d.stale.$me"; took=
 p=$(dirname "$d"); [ -d "$p" ] || mkdir -m 1777 "$p" || exit 4
+# One acquire at a time on the host: a taker that read a stale record must not move a lock another taker
+# has just put in its place while a third fills the emptied place. The kernel drops the flock with the
+# process, so a run that dies here blocks nobody.
+command -v flock >/dev/null || { echo "flock (util-linux) is not installed on this host"; exit 6; }
+exec 9>>"$d.acquire" || exit 4
+flock -w ${ACQUIRE_MUTEX_WAIT_S} 9 || { echo contended; exit 5; }
 rm -rf "$t" "$g"; mkdir -m 700 "$t" || exit 4
 printf '%s %s %s\\n' "$me" "$(date +%s)" "$who" > "$t/owner" || exit 4
 # Owned by the SSH user (sudo names it): the lock's own user may release it without root.

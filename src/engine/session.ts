@@ -98,6 +98,11 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   // journal of the run that holds them (its --resume would lose that run's progress).
   let ownsRun = false;
   let heartbeat: NodeJS.Timeout | undefined;
+  // A lock this run held and lost (another run's record in its place, found by a refresh): the run stops
+  // with LOCK_LOST instead of going on beside that run. Its steps see the stop through their signal.
+  let lockLost: CauseError | undefined;
+  const lockAbort = new AbortController();
+  const signal = AbortSignal.any([deps.signal, lockAbort.signal]);
   const result: SessionResult = { logFile: log.file, summary: emptySummary(plan.check) };
   const started = deps.clock.now();
   const needed = neededHosts(opts);
@@ -122,7 +127,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       },
       clock: deps.clock,
       emit,
-      signal: deps.signal,
+      signal,
       stateDir: opts.stateDir,
       facts,
       once: (fact, compute) => facts.once(fact, compute),
@@ -183,13 +188,25 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       heartbeat = setInterval(() => {
         for (const remote of locked) {
           void refreshLock(remote, runId).then((held) => {
-            if (!held) emit({ type: 'warning', host: remote.host, message: `another run took over ${LOCK_DIR} on ${remote.host} while this run held it` });
+            if (held || lockLost) return;
+            lockLost = new CauseError('LOCK_LOST', {
+              host: remote.host,
+              message: `${remote.host}: ${LOCK_DIR} is no longer this run's`,
+              evidence: {
+                seen: `the owner record of ${LOCK_DIR} on ${remote.host} names another run (or none), not ${runId}`,
+                command: `sudo cat ${LOCK_DIR}/owner`,
+              },
+            });
+            // The other run keeps the journal now: this one must not overwrite it on the way out.
+            ownsRun = false;
+            lockAbort.abort(lockLost);
           });
         }
       }, HEARTBEAT_S * 1000);
       heartbeat.unref();
     }
     await runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
+    if (lockLost) throw lockLost;
     journal?.finish();
   } catch (thrown) {
     // Never let a failure read as success: a missing error object is itself a bug to report.
@@ -200,7 +217,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         evidence: { seen: 'Ctrl-C' },
         ...(plan.check && { remedy: 'Run the same command again: a check run changes nothing and keeps no journal, so there is nothing to --resume.' }),
       });
-    result.error = deps.signal.aborted && causesOf(err).length === 0 ? interrupted() : err;
+    result.error = lockLost ?? (deps.signal.aborted && causesOf(err).length === 0 ? interrupted() : err);
     result.summary.stopped = Math.max(1, result.summary.stopped);
     for (const c of causesOf(result.error)) {
       log.note(`stopped: ${c.causeId} ${c.host ?? ''} ${JSON.stringify(c.evidence)}`);

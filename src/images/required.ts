@@ -77,6 +77,14 @@ export function manifestImages(text: string, label: (workload: string) => string
   return out;
 }
 
+function tryOrUndefined<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * What the inventory's add-ons pull. Cilium's values come from the GitOps HelmRelease; when they cannot be
  * read the cilium phase names that cause itself, so Cilium's images are left out here rather than guessed.
@@ -90,7 +98,9 @@ export async function requiredImages(
   if (chart && inv.inventory.gitops) {
     const values = await ciliumValues().catch(() => undefined);
     const tgz = await readFile(chart).catch(() => undefined);
-    if (values && tgz) out.push(...ciliumImages(coalesce(chartDefaults(tgz), values as Record<string, any>)));
+    // A chart that is no gzip tarball is the cilium phase's ARTIFACT_INVALID; its images are left out here.
+    const defaults = tgz && tryOrUndefined(() => chartDefaults(tgz));
+    if (values && defaults) out.push(...ciliumImages(coalesce(defaults, values as Record<string, any>)));
   }
   const flux = inv.derived.paths.fluxInstall;
   if (flux) {

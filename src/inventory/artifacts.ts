@@ -1,28 +1,16 @@
 // ARTIFACT_MISSING: the local files an inventory names, checked when a run starts, before any
 // connection, so a missing chart stops the run in a second instead of halfway through a build.
 // `bootstrap validate` does not run this (it checks the file itself only).
-import { statSync } from 'node:fs';
 import { CauseError } from '../errors.ts';
 import type { Derived } from './types.ts';
-
-/** `other`: a FIFO, socket or device: reading one would block the run or never end. */
-type EntryKind = 'file' | 'dir' | 'other' | 'missing';
+import { entryKind, type EntryKind } from '../util/regular-file.ts';
 
 /** The one filesystem question this check asks; injectable for tests. */
 export interface ArtifactFs {
   kind(path: string): EntryKind;
 }
 
-const nodeArtifactFs: ArtifactFs = {
-  kind(path) {
-    try {
-      const st = statSync(path);
-      return st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
-    } catch {
-      return 'missing';
-    }
-  },
-};
+const nodeArtifactFs: ArtifactFs = { kind: entryKind };
 
 interface Expected {
   /** The inventory key that names it, for the message. */

@@ -1,9 +1,8 @@
 // Reading an inventory file: the one place with I/O before a run (besides the artifact check).
-import { open } from 'node:fs/promises';
-import { constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { InventoryInvalid } from '../errors.ts';
+import { NotRegularFile, readProblem, readRegularText } from '../util/regular-file.ts';
 import { deriveInventory } from './derive.ts';
 import type { Derived, Inventory, InventoryWarning } from './types.ts';
 import { stripYamlExtension, validateInventory } from './validate.ts';
@@ -26,33 +25,25 @@ export interface LoadOptions {
 export const MAX_INVENTORY_BYTES = 1024 * 1024;
 
 /**
- * The inventory's text, or InventoryInvalid naming why it cannot be read. Opened without blocking and
- * checked to be a regular file before a byte is read: a FIFO or a device would otherwise block the run
- * forever (and Ctrl-C cannot interrupt a read stuck in the kernel).
+ * The inventory's text, or InventoryInvalid naming why it cannot be read. Read through readRegularFile:
+ * a FIFO or a device is refused before a byte is read (it would otherwise block the run forever).
  */
 export async function readInventoryText(file: string): Promise<string> {
   const refuse = (why: string) => new InventoryInvalid(file, [{ id: 'INVENTORY_SCHEMA', path: '', message: `${file}: ${why}` }]);
-  let handle;
+  let text: string;
   try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw refuse(code === 'ENOENT' ? 'the file does not exist' : `the file cannot be read (${code ?? String(err)})`);
-  }
-  try {
-    const st = await handle.stat();
-    if (st.isDirectory()) throw refuse('is a folder, not an inventory file');
-    if (!st.isFile()) throw refuse('is not a regular file (a FIFO, socket or device); give the path of the inventory file');
-    if (st.size > MAX_INVENTORY_BYTES) throw refuse(`is ${st.size} bytes; an inventory is at most ${MAX_INVENTORY_BYTES} bytes (1 MiB)`);
-    const text = await handle.readFile('utf8');
-    if (text.includes('\0')) throw refuse('holds a NUL byte; an inventory is YAML text');
-    return text;
+    text = readRegularText(file, (st) => {
+      if (st.size > MAX_INVENTORY_BYTES) throw refuse(`is ${st.size} bytes; an inventory is at most ${MAX_INVENTORY_BYTES} bytes (1 MiB)`);
+    });
   } catch (err) {
     if (err instanceof InventoryInvalid) throw err;
-    throw refuse(`the file cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  } finally {
-    await handle.close();
+    if (err instanceof NotRegularFile) {
+      throw refuse(err.kind === 'dir' ? 'is a folder, not an inventory file' : 'is not a regular file (a FIFO, socket or device); give the path of the inventory file');
+    }
+    throw refuse(readProblem(err) === 'does not exist' ? 'the file does not exist' : `the file ${readProblem(err)}`);
   }
+  if (text.includes('\0')) throw refuse('holds a NUL byte; an inventory is YAML text');
+  return text;
 }
 
 /** Load, validate and derive. Throws InventoryInvalid (exit 65) with every violation. */

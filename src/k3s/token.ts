@@ -8,10 +8,11 @@
 // "invalid token format"). A token of another form is refused where it is read (TOKEN_MALFORMED), before
 // any host is dialled: every phase that uses it reads it in its local prepare.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { LocalChange } from '../engine/changes.ts';
 import { join } from 'node:path';
 import { CauseError } from '../errors.ts';
+import { NotRegularFile, readRegularText } from '../util/regular-file.ts';
 
 // The token's shape and form check live on the ground floor (backups read them too).
 export { checkTokenForm, tokenFormProblem, type ClusterToken } from './cluster-token.ts';
@@ -25,10 +26,11 @@ export function readToken(stateDir: string): ClusterToken | undefined {
   if (!existsSync(file(stateDir))) return undefined;
   let token: ClusterToken;
   try {
-    token = JSON.parse(readFileSync(file(stateDir), 'utf8')) as ClusterToken;
-  } catch {
+    token = JSON.parse(readRegularText(file(stateDir))) as ClusterToken;
+  } catch (err) {
+    const seen = err instanceof NotRegularFile ? err.message : "the state folder's cluster-token.json is not JSON";
     throw new CauseError('TOKEN_MALFORMED', {
-      evidence: { command: 'read cluster-token.json', seen: "the state folder's cluster-token.json is not JSON" },
+      evidence: { command: 'read cluster-token.json', seen },
       retryable: false,
     });
   }
@@ -58,7 +60,7 @@ export function newToken(): ClusterToken {
 /** The local change that keeps `token` in the state folder (0600, whole or not at all), or none when it is there. */
 export function tokenChange(stateDir: string, token: ClusterToken): LocalChange[] {
   const content = JSON.stringify(token);
-  const current = existsSync(file(stateDir)) ? readFileSync(file(stateDir), 'utf8') : null;
+  const current = existsSync(file(stateDir)) ? readRegularText(file(stateDir)) : null;
   if (current === content) return [];
   return [{ kind: 'local', path: file(stateDir), content, current, mode: '0600', secret: true }];
 }

@@ -1,8 +1,8 @@
 // Host key verification against known_hosts, and the named stops it ends in. ssh2 hands us the key the
 // host presented (the SSH wire blob); we decide, and remember what we saw so that the stop can name the
 // fingerprint (ssh2 itself would only say "Host denied (verification failed)").
-import { readFileSync } from 'node:fs';
 import { CauseError } from '../errors.ts';
+import { readProblem, readRegularText } from '../util/regular-file.ts';
 import {
   checkHostKey,
   fingerprint,
@@ -16,14 +16,21 @@ import {
 import { shq } from '../util/shell.ts';
 import type { SshTarget } from './types.ts';
 
-/** known_hosts entries of a file; a missing file records nothing (every host is unknown). */
+/**
+ * known_hosts entries of a file; a missing file records nothing (every host is unknown). One that is a FIFO,
+ * device or folder (ssh.knownHostsFile is checked with the artifacts, but ~/.ssh/config's UserKnownHostsFile
+ * is not) or cannot be read is SSH_CONFIG_UNREADABLE, refused before a byte is read.
+ */
 export function readKnownHosts(file: string): KnownHostsEntry[] {
+  let text: string;
   try {
-    return parseKnownHosts(readFileSync(file, 'utf8'), file);
+    text = readRegularText(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+    const seen = `known_hosts file ${file} ${readProblem(err)}`;
+    throw new CauseError('SSH_CONFIG_UNREADABLE', { message: seen, evidence: { command: `ls -l ${file}`, seen } });
   }
+  return parseKnownHosts(text, file);
 }
 
 /** What one connection attempt saw of the host's key. */

@@ -2,10 +2,10 @@
 // else the ssh-agent (SSH_AUTH_SOCK), together with the first default key file that exists
 // (~/.ssh/id_ed25519, then ~/.ssh/id_rsa) — as `ssh` offers both. The tool never asks for a passphrase:
 // a protected key belongs in the agent.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
 import { CauseError } from '../errors.ts';
+import { readProblem, readRegularFile } from '../util/regular-file.ts';
 import type { SshTarget } from './types.ts';
 import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 
@@ -30,14 +30,13 @@ export interface IdentityEnv {
 
 const DEFAULT_KEYS = ['id_ed25519', 'id_rsa'];
 
-/** A private key file's bytes, or why it cannot be used. */
+/** A private key file's bytes, or why it cannot be used (a FIFO or device: refused before a byte is read). */
 function readKey(path: string): { key: Buffer } | { problem: string } {
   let data: Buffer;
   try {
-    data = readFileSync(path);
+    data = readRegularFile(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return { problem: code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? String(err)})` };
+    return { problem: readProblem(err) };
   }
   const parsed = ssh2.utils.parseKey(data);
   if (parsed instanceof Error) {

@@ -5,10 +5,13 @@
 // rather than guessed at.
 //
 // Parsing is pure; loadSshConfig() is the only function that touches the file system, and its path is
-// always given by the caller (tests never read the operator's real ~/.ssh/config).
-import { readdirSync, readFileSync } from 'node:fs';
+// always given by the caller (tests never read the operator's real ~/.ssh/config). It reads through
+// readRegularFile: a FIFO or device is SSH_CONFIG_UNREADABLE, never a blocked run.
+import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
+import { CauseError } from '../errors.ts';
+import { NotRegularFile, readProblem, readRegularText } from '../util/regular-file.ts';
 import { matchPattern, matchPatternList } from './patterns.ts';
 
 export interface SshConfigBlock {
@@ -161,14 +164,24 @@ export function expandPath(value: string, t: { home: string; host?: string; port
   return v;
 }
 
-/** Read a config file (missing file → empty config), following Include lines relative to ~/.ssh. */
+/** SSH_CONFIG_UNREADABLE for a config file that cannot be read (or would block the run if it were). */
+function unreadable(path: string, err: unknown, includedFrom?: string): CauseError {
+  const seen = `${path} ${readProblem(err)}${includedFrom ? ` (named by an Include line of ${includedFrom})` : ''}`;
+  return new CauseError('SSH_CONFIG_UNREADABLE', { message: `ssh client configuration: ${seen}`, evidence: { command: `ls -l ${path}`, seen } });
+}
+
+/**
+ * Read a config file (missing file → empty config), following Include lines relative to ~/.ssh. Throws
+ * SSH_CONFIG_UNREADABLE for one that is a FIFO, socket, device or folder (refused before a byte is read) or
+ * that cannot be read; an Include naming nothing readable is skipped, as ssh does, but never a FIFO or device.
+ */
 export function loadSshConfig(path: string, home = homedir()): SshConfig {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularText(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { blocks: [], file: path };
-    throw err;
+    throw unreadable(path, err);
   }
   const sshDir = join(home, '.ssh');
   const readInclude: IncludeReader = (pattern) => {
@@ -190,8 +203,9 @@ export function loadSshConfig(path: string, home = homedir()): SshConfig {
     const out: Array<{ file: string; text: string }> = [];
     for (const n of names) {
       try {
-        out.push({ file: join(dir, n), text: readFileSync(join(dir, n), 'utf8') });
-      } catch {
+        out.push({ file: join(dir, n), text: readRegularText(join(dir, n)) });
+      } catch (err) {
+        if (err instanceof NotRegularFile && err.kind === 'other') throw unreadable(join(dir, n), err, path);
         // An Include that names nothing readable is skipped, as ssh does.
       }
     }

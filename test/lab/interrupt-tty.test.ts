@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bootstrap, freshStateDir, resetCluster, stopOf } from '../support/cluster.ts';
 import { repoRoot } from '../support/cli.ts';
+import { secretLeaks } from '../support/secret-scan.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { LOCK_DIR } from '../../src/engine/lock.ts';
 import { ensureLab, hostExec, hosts, paths } from '../support/lab.ts';
@@ -48,11 +49,21 @@ function onTerminal(args: string[], stateDir: string, when: RegExp, presses: num
   });
   child.stderr.on('data', (d: Buffer) => (screen += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
-  return new Promise((resolve) =>
+  return new Promise((resolve, reject) =>
     child.on('close', (code) => {
       clearTimeout(timer);
       child.stdin.destroy();
-      resolve({ code, screen: plain(screen), afterLastInterruptMs: lastPress ? Date.now() - lastPress : -1 });
+      const afterLastInterruptMs = lastPress ? Date.now() - lastPress : -1;
+      // The terminal (stdout and stderr merged by the pty; as drawn and without escapes) and the run logs, as every lab run.
+      let leaks: string[];
+      try {
+        leaks = secretLeaks({ stdout: screen, stderr: plain(screen) }, stateDir, paths.inventory);
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      if (leaks.length) reject(new Error(`the run leaked secrets:\n${leaks.join('\n')}`));
+      else resolve({ code, screen: plain(screen), afterLastInterruptMs });
     }),
   );
 }

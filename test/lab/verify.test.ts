@@ -8,6 +8,7 @@ import { fault, host, hostExec } from '../../lab/api.ts';
 import { NET } from '../../lab/config.ts';
 import { bootstrap, freshStateDir, resetCluster, voters } from '../support/cluster.ts';
 import { repoRoot } from '../support/cli.ts';
+import { secretLeaks } from '../support/secret-scan.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { labInventory } from '../support/lab-inventory.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
@@ -46,18 +47,29 @@ interface VerifyRun {
   events: any[];
 }
 
+/** `bootstrap verify lab --json`; rejects when its output or run log leaked a secret (as every lab run). */
 function verify(extra: string[], opts: { stateDir: string; inventory: string }): Promise<VerifyRun> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin/bootstrap.js'), 'verify', 'lab', '--inventory', opts.inventory, '--json', ...extra], {
       cwd: repoRoot,
       env: { ...process.env, BOOTSTRAP_STATE_DIR: opts.stateDir, CI: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
     child.on('close', (code) => {
       clearTimeout(timer);
+      let leaks: string[];
+      try {
+        leaks = secretLeaks({ stdout, stderr }, opts.stateDir, opts.inventory);
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      if (leaks.length) return reject(new Error(`verify leaked secrets:\n${leaks.join('\n')}`));
       resolve({
         code,
         stdout,

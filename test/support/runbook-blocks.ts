@@ -25,6 +25,7 @@ import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { repoRoot } from './cli.ts';
+import { secretLeaks } from './secret-scan.ts';
 
 export interface RunbookBlock {
   /** The word after `sh lab` in the info string, if any. */
@@ -130,13 +131,16 @@ function prelude(e: Pick<BlockEnv, 'ssh'>): string {
 
 const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
-/** Runs one block through bash against the lab; resolves with what the operator would see. */
+/**
+ * Runs one block through bash against the lab; resolves with what the operator would see, or rejects when
+ * that or a run log leaked a secret of the environment (test/support/secret-scan.ts, as every lab run).
+ */
 export function runBlock(block: RunbookBlock, e: BlockEnv): Promise<BlockRun> {
   const script = substitute(block.code, { env: e.env, ...e.values });
   const cwd = mkdtempSync(join(tmpdir(), 'runbook-'));
   mkdirSync(join(cwd, 'inventory'));
   symlinkSync(resolve(e.inventory), join(cwd, 'inventory', `${e.env}.yaml`));
-  return new Promise((done) => {
+  return new Promise((done, fail) => {
     const child = spawn('bash', ['-eo', 'pipefail', '-c', `${prelude(e)}\n${script}`], {
       cwd,
       env: { ...process.env, BOOTSTRAP_STATE_DIR: e.stateDir, CI: 'true' },
@@ -149,7 +153,15 @@ export function runBlock(block: RunbookBlock, e: BlockEnv): Promise<BlockRun> {
     const timer = setTimeout(() => child.kill('SIGKILL'), e.timeoutMs ?? 900_000);
     child.on('close', (code) => {
       clearTimeout(timer);
-      done({ code, stdout, stderr, script });
+      let leaks: string[];
+      try {
+        leaks = secretLeaks({ stdout, stderr }, e.stateDir, e.inventory, e.env);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (leaks.length) fail(new Error(`the runbook block (line ${block.line}) leaked secrets:\n${leaks.join('\n')}`));
+      else done({ code, stdout, stderr, script });
     });
   });
 }

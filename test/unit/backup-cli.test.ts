@@ -1,5 +1,5 @@
 // The command line of backups and restores: what parses, what is refused, and --list of a backup folder.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -66,6 +66,39 @@ describe('bootstrap backup <env> --list', () => {
     const r = await cli(['backup', 'prod', '--server', 'nope'], { BOOTSTRAP_STATE_DIR: mkdtempSync(join(tmpdir(), 'backup-srv-')) });
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(/--server nope: not a server of prod/);
+  });
+
+  it('a torn manifest.json is STATE_FILE_CORRUPT naming it, for --list and --restore, with and without --json', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'backup-torn-'));
+    const manifest = { id: 'torn', env: 'prod', k3sVersion: 'v1.31.4+k3s1', snapshotServer: 'srv-1', sha256: 'ab'.repeat(32), bytes: 1, objects: [] };
+    const dir = writeBackup(join(state, 'prod'), { ...manifest, takenAt: '', servers: [], snapshotName: 'n', counts: {} }, Buffer.from('x'), { secret: 's' });
+    const file = join(dir, 'manifest.json');
+    const whole = readFileSync(file, 'utf8');
+    const env = { BOOTSTRAP_STATE_DIR: state };
+    for (const [text, seen] of [
+      [whole.slice(0, whole.length / 2), 'is not JSON'],
+      ['[]', 'is JSON, but not a backup manifest'],
+    ]) {
+      writeFileSync(file, text);
+      for (const argv of [
+        ['backup', 'prod', '--list'],
+        ['prod', '--restore', dir],
+        ['prod', '--restore', 'torn', '--check'],
+      ]) {
+        const plain = await cli(argv, env);
+        expect(plain.code, argv.join(' ')).toBe(1);
+        expect(plain.stderr).toContain('STATE_FILE_CORRUPT');
+        expect(plain.stderr).toContain(`${file} ${seen}`);
+        expect(plain.stderr).not.toMatch(/internal error|\n\s+at /);
+        const json = await cli([...argv, '--json'], env);
+        expect(json.code).toBe(1);
+        const stops = json.stdout.split('\n').map((l) => JSON.parse(l));
+        expect(stops).toEqual([
+          { type: 'stopped', error: expect.objectContaining({ cause: 'STATE_FILE_CORRUPT', remedy: expect.stringContaining('restore another one') }) },
+        ]);
+        expect(stops[0].error.evidence.seen).toContain(file);
+      }
+    }
   });
 
   it('a restore from a backup that does not exist stops with BACKUP_NOT_FOUND', async () => {

@@ -5,6 +5,7 @@
 // by the real code where that code is pure, else built as its raise site builds it (its file is named). Both
 // halves are checked: the example's evidence must show the thing (so a row cannot claim what no stop says),
 // and the remedy the operator reads with it (`do:`) must name it too.
+import { chartInfo } from '../../phases/cilium/chart.ts';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allCauses, causeInfo, type CauseId } from '../../src/causes/catalogue.ts';
@@ -258,6 +259,43 @@ const rows: Record<CauseId, Row | Row[]> = {
         command: 'skopeo copy --all docker://ghcr.io/kube-vip/kube-vip:v0.9.2 oci-archive:artifacts/kube-vip.tar:ghcr.io/kube-vip/kube-vip:v0.9.2',
       },
       { message: 'k3s.imageArchives[0]: artifacts/kube-vip.tar is missing and bootstrap cannot download it' },
+    ),
+  },
+
+  // phases/cilium/chart.ts chartInfo, in the cilium phase's prepare
+  ARTIFACT_INVALID: {
+    names: /cilium\.chart: \S+ is not a gzip-compressed tar archive/,
+    remedy: /the chart: `bootstrap artifacts <env>`/,
+    example: () => {
+      try {
+        chartInfo(Buffer.from('<html>503</html>'), 'charts/cilium-1.19.5.tgz');
+      } catch (e) {
+        return e as CauseError;
+      }
+      throw new Error('chartInfo accepted garbage');
+    },
+  },
+  // src/transport/ssh-config.ts unreadable
+  SSH_CONFIG_UNREADABLE: {
+    names: /\/home\/ops\/\.ssh\/config is a FIFO/,
+    remedy: /~\/\.ssh\/config|regular file/,
+    example: stop(
+      'SSH_CONFIG_UNREADABLE',
+      { command: 'ls -l /home/ops/.ssh/config', seen: '/home/ops/.ssh/config is a FIFO, not a regular file' },
+      { message: 'ssh client configuration: /home/ops/.ssh/config is a FIFO, not a regular file' },
+    ),
+  },
+  // src/engine/session.ts, the lock's heartbeat
+  LOCK_LOST: {
+    names: /owner record of \/run\/lock\/bootstrap\.lock/,
+    remedy: /bootstrap\.lock\/owner/,
+    example: stop(
+      'LOCK_LOST',
+      {
+        command: 'sudo cat /run/lock/bootstrap.lock/owner',
+        seen: 'the owner record of /run/lock/bootstrap.lock on k3s-prod-2 names another run (or none), not 2026-12-05T00-00-00-000Z-1a2b3c4d',
+      },
+      { host: 'k3s-prod-2', message: "k3s-prod-2: /run/lock/bootstrap.lock is no longer this run's" },
     ),
   },
 

@@ -1,12 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { chartInfo, checkChartVersion, checkValuesSchema } from '../../phases/cilium/chart.ts';
 import { renderHelmChart, valuesContent } from '../../src/k3s/helmchart.ts';
 import { tarFiles } from '../../src/util/tar.ts';
 import { ciliumValues } from '../../src/gitops/values-source.ts';
+import { cli } from '../support/cli.ts';
 
 // The real chart, kept beside the repository (never committed): ../shared/testdata/cilium-1.19.5.tgz.
 const CHART = fileURLToPath(new URL('../../../shared/testdata/cilium-1.19.5.tgz', import.meta.url));
@@ -139,5 +142,53 @@ describe('the HelmChart that installs Cilium', () => {
     expect(parse(text, { version: '1.2' })).toEqual(words);
     // What a YAML writer would have produced is read differently by Helm: the reason for JSON.
     expect(parse('a: on\nb: yes\n', { version: '1.1' })).toEqual({ a: true, b: true });
+  });
+});
+
+describe('a cilium.chart that is no gzip-compressed Helm chart', () => {
+  it('is ARTIFACT_INVALID naming the file, not a plain Error', () => {
+    for (const bytes of [Buffer.from('<html>404 Not Found</html>'), Buffer.from([0x1f, 0x8b, 1, 2, 3, 250]), gzipSync('not a tar archive at all')]) {
+      let err: unknown;
+      try {
+        chartInfo(bytes, '/charts/cilium.tgz');
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({ causeId: 'ARTIFACT_INVALID', message: expect.stringContaining('cilium.chart: /charts/cilium.tgz ') });
+    }
+  });
+
+  it('stops `bootstrap prod --only cilium` in its prepare with ARTIFACT_INVALID (exit 1, a stopped object), before any host is dialled', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chart-garbage-'));
+    try {
+      mkdirSync(join(dir, 'k3s'));
+      writeFileSync(join(dir, 'k3s', 'k3s'), '');
+      writeFileSync(join(dir, 'id_ed25519'), '');
+      writeFileSync(join(dir, 'cilium.tgz'), 'garbage bytes, not a gzip tarball\n');
+      const prod = readFileSync(new URL('../../inventory/prod.yaml', import.meta.url), 'utf8');
+      const text = prod
+        .replace('identityFile: ~/.ssh/id_ed25519', `identityFile: ${join(dir, 'id_ed25519')}`)
+        .replace('artifacts: ../artifacts/k3s', `artifacts: ${join(dir, 'k3s')}`)
+        .replace('checkout: ../home-network', `checkout: ${checkout}`)
+        .replace('chart: ../artifacts/cilium-1.19.5.tgz', `chart: ${join(dir, 'cilium.tgz')}`)
+        .replace(/^flux:\n(?: {2}.*\n)+/m, '');
+      writeFileSync(join(dir, 'prod.yaml'), text);
+      vi.stubEnv('BOOTSTRAP_SSH_CONFIG', join(dir, 'no-ssh-config')); // not the operator's own
+      const t0 = Date.now();
+      const r = await cli(['prod', '--inventory', join(dir, 'prod.yaml'), '--only', 'cilium', '--check', '--json'], {
+        BOOTSTRAP_STATE_DIR: join(dir, 'state'),
+      });
+      expect(r.code, r.stderr).toBe(1);
+      const events = r.stdout.split('\n').map((l) => JSON.parse(l));
+      // Nothing between the start and the stop: no connection, no lock, no probe.
+      expect(events.map((e) => e.type)).toEqual(['run-start', 'stopped', 'run-end']);
+      const stops = events.filter((e) => e.type === 'stopped');
+      expect(stops).toEqual([{ type: 'stopped', error: expect.objectContaining({ cause: 'ARTIFACT_INVALID', remedy: expect.stringContaining('tar -tzf') }) }]);
+      expect(stops[0].error.message).toContain(`${join(dir, 'cilium.tgz')} is not a gzip-compressed tar archive`);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -53,6 +53,21 @@ describe('host lock', () => {
     }
   }, 60_000);
 
+  // Three takers on one stale lock: the case where a taker that read the stale record moves a lock another
+  // taker has just put in its place, and a third takes the emptied place meanwhile. Every acquire runs under
+  // one flock on the host, so this interleaving cannot happen: exactly one holds it, and it is the lock in place.
+  it('30 triples of runs racing to take over one stale lock: exactly one holds it each time', async () => {
+    for (let i = 0; i < 30; i++) {
+      rmSync(dir, { recursive: true, force: true });
+      writeOwner('dead-run', hostNow() - 3600);
+      const results = await Promise.all([take(`a${i}`, 600), take(`b${i}`, 600), take(`c${i}`, 600)]);
+      const holders = results.filter((r) => r.held);
+      expect(holders.map((r) => r.runId)).toHaveLength(1);
+      expect(results.filter((r) => !r.held).map((r) => r.cause)).toEqual(['LOCK_HELD', 'LOCK_HELD']);
+      expect(owner()).toBe(holders[0].runId);
+    }
+  }, 60_000);
+
   it('a lock is stale by the age of its refreshed record on the host clock, whatever the operator clock says', async () => {
     writeOwner('other', hostNow() - 30);
     expect(await take('mine', 600)).toMatchObject({ held: false, cause: 'LOCK_HELD' });

@@ -117,6 +117,8 @@ describe('fields that are legal YAML but dangerous are refused by name', () => {
     ['bastion ","', /^ {2}user: ops$/m, '  user: ops\n  bastion: ","', 'ssh.bastion'],
     ['a newline in a path', /^ {2}identityFile: .*$/m, '  identityFile: "/home/ops/.ssh/id\\nx"', 'ssh.identityFile'],
     ['an interface that reads as an option', /^ {2}interface: .*$/m, '  interface: --help', 'controlPlane.interface'],
+    ['gitops.url of the ext:: kind (git runs a command)', /^ {2}url: .*$/m, '  url: "ext::sh -c touch% x"', 'gitops.url'],
+    ['gitops.url of the file:// kind', /^ {2}url: .*$/m, '  url: file:///srv/git/home-network.git', 'gitops.url'],
   ])('%s → INVENTORY_SCHEMA at the path', (_name, find, replace, path) => {
     const v = bad(find, replace);
     expect(v.map((x) => [x.id, x.path])).toContainEqual(['INVENTORY_SCHEMA', path]);
@@ -128,9 +130,13 @@ describe('fields that are legal YAML but dangerous are refused by name', () => {
     expect(v.find((x) => x.id === 'LB_POOL_INVALID')!.message).toContain('k3s-prod-1');
   });
 
-  it('a VIP on the broadcast address is ADDRESS_RESERVED', () => {
-    const v = bad(/^ {2}vip: .*$/m, '  vip: 192.168.2.255');
+  it.each([
+    ['the network address', '192.168.2.0'],
+    ['the broadcast address', '192.168.2.255'],
+  ])('a VIP on %s is ADDRESS_RESERVED', (what, vip) => {
+    const v = bad(/^ {2}vip: .*$/m, `  vip: ${vip}`);
     expect(v.map((x) => [x.id, x.path])).toContainEqual(['ADDRESS_RESERVED', 'controlPlane.vip']);
+    expect(v.find((x) => x.id === 'ADDRESS_RESERVED')!.message).toContain(`controlPlane.vip ${vip} is ${what} of network.nodeCidr 192.168.2.0/24`);
   });
 });
 

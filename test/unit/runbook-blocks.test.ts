@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -69,5 +69,19 @@ describe('runbook lab blocks', () => {
     );
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('environment: demo\nhas-bootstrap\nhello\n');
+  });
+
+  it("fails a block whose output carries a secret of the environment, base64-encoded too (as every lab run's)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runbook-leak-'));
+    const inventory = join(dir, 'demo.yaml');
+    writeFileSync(inventory, 'environment: demo\n');
+    mkdirSync(join(dir, 'demo'));
+    const secret = 'runbook-block-token-0123456789abcdef';
+    writeFileSync(join(dir, 'demo', 'cluster-token.json'), JSON.stringify({ secret }));
+    const env = { env: 'demo', inventory, stateDir: dir };
+    await expect(runBlock({ line: 7, code: `echo ${Buffer.from(`x${secret}`).toString('base64')} >&2` }, env)).rejects.toThrow(
+      /the runbook block \(line 7\) leaked secrets:\nstderr: /,
+    );
+    expect((await runBlock({ line: 1, code: 'echo nothing secret' }, env)).code).toBe(0);
   });
 });
