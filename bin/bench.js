@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// `npm run bench`: speed targets measured on the lab (lab/bench.ts).
+// `npm run bench`: speed targets measured on the lab (lab/bench.ts); `npm run bench -- startup`: the
+// startup figure alone (`bootstrap --help`), which needs no lab.
 import { register } from 'tsx/esm/api';
 register();
-const { backupChild, main } = await import('../lab/bench.ts');
+const { backupChild, main, startup } = await import('../lab/bench.ts');
 // `--backup-child ARGS`: the measured process of the backup figure (started by the bench itself).
-process.exitCode = process.argv[2] === '--backup-child' ? await backupChild(process.argv[3]) : await main();
+if (process.argv[2] === '--backup-child') process.exitCode = await backupChild(process.argv[3]);
+else if (process.argv[2] === 'startup') process.exitCode = startup() ? 0 : 1;
+else process.exitCode = await main();
