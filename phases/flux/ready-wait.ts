@@ -127,8 +127,12 @@ async function lookAtControllers(ctx: RunContext, host: HostRef): Promise<Return
   return pull;
 }
 
-/** The pause while a converged cluster's sources answer their fetch request: a fetch of an unmoved branch is quick. */
+/**
+ * The pause while a converged cluster's sources answer their fetch request (a fetch of an unmoved branch is
+ * quick), for the first few looks; then the wait's usual pace (a source that does not answer is waited for as before).
+ */
 const SOURCE_ANSWER_POLL_MS = 250;
+const SOURCE_ANSWER_QUICK_LOOKS = 8;
 
 /**
  * Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise.
@@ -157,7 +161,7 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
   if (before) await requestReconcile(ctx, host, allAsked ? [...before.sources, ...before.kustomizations] : before.sources, token);
   let last: FluxVerdict[] = [];
   const ready = await poll(ctx, signal, {
-    everyMs: (n) => (allAsked ? pollMs(n) : SOURCE_ANSWER_POLL_MS),
+    everyMs: (n) => (!allAsked && n < SOURCE_ANSWER_QUICK_LOOKS ? SOURCE_ANSWER_POLL_MS : pollMs(n)),
     look: async (attempt) => {
       // After each pause, the controllers again (the first look was before the reconcile request).
       if (attempt > 0) pull = await lookAtControllers(ctx, host);

@@ -210,18 +210,24 @@ describe('waitFluxReady on a converged cluster (issue 17: no needless wait)', ()
     expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
   });
 
-  it('a source that never answers its fetch is named when the budget ends, as before', async () => {
+  it('a source that never answers its fetch is named when the budget ends, as before; quick looks only at first', async () => {
     const f = fakeCtx(
       [
         [repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')],
         [repoAt('main@sha1:1', EARLIER, TOKEN), ksApplied('main@sha1:1')],
       ],
-      5,
+      13,
     );
+    const pauses: number[] = [];
+    f.ctx.clock.sleep = async (ms: number, signal: AbortSignal) => {
+      pauses.push(ms);
+      signal.throwIfAborted();
+    };
     const causes = await run(f);
     expect(causes.map(([id]) => id)).toEqual(['FLUX_SOURCE_NOT_READY']);
     expect(causes[0][1]).toContain("written before this run's reconcile request");
     expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io']);
+    expect(pauses).toEqual([250, 250, 250, 250, 250, 250, 250, 250, 1_000, 1_000, 3_000]);
   });
 });
 
