@@ -6,15 +6,6 @@ import { BootstrapError, InventoryInvalid, causesOf } from '../src/errors.ts';
 import { DagInvalid } from '../src/engine/dag.ts';
 import { formatStop } from '../src/view/format.ts';
 import { USAGE, parseCommand, type Command } from './args.ts';
-import { runCommand } from './run-command.ts';
-import { planCommand } from './plan-command.ts';
-import { verifyCommand } from './verify-command.ts';
-import { backupCommand } from './backup-command.ts';
-import { kubeconfigCommand } from './kubeconfig-command.ts';
-import { artifactsCommand } from './artifacts-command.ts';
-import { stripYamlExtension, toValidateJson, validateInventory } from '../src/inventory/validate.ts';
-import { readInventoryText } from '../src/inventory/load.ts';
-import { orJsonRefusal } from './json-refusal.ts';
 import type { Io } from './io.ts';
 
 const defaultIo = (): Io => ({
@@ -37,6 +28,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   }
 }
 
+// Each command's module is imported when it runs (issue 17: startup): `--help` loads the argument parser
+// and the error reporting only, `causes` the catalogue, `validate` the schema; the Kubernetes client,
+// SSH and the phases load for the commands that use them.
 async function dispatch(cmd: Command, io: Io): Promise<number> {
   switch (cmd.kind) {
     case 'help':
@@ -46,18 +40,30 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
       return causesCommand(cmd.json, io);
     case 'validate':
       return validateCommand(inventoryPath(cmd), cmd.json, io);
-    case 'plan':
+    case 'plan': {
+      const { planCommand } = await import('./plan-command.ts');
       return planCommand(inventoryPath(cmd), cmd.json, io);
-    case 'verify':
+    }
+    case 'verify': {
+      const { verifyCommand } = await import('./verify-command.ts');
       return verifyCommand({ env: cmd.env, file: inventoryPath(cmd), drill: cmd.drill, json: cmd.json }, io);
-    case 'backup':
+    }
+    case 'backup': {
+      const { backupCommand } = await import('./backup-command.ts');
       return backupCommand({ env: cmd.env, file: inventoryPath(cmd), list: cmd.list, json: cmd.json, server: cmd.server }, io);
-    case 'kubeconfig':
+    }
+    case 'kubeconfig': {
+      const { kubeconfigCommand } = await import('./kubeconfig-command.ts');
       return kubeconfigCommand({ ...cmd, file: inventoryPath(cmd) }, io);
-    case 'artifacts':
+    }
+    case 'artifacts': {
+      const { artifactsCommand } = await import('./artifacts-command.ts');
       return artifactsCommand({ ...cmd, file: inventoryPath(cmd) }, io);
-    case 'run':
+    }
+    case 'run': {
+      const { runCommand } = await import('./run-command.ts');
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
+    }
   }
 }
 
@@ -79,6 +85,11 @@ function causesCommand(json: boolean, io: Io): number {
 }
 
 async function validateCommand(file: string, json: boolean, io: Io): Promise<number> {
+  const [{ stripYamlExtension, toValidateJson, validateInventory }, { readInventoryText }, { orJsonRefusal }] = await Promise.all([
+    import('../src/inventory/validate.ts'),
+    import('../src/inventory/load.ts'),
+    import('./json-refusal.ts'),
+  ]);
   const read = await orJsonRefusal(json, io, () => readInventoryText(file));
   if ('exit' in read) return read.exit;
   const text = read.value;

@@ -23,6 +23,7 @@ import {
   readyCondition,
   REQUESTED_AT,
   stalledCondition,
+  upToDate,
   type FluxObject,
   type FluxVerdict,
 } from './root-cause.ts';
@@ -89,17 +90,14 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
 }
 
 /**
- * Asks the controllers to reconcile now, as `flux reconcile kustomization --with-source` does, so the wait
- * judges the branch's head and not a status from before this run (a new deploy key, a new revision).
+ * Asks the controllers to reconcile `objects` now, as `flux reconcile kustomization --with-source` does, so
+ * the wait judges the branch's head and not a status from before this run (a new deploy key, a new revision).
  * Harmless to repeat: it changes no spec, only the request token the controllers answer.
  */
-async function requestReconcile(ctx: RunContext, host: HostRef): Promise<void> {
-  const token = new Date(ctx.clock.now()).toISOString();
-  const seen = await listFlux(ctx, host);
-  if (!seen) return;
+async function requestReconcile(ctx: RunContext, host: HostRef, objects: FluxObject[], token: string): Promise<void> {
   // Per namespace: kubectl before 1.30 has no --all-namespaces for annotate.
   const targets = new Set(
-    [...seen.sources, ...seen.kustomizations].map(
+    objects.map(
       (o) =>
         `${o.kind === 'GitRepository' ? 'gitrepositories.source.toolkit.fluxcd.io' : 'kustomizations.kustomize.toolkit.fluxcd.io'} --all -n ${o.metadata.namespace}`,
     ),
@@ -129,19 +127,52 @@ async function lookAtControllers(ctx: RunContext, host: HostRef): Promise<Return
   return pull;
 }
 
-/** Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise. */
+/**
+ * The pause while a converged cluster's sources answer their fetch request (a fetch of an unmoved branch is
+ * quick), for the first few looks; then the wait's usual pace (a source that does not answer is waited for as before).
+ */
+const SOURCE_ANSWER_POLL_MS = 250;
+const SOURCE_ANSWER_QUICK_LOOKS = 8;
+
+/**
+ * Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise.
+ *
+ * It reads first. When something is not current (upToDate in root-cause.ts: a new generation, a source
+ * revision not applied yet, a failure, an unanswered request), it asks every source and Kustomization to
+ * reconcile at once, as it always did. When everything is current (a converged rerun), it asks the sources
+ * alone: a GitRepository's status only says what the branch held at its last fetch (every spec.interval,
+ * 1m here), so Ready there cannot tell a push of a minute ago, and this run cannot either (Flux owns the
+ * repository; the run pushes nothing). Without that fetch a rerun after a push would pass on the old
+ * revision, and the parity check after it would compare the old HelmRelease with the new checkout
+ * (CILIUM_PARITY_DRIFT that is not one); nor would a deploy key this run replaced be proven. The fetch is
+ * cheap: source-controller compares the remote head with its artifact and stops there when they match
+ * (fluxcd/source-controller v1.9.0, internal/controller/gitrepository_controller.go, reconcileSource's
+ * optimized clone). Once every source has answered, the same revision with everything still current passes
+ * without asking the Kustomizations (their build, apply and health checks were the rest of the wait);
+ * anything else asks them, as before, and the wait goes on.
+ */
 export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal): Promise<void> {
   // First the controllers: a reconcile request to one that cannot run is never answered.
   let pull = await lookAtControllers(ctx, host);
-  await requestReconcile(ctx, host);
+  const token = new Date(ctx.clock.now()).toISOString();
+  const before = await listFlux(ctx, host);
+  // Whether the Kustomizations were asked too (else only the sources, and the wait looks for their answer first).
+  let allAsked = !before || !upToDate(before.sources, before.kustomizations);
+  if (before) await requestReconcile(ctx, host, allAsked ? [...before.sources, ...before.kustomizations] : before.sources, token);
   let last: FluxVerdict[] = [];
   const ready = await poll(ctx, signal, {
-    everyMs: pollMs,
+    everyMs: (n) => (!allAsked && n < SOURCE_ANSWER_QUICK_LOOKS ? SOURCE_ANSWER_POLL_MS : pollMs(n)),
     look: async (attempt) => {
       // After each pause, the controllers again (the first look was before the reconcile request).
       if (attempt > 0) pull = await lookAtControllers(ctx, host);
       const seen = await listFlux(ctx, host);
       if (seen) {
+        if (!allAsked && seen.sources.every((s) => s.status?.lastHandledReconcileAt === token)) {
+          if (upToDate(seen.sources, seen.kustomizations)) return true;
+          allAsked = true;
+          await requestReconcile(ctx, host, seen.kustomizations, token);
+          return undefined;
+        }
         const state = fluxState(seen.sources, seen.kustomizations);
         if (state.ready && seen.sources.length && seen.kustomizations.length) return true;
         last = state.ready ? [] : state.verdicts;

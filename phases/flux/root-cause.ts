@@ -33,6 +33,8 @@ export interface FluxObject {
     artifact?: { revision?: string };
     /** A Kustomization's: the source revision it tried last (set once the path exists). */
     lastAttemptedRevision?: string;
+    /** A Kustomization's: the source revision it applied last, with its health checks passed. */
+    lastAppliedRevision?: string;
     /** A Kustomization's: what it applied last (health checks read it). */
     inventory?: { entries?: { id: string; v: string }[] };
   };
@@ -185,6 +187,41 @@ export function rootOf(
   return k;
 }
 
+/** The key of a Kustomization's source (`namespace/name`), '' without a sourceRef. */
+const sourceKey = (k: FluxObject) => (k.spec?.sourceRef ? `${k.spec.sourceRef.namespace ?? k.metadata.namespace ?? 'default'}/${k.spec.sourceRef.name}` : '');
+
+/**
+ * Flux has nothing left to do for what its sources hold: every GitRepository Ready for its current generation
+ * with an artifact, every Kustomization Ready for its current generation with its source's artifact revision
+ * applied, and no reconcile request of an earlier run left unanswered. This is kustomize-controller's own test of
+ * a dependency that is ready (fluxcd/kustomize-controller v1.9.0, internal/controller/kustomization_controller.go,
+ * checkDependencies: `dep.Generation != dep.Status.ObservedGeneration` is not ready, Ready must be True, and
+ * the source's artifact must have `dep.Status.LastAppliedRevision`). The fields, same tag:
+ * - Kustomization status.lastAppliedRevision, "the last successfully applied revision. Equals the Revision of
+ *   the applied Artifact from the referenced Source" (api/v1/kustomization_types.go), written with Ready=True
+ *   only once the apply and its health checks passed (kustomization_controller.go, reconcile);
+ * - status.observedGeneration, written when Ready is True (finalizeStatus) or with Stalled, beside
+ *   status.lastHandledReconcileAt, the value of the reconcile.fluxcd.io/requestedAt annotation it handled
+ *   (fluxcd/pkg apis/meta ReconcileRequestStatus);
+ * - GitRepository status.artifact, "the last successful GitRepository reconciliation", and observedGeneration,
+ *   "the last observed generation" (fluxcd/source-controller v1.9.0, api/v1/gitrepository_types.go).
+ * What none of them can say is whether the branch has moved since the source's last fetch (spec.interval,
+ * 1m here): only a fetch tells, so the wait asks the sources for one whatever this says (ready-wait.ts).
+ */
+export function upToDate(sources: FluxObject[], kustomizations: FluxObject[]): boolean {
+  if (!sources.length || !kustomizations.length) return false;
+  const settled = (o: FluxObject) =>
+    readyCondition(o)?.status === 'True' && o.metadata.generation !== undefined && o.status?.observedGeneration === o.metadata.generation && answered(o);
+  const revisions = new Map(sources.map((s) => [key(s), s.status?.artifact?.revision]));
+  return (
+    sources.every((s) => settled(s) && s.status?.artifact?.revision) &&
+    kustomizations.every((k) => {
+      const revision = k.spec?.sourceRef?.kind === 'GitRepository' ? revisions.get(sourceKey(k)) : undefined;
+      return settled(k) && revision !== undefined && k.status?.lastAppliedRevision === revision;
+    })
+  );
+}
+
 /** Whether Flux is Ready, and if not, one verdict per root (the root's own cause, and who waits on it). */
 export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): FluxState {
   const verdicts: FluxVerdict[] = [];
@@ -195,7 +232,6 @@ export function fluxState(sources: FluxObject[], kustomizations: FluxObject[]): 
     verdicts.push(sourceVerdict(s));
   }
   const byKey = new Map(kustomizations.map((k) => [key(k), k]));
-  const sourceKey = (k: FluxObject) => (k.spec?.sourceRef ? `${k.spec.sourceRef.namespace ?? k.metadata.namespace ?? 'default'}/${k.spec.sourceRef.name}` : '');
   const revisions = new Map(sources.map((s) => [key(s), s.status?.artifact?.revision]));
   const revisionOf = (k: FluxObject) => revisions.get(sourceKey(k));
   const roots = new Map<string, { verdict: FluxVerdict; waiting: string[] }>();

@@ -136,6 +136,101 @@ describe('waitFluxReady', () => {
   });
 });
 
+/** A converged cluster as an earlier run left it: everything Ready for its generation, its request answered. */
+const EARLIER = '2026-01-01T00:00:00.000Z';
+const answeredBy = (o: any, handled: string, requested = handled) => ({
+  ...o,
+  metadata: { ...o.metadata, annotations: { 'reconcile.fluxcd.io/requestedAt': requested } },
+  status: { ...o.status, lastHandledReconcileAt: handled },
+});
+const repoAt = (revision: string, handled: string, requested = handled) =>
+  answeredBy(
+    { ...repo('True', 'Succeeded', `stored artifact for revision '${revision}'`), status: { ...repo('True', 'Succeeded', '').status, artifact: { revision } } },
+    handled,
+    requested,
+  );
+const ksApplied = (revision: string, handled = EARLIER, extra: { generation?: number } = {}) =>
+  answeredBy(
+    {
+      ...ks,
+      metadata: { ...ks.metadata, generation: extra.generation ?? 1 },
+      status: {
+        ...ks.status,
+        lastAttemptedRevision: revision,
+        lastAppliedRevision: revision,
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded', message: `Applied revision: ${revision}` }],
+      },
+    },
+    handled,
+  );
+const annotated = (f: ReturnType<typeof fakeCtx>) => f.commands.filter((c) => c.includes(' annotate ')).map((c) => c.split(' ')[4]);
+
+describe('waitFluxReady on a converged cluster (issue 17: no needless wait)', () => {
+  it('everything current: only the sources fetch, and once they answer with the same revision it passes without asking the Kustomizations', async () => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')],
+      // source-controller has not answered the fetch yet (the annotation is this run's, the status the last one's)
+      [repoAt('main@sha1:1', EARLIER, TOKEN), ksApplied('main@sha1:1')],
+      [repoAt('main@sha1:1', TOKEN), ksApplied('main@sha1:1')],
+    ]);
+    expect(await run(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io']);
+    expect(f.looks()).toBe(3);
+  });
+
+  it('the fetch brings a new revision: the Kustomizations are asked then, and the wait goes on until they applied it', async () => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')],
+      [repoAt('main@sha1:2', TOKEN), ksApplied('main@sha1:1')],
+      [repoAt('main@sha1:2', TOKEN), answeredBy(ksApplied('main@sha1:1'), EARLIER, TOKEN)],
+      [repoAt('main@sha1:2', TOKEN), answeredBy({ ...ksApplied('main@sha1:2') }, TOKEN)],
+    ]);
+    expect(await run(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
+    expect(f.looks()).toBe(4);
+  });
+
+  it.each([
+    ['a Kustomization of a newer generation', ksApplied('main@sha1:1', EARLIER, { generation: 2 })],
+    ['a Kustomization that has not applied the revision its source serves', ksApplied('main@sha1:0')],
+    [
+      'a Kustomization not Ready',
+      {
+        ...ksApplied('main@sha1:1'),
+        status: { ...ksApplied('main@sha1:1').status, conditions: [{ type: 'Ready', status: 'False', reason: 'BuildFailed', message: 'x' }] },
+      },
+    ],
+    ['a reconcile request of an earlier run not answered yet', answeredBy(ksApplied('main@sha1:1'), EARLIER, '2026-01-01T00:00:05.000Z')],
+  ])('%s: every source and Kustomization is asked at once, as before', async (_what, stale) => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:1', EARLIER), stale],
+      [repoAt('main@sha1:1', TOKEN), answeredBy(ksApplied('main@sha1:1'), TOKEN)],
+    ]);
+    expect(await run(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
+  });
+
+  it('a source that never answers its fetch is named when the budget ends, as before; quick looks only at first', async () => {
+    const f = fakeCtx(
+      [
+        [repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')],
+        [repoAt('main@sha1:1', EARLIER, TOKEN), ksApplied('main@sha1:1')],
+      ],
+      13,
+    );
+    const pauses: number[] = [];
+    f.ctx.clock.sleep = async (ms: number, signal: AbortSignal) => {
+      pauses.push(ms);
+      signal.throwIfAborted();
+    };
+    const causes = await run(f);
+    expect(causes.map(([id]) => id)).toEqual(['FLUX_SOURCE_NOT_READY']);
+    expect(causes[0][1]).toContain("written before this run's reconcile request");
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io']);
+    expect(pauses).toEqual([250, 250, 250, 250, 250, 250, 250, 250, 1_000, 1_000, 3_000]);
+  });
+});
+
 /** A Flux controller's pod as kubelet reports it: running, or waiting CrashLoopBackOff after its last exit. */
 const controllerPod = (app: string, restartCount: number, waiting?: string) => ({
   metadata: { name: `${app}-5d8b9c7f4b-x2k4p`, namespace: 'flux-system', labels: { app, 'pod-template-hash': '5d8b9c7f4b' }, uid: 'u1' },

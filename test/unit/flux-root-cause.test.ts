@@ -2,7 +2,7 @@
 // dependsOn chain that fails for its own reason, classified by its Ready condition. Stalled (for the
 // current generation) is the only verdict that stops a wait early.
 import { describe, expect, it } from 'vitest';
-import { classifyKustomization, fluxState, literalVariables, rootOf, type Condition, type FluxObject } from '../../phases/flux/root-cause.ts';
+import { classifyKustomization, fluxState, literalVariables, rootOf, upToDate, type Condition, type FluxObject } from '../../phases/flux/root-cause.ts';
 
 const cond = (status: string, reason: string, message: string) => [{ type: 'Ready', status, reason, message }];
 const ks = (name: string, ready: [string, string, string] | undefined, dependsOn: string[] = [], gen = { generation: 1, observed: 1 }): FluxObject => ({
@@ -310,6 +310,35 @@ describe('upstream-shaped status: observedGeneration only when Ready or Stalled'
     });
     expect(fluxState([source], [older])).toMatchObject({ verdicts: [{ stalled: false }] });
     expect(fluxState([source], [reconciling])).toMatchObject({ verdicts: [{ stalled: false }] });
+  });
+});
+
+describe('upToDate: nothing left for Flux to do for what its sources hold (kustomize-controller checkDependencies)', () => {
+  const REV = 'main@sha1:abc';
+  const source = (o: Partial<FluxObject['status']> = {}, generation = 1): FluxObject => ({
+    ...src(SRC_OK),
+    metadata: { name: 'flux-system', namespace: 'flux-system', generation },
+    status: { ...src(SRC_OK).status, artifact: { revision: REV }, ...o },
+  });
+  const applied = (name: string, o: Partial<FluxObject['status']> = {}, sourceKind = 'GitRepository'): FluxObject => {
+    const k = ks(name, OK);
+    return { ...k, spec: { ...k.spec, sourceRef: { kind: sourceKind, name: 'flux-system' } }, status: { ...k.status, lastAppliedRevision: REV, ...o } };
+  };
+
+  it('holds when every object is Ready for its generation and every Kustomization applied its source revision', () => {
+    expect(upToDate([source()], [applied('flux-system'), applied('platform')])).toBe(true);
+  });
+
+  it.each([
+    ['no Kustomization', [source()], []],
+    ['no source', [], [applied('flux-system')]],
+    ['a source of an older generation', [source({}, 2)], [applied('flux-system')]],
+    ['a source without an artifact', [source({ artifact: undefined })], [applied('flux-system')]],
+    ['a Kustomization that applied another revision', [source()], [applied('flux-system'), applied('platform', { lastAppliedRevision: 'main@sha1:old' })]],
+    ['a Kustomization whose observedGeneration is behind', [source()], [applied('flux-system', { observedGeneration: 0 })]],
+    ['a Kustomization of a source this wait does not read (OCIRepository)', [source()], [applied('flux-system', {}, 'OCIRepository')]],
+  ])('not with %s', (_what, sources, kustomizations) => {
+    expect(upToDate(sources as FluxObject[], kustomizations as FluxObject[])).toBe(false);
   });
 });
 
