@@ -86,19 +86,20 @@ const firstLine = (text) => (text ?? '').split('\n').find((l) => l.trim()) ?? '(
  */
 const LAB_SECONDS = {
   'flux.test.ts': 520,
-  'verify.test.ts': 490,
-  'fault-matrix.test.ts': 600,
-  'replace-server.test.ts': 362,
+  'verify.test.ts': 610,
+  'fault-matrix.test.ts': 1300,
+  'replace-server.test.ts': 440,
   'dr-restore.test.ts': 480,
   'twin-addons-cilium.test.ts': 280,
   'k3s-join-causes.test.ts': 227,
   'twin-addons-flux.test.ts': 200,
-  'cilium-cold-build.test.ts': 177,
+  'cilium-cold-build.test.ts': 220,
   'demo.test.ts': 147,
   'twin-addons-kube-vip.test.ts': 146,
-  'twin-k3s.test.ts': 142,
+  'twin-k3s.test.ts': 170,
   'cluster-drift.test.ts': 129,
-  'k3s-cold-build.test.ts': 80,
+  'k3s-cold-build.test.ts': 134,
+  'lab-faults.test.ts': 50,
 };
 const LAB_DEFAULT_SECONDS = 30;
 

@@ -317,7 +317,9 @@ const VERIFY_ARGS = ['--only', 'verify', '--json'];
 async function neverJoined(name: string): Promise<void> {
   await hostExec(
     name,
-    'systemctl stop k3s.service; pkill -9 -x etcd; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service; systemctl daemon-reload; systemctl reset-failed; true',
+    // Its pods' containers outlive k3s (KillMode=process): stopped with their slice, as an uninstall's killall
+    // does, so no orphaned Cilium agent keeps the node's Cilium socket from the one the rejoin starts.
+    'systemctl stop k3s.service; pkill -9 -x etcd; systemctl stop kubepods.slice; rm -rf /var/lib/rancher/k3s /etc/rancher /usr/local/bin/k3s /etc/systemd/system/k3s.service /var/run/cilium; systemctl daemon-reload; systemctl reset-failed; true',
   );
   await kubectl(`delete node ${name} --ignore-not-found`);
 }

@@ -412,6 +412,19 @@ export const FAULT_ROWS: FaultRow[] = [
     heal: 'the old Node deleted (`k3s kubectl delete node`, which deletes its node-password Secret), as the remedy says',
   },
   {
+    id: 'cilium-agent-hung',
+    fault: "the Cilium agent on a server hung (its container's processes frozen, SIGSTOP): its status API does not answer",
+    moment: "verify, before the Cilium agents' check",
+    trigger: { at: 'gate-start', gate: apiReady.id },
+    args: VERIFY,
+    cause: 'CILIUM_AGENTS_NOT_READY',
+    host: S3,
+    budgetMs: ciliumAgentsLive.budgetMs,
+    budget: 'ciliumAgentsLive.budgetMs',
+    budgetFromGate: ciliumAgentsLive.id,
+    heal: "the agent's processes continued (SIGCONT)",
+  },
+  {
     id: 'join-stalled',
     fault:
       "a joining server's k3s never runs: its start hangs before k3s starts (an ExecStartPre that never returns, as a modprobe stuck in a broken module does) and nothing is logged",
@@ -424,19 +437,6 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: 'joinerIsVoter.budgetMs (nothing in the journal to name earlier)',
     budgetFromGate: joinerIsVoter.id,
     heal: 'the hanging ExecStartPre removed and the start job cancelled (the rerun starts k3s)',
-  },
-  {
-    id: 'cilium-agent-hung',
-    fault: "the Cilium agent on a server hung (its container's processes frozen, SIGSTOP): its status API does not answer",
-    moment: "verify, before the Cilium agents' check",
-    trigger: { at: 'gate-start', gate: apiReady.id },
-    args: VERIFY,
-    cause: 'CILIUM_AGENTS_NOT_READY',
-    host: S3,
-    budgetMs: ciliumAgentsLive.budgetMs,
-    budget: 'ciliumAgentsLive.budgetMs',
-    budgetFromGate: ciliumAgentsLive.id,
-    heal: "the agent's processes continued (SIGCONT)",
   },
 ];
 
