@@ -30,9 +30,11 @@ export function placeChart(p: Pick<LabPaths, 'artifacts'>): boolean {
 /** What to do when neither the lab's chart nor its source is there: where it goes and the command that gets it. */
 export function chartMissing(p: Pick<LabPaths, 'artifacts'>): string | undefined {
   if (existsSync(labChartPath(p)) || existsSync(CILIUM_CHART_SOURCE)) return undefined;
+  // Worded as the CLI words a stop: the cause id first (bootstrap causes, runbooks/causes.md explain it).
   return [
-    `the Cilium chart is not at ${CILIUM_CHART_SOURCE}. Get it from Cilium's Helm repository:`,
+    `stopped: ARTIFACT_MISSING — the Cilium chart is not at ${CILIUM_CHART_SOURCE}. Get it from Cilium's Helm repository:`,
     `  mkdir -p ${dirname(CILIUM_CHART_SOURCE)} && curl -fL -o ${CILIUM_CHART_SOURCE} ${CILIUM_CHART_URL}   (or: wget -O ${CILIUM_CHART_SOURCE} ${CILIUM_CHART_URL})`,
     `or put the file elsewhere and set BOOTSTRAP_CILIUM_CHART to its path.`,
+    `runbook: runbooks/causes.md#artifact_missing`,
   ].join('\n');
 }

@@ -22,7 +22,8 @@ it('names the missing chart and how to get it, before touching the lab', () => {
   });
   expect(r.status, r.stderr).toBe(1);
   expect(r.stdout).toBe('');
-  expect(r.stderr).toContain('demo: the Cilium chart is not at /nonexistent/charts/cilium-1.19.5.tgz.');
+  expect(r.stderr).toContain('demo: stopped: ARTIFACT_MISSING — the Cilium chart is not at /nonexistent/charts/cilium-1.19.5.tgz.');
+  expect(r.stderr).toContain('runbook: runbooks/causes.md#artifact_missing');
   expect(r.stderr).toContain('curl -fL -o /nonexistent/charts/cilium-1.19.5.tgz https://helm.cilium.io/cilium-1.19.5.tgz');
   expect(r.stderr).not.toMatch(/^\s+at /m);
   // No lab was booted: that alone takes far longer than starting node.
