@@ -1,7 +1,8 @@
 // Behind a bastion the operator's machine has no route to the node LAN, so the engine may reach a node only
 // inside an SSH connection. This pins down where the engine's code opens network connections at all: SSH in
 // src/transport (which jumps through the bastion), and the TLS handshake and API tunnel in src/kube, both over
-// a stream forwarded through such a connection. A new socket, HTTP client or fetch anywhere else fails here.
+// a stream forwarded through such a connection; and the download module of `bootstrap artifacts`, which dials
+// release sites, never a node. A new socket, HTTP client or fetch anywhere else fails here.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +31,9 @@ describe("the engine's network access from the operator's machine", () => {
     expect(found.sort()).toEqual([
       // ssh2's key parser only (no connection): the deploy key's type and fingerprint
       'phases/flux/deploy-key.ts',
+      // `bootstrap artifacts`: downloads from the release sites (or a mirror) onto the operator's machine;
+      // it dials no cluster host, so a bastion changes nothing for it
+      'src/artifacts/http.ts',
       // the engine's Kubernetes client, dialling a tunnel's local port
       'src/kube/client.ts',
       // TLS over a stream forwarded by an SSH connection (remote.forward)
