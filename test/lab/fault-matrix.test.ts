@@ -58,6 +58,8 @@ let holder: { done: Promise<unknown> } | undefined;
 let route = '';
 let agentScope = '';
 const HANG_DROP_IN_DIR = '/etc/systemd/system/k3s.service.d';
+/** Where containerd keeps a folder per container task (k3s's state under /run/k3s). */
+const TASKS = '/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io';
 let ss = '';
 let identity = { file: '', key: '' };
 
@@ -278,13 +280,16 @@ const INJECTIONS: Record<string, Injection> = {
   },
   'cilium-agent-hung': {
     inject: async () => {
-      // The agent container's scope (containerd's systemd cgroup driver names it after the container id).
-      const id = (await hostExec('k3s-lab-3', 'k3s crictl ps --name cilium-agent --state running -q | head -n 1')).stdout.trim();
-      if (!id) throw new Error('no running cilium-agent container on k3s-lab-3');
-      agentScope = (
-        await hostExec('k3s-lab-3', `systemctl list-units --type=scope --plain --no-legend 'cri-containerd-${id}*' | awk '{ print $1 }' | head -n 1`)
+      // The agent's task (the folder containerd keeps per container, its config naming the program): its
+      // id names the container's scope (containerd's systemd cgroup driver: cri-containerd-<id>.scope).
+      const id = (
+        await hostExec(
+          'k3s-lab-3',
+          `for d in ${TASKS}/*/; do grep -q '"program":"cilium-agent"' "$d/config.json" 2>/dev/null && basename "$d"; done | head -n 1`,
+        )
       ).stdout.trim();
-      if (!agentScope) throw new Error(`no scope unit for container ${id} on k3s-lab-3`);
+      if (!id) throw new Error('no cilium-agent task on k3s-lab-3');
+      agentScope = `cri-containerd-${id}.scope`;
       await hostExec('k3s-lab-3', `systemctl kill --signal=SIGSTOP ${agentScope}`);
     },
     heal: async () => void (await hostExec('k3s-lab-3', `systemctl kill --signal=SIGCONT ${agentScope}`)),
