@@ -112,8 +112,11 @@ printf '%s %s %s\\n' "$me" "$(date +%s)" "$owho" > "$d/owner.$me" && mv -f "$d/o
   return !(res?.code === 3 && res.stdout.trim() === 'lost');
 }
 
-/** Releases the lock if this run holds it. Never throws: it runs on the way out, also after a stop. */
-export async function releaseLock(remote: Remote, runId: string, opts: LockOptions = {}): Promise<void> {
+/**
+ * Releases the lock if this run holds it. Never throws: it runs on the way out, also after a stop. Resolves
+ * false when the host did not answer at all (the connection was lost), so the caller may try a fresh one.
+ */
+export async function releaseLock(remote: Remote, runId: string, opts: LockOptions = {}): Promise<boolean> {
   // Renamed aside before it is removed, and put back when it turns out to be another run's (taken over
   // between the read and the rename): a release never removes a lock it does not hold.
   const script = `d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(runId)}; g="$d.release.$me"
@@ -122,6 +125,8 @@ mv -T "$d" "$g" 2>/dev/null || exit 0
 read gid rest < "$g/owner" 2>/dev/null
 if [ "$gid" = "$me" ]; then rm -rf "$g"; else mv -T "$g" "$d" 2>/dev/null; fi; true`;
   const released = await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
+  if (released === undefined || released.lost) return false;
   // sudo taken away during the run: the SSH user owns the lock (see acquireScript) and removes it itself.
-  if (released?.code !== 0) await remote.exec(`sh -c ${shq(script)}`, { timeoutMs: 15_000 }).catch(() => undefined);
+  if (released.code !== 0) await remote.exec(`sh -c ${shq(script)}`, { timeoutMs: 15_000 }).catch(() => undefined);
+  return true;
 }

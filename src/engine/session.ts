@@ -6,6 +6,7 @@ import { userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
 import { CauseError, causesOf, stopOf } from '../errors.ts';
 import type { CommandLog, Remote, SshTarget, Transport } from '../transport/types.ts';
+import { withDeadline } from '../util/deadline.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
 import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
@@ -226,7 +227,17 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     if (ownsRun) journal?.save();
   } finally {
     clearInterval(heartbeat);
-    await Promise.all(locked.map((r) => releaseLock(r, runId)));
+    await Promise.all(
+      locked.map(async (r) => {
+        if (await releaseLock(r, runId)) return;
+        // The run's connection to this host was lost (an SSH drop, sshd restarted, a blip): one fresh
+        // connection, bounded, releases the lock, or the next run is refused (LOCK_HELD) until it goes stale.
+        // Not after Ctrl-C: the operator asked to stop, and a host that is gone would hold the exit.
+        if (deps.signal.aborted) return;
+        const host = allHosts(plan.topology).find((h) => h.name === r.host);
+        if (host) await releaseOverFreshConnection(deps.transport, opts.target(host), runId, deps.signal, commands);
+      }),
+    );
     await Promise.all([...remotes.values()].map((r) => r.close().catch(() => undefined)));
   }
   result.summary.durationMs = deps.clock.now() - started;
@@ -261,4 +272,20 @@ const allHosts = (t: Topology): HostRef[] => [...t.servers, ...t.agents];
 
 function throwAll(errors: unknown[]): void {
   if (errors.length) throw stopOf(errors);
+}
+
+/** How long the way out waits for a fresh connection to release a lock whose own connection was lost. */
+const RELEASE_RECONNECT_MS = 20_000;
+
+async function releaseOverFreshConnection(transport: Transport, target: SshTarget, runId: string, signal: AbortSignal, log: CommandLog): Promise<void> {
+  try {
+    const fresh = await transport.connect(target, { signal: withDeadline(signal, RELEASE_RECONNECT_MS), log });
+    try {
+      await releaseLock(fresh, runId);
+    } finally {
+      await fresh.close().catch(() => undefined);
+    }
+  } catch {
+    // The host is gone (powered off, cut off): its lock stays until it goes stale or the host reboots.
+  }
 }

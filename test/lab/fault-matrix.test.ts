@@ -201,6 +201,18 @@ const INJECTIONS: Record<string, Injection> = {
     },
     heal: async () => void (await hostExec('k3s-lab-3', `mv ${ss}.fault ${ss}`)),
   },
+  'ssh-dropped-mid-batch': {
+    // ss, which the batch's port probe runs as root, replaced by a script that first kills the host's sshd
+    // sessions of ops (the engine's connection) and then waits: the batch is cut off in its middle.
+    inject: async () => {
+      ss = (await hostExec('k3s-lab-3', 'command -v ss')).stdout.trim();
+      await hostExec(
+        'k3s-lab-3',
+        `mv ${ss} ${ss}.fault && printf '#!/bin/sh\\npkill -KILL -f "^sshd: ops"\\nsleep 5\\nexec ${ss}.fault "$@"\\n' > ${ss} && chmod 755 ${ss}`,
+      );
+    },
+    heal: async () => void (await hostExec('k3s-lab-3', `mv -f ${ss}.fault ${ss}`)),
+  },
   'default-route-lost': {
     inject: async () => {
       route = (await hostExec('k3s-lab-3', 'ip -4 route show default')).stdout.trim();

@@ -268,6 +268,19 @@ export const FAULT_ROWS: FaultRow[] = [
     heal: 'the program put back',
   },
   {
+    id: 'ssh-dropped-mid-batch',
+    fault:
+      "the SSH connection to a server dropped while node-baseline's probe batch runs on it (its sshd session killed from inside the batch, as an sshd restart does)",
+    moment: "node-baseline's probe batch, at its port probe",
+    trigger: { at: 'run-start' },
+    args: BASELINE,
+    cause: 'SSH_UNREACHABLE',
+    host: S3,
+    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + lostConnectionBudgetMs(),
+    budget: 'connect + sudo + lock + lostConnectionBudgetMs',
+    heal: "the probe's program put back; the stopped run released its lock there over a fresh connection, so the rerun is not refused",
+  },
+  {
     id: 'default-route-lost',
     fault: "a server's default route deleted",
     moment: "node-baseline's probes",
