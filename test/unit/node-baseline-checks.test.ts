@@ -4,28 +4,11 @@ import { baselineStops, compareVersions, duplicateIdentities, nicOfAddress } fro
 import { archOfHeader } from '../../src/util/elf-arch.ts';
 import { HOST_TOOLS, toolsProbe } from '../../phases/node-baseline/tools.ts';
 import { hostsWithOwnName } from '../../phases/node-baseline/index.ts';
+import { healthyBaselineProbe, ok, PROBE_NOW } from '../support/baseline-probe.ts';
 
 const host: HostRef = { name: 'k3s-prod-1', address: '192.168.2.10', role: 'server', founder: true };
-const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });
-const now = 1_800_000_000;
-
-function healthy(): ProbeResults {
-  return {
-    tools: ok('checked\n'),
-    arch: ok('x86_64\n'),
-    kernel: ok('6.1.0-18-amd64\n'),
-    cgroupfs: ok('cgroup2fs\n'),
-    bpf: ok('supported\n'),
-    br_netfilter: ok('present\n'),
-    overlay: ok('loadable\n'),
-    clock: ok(`${now + 0.4}\n`),
-    route: ok('default via 192.168.2.1 dev eth0\n'),
-    addrs: ok('1: lo    inet 127.0.0.1/8 scope host lo\n2: eth0    inet 192.168.2.10/24 brd 192.168.2.255 scope global eth0\n'),
-    links: ok('1: lo: <LOOPBACK,UP> mtu 65536\n2: eth0@if7: <BROADCAST,UP> mtu 1500\n'),
-    ports: ok('0.0.0.0:6443 users:(("k3s-server",pid=812,fd=9)) k3s.service\n'),
-    disk: ok('/dev/sda1 100000000000 1000 90000000000 1% /\n'),
-  };
-}
+const now = PROBE_NOW;
+const healthy = healthyBaselineProbe;
 
 const stops = (probe: ProbeResults, extra: Partial<Parameters<typeof baselineStops>[0]> = {}) =>
   baselineStops({ host, probe, binaryArch: 'x86_64', operatorNow: now, vipInterface: 'auto', ...extra }).map((c) => [c.causeId, c.host, c.evidence.seen]);
