@@ -10,9 +10,9 @@ import { startAddons, type Addons } from './addons/index.ts';
 import { runSnapshot } from './snapshot.ts';
 import { runShim } from './runtime/shim.ts';
 import { SHIM_NAME } from './runtime/tasks.ts';
-import { K3S_COMMIT, K3S_VERSION } from './version.ts';
+import { K3S_COMMIT, K3S_VERSION, RELEASE } from './version.ts';
 
-const VERSION_TEXT = `k3s version ${K3S_VERSION} (${K3S_COMMIT})\ngo version go1.23.8\n`;
+const VERSION_TEXT = `k3s version ${K3S_VERSION} (${K3S_COMMIT})\ngo version ${RELEASE.go}\n`;
 
 async function main(argv: string[]): Promise<void> {
   if (basename(process.argv[1] ?? '') === 'kubectl') runKubectl(argv);

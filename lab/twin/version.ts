@@ -1,7 +1,11 @@
-// The version the lab's k3s claims (`k3s --version`, GET /version). The engine compares it with what it
-// meant to install, so it is one constant; K3S_TWIN_VERSION overrides it for tests of version handling.
-export const K3S_VERSION = process.env.K3S_TWIN_VERSION ?? 'v1.33.5+k3s1';
-export const K3S_COMMIT = '8e8f2a47';
+// The release the twin claims (`k3s --version`, GET /version, the node's kubeletVersion, etcd's start line).
+// The engine compares the version with what it meant to install. The release is fixed when the bundle is
+// built (./built-release.ts).
+import { RELEASE } from './built-release.ts';
+
+export { RELEASE };
+export const K3S_VERSION = RELEASE.version;
+export const K3S_COMMIT = RELEASE.commit;
 
 export function kubeVersion() {
   const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(K3S_VERSION) ?? ['', '1', '32', '5'];
@@ -12,7 +16,7 @@ export function kubeVersion() {
     gitCommit: K3S_COMMIT,
     gitTreeState: 'clean',
     buildDate: '2026-01-01T00:00:00Z',
-    goVersion: 'go1.23.8',
+    goVersion: RELEASE.go,
     compiler: 'gc',
     platform: 'linux/amd64',
   };

@@ -7,6 +7,7 @@
 // /twin/v1/container, tells the twin's crictl which container serves the socket (real Cilium has no such path).
 import { mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { K3S_VERSION, kubeVersion } from '../../version.ts';
 import { dirname } from 'node:path';
 
 export interface AgentStatus {
@@ -22,7 +23,8 @@ function statusResponse(s: AgentStatus): any {
     'container-runtime': { state: 'Ok', msg: 'containerd' },
     kubernetes: {
       state: s.ready ? 'Ok' : 'Failure',
-      msg: `1.33 (v1.33.5+k3s1) [linux/amd64]`,
+      // the API server's version as Cilium prints it: "<major>.<minor> (<gitVersion>) [<platform>]"
+      msg: `${kubeVersion().major}.${kubeVersion().minor} (${K3S_VERSION}) [linux/amd64]`,
       'k8s-api-versions': [
         'cilium/v2',
         'cilium/v2alpha1',
