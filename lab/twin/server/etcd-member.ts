@@ -1,10 +1,13 @@
 // Starting this server's etcd member and watching its output. etcd's own log lines go to the journal
-// unchanged (k3s logs the embedded etcd's zap JSON lines the same way); a fatal line is kept so that a
-// failed join can be reported with k3s's wording.
+// unchanged (k3s logs the embedded etcd's zap JSON lines the same way), but for the start line, which names
+// the release's etcd instead of Debian's (../etcd/start-line.ts); a fatal line is kept so that a failed join
+// can be reported with k3s's wording.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { startEtcd, type EtcdChild, type EtcdOptions } from '../etcd/process.ts';
+import { claimEtcdRelease } from '../etcd/start-line.ts';
+import { RELEASE } from '../version.ts';
 
 export interface Member {
   child: EtcdChild;
@@ -25,7 +28,7 @@ export function runMember(o: EtcdOptions, write: (line: string) => void = (l) =>
   let lastError = '';
   let removed = false;
   const child = startEtcd(o, (line) => {
-    write(line);
+    write(claimEtcdRelease(line, RELEASE));
     try {
       const j = JSON.parse(line);
       if (j.level === 'fatal' || j.level === 'panic' || j.level === 'error') lastError = j.error ?? j.msg ?? lastError;
