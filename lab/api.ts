@@ -9,11 +9,24 @@ import { hostExec as execInHost } from './host.ts';
 import { down as labDown, status as labStatus, up as labUp, wipe as labWipe, type UpOptions, type UpResult } from './lifecycle.ts';
 import { proxyThroughBastion, sshArgs, sshRun } from './operator.ts';
 import type { RunOptions, RunResult } from './run.ts';
+import { twinRelease } from './twin/releases.ts';
 import { findHost, labBastion, labHosts } from './state.ts';
+import { releaseArtifacts } from './twin/build.ts';
 
 export { paths, proxyThroughBastion, sshArgs };
 export type { HostPlan, RunResult, UpOptions, UpResult };
 export { gitServerStatus } from './gitops-server.ts';
+export { DEFAULT_TWIN_RELEASE, TWIN_RELEASES, twinRelease, type TwinRelease } from './twin/releases.ts';
+
+/**
+ * The artifacts folder (its `k3s` claims `version`) `lab up` built for a twin release, for an inventory's
+ * k3s.artifacts: the lab's own folder for the default release, `releases/<version>` in it for the others.
+ * Throws for a version the twin has no release of.
+ */
+export function twinReleaseArtifacts(version: string): string {
+  twinRelease(version);
+  return releaseArtifacts(paths.artifacts, version);
+}
 
 /** Throws LabUnavailable (one line) unless this is Linux and we are root. */
 export function requireLab(): void {

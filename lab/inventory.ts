@@ -5,8 +5,10 @@ import type { CgroupLayout } from './cgroups.ts';
 import { NET, OPS_USER, type HostPlan, type LabPaths } from './config.ts';
 import { gitopsSections } from './gitops-sections.ts';
 import { LAB_IMAGE_ARCHIVES } from './image-archives.ts';
+import { DEFAULT_TWIN_RELEASE } from './twin/releases.ts';
 
-export const K3S_VERSION = 'v1.33.5+k3s1';
+/** The release the lab installs: the twin's default one, the artifacts folder's own `k3s`. */
+export const K3S_VERSION = DEFAULT_TWIN_RELEASE.version;
 
 /**
  * Not k3s's defaults (10.42.0.0/16, 10.43.0.0/16): every lab build runs on other pod and service networks,
