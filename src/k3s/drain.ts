@@ -39,6 +39,7 @@ export interface NodeSeen {
 
 /** The cause of a Status the API answered with (details.causes). */
 export interface StatusCause {
+  /** The cause's machine-readable kind (DisruptionBudget, NamespaceTerminating): "reason" in the JSON. */
   type?: string;
   message?: string;
 }
@@ -83,10 +84,10 @@ export interface DrainResult {
 const RETRY_MS = 5_000;
 const GONE_MS = 1_000;
 
-export const podName = (p: PodRef) => `${p.namespace}/${p.name}`;
+const podName = (p: PodRef) => `${p.namespace}/${p.name}`;
 
 /** Why a drain leaves a pod on the node, or undefined when it evicts it (kubectl drain's filters). */
-export function leftBecause(p: PodSeen): string | undefined {
+function leftBecause(p: PodSeen): string | undefined {
   if (p.mirror) return 'a static pod (mirror)';
   if (p.controllerKind === 'DaemonSet') return 'managed by a DaemonSet';
   if (p.phase === 'Succeeded' || p.phase === 'Failed') return `finished (${p.phase})`;
