@@ -8,6 +8,7 @@
 // Which node this tool cordoned is written on the node: the annotation CORDONED_BY (its value the caller's
 // mark, e.g. the run id). A node cordoned by someone else before the drain carries none; the drain neither
 // marks it nor uncordons it, and `uncordon` leaves it cordoned.
+import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 import type { Clock } from '../engine/clock.ts';
 import { CauseError } from '../errors.ts';
 
@@ -94,10 +95,19 @@ function leftBecause(p: PodSeen): string | undefined {
   return undefined;
 }
 
+/**
+ * The eviction API's words for a budget that refuses (pkg/registry/core/pod/storage/eviction.go): "The
+ * disruption budget %s needs %d healthy pods and has %d currently", "… is still being processed by the
+ * server."; newer releases add "… does not allow evicting pods currently …". Each begins with the name.
+ */
+const BUDGET_CAUSE = /^The disruption budget (\S+) /;
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { BUDGET_CAUSE };
+
 /** The PodDisruptionBudget named by a 429's DisruptionBudget cause ("The disruption budget NAME needs …"). */
 export function blockingBudget(causes: readonly StatusCause[]): { name: string; message: string } | undefined {
   for (const c of causes) {
-    const m = /^The disruption budget (\S+) /.exec(c.message ?? '');
+    const m = BUDGET_CAUSE.exec(c.message ?? '');
     if (m && (c.type === undefined || c.type === 'DisruptionBudget')) return { name: m[1], message: c.message! };
   }
   return undefined;
