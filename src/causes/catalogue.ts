@@ -5,6 +5,7 @@ import { artifactCauses } from './artifacts.ts';
 import { backupCauses } from './backup.ts';
 import { baselineCauses } from './baseline.ts';
 import { ciliumCauses } from './cilium.ts';
+import { drainCauses } from './drain.ts';
 import { engineCauses } from './engine.ts';
 import { fluxCauses } from './flux.ts';
 import { imageCauses } from './images.ts';
@@ -31,6 +32,7 @@ const all = {
   ...sshCauses,
   ...kubeconfigCauses,
   ...artifactCauses,
+  ...drainCauses,
 };
 
 export type CauseId = keyof typeof all;

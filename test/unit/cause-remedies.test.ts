@@ -1029,6 +1029,38 @@ const rows: Record<CauseId, Row | Row[]> = {
       { message: '~/.kube/config already holds "prod" for another cluster, or is no kubeconfig' },
     ),
   },
+
+  // draining a node: src/k3s/drain.ts (its budget's end), src/kube/drain-client.ts (an API failure)
+  DRAIN_BLOCKED: {
+    names: /get pdb web/,
+    remedy: /get pdb NAME/,
+    example: stop(
+      'DRAIN_BLOCKED',
+      {
+        command: 'kubectl -n shop get pdb web -o wide',
+        seen: "eviction of shop/web-7d4b9-x2x8q: HTTP 429 Cannot evict pod as it would violate the pod's disruption budget. The disruption budget web needs 2 healthy pods and has 2 currently",
+      },
+      { host: 'k3s-prod-2', message: 'pod shop/web-7d4b9-x2x8q on k3s-prod-2 is held by PodDisruptionBudget shop/web: not evicted within 300 s' },
+    ),
+  },
+  DRAIN_TIMEOUT: {
+    names: /shop\/db-0/,
+    remedy: /describe pod NAME/,
+    example: stop(
+      'DRAIN_TIMEOUT',
+      { command: 'kubectl get pods -A --field-selector spec.nodeName=k3s-prod-2 -o wide', seen: 'still there: shop/db-0' },
+      { host: 'k3s-prod-2', message: '1 evicted pod(s) still on k3s-prod-2 after 300 s: shop/db-0' },
+    ),
+  },
+  KUBE_API_FAILED: {
+    names: /HTTP 403/,
+    remedy: /401 or 403/,
+    example: stop(
+      'KUBE_API_FAILED',
+      { command: 'kubectl get node k3s-prod-2 -o yaml', seen: 'PATCH /api/v1/nodes/k3s-prod-2: HTTP 403 nodes "k3s-prod-2" is forbidden' },
+      { host: 'k3s-prod-2', message: 'the Kubernetes API answered HTTP 403 to PATCH /api/v1/nodes/k3s-prod-2: nodes "k3s-prod-2" is forbidden' },
+    ),
+  },
 };
 
 /** The stop a log matcher names, as the gate that read the log throws it. */

@@ -36,6 +36,8 @@ describe("the engine's network access from the operator's machine", () => {
       'src/artifacts/http.ts',
       // the engine's Kubernetes client, dialling a tunnel's local port
       'src/kube/client.ts',
+      // the drain's API calls (CoreV1Api), made with that client through the same tunnel
+      'src/kube/drain-client.ts',
       // TLS over a stream forwarded by an SSH connection (remote.forward)
       'src/kube/handshake.ts',
       // a listener on 127.0.0.1 whose connections are forwarded by an SSH connection
