@@ -87,6 +87,24 @@ export class Elector {
     return true;
   }
 
+  /**
+   * ReleaseOnCancel (kube-vip v0.9.2 pkg/cluster/clusterLeaderElection.go sets it): a leader that stops writes
+   * a record with no holder and a one-second lease, so a standby takes over at its next retry instead of
+   * waiting out the whole lease (kubernetes/client-go v0.32.3 tools/leaderelection/leaderelection.go release():
+   * LeaseDurationSeconds 1, RenewTime and AcquireTime now, the transitions kept, HolderIdentity empty).
+   * Returns whether the release was written; a failure is what client-go logs as "Failed to release lock".
+   */
+  async release(): Promise<boolean> {
+    if (this.holder() !== this.identity) return true;
+    const cur = await this.io.get();
+    if (!cur || cur.spec.holderIdentity !== this.identity) return true;
+    const now = microTime(this.clock());
+    const released: LeaseSpec = { leaseDurationSeconds: 1, renewTime: now, acquireTime: now, leaseTransitions: cur.spec.leaseTransitions ?? 0 };
+    await this.io.update(released, cur.resourceVersion);
+    this.observe(released, this.clock());
+    return true;
+  }
+
   /** The holder last seen (for "new leader elected" lines). */
   holder(): string {
     try {

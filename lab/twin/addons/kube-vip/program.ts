@@ -35,6 +35,8 @@ class KubeVip {
   private cfg: KubeVipConfig;
   private vipCidr: string;
   private holdingVip = false;
+  /** The running election, so that a stop can release the lease (ReleaseOnCancel). */
+  private elector?: Elector;
   private onExit = () => {
     if (this.holdingVip) this.net.deleteAddressNow(this.vipCidr, this.cfg.interfaceName);
   };
@@ -56,6 +58,8 @@ class KubeVip {
         this.wake?.();
         process.off('exit', this.onExit);
         await this.releaseVip();
+        // The pod is going (deleted, its node drained): hand the lease over at once, as ReleaseOnCancel does.
+        await this.elector?.release().catch((e: Error) => this.a.log(klogLine('E', 'leaderelection.go', `Failed to release lock: ${e.message}`)));
       },
     };
   }
@@ -181,6 +185,7 @@ class KubeVip {
     const c = this.cfg;
     const lock = `${c.namespace}/${c.leaseName}`;
     const elector = new Elector(this.leaseIO(), c.nodeName, c.leaseDurationS);
+    this.elector = elector;
     const attempt = async (): Promise<boolean | Error> => {
       try {
         return await elector.tryAcquireOrRenew();
