@@ -2,14 +2,28 @@
 // inventory's roles. Also what `bootstrap plan <env>` shows of it, and the note a run ends with behind a bastion.
 import { existsSync } from 'node:fs';
 import type { RunPlan } from '../src/engine/session.ts';
+import { concurrencyOf } from '../src/engine/phase.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
 import { topologyOf } from '../src/inventory/hosts.ts';
 import { allPhases, validatedOrder } from '../phases/index.ts';
+import { rollingOptions, type RollingOptions } from '../phases/k3s/rolling-facts.ts';
 import { kubeconfigPath } from '../src/k3s/kubeconfig-file.ts';
 import { dagRun, type RunSelection } from './compose.ts';
 
-export function buildRun(loaded: LoadedInventory, sel: RunSelection): RunPlan {
-  return dagRun(loaded, { ordered: validatedOrder(allPhases()), sel, topology: topologyOf(loaded) });
+/**
+ * A build: the whole DAG. Its rolling change (phases/k3s-rolling.ts) takes a backup first, as `bootstrap backup`
+ * would (`options.backupId` names it), unless the operator said --no-backup: then a warning says so before
+ * the run starts.
+ */
+export function buildRun(loaded: LoadedInventory, sel: RunSelection, options: RollingOptions = { backup: true, backupId: 'rolling' }): RunPlan {
+  const plan = dagRun(loaded, { ordered: validatedOrder(allPhases()), sel, topology: topologyOf(loaded) });
+  const warnings = options.backup
+    ? plan.warnings
+    : [
+        ...(plan.warnings ?? []),
+        '--no-backup: a rolling change (an upgrade, a changed flag) restarts k3s WITHOUT the backup it takes first; there is no pre-change backup to roll back to',
+      ];
+  return { ...plan, warnings, facts: [rollingOptions(options)] };
 }
 
 /** One phase of the build as `bootstrap plan` shows it, without connecting. */
@@ -31,7 +45,7 @@ export function buildOutline(loaded: LoadedInventory): PhaseOutline[] {
     title: p.title,
     needs: p.needs,
     hosts: p.hosts(c).map((h) => h.name),
-    order: p.concurrency === 'serial' ? 'one host at a time' : `up to ${p.concurrency} hosts at once`,
+    order: p.concurrency === 'serial' ? 'one host at a time' : `up to ${concurrencyOf(p, c)} hosts at once`,
     steps: p.steps.map((s) => s.title),
     gates: (p.gates ?? []).map((g) => ({ title: g.title, budgetS: Math.round(g.budgetMs / 1000) })),
     ...(p.pending && { pending: p.pending }),

@@ -90,6 +90,12 @@ interface Preflight {
   check: (seen: Map<HostRef, ProbeResults>, ctx: ReadContext) => CauseError[] | { stops: CauseError[]; facts?: FactValue<'run'>[] };
 }
 
+/** How many of a phase's hosts run at once (1 for a serial phase). */
+export function concurrencyOf(phase: Pick<Phase, 'concurrency'>, ctx: Pick<ReadContext, 'inventory'>): number {
+  const c = phase.concurrency;
+  return c === 'serial' ? 1 : typeof c === 'number' ? c : c(ctx);
+}
+
 export interface Phase {
   /**
    * Local, read-only work done for every selected phase before the FIRST phase changes anything (check
@@ -103,8 +109,13 @@ export interface Phase {
   needs: string[];
   /** The hosts it runs on. Reads only ctx.inventory and ctx.topology (the engine calls it before connecting). */
   hosts: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
-  /** How hosts run: 'serial' (etcd joins) or in parallel with a bound. */
-  concurrency: 'serial' | number;
+  /** How hosts run: 'serial' (etcd joins) or in parallel with a bound (a number, or one the inventory sets). */
+  concurrency: 'serial' | number | ((ctx: Pick<ReadContext, 'inventory'>) => number);
+  /**
+   * The order its hosts run in, decided after the preflight from what it saw (its run facts): e.g. the VIP
+   * holder last in a rolling change. Pure; the hosts as `hosts` gives them when absent.
+   */
+  order?: (hosts: HostRef[], ctx: ReadContext) => HostRef[];
   preflight?: Preflight;
   steps: Step<any>[];
   gates?: Gate[];

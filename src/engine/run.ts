@@ -10,7 +10,7 @@ import type { EngineContext, RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { hostRecord } from './facts.ts';
-import type { Gate, HostRef, Phase, ProbeCommand, ProbeResults, Step } from './phase.ts';
+import { concurrencyOf, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { runProbes } from './probes.ts';
 
 export interface Waiver {
@@ -43,10 +43,11 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
 
   for (const phase of opts.phases) {
     const phaseStart = ctx.clock.now();
-    const hosts = phase.hosts(ctx);
-    ctx.emit({ type: 'phase-start', phase: phase.id, title: phase.title, hosts: hosts.map((h) => h.name) });
-    const limit = phase.concurrency === 'serial' ? 1 : phase.concurrency;
-    if (phase.preflight) await runPreflight(phase, hosts, ctx, summary, waived);
+    const listed = phase.hosts(ctx);
+    ctx.emit({ type: 'phase-start', phase: phase.id, title: phase.title, hosts: listed.map((h) => h.name) });
+    const limit = concurrencyOf(phase, ctx);
+    if (phase.preflight) await runPreflight(phase, listed, ctx, summary, waived);
+    const hosts = phase.order ? phase.order(listed, ctx) : listed;
     // Serial phases stop at the first failing host: the next etcd join must not start after a failure.
     const runOne = async (host: HostRef) => {
       if (phase.concurrency === 'serial' && summary.stopped) return;

@@ -47,6 +47,8 @@ export interface RunPlan {
    * hosts' connection failures stop the run only after it passed.
    */
   precheck?: (ctx: RunContext) => Promise<FactValue<'run'>[] | void>;
+  /** Run facts the mode decided (the operator's options for the phases, e.g. --no-backup), set before any phase. */
+  facts?: FactValue<'run'>[];
 }
 
 export interface SessionOptions {
@@ -115,6 +117,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     if (plan.resume && journal && !journal.resuming)
       emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
     const facts = new Facts();
+    if (plan.facts) facts.setRun(plan.facts);
     const ctx: EngineContext = {
       env: opts.env,
       check: plan.check,
