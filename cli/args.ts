@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '../src/errors.ts';
 
 export const USAGE = `usage:
-  bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--json]
+  bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--no-backup] [--json]
   bootstrap <env> --replace SERVER [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
@@ -14,7 +14,7 @@ export const USAGE = `usage:
   bootstrap artifacts <env> [--inventory FILE] [--check] [--json]
   bootstrap causes [--json]
 
-phases: node-baseline, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
+phases: node-baseline, rolling-servers, rolling-agents, k3s-founder, k3s-join, kube-vip, agents, cilium, verify, flux
 exit codes: 0 done; 1 stopped by a named cause; 2 --check found changes to make; 64 usage error; 65 invalid inventory`;
 
 export type Command =
@@ -28,6 +28,8 @@ export type Command =
       until?: string;
       resume: boolean;
       json: boolean;
+      /** A rolling change without the backup it takes first (said loudly). */
+      noBackup?: boolean;
       replace?: string;
       restore?: string;
     }
@@ -55,6 +57,7 @@ export function parseCommand(argv: string[]): Command {
         only: { type: 'string' },
         until: { type: 'string' },
         resume: { type: 'boolean', default: false },
+        'no-backup': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         drill: { type: 'boolean', default: false },
         restore: { type: 'string' },
@@ -78,7 +81,8 @@ export function parseCommand(argv: string[]): Command {
     // `artifacts --check` lists what would be downloaded: the one subcommand with a check of its own.
     const runOnly = (['check', 'resume'] as const)
       .filter((k) => v[k] && !(k === 'check' && first === 'artifacts'))
-      .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[]);
+      .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[])
+      .concat(v['no-backup'] ? (['no-backup'] as never[]) : []);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
@@ -115,6 +119,9 @@ export function parseCommand(argv: string[]): Command {
   if (v.server !== undefined) throw new UsageError('--server belongs to bootstrap backup <env>, not to a run');
   for (const k of ['context', 'output'] as const) if (v[k] !== undefined) throw new UsageError(`--${k} belongs to bootstrap kubeconfig <env>, not to a run`);
   if (v.merge) throw new UsageError('--merge belongs to bootstrap kubeconfig <env>, not to a run');
+  // The backup it skips is a rolling change's, which a recovery never makes.
+  if (v['no-backup'] && (v.replace !== undefined || v.restore !== undefined))
+    throw new UsageError(`--no-backup belongs to a build's rolling change, not to --${v.replace !== undefined ? 'replace' : 'restore'}`);
   // A restore rebuilds every server's datastore in the k3s phases: a selection that starts later would skip that.
   if (v.restore !== undefined && (v.from || v.only || v.resume))
     throw new UsageError('--restore runs from the first phase: it cannot be combined with --from, --only or --resume');
@@ -133,6 +140,7 @@ export function parseCommand(argv: string[]): Command {
     until: v.until,
     resume: v.resume!,
     json: v.json!,
+    ...(v['no-backup'] && { noBackup: true }),
     ...(v.replace !== undefined && { replace: v.replace }),
     ...(v.restore !== undefined && { restore: v.restore }),
   };

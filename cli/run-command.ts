@@ -9,7 +9,8 @@ import { runSession, type RunPlan } from '../src/engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../src/engine/state-dir.ts';
 import { loadInventory, type LoadedInventory } from '../src/inventory/load.ts';
 import type { Remote, SshTarget, Transport } from '../src/transport/types.ts';
-import { resolveBackup } from '../src/backup/store.ts';
+import { backupId, resolveBackup } from '../src/backup/store.ts';
+
 import { jsonRenderer } from '../src/view/json.ts';
 import { listrRenderer } from '../src/view/listr.ts';
 import { plainRenderer } from '../src/view/plain.ts';
@@ -34,6 +35,8 @@ export interface RunArgs {
   replace?: string;
   /** `--restore <backup>`: rebuild from a backup (modes/restore.ts). */
   restore?: string;
+  /** `--no-backup`: a rolling change takes no backup first. */
+  noBackup?: boolean;
 }
 
 export interface RunDeps {
@@ -74,7 +77,7 @@ export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultR
       ? replaceRun(loaded, args.replace, sel)
       : args.restore !== undefined
         ? restoreRun(loaded, resolveBackup(args.restore, stateDirFor(loaded.inventory.environment, io.env)), sel)
-        : buildRun(loaded, sel);
+        : buildRun(loaded, sel, { backup: !args.noBackup, backupId: backupId(new Date(deps.clock.now())) });
   return runPlanned(loaded, plan, args.json, io, deps);
 }
 

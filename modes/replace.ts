@@ -7,7 +7,7 @@ import type { Topology } from '../src/engine/context.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
 import { topologyOf } from '../src/inventory/hosts.ts';
-import { allPhases, validatedOrder } from '../phases/index.ts';
+import { recoveryPhases, validatedOrder } from '../phases/index.ts';
 import { checkQuorum } from '../phases/k3s/replace-quorum.ts';
 import { dagRun, type RunSelection } from './compose.ts';
 
@@ -23,7 +23,7 @@ export function replaceRun(loaded: LoadedInventory, name: string, sel: RunSelect
     );
   }
   return dagRun(loaded, {
-    ordered: validatedOrder(allPhases()),
+    ordered: validatedOrder(recoveryPhases()),
     sel,
     topology: replaceTopology(loaded, name),
     recovery: 'replace',

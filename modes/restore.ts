@@ -8,7 +8,7 @@ import type { Phase } from '../src/engine/phase.ts';
 import type { RunPlan } from '../src/engine/session.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
 import { topologyOf } from '../src/inventory/hosts.ts';
-import { allPhases, validatedOrder } from '../phases/index.ts';
+import { recoveryPhases, validatedOrder } from '../phases/index.ts';
 import { installSteps } from '../phases/k3s/install-steps.ts';
 import { restoreStep } from '../phases/k3s/restore-founder.ts';
 import { restoreComplete } from '../phases/k3s/restore-gate.ts';
@@ -20,7 +20,7 @@ import { dagRun, insertAfter, insertBefore, type RunSelection } from './compose.
 
 /** A restore runs from the first phase: cli/args.ts refuses --from, --only and --resume with it. */
 export function restoreRun(loaded: LoadedInventory, backup: Backup, sel: RunSelection): RunPlan {
-  return dagRun(loaded, { ordered: validatedOrder(restorePhases(allPhases(), backup)), sel, topology: topologyOf(loaded), recovery: 'restore' });
+  return dagRun(loaded, { ordered: validatedOrder(restorePhases(recoveryPhases(), backup)), sel, topology: topologyOf(loaded), recovery: 'restore' });
 }
 
 export function restorePhases(phases: Phase[], backup: Backup): Phase[] {

@@ -8,6 +8,7 @@ import { orderPhases, requireEdge } from '../src/engine/dag.ts';
 import type { Phase } from '../src/engine/phase.ts';
 import { nodeBaseline } from './node-baseline/index.ts';
 import { k3sFounder } from './k3s-founder.ts';
+import { rollingAgents, rollingServers } from './k3s-rolling.ts';
 import { k3sJoin } from './k3s-join.ts';
 import { kubeVip } from './kube-vip.ts';
 import { agents } from './agents.ts';
@@ -16,11 +17,23 @@ import { verifyPhase } from './verify.ts';
 import { flux } from './flux.ts';
 
 export function allPhases(): Phase[] {
-  return [nodeBaseline, k3sFounder, k3sJoin, kubeVip, agents, cilium, verifyPhase(), flux];
+  return [nodeBaseline, rollingServers, rollingAgents, k3sFounder, k3sJoin, kubeVip, agents, cilium, verifyPhase(), flux];
+}
+
+/** The rolling change's phases: a recovery (restore, replace) rebuilds what is gone and rolls nothing. */
+export const ROLLING_PHASES = ['rolling-servers', 'rolling-agents'];
+
+/** The DAG of a recovery: every phase but the rolling change's. */
+export function recoveryPhases(): Phase[] {
+  return allPhases()
+    .filter((p) => !ROLLING_PHASES.includes(p.id))
+    .map((p) => ({ ...p, needs: p.needs.filter((n) => !ROLLING_PHASES.includes(n)) }));
 }
 
 const REQUIRED_EDGES: [before: string, after: string][] = [
   ['node-baseline', 'k3s-founder'],
+  // A change on a running cluster rolls through it before the install phases look at it: they find it done.
+  ['rolling-agents', 'k3s-founder'],
   ['k3s-founder', 'k3s-join'],
   ['k3s-join', 'kube-vip'],
   ['kube-vip', 'agents'],

@@ -21,7 +21,8 @@ const stateTokenSha = runFact<string | null>('k3s-founder.stateTokenSha');
 export const k3sFounder: Phase = {
   id: 'k3s-founder',
   title: 'install k3s on the founder and initialise the cluster',
-  needs: ['node-baseline'],
+  // After a rolling change of a running cluster (k3s-rolling.ts), which leaves nothing here to change.
+  needs: ['node-baseline', 'rolling-agents'],
   hosts: (c) => [c.topology.founder],
   concurrency: 'serial',
   preflight: {

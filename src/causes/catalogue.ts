@@ -13,6 +13,7 @@ import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { kubeconfigCauses } from './kubeconfig.ts';
 import { replaceCauses } from './replace.ts';
+import { rollingCauses } from './rolling.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
 import { verifyCauses } from './verify.ts';
@@ -23,6 +24,7 @@ const all = {
   ...baselineCauses,
   ...k3sCauses,
   ...replaceCauses,
+  ...rollingCauses,
   ...kubeVipCauses,
   ...ciliumCauses,
   ...verifyCauses,

@@ -3,11 +3,11 @@ import { defineCauses } from './define.ts';
 // bootstrap <env> --replace <server>: a dead or reinstalled server deleted and joined again (phases/k3s/replace-*.ts).
 export const replaceCauses = defineCauses({
   QUORUM_AT_RISK: {
-    title: 'The servers other than the one to replace do not hold etcd quorum',
+    title: 'The other servers do not hold etcd quorum',
     meaning:
-      'Deleting a member and joining a new one both need a majority of the etcd members answering. Too few of the other servers have a ready API, so the replace could not finish and could leave the cluster worse. Refused before anything changed.',
+      'Replacing a server (deleting a member, joining a new one) and restarting one in a rolling change both need a majority of the etcd members answering without it. Too few of the other servers have a ready API and a started voting member (or a member is still a learner), so going on could stop the cluster. Refused before anything on the server changed.',
     remedy:
-      'Bring the other servers back (bootstrap verify <env> names which are down) and replace again; if a majority is lost for good, restore from a backup instead (runbooks/dr-restore.md).',
+      'Bring the other servers back (bootstrap verify <env> names which are down) and run again (a rolling change: --resume); if a majority is lost for good, restore from a backup instead (runbooks/dr-restore.md).',
   },
   ETCD_MEMBER_NOT_REMOVED: {
     title: "The replaced server's Node or etcd member is still there",

@@ -58,6 +58,13 @@ export const inventorySchema = {
         artifacts: path('Folder holding the k3s binary (and optionally the images tarball)'),
         clusterCidr: { ...cidr, description: 'Pod network', default: '10.42.0.0/16' },
         serviceCidr: { ...cidr, description: 'Service network', default: '10.43.0.0/16' },
+        rollingAgents: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 100,
+          default: 1,
+          description: 'How many agents a rolling change (an upgrade, a changed flag) drains and restarts at once; servers always go one at a time',
+        },
         imageArchives: {
           type: 'array',
           default: [],

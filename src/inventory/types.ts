@@ -37,6 +37,8 @@ export interface Inventory {
     artifacts: string;
     clusterCidr: string;
     serviceCidr: string;
+    /** How many agents a rolling change drains and restarts at once (servers: always one). */
+    rollingAgents: number;
     /** Add-on image archives for an air-gapped site, placed in agent/images on every node. */
     imageArchives: { file: string; sha256?: string; url?: string }[];
   };

@@ -29,6 +29,13 @@ import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { checkBackup } from '../../src/backup/checks.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { healthyBaselineProbe, ok, PROBE_NOW } from '../support/baseline-probe.ts';
+import { pathStops, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
+
+const runningAt = (host: string, version: string, etcd?: string): RunningRelease => ({
+  host,
+  versionLine: `k3s version ${version} (8e8f2a47)`,
+  ...(etcd && { etcd }),
+});
 
 /** A stop as the operator gets it: a CauseError, or one violation of an inventory contract (exit 65). */
 type Example = CauseError | Violation;
@@ -1027,6 +1034,39 @@ const rows: Record<CauseId, Row | Row[]> = {
       'KUBECONFIG_MERGE_REFUSED',
       { seen: 'cluster prod has another CA' },
       { message: '~/.kube/config already holds "prod" for another cluster, or is no kubeconfig' },
+    ),
+  },
+
+  // a rolling change: src/k3s/upgrade-path.ts (pure), phases/k3s/rolling-gates.ts
+  K3S_DOWNGRADE_REFUSED: {
+    names: /k3s\.version/,
+    example: () => pathStops([runningAt('k3s-prod-1', 'v1.33.7+k3s3', '3.5.26')], { version: 'v1.33.5+k3s1', etcd: '3.5.21' })[0],
+  },
+  K3S_MINOR_SKIPPED: {
+    names: /upgrade through/i,
+    example: () =>
+      pathStops([runningAt('k3s-prod-1', 'v1.32.9+k3s1', '3.5.21')], { version: 'v1.34.1+k3s1', etcd: '3.6.4' }).find(
+        (s) => s.causeId === 'K3S_MINOR_SKIPPED',
+      )!,
+  },
+  ETCD_WAYPOINT_REQUIRED: {
+    names: /3\.5\.26/,
+    example: () => pathStops([runningAt('k3s-prod-1', 'v1.33.5+k3s1', '3.5.21')], { version: 'v1.34.1+k3s1', etcd: '3.6.4' })[0],
+  },
+  ETCD_VERSION_UNKNOWN: {
+    names: /etcd-version/,
+    example: () => pathStops([runningAt('k3s-prod-1', 'v1.33.5+k3s1')], { version: 'v1.34.1+k3s1', etcd: '3.6.4' })[0],
+  },
+  K3S_VERSION_UNKNOWN: {
+    names: /k3s --version/,
+    example: () => pathStops([{ host: 'k3s-prod-1', versionLine: '' }], { version: 'v1.33.7+k3s3', etcd: '3.5.26' })[0],
+  },
+  ROLLING_SERVER_NOT_BACK: {
+    names: /journalctl -u k3s/,
+    example: stop(
+      'ROLLING_SERVER_NOT_BACK',
+      { command: "k3s kubectl get --raw='/readyz'; journalctl -u k3s", seen: "k3s-prod-2's API: The connection to the server 127.0.0.1:6443 was refused" },
+      { host: 'k3s-prod-2' },
     ),
   },
 

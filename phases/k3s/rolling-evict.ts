@@ -1,0 +1,75 @@
+// The drain of a rolling change and its undoing, through the Kubernetes API over the run's SSH connection to
+// a server (src/kube/api-access.ts): cordon and evict (src/k3s/drain.ts, PodDisruptionBudgets honoured),
+// and the uncordon once the host is back — only of a node this tool cordoned.
+import type { ActionChange } from '../../src/engine/changes.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
+import type { HostRef, Step } from '../../src/engine/phase.ts';
+import { CORDONED_BY, drainNode, uncordon } from '../../src/k3s/drain.ts';
+import { clusterApi } from '../../src/kube/api-access.ts';
+import { clientDrainApi } from '../../src/kube/drain-client.ts';
+import { cordonedByRun, rollingRestart, rollingView } from './rolling-facts.ts';
+
+/** The drain's whole budget: cordon to the last evicted pod gone (a PDB that never allows is named at its end). */
+export const DRAIN_BUDGET_MS = 180_000;
+
+export async function drainThrough(ctx: RunContext, via: HostRef, node: HostRef): Promise<void> {
+  const api = clientDrainApi(await clusterApi(ctx, via));
+  await drainNode(api, node.name, {
+    budgetMs: DRAIN_BUDGET_MS,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    mark: 'rolling change',
+    progress: (line) =>
+      ctx.emit({
+        type: 'check',
+        phase: node.role === 'server' ? 'rolling-servers' : 'rolling-agents',
+        check: 'drain',
+        title: 'drain',
+        host: node.name,
+        ok: true,
+        detail: line,
+      }),
+  });
+}
+
+/** The jsonpath that lists each Node with the value of this tool's cordon annotation (empty when absent). */
+export const CORDONED_QUERY = `get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.annotations.${CORDONED_BY.replace(/\./g, '\\.')}}{"\\n"}{end}' --request-timeout=5s`;
+
+/** The names of the Nodes the query's output shows cordoned by this tool. */
+export function cordonedIn(stdout: string): string[] {
+  return stdout
+    .split('\n')
+    .map((l) => l.trim().split(' '))
+    .filter(([name, mark]) => name && mark)
+    .map(([name]) => name);
+}
+
+function vantageFor(host: HostRef, ctx: ReadContext): string | undefined {
+  const members = ctx.facts.run(rollingView)?.members ?? [];
+  if (host.role === 'server' && members.includes(host.name)) return host.name;
+  return members.find((m) => m !== host.name) ?? members[0];
+}
+
+/** After the gates: the node schedulable again, when this run (or a stopped one) cordoned it. */
+export const uncordonStep: Step = {
+  id: 'uncordon',
+  title: 'node schedulable again (only when this tool cordoned it)',
+  plan: ({ host, ctx }) => {
+    const mine = ctx.facts.get(host.name, rollingRestart) === true || (ctx.facts.run(cordonedByRun) ?? []).includes(host.name);
+    const via = vantageFor(host, ctx);
+    if (!mine || !via) return { changes: [] };
+    const change: ActionChange = {
+      kind: 'action',
+      description: `uncordon ${host.name} (its ${CORDONED_BY} annotation removed with spec.unschedulable)`,
+      on: via,
+      runs: [
+        `PATCH /api/v1/nodes/${host.name} spec.unschedulable=false, annotation ${CORDONED_BY} removed   (Kubernetes API through the SSH connection to ${via})`,
+      ],
+      budgetMs: 60_000,
+      run: async (actx) => {
+        await uncordon(clientDrainApi(await clusterApi(actx, actx.host)), host.name);
+      },
+    };
+    return { changes: [change] };
+  },
+};

@@ -1,0 +1,144 @@
+// After a host's rolling restart, before the next host is touched: it must be back. For a server: its API
+// ready, its Node Ready on the target version, its etcd member a voter again, the VIP answering with the
+// cluster CA (k3s.yaml's CA: a certificate of another cluster fails TLS). For an agent: its Node Ready on the
+// target version. For both: the Cilium agent on the node Ready and dialling the VIP (when Cilium is
+// installed). Only a host whose k3s this run restarted (or one a stopped run left cordoned) is gated.
+import { CauseError } from '../../src/errors.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import type { Gate, HostRef } from '../../src/engine/phase.ts';
+import { poll } from '../../src/engine/poll.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
+import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { excerpt, journalSince, kubectl } from '../../src/k3s/remote.ts';
+import { lastLines } from '../../src/util/text.ts';
+import { journalCursor } from './facts.ts';
+import { cordonedByRun, rollingRestart, rollingView, targetBinary } from './rolling-facts.ts';
+
+const BACK_BUDGET_MS = 300_000;
+const POLL_MS = 2_000;
+
+/** Is this host gated: restarted this run, or left cordoned by a rolling change that stopped? */
+export const gated = (host: HostRef, ctx: RunContext) =>
+  ctx.facts.get(host.name, rollingRestart) === true || (ctx.facts.run(cordonedByRun) ?? []).includes(host.name);
+
+/** A server that answers for the cluster while `host` comes back: another running member, else the host itself. */
+export function vantage(host: HostRef, ctx: RunContext): HostRef {
+  const members = ctx.facts.run(rollingView)?.members ?? [];
+  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && members.includes(s.name)) ?? host;
+}
+
+type Look = { ok: true } | { ok: false; seen: string; command: string };
+
+async function nodeOnTarget(ctx: RunContext, via: HostRef, host: HostRef, version: string): Promise<Look> {
+  const q = `get node ${host.name} -o jsonpath='{.status.nodeInfo.kubeletVersion} {range .status.conditions[?(@.type=="Ready")]}{.status}{end}'`;
+  const r = await kubectl(ctx, via, q, 10_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  const [kubelet = '', ready = ''] = r.stdout.trim().split(' ');
+  if (r.code === 0 && kubelet === version && ready === 'True') return { ok: true };
+  return {
+    ok: false,
+    command: `k3s kubectl ${q}`,
+    seen:
+      r.code === 0
+        ? `Node ${host.name}: kubelet ${kubelet || '?'} (target ${version}), Ready ${ready || 'unknown'}`
+        : lastLines(`${r.stdout}${r.stderr}`, 1).trim(),
+  };
+}
+
+async function serverServes(ctx: RunContext, host: HostRef): Promise<Look> {
+  const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+  const own = await kubectl(ctx, host, "get --raw='/readyz' --request-timeout=5s", 10_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  if (own.code !== 0 || own.stdout.trim() !== 'ok')
+    return {
+      ok: false,
+      command: "k3s kubectl get --raw='/readyz'",
+      seen: `${host.name}'s API: ${lastLines(`${own.stdout}${own.stderr}`, 1).trim() || 'no answer'}`,
+    };
+  const list = await ctx.remote(host).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 10_000, signal: ctx.signal });
+  const members = readMembers(list);
+  const verdict = members && compareMembers(members, [host]);
+  if (!verdict?.voters[host.name])
+    return {
+      ok: false,
+      command: MEMBER_LIST_COMMAND,
+      seen: verdict ? `${host.name}: ${verdict.missing[0]?.why ?? 'not a voter'}` : 'the member list did not answer',
+    };
+  const v = await kubectl(ctx, host, `--server https://${vip}:${port} get --raw /readyz --request-timeout=5s`, 10_000).catch((e: Error) => ({
+    code: null,
+    stdout: '',
+    stderr: e.message,
+  }));
+  if (v.code !== 0 || v.stdout.trim() !== 'ok')
+    return {
+      ok: false,
+      command: `k3s kubectl --server https://${vip}:${port} get --raw /readyz`,
+      seen: `the VIP from ${host.name}: ${lastLines(`${v.stdout}${v.stderr}`, 1).trim() || 'no answer'}`,
+    };
+  return { ok: true };
+}
+
+/** The Cilium agent pod on the node: Ready, and dialling the VIP. No Cilium DaemonSet: nothing to judge yet. */
+async function ciliumAgentReady(ctx: RunContext, via: HostRef, host: HostRef): Promise<Look> {
+  const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+  const q = `get pods -n kube-system -l k8s-app=cilium --field-selector spec.nodeName=${host.name} -o json --request-timeout=5s`;
+  const r = await kubectl(ctx, via, q, 10_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  if (r.code !== 0) return { ok: false, command: `k3s kubectl ${q}`, seen: lastLines(`${r.stdout}${r.stderr}`, 1).trim() };
+  const pods = (JSON.parse(r.stdout).items ?? []) as any[];
+  if (!pods.length) {
+    const ds = await kubectl(ctx, via, 'get daemonset -n kube-system cilium -o name --ignore-not-found', 10_000).catch(() => undefined);
+    if (ds?.code === 0 && !ds.stdout.trim()) return { ok: true };
+    return { ok: false, command: `k3s kubectl ${q}`, seen: `no Cilium agent pod on ${host.name} yet` };
+  }
+  const pod = pods[0];
+  const ready = (pod.status?.conditions ?? []).find((c: any) => c.type === 'Ready')?.status === 'True';
+  if (!ready)
+    return {
+      ok: false,
+      command: `k3s kubectl ${q}`,
+      seen: `Cilium agent ${pod.metadata?.name} on ${host.name} is not Ready (${pod.status?.phase ?? 'no phase'})`,
+    };
+  const container = (pod.spec?.containers ?? []).find((c: any) => c.name === 'cilium-agent') ?? pod.spec?.containers?.[0];
+  const env = Object.fromEntries(((container?.env ?? []) as any[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+  const drift = checkAgentServiceHost([{ name: pod.metadata?.name, node: host.name, env }], vip, port, '');
+  if (drift.length) return { ok: false, command: `k3s kubectl ${q}`, seen: drift[0].evidence.seen ?? 'the agent does not dial the VIP' };
+  return { ok: true };
+}
+
+export const backAfterRestart: Gate = {
+  id: 'back-after-restart',
+  title: 'back after the restart: Node Ready on the target version, API, etcd voter, VIP, Cilium agent',
+  budgetMs: BACK_BUDGET_MS,
+  async run(host, ctx, signal) {
+    if (!gated(host, ctx)) return;
+    const version = ctx.facts.need(targetBinary).version;
+    const via = host.role === 'server' ? host : vantage(host, ctx);
+    let last: Look = { ok: false, command: '', seen: 'not looked yet' };
+    const back = await poll(ctx, signal, {
+      everyMs: POLL_MS,
+      look: async () => {
+        for (const look of [
+          () => nodeOnTarget(ctx, via, host, version),
+          ...(host.role === 'server' ? [() => serverServes(ctx, host)] : []),
+          () => ciliumAgentReady(ctx, via, host),
+        ]) {
+          last = await look().catch((e: Error) => ({ ok: false as const, command: '', seen: e.message }));
+          if (!last.ok) return undefined;
+        }
+        return true;
+      },
+    });
+    if (back) return;
+    signal.throwIfAborted();
+    const journal = await journalSince(ctx, host, ctx.facts.get(host.name, journalCursor), 40).catch(() => '');
+    const failed = last as Extract<Look, { ok: false }>;
+    throw new CauseError('ROLLING_SERVER_NOT_BACK', {
+      host: host.name,
+      message: `${host.name} is not back within ${BACK_BUDGET_MS / 1000} s of its restart: ${failed.seen}`,
+      evidence: {
+        command: `${failed.command}; journalctl -u ${host.role === 'server' ? 'k3s' : 'k3s-agent'}`,
+        seen: failed.seen,
+        excerpt: excerpt(journal, 15),
+      },
+    });
+  },
+};

@@ -1,0 +1,99 @@
+// Before a rolling change touches any server: which servers run the cluster, whether the step from the
+// release each runs to k3s.version is one k3s supports (src/k3s/upgrade-path.ts), whether a server that
+// holds a datastore is down while another would be restarted (QUORUM_AT_RISK), and who holds the VIP (it goes
+// last). Read-only, check mode too. Probes that cost a k3s process start (`k3s --version`) run only on a
+// server whose binary differs from the target, so a converged run pays for none.
+import { readFile } from 'node:fs/promises';
+import { CauseError } from '../../src/errors.ts';
+import type { HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
+import type { PrepareContext, ReadContext } from '../../src/engine/context.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
+import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { etcdVersionIn, pathStops, releaseEtcd, runningEtcdProbe, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
+import { sha256File } from '../../src/util/sha256-file.ts';
+import { cordonedByRun, rollingView, targetBinary, type TargetBinary } from './rolling-facts.ts';
+import { CORDONED_QUERY, cordonedIn } from './rolling-evict.ts';
+
+/** The target release, read once a run (both rolling phases need it). */
+export async function prepareTarget(ctx: PrepareContext): Promise<TargetBinary> {
+  return ctx.once(targetBinary, async () => {
+    const path = ctx.inventory.derived.paths.k3sBinary;
+    const [bytes, sha256] = await Promise.all([readFile(path), sha256File(path)]);
+    const version = ctx.inventory.inventory.k3s.version;
+    return { version, etcd: releaseEtcd(version) ?? etcdVersionIn(bytes.toString('latin1')), sha256 };
+  });
+}
+
+/** The binary's sha256, and only when it differs from the target: its version line and what it says of its etcd. */
+export function binaryProbe(target: TargetBinary): ProbeCommand {
+  return {
+    command: [
+      `s=$(sha256sum ${K3S_BIN} 2>/dev/null | cut -d' ' -f1); echo "$s"`,
+      `if [ -n "$s" ] && [ "$s" != "${target.sha256}" ]; then ${K3S_BIN} --version 2>/dev/null | head -n1; ${runningEtcdProbe(SERVER_ROLE.unit, [`${DATA_DIR}/data/*/bin/k3s`, K3S_BIN])}; fi; true`,
+    ].join('; '),
+    sudo: true,
+  };
+}
+
+export function serverProbes(target: TargetBinary): Record<string, ProbeCommand> {
+  return {
+    active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
+    datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
+    binary: binaryProbe(target),
+    // The VIP holder (first line), then each Node with this tool's cordon mark (a rolling change that stopped).
+    cluster: {
+      command: `systemctl is-active -q ${SERVER_ROLE.unit} && { k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s; echo; k3s kubectl ${CORDONED_QUERY}; }; true`,
+      sudo: true,
+    },
+  };
+}
+
+/** What one host's binary probe says: its sha256 and, when it differs, what it runs. */
+export function runningRelease(host: string, r: ProbeResults): { sha256: string; release?: RunningRelease } {
+  const [sha256 = '', versionLine = '', ...rest] = r.binary.stdout.split('\n');
+  if (!versionLine) return { sha256: sha256.trim() };
+  return { sha256: sha256.trim(), release: { host, versionLine: versionLine.trim(), etcd: etcdVersionIn(rest.join('\n')) } };
+}
+
+const isActive = (r: ProbeResults) => ['active', 'activating', 'reloading'].includes(r.active.stdout.trim());
+
+export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext) {
+  const target = ctx.facts.need(targetBinary);
+  const holding = [...seen].filter(([, r]) => r.datastore.stdout.trim() === 'present');
+  const members = holding.filter(([, r]) => isActive(r));
+  const running = members.length >= 2;
+  const answers = [...seen.values()].map((r) => r.cluster.stdout).filter((out) => out.trim());
+  const holder = answers.map((out) => out.split('\n')[0].trim()).find(Boolean);
+  const cordoned = cordonedIn(answers[0]?.split('\n').slice(1).join('\n') ?? '');
+  const view = rollingView({ running, members: members.map(([h]) => h.name), ...(holder && { holder }) });
+  const facts = [view, cordonedByRun(cordoned)];
+  if (!running) return { stops: [], facts };
+  const moving = members.map(([h, r]) => runningRelease(h.name, r)).filter((m) => m.sha256 !== target.sha256);
+  if (!moving.length) return { stops: [], facts };
+  const stops = pathStops(
+    moving.flatMap((m) => (m.release ? [m.release] : [])),
+    target,
+  );
+  // A server with a datastore whose k3s is down: restarting another now could take the cluster below quorum.
+  const down = holding.filter(([, r]) => !isActive(r));
+  if (down.length)
+    stops.push(
+      new CauseError('QUORUM_AT_RISK', {
+        host: down.map(([h]) => h.name).join(', '),
+        message: `${down.map(([h]) => h.name).join(', ')} hold${down.length === 1 ? 's' : ''} an etcd datastore but k3s is not running: restarting another server for the upgrade could stop the cluster`,
+        evidence: {
+          command: `systemctl is-active ${SERVER_ROLE.unit}`,
+          seen: [...seen]
+            .map(([h, r]) => `${h.name}: ${r.active.stdout.trim() || 'no answer'}${r.datastore.stdout.trim() === 'present' ? ' (datastore present)' : ''}`)
+            .join('; '),
+        },
+      }),
+    );
+  return { stops, facts };
+}
+
+/** The VIP holder last (its lease is handed over before its k3s restarts), the others in inventory order. */
+export function holderLast(hosts: HostRef[], ctx: ReadContext): HostRef[] {
+  const holder = ctx.facts.run(rollingView)?.holder;
+  return [...hosts.filter((h) => h.name !== holder), ...hosts.filter((h) => h.name === holder)];
+}
