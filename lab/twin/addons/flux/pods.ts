@@ -121,12 +121,16 @@ export function controllerStart(controller: string, args: string[], at = new Dat
 }
 
 /**
- * Where a new pod goes: the first Ready server by name (every server picks the same; the Flux twins run on
- * servers only). The scheduler's scoring across all nodes is not imitated.
+ * Where a new pod goes: the first Ready server by name that is not cordoned (every server picks the same;
+ * the Flux twins run on servers only), so a drained server's controller pod comes back on another server.
+ * The scheduler's scoring across all nodes is not imitated.
  */
-function placement(nodes: any[]): string | undefined {
+export function placement(nodes: any[]): string | undefined {
   const ready = nodes.filter(
-    (n) => Object.prototype.hasOwnProperty.call(n.metadata?.labels ?? {}, 'node-role.kubernetes.io/control-plane') && condition(n, 'Ready')?.status === 'True',
+    (n) =>
+      Object.prototype.hasOwnProperty.call(n.metadata?.labels ?? {}, 'node-role.kubernetes.io/control-plane') &&
+      condition(n, 'Ready')?.status === 'True' &&
+      !n.spec?.unschedulable,
   );
   return ready.map((n) => n.metadata.name).sort()[0];
 }
