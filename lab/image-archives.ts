@@ -2,7 +2,8 @@
 // names them in k3s.imageArchives): OCI image layouts shaped as `ctr images export` / `skopeo copy
 // oci-archive:` write them (oci-layout, index.json naming each image with io.containerd.image.name, the
 // manifest and config blobs), for the images the lab's add-ons pull: kube-vip, the Cilium chart's images
-// with the digests it pins, Flux's four controllers. No layer content: the twin runs no image. A pinned
+// with the digests it pins, Flux's four controllers, and the image of the GitOps fixture's workload
+// (platform/demo: the pause image). No layer content: the twin runs no image. A pinned
 // image's manifest blob is stored under the pinned digest, which its stand-in content does not hash to
 // (only the index is read, by the engine's check and by the twin's import).
 import { createHash } from 'node:crypto';
@@ -17,7 +18,10 @@ import { labChartPath } from './cilium-chart.ts';
 import { paths } from './config.ts';
 import { GITOPS_FIXTURE } from './gitops-inventory.ts';
 
-export const LAB_IMAGE_ARCHIVES = ['kube-vip-images.tar', 'cilium-images.tar', 'flux-images.tar'] as const;
+export const LAB_IMAGE_ARCHIVES = ['kube-vip-images.tar', 'cilium-images.tar', 'flux-images.tar', 'workload-images.tar'] as const;
+
+/** The image of the GitOps fixture's Deployment `demo/web` (test/fixtures/gitops/platform/demo/deployment.yaml). */
+export const LAB_WORKLOAD_IMAGES = ['registry.k8s.io/pause:3.10'];
 
 const sha = (b: Buffer | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
@@ -97,6 +101,7 @@ export function writeImageArchives(artifactsDir: string): string[] {
     'kube-vip-images.tar': [KUBE_VIP_IMAGE],
     'cilium-images.tar': labCiliumImages(),
     'flux-images.tar': labFluxImages(),
+    'workload-images.tar': LAB_WORKLOAD_IMAGES,
   };
   return LAB_IMAGE_ARCHIVES.map((name) => {
     const file = join(artifactsDir, name);

@@ -1,12 +1,13 @@
 // Image archives as the engine reads them before any change and as the twin imports them: the index of an
 // OCI layout or a docker save tar (plain, gzip), the CRI's lookup rule (a pinned digest needs an OCI
 // image with exactly that digest), the images the add-ons pull, and the named causes.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { dockerSaveArchive, labFluxImages, ociArchive, tarOf } from '../../lab/image-archives.ts';
+import { LAB_WORKLOAD_IMAGES, dockerSaveArchive, labFluxImages, ociArchive, tarOf } from '../../lab/image-archives.ts';
 import { missingImageStops, readArchives } from '../../src/images/check.ts';
 import { chartImage, ciliumImages, coalesce, manifestImages } from '../../src/images/required.ts';
 import { readArchiveIndex } from '../../src/images/archive.ts';
@@ -130,6 +131,11 @@ describe('what the add-ons pull', () => {
       'ghcr.io/fluxcd/helm-controller:v1.6.0',
       'ghcr.io/fluxcd/notification-controller:v1.9.0',
     ]);
+  });
+
+  it("the lab's workload archive holds every image of the GitOps fixture's workload (platform/demo)", () => {
+    const text = readFileSync(fileURLToPath(new URL('../fixtures/gitops/platform/demo/deployment.yaml', import.meta.url)), 'utf8');
+    expect(manifestImages(text, (w) => w).map((i) => i.image)).toEqual(LAB_WORKLOAD_IMAGES);
   });
 });
 

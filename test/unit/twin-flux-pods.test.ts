@@ -7,6 +7,7 @@ import {
   deploymentStatus,
   featureGateArgs,
   fenceposts,
+  placement,
   podFor,
   podName,
   podTemplateHash,
@@ -121,5 +122,17 @@ describe("the Deployment controller for Flux's Deployments", () => {
     const stuck = { ...d, status: down };
     const late = deploymentStatus(stuck, [ready(podFor(d, hash, 0, 'n1'), false)], hash, new Date(AT.getTime() + 601_000));
     expect(late.conditions[1]).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rs}" has timed out progressing.` });
+  });
+
+  it('a new controller pod goes to the first Ready server by name that is not cordoned', () => {
+    const server = (name: string, o: { ready?: boolean; unschedulable?: boolean } = {}) => ({
+      metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': 'true' } },
+      spec: o.unschedulable ? { unschedulable: true } : {},
+      status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
+    });
+    const agent = { metadata: { name: 'a0', labels: {} }, spec: {}, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+    expect(placement([server('s2'), server('s1'), agent])).toBe('s1');
+    expect(placement([server('s1', { unschedulable: true }), server('s2', { ready: false }), server('s3'), agent])).toBe('s3');
+    expect(placement([server('s1', { unschedulable: true }), agent])).toBeUndefined();
   });
 });

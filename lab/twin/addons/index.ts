@@ -1,7 +1,8 @@
 // The add-on twins a k3s server runs once its API serves (one call per server, from the k3s twin's
 // startup): the DaemonSet controller + kubelet for this node's kube-vip and Cilium agent pods, the
-// embedded helm-controller, the cilium-operator's status, Flux's controllers (once Flux is installed), and
-// the pods/log endpoint of the API.
+// embedded helm-controller, the cilium-operator's status, Flux's controllers (once Flux is installed), the
+// Deployment and disruption controllers for plain workloads (on the controller manager's leader), and the
+// pods/log endpoint of the API.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddonContext } from './context.ts';
 import { DaemonSetKubelet, inProcessRuntime } from './daemonsets.ts';
@@ -15,6 +16,7 @@ import { updateOperatorStatus } from './cilium/operator.ts';
 import { updateCoreDns } from './coredns.ts';
 import { PodLogs } from './pod-logs.ts';
 import { FluxControllers } from './flux/index.ts';
+import { ControllerManager } from './controller-manager.ts';
 import { registryReachable, startNodeImages } from '../runtime/images.ts';
 
 export type { AddonContext } from './context.ts';
@@ -42,9 +44,11 @@ export function startAddons(given: AddonContext): Addons {
   const kubelet = new DaemonSetKubelet(ctx, logs, daemonPrograms(root), runtime);
   const helm = new HelmController(ctx);
   const flux = new FluxControllers(ctx, logs);
+  const controllers = new ControllerManager(ctx);
   kubelet.start();
   helm.start();
   flux.start();
+  controllers.start();
   let stopped = false;
   const operator = async () => {
     await updateOperatorStatus(ctx).catch(() => undefined);
@@ -58,6 +62,7 @@ export function startAddons(given: AddonContext): Addons {
       stopped = true;
       helm.stop();
       flux.stop();
+      controllers.stop();
       await kubelet.stop();
       ctx.images?.stop();
       await logs.flush();

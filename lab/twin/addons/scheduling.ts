@@ -55,11 +55,15 @@ function tolerates(tols: any[], taint: { key: string; value?: string; effect: st
 
 /** Would the DaemonSet controller place a pod of this template on the node? */
 export function podFitsNode(spec: any, node: NodeView): boolean {
+  return fitsNode(spec, node, daemonTolerations(spec));
+}
+
+/** The scheduler's filters the twin reads: nodeSelector, required node affinity, NoSchedule/NoExecute taints against `tolerations`. */
+export function fitsNode(spec: any, node: NodeView, tolerations: any[] = spec?.tolerations ?? []): boolean {
   for (const [k, v] of Object.entries(spec?.nodeSelector ?? {})) if (node.labels[k] !== v) return false;
   const terms = spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (Array.isArray(terms) && terms.length && !terms.some((t: any) => (t.matchExpressions ?? []).every((e: any) => exprMatches(e, node.labels)))) return false;
-  const tols = daemonTolerations(spec);
-  return node.taints.filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute').every((t) => tolerates(tols, t));
+  return node.taints.filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute').every((t) => tolerates(tolerations, t));
 }
 
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'; // apimachinery's utilrand alphanums

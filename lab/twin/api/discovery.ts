@@ -20,6 +20,9 @@ export function resourceList(groupVersion: string, infos: ResourceInfo[]) {
       ...(i.shortNames?.length ? { shortNames: i.shortNames } : {}),
     });
     if (i.status) resources.push({ name: `${i.resource}/status`, singularName: '', namespaced: i.namespaced, kind: i.kind, verbs: ['get', 'patch', 'update'] });
+    // kubectl drain looks for pods/eviction (group policy, kind Eviction) before it evicts instead of deleting.
+    if (i.group === '' && i.resource === 'pods')
+      resources.push({ name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources };
 }

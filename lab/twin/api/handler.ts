@@ -9,6 +9,7 @@ import { BUILTIN, type ResourceInfo, type ResourceRegistry, apiVersionOf, keyPre
 import { matchFields, matchLabels, parseLabelSelector } from './selectors.ts';
 import { ApiError, badRequest, notFound } from './status.ts';
 import { pendingDeletion } from './finalizers.ts';
+import { evict } from './eviction.ts';
 import { etcdFailure, type ObjectStore } from './store.ts';
 import { toTable } from './table.ts';
 import { serveWatch } from './watch.ts';
@@ -25,9 +26,9 @@ interface Target {
   sub?: string;
 }
 
-function send(res: ServerResponse, code: number, body: unknown): void {
+function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-cache, private' });
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-cache, private', ...headers });
   res.end(text);
 }
 
@@ -76,7 +77,7 @@ export class KubeApi {
       await this.handleResource(target, url, req, res, body);
     } catch (e) {
       const err = e instanceof PatchError ? new ApiError(422, 'Invalid', e.message) : e instanceof ApiError ? e : etcdFailure(e);
-      if (!res.headersSent) send(res, err.code, err.toStatus());
+      if (!res.headersSent) send(res, err.code, err.toStatus(), err.headers());
       else res.end();
     }
   }
@@ -195,6 +196,14 @@ export class KubeApi {
       const selected = items.filter((o) => matchLabels(labels, o.metadata?.labels) && (!fields || matchFields(fields, o)));
       if (wantTable) send(res, 200, toTable(t.info.kind, selected, String(revision), q.get('includeObject') ?? 'Metadata'));
       else send(res, 200, { kind: `${t.info.kind}List`, apiVersion: apiVersionOf(t.info), metadata: { resourceVersion: String(revision) }, items: selected });
+      return;
+    }
+    if (method === 'POST' && t.name && t.sub === 'eviction' && t.info.group === '' && t.info.resource === 'pods') {
+      const deletePod = async () => {
+        await this.opts.hooks?.beforeDelete?.(t.info, await this.store.get(t.info, t.ns, t.name!));
+        await this.store.delete(t.info, t.ns, t.name!);
+      };
+      send(res, 201, await evict(this.store, t.ns!, t.name, parseBody(body), deletePod, dryRun));
       return;
     }
     if (method === 'POST' && !t.name) {

@@ -9,17 +9,25 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+  /** The Status as Go's encoding/json writes metav1.Status: an empty reason, details or detail field is omitted (`omitempty`). */
   toStatus() {
+    const details = Object.fromEntries(Object.entries(this.details).filter(([, v]) => v !== '' && v !== undefined));
     return {
       kind: 'Status',
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
-      details: { ...this.details, ...(this.code ? {} : {}) },
+      ...(this.reason ? { reason: this.reason } : {}),
+      ...(Object.keys(details).length ? { details } : {}),
       code: this.code,
     };
+  }
+
+  /** kube-apiserver's ErrorNegotiated: a Status with details.retryAfterSeconds > 0 is sent with a Retry-After header. */
+  headers(): Record<string, string> {
+    const after = Number(this.details.retryAfterSeconds ?? 0);
+    return after > 0 ? { 'retry-after': String(after) } : {};
   }
 }
 
