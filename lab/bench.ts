@@ -6,14 +6,17 @@
 // asserts too); and `bootstrap --help` from process start to exit in 0.3 s at most (issue 17: the bundle
 // `npm ci` builds; `npm run bench -- startup` measures it alone, without the lab). A missed memory or startup
 // target fails the bench.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measureBackupMemory, RSS_TARGET_MB, SNAPSHOT_BYTES } from '../test/support/backup-memory.ts';
 import { buildBundle, helpTimes, median, STARTUP_TARGET_MS } from '../test/support/startup.ts';
 import { allPhases, validatedOrder } from '../phases/index.ts';
-import { down, requireLab, up } from './api.ts';
+import { down, hosts, requireLab, up } from './api.ts';
+import { NET } from './config.ts';
+import { inventoryAtRelease } from './release-inventory.ts';
+import { watchApi } from '../test/support/api-probe.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
@@ -75,7 +78,7 @@ export async function main(): Promise<number> {
   const backupMeets = await backupRss();
   // From cold, as the demo: fresh hosts, so the measured runs are of this build alone.
   await down();
-  await up({ servers: 3 });
+  await up({ servers: 3, agents: 1 });
   const last = validatedOrder(allPhases())
     .filter((p) => !p.pending)
     .at(-1)!.id;
@@ -108,5 +111,55 @@ export async function main(): Promise<number> {
       `${label.padEnd(20)} median ${(median / 1000).toFixed(2)} s, min ${(times[0] / 1000).toFixed(2)} s, max ${(times.at(-1)! / 1000).toFixed(2)} s over ${RUNS} runs — ${verdict} the ${TARGET_MS / 1000} s target\n`,
     );
   }
-  return backupMeets && startupMeets ? 0 : 1;
+  const upgradeMeets = await rollingUpgrade(inventory, stateDir, last);
+  return backupMeets && startupMeets && upgradeMeets ? 0 : 1;
+}
+
+/**
+ * A rolling upgrade of the built cluster (3 servers, 1 agent) to the next twin release, watched from this
+ * machine: the API through the VIP every 200 ms (failed probes, the longest gap: the target is none over 2 s)
+ * and each server's /readyz every second (never fewer than a quorum of 2). Prints each host's time.
+ */
+async function rollingUpgrade(inventory: string, stateDir: string, last: string): Promise<boolean> {
+  const servers = hosts().filter((h) => h.role === 'server');
+  const watch = watchApi(join(stateDir, 'lab', 'kubeconfig'), NET.vip, servers.map((h) => h.address));
+  const r = await bootstrapJson(['lab', '--inventory', inventoryAtRelease(inventory, UPGRADE_TO), '--until', last], stateDir);
+  const seen = await watch.stop();
+  if (r.code !== 0) {
+    process.stderr.write(`bench: the rolling upgrade to ${UPGRADE_TO} failed:\n${r.out.slice(-3000)}\n`);
+    return false;
+  }
+  const perHost = r.events
+    .filter((e) => e.type === 'step-end' && e.step === 'rolling' && e.status === 'changed')
+    .map((e) => {
+      const gate = r.events.find((g) => g.type === 'gate-end' && g.host === e.host && g.gate === 'back-after-restart');
+      return `${e.host} ${((e.durationMs + (gate?.durationMs ?? 0)) / 1000).toFixed(1)} s`;
+    });
+  const meets = seen.longestGapMs <= GAP_TARGET_MS && seen.fewestServing >= 2;
+  process.stdout.write(
+    `${'rolling upgrade'.padEnd(20)} to ${UPGRADE_TO} in ${(r.ms / 1000).toFixed(1)} s (${perHost.join(', ')}); through the VIP ${seen.probes} probes, ${seen.failed} failed, longest gap ${(seen.longestGapMs / 1000).toFixed(1)} s; ` +
+      `servers serving: never fewer than ${seen.fewestServing} of ${servers.length} (${seen.samples} samples) — ${meets ? 'meets' : 'MISSES'} the targets (no gap over ${GAP_TARGET_MS / 1000} s, quorum held)\n`,
+  );
+  return meets;
+}
+
+const UPGRADE_TO = 'v1.33.7+k3s3';
+const GAP_TARGET_MS = 2_000;
+
+/** A run with --json, its events parsed (the runs above print plain lines). Asynchronous: the API is watched meanwhile. */
+function bootstrapJson(args: string[], stateDir: string): Promise<{ ms: number; code: number | null; out: string; events: any[] }> {
+  const t0 = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args, '--json'], { env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir, CI: 'true' } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => {
+      const events = out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l));
+      resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, code, out, events });
+    });
+  });
 }

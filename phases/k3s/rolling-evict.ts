@@ -5,15 +5,22 @@ import type { ActionChange } from '../../src/engine/changes.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, Step } from '../../src/engine/phase.ts';
 import { CORDONED_BY, drainNode, uncordon } from '../../src/k3s/drain.ts';
-import { clusterApi } from '../../src/kube/api-access.ts';
-import { clientDrainApi } from '../../src/kube/drain-client.ts';
 import { cordonedByRun, rollingRestart, rollingView } from './rolling-facts.ts';
 
 /** The drain's whole budget: cordon to the last evicted pod gone (a PDB that never allows is named at its end). */
 export const DRAIN_BUDGET_MS = 180_000;
 
+/**
+ * The drain's API client. Loaded when a drain starts: @kubernetes/client-node costs a second of startup, which
+ * a run that drains nothing (a converged run, a cold build) must not pay.
+ */
+async function drainApi(ctx: RunContext, via: HostRef) {
+  const [{ clusterApi }, { clientDrainApi }] = await Promise.all([import('../../src/kube/api-access.ts'), import('../../src/kube/drain-client.ts')]);
+  return clientDrainApi(await clusterApi(ctx, via));
+}
+
 export async function drainThrough(ctx: RunContext, via: HostRef, node: HostRef): Promise<void> {
-  const api = clientDrainApi(await clusterApi(ctx, via));
+  const api = await drainApi(ctx, via);
   await drainNode(api, node.name, {
     budgetMs: DRAIN_BUDGET_MS,
     clock: ctx.clock,
@@ -67,7 +74,7 @@ export const uncordonStep: Step = {
       ],
       budgetMs: 60_000,
       run: async (actx) => {
-        await uncordon(clientDrainApi(await clusterApi(actx, actx.host)), host.name);
+        await uncordon(await drainApi(actx, actx.host), host.name);
       },
     };
     return { changes: [change] };

@@ -93,7 +93,7 @@ interface Preflight {
 /** How many of a phase's hosts run at once (1 for a serial phase). */
 export function concurrencyOf(phase: Pick<Phase, 'concurrency'>, ctx: Pick<ReadContext, 'inventory'>): number {
   const c = phase.concurrency;
-  return c === 'serial' ? 1 : typeof c === 'number' ? c : c(ctx);
+  return typeof c === 'function' ? c(ctx) : c === 'serial' ? 1 : c;
 }
 
 export interface Phase {

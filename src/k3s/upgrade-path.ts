@@ -15,6 +15,7 @@
 // etcd the target release carries comes from k3s's release notes (the published binary is a wrapper whose
 // payload is compressed, so no module line can be read from it), else from a binary that shows its lines.
 import { CauseError } from '../errors.ts';
+import { versionFromOutput } from '../backup/version.ts';
 
 export interface K3sVersion {
   major: number;
@@ -105,7 +106,7 @@ const where = (r: RunningRelease) => `${r.host}: ${r.versionLine || '(no version
 export function pathStops(running: RunningRelease[], target: TargetRelease): CauseError[] {
   const to = parseK3sVersion(target.version);
   if (!to) return [];
-  const seen = running.map((r) => ({ r, v: parseK3sVersion(/^k3s version (v\S+)/.exec(r.versionLine)?.[1] ?? '') }));
+  const seen = running.map((r) => ({ r, v: parseK3sVersion(versionFromOutput(r.versionLine) ?? '') }));
   const stops: CauseError[] = [];
   const unknown = seen.filter((s) => !s.v);
   if (unknown.length) {

@@ -90,7 +90,7 @@ export function clientDrainApi(kc: KubeConfig): DrainApi {
     try {
       return await f();
     } catch (err) {
-      throw failed(request, { node, command: `kubectl get node ${node} -o yaml` }, err);
+      throw failed(request, { node, command: `k3s kubectl get node ${node} -o yaml` }, err);
     }
   };
 
@@ -120,7 +120,7 @@ export function clientDrainApi(kc: KubeConfig): DrainApi {
         return { ok: true };
       } catch (err) {
         const f = apiFailure(err);
-        if (!f) throw failed(`POST /api/v1/namespaces/${namespace}/pods/${name}/eviction`, { command: `kubectl -n ${namespace} get pod ${name}` }, err);
+        if (!f) throw failed(`POST /api/v1/namespaces/${namespace}/pods/${name}/eviction`, { command: `k3s kubectl -n ${namespace} get pod ${name}` }, err);
         return { ok: false, ...f };
       }
     },
@@ -132,7 +132,7 @@ export function clientDrainApi(kc: KubeConfig): DrainApi {
         return pod.uid !== undefined && now.metadata?.uid !== undefined && now.metadata.uid !== pod.uid;
       } catch (err) {
         if (apiFailure(err)?.status === 404) return true;
-        throw failed(`GET /api/v1/namespaces/${namespace}/pods/${name}`, { command: `kubectl -n ${namespace} get pod ${name}` }, err);
+        throw failed(`GET /api/v1/namespaces/${namespace}/pods/${name}`, { command: `k3s kubectl -n ${namespace} get pod ${name}` }, err);
       }
     },
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DagInvalid, orderPhases, selectPhases } from '../../src/engine/dag.ts';
-import { validatedOrder, allPhases } from '../../phases/index.ts';
+import { validatedOrder, allPhases, recoveryPhases } from '../../phases/index.ts';
 import type { Phase } from '../../src/engine/phase.ts';
 import { UsageError } from '../../src/errors.ts';
 
@@ -10,6 +10,8 @@ describe('the phase DAG', () => {
   it('orders the cold build as the operator expects', () => {
     expect(validatedOrder(allPhases()).map((x) => x.id)).toEqual([
       'node-baseline',
+      'rolling-servers',
+      'rolling-agents',
       'k3s-founder',
       'k3s-join',
       'kube-vip',
@@ -36,6 +38,15 @@ describe('the phase DAG', () => {
     expect(() => validatedOrder(phases)).toThrow(/cilium must depend on kube-vip/);
   });
 
+  it('is rejected when the install phases no longer come after the rolling change (they would restart a running server undrained)', () => {
+    const phases = allPhases().map((x) => (x.id === 'k3s-founder' ? { ...x, needs: ['node-baseline'] } : x));
+    expect(() => validatedOrder(phases)).toThrow(/k3s-founder must depend on rolling-agents/);
+  });
+
+  it('leaves the rolling change out of a recovery, its needs too', () => {
+    expect(validatedOrder(recoveryPhases()).map((x) => x.id)).toEqual(['node-baseline', 'k3s-founder', 'k3s-join', 'kube-vip', 'agents', 'cilium', 'verify', 'flux']);
+  });
+
   it('is rejected when joins no longer need the founder', () => {
     const phases = allPhases().map((x) => (x.id === 'k3s-join' ? { ...x, needs: ['node-baseline'] } : x));
     expect(() => validatedOrder(phases)).toThrow(/k3s-join must depend on k3s-founder/);
@@ -47,11 +58,11 @@ describe('--from, --only, --until', () => {
   const ids = (sel: Parameters<typeof selectPhases>[1]) => selectPhases(ordered, sel).map((x) => x.id);
 
   it('selects a range or one phase', () => {
-    expect(ids({ until: 'k3s-join' })).toEqual(['node-baseline', 'k3s-founder', 'k3s-join']);
+    expect(ids({ until: 'k3s-join' })).toEqual(['node-baseline', 'rolling-servers', 'rolling-agents', 'k3s-founder', 'k3s-join']);
     expect(ids({ from: 'cilium' })).toEqual(['cilium', 'verify', 'flux']);
     expect(ids({ from: 'k3s-join', until: 'kube-vip' })).toEqual(['k3s-join', 'kube-vip']);
     expect(ids({ only: 'verify' })).toEqual(['verify']);
-    expect(ids({})).toHaveLength(8);
+    expect(ids({})).toHaveLength(10);
   });
 
   it('refuses unknown phases and contradictions as usage errors', () => {
