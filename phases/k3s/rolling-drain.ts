@@ -1,55 +1,80 @@
-// What a rolling change does on a host before its k3s restarts, as one action (listed command by command in
-// the plan): the others hold quorum without it (every etcd member started and a voter, every server's API
-// ready), the VIP handed to another server when this one holds it (kube-vip releases its lease when its pod
-// goes: ReleaseOnCancel), then the node cordoned and drained through the eviction API. A refusal here comes
-// before anything on the host changed.
+// What a rolling change does on a host before its k3s restarts, as two actions (listed command by command in
+// the plan): first, reading only, that the others hold quorum without it (every etcd member started and a
+// voter, every server's API ready) — a refusal there comes before anything changed, the backup too; then,
+// after the backup, the VIP handed to another server when this one holds it (kube-vip releases its lease when
+// its pod goes: ReleaseOnCancel) and the node cordoned and drained through the eviction API.
 import { CauseError } from '../../src/errors.ts';
 import type { ActionChange } from '../../src/engine/changes.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
-import { KUBE_VIP_DAEMONSET, KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
+import { shq } from '../../src/util/shell.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { drainThrough, DRAIN_BUDGET_MS } from './rolling-evict.ts';
 import type { RollingView } from './rolling-facts.ts';
 
 const HANDOVER_BUDGET_MS = (LEASE_TIMING.duration + 20) * 1000;
-export const PRE_RESTART_BUDGET_MS = 60_000 + HANDOVER_BUDGET_MS + DRAIN_BUDGET_MS;
 
 const readyz = (address: string, port: number) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=5s`;
 const HOLDER = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
-const kubeVipPodDelete = (node: string) =>
-  `delete pod -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} --field-selector spec.nodeName=${node} --wait=false`;
+const LEASE_JSON = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json --request-timeout=5s`;
+/** Whether the VIP is on one of the host's NICs (the count of its addresses that are the VIP). */
+const vipOnHost = (vip: string) => `ip -4 -o addr show | grep -c ' ${vip}/'`;
 
-export function preRestartAction(host: HostRef, ctx: ReadContext, view: RollingView): ActionChange {
+/** How long the quorum check may take: the member list and every server's /readyz, each bounded. */
+export const QUORUM_CHECK_BUDGET_MS = 30_000;
+
+/** A server that answers for the cluster while `host` is worked on: another running member (an agent: the first). */
+function vantageOf(host: HostRef, ctx: ReadContext, view: RollingView): HostRef {
+  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && view.members.includes(s.name)) ?? host;
+}
+
+/** Read-only, first: every etcd member started and a voter, every server's API ready, or QUORUM_AT_RISK. */
+export function quorumAction(host: HostRef, ctx: ReadContext, view: RollingView): ActionChange {
   const { port } = ctx.inventory.derived.apiEndpoint;
-  const servers = serverRefs(ctx.inventory);
-  const holder = view.holder === host.name;
-  // Quorum is read through a server that stays up: any other member (an agent reads through the first).
-  const via = servers.find((s) => s.name !== host.name && view.members.includes(s.name)) ?? host;
+  const via = vantageOf(host, ctx, view);
   return {
     kind: 'action',
-    description: `before ${host.name}'s k3s restarts: the others hold quorum${holder ? ', the VIP handed over' : ''}, the node cordoned and drained (PodDisruptionBudgets honoured)`,
+    description: `before ${host.name}'s k3s restarts: the others hold quorum (every etcd member started and a voter, every server's API ready; reads only)`,
     on: via.name,
     runs: [
       `sudo ${MEMBER_LIST_COMMAND}   (every member started, none a learner, one voter per running server)`,
-      ...servers.map((s) => `sudo ${readyz(s.address, port)}`),
+      ...serverRefs(ctx.inventory)
+        .filter((s) => view.members.includes(s.name))
+        .map((s) => `sudo ${readyz(s.address, port)}`),
+    ],
+    budgetMs: QUORUM_CHECK_BUDGET_MS,
+    run: (actx) => quorumHolds(actx, host, via, view),
+  };
+}
+
+/** The node emptied: the VIP handed over when it holds it, then cordoned and drained (PodDisruptionBudgets honoured). */
+export function drainAction(host: HostRef, ctx: ReadContext, view: RollingView): ActionChange {
+  const { port } = ctx.inventory.derived.apiEndpoint;
+  const holder = view.holder === host.name;
+  const via = vantageOf(host, ctx, view);
+  return {
+    kind: 'action',
+    description: `before ${host.name}'s k3s restarts: ${holder ? 'the VIP handed over, ' : ''}the node cordoned and drained (PodDisruptionBudgets honoured)`,
+    on: via.name,
+    runs: [
       ...(holder
         ? [
-            `sudo k3s kubectl ${kubeVipPodDelete(host.name)}   (kube-vip releases the lease as its pod stops)`,
-            `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: sudo k3s kubectl ${HOLDER}; sudo ${readyz(ctx.inventory.derived.apiEndpoint.host, port)}   (until another server holds it and the VIP answers)`,
+            `sudo k3s kubectl ${LEASE_JSON}`,
+            `sudo k3s kubectl patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p '{"metadata":{"resourceVersion":"<as read>"},"spec":{"holderIdentity":"${handoverTarget(host, ctx, view)?.name ?? '<another server>'}","renewTime":"<now>","leaseTransitions":<+1>}}'   (its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
+            `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: sudo k3s kubectl ${HOLDER}; on ${host.name}: ${vipOnHost(ctx.inventory.derived.apiEndpoint.host)}; sudo ${readyz(ctx.inventory.derived.apiEndpoint.host, port)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
           ]
         : []),
       `PATCH /api/v1/nodes/${host.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
       `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${host.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${DRAIN_BUDGET_MS / 1000} s until they are gone`,
     ],
-    budgetMs: PRE_RESTART_BUDGET_MS,
+    budgetMs: HANDOVER_BUDGET_MS + DRAIN_BUDGET_MS + 30_000,
     run: async (actx) => {
-      await quorumHolds(actx, host, via, view);
-      if (holder) await handOver(actx, host, via);
+      if (holder) await handOver(actx, host, via, handoverTarget(host, actx, view));
       await drainThrough(actx, via, host);
     },
   };
@@ -82,13 +107,15 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
         return { s, ok: r.code === 0 && r.stdout.trim() === 'ok', said: lastLines(`${r.stdout}${r.stderr}`, 1).trim() };
       }),
   );
-  for (const a of answers.filter((a) => !a.ok)) problems.push(`${a.s.name}'s API (/readyz) is not ready: ${a.said || 'no answer'}`);
+  const down = answers.filter((a) => !a.ok);
+  for (const a of down) problems.push(`${a.s.name}'s API (/readyz) is not ready: ${a.said || 'no answer'}`);
   if (!problems.length) return;
   const total = members?.length ?? view.members.length;
   const healthy = answers.filter((a) => a.ok && a.s.name !== host.name).length;
+  // The servers to bring back are named (else the one that is not restarted).
   throw new CauseError('QUORUM_AT_RISK', {
-    host: host.name,
-    message: `${host.name} is not restarted: without it ${healthy} of ${total} etcd members would be healthy and every member must be healthy before a rolling restart`,
+    host: down.length ? down.map((a) => a.s.name).join(', ') : host.name,
+    message: `${host.name} is not restarted: without it ${healthy} of ${total} etcd members would be healthy, and every member must be healthy before a rolling restart`,
     evidence: {
       command: `${MEMBER_LIST_COMMAND}; k3s kubectl --server https://<each server>:${port} get --raw /readyz (on ${via.name})`,
       seen: problems.join('; '),
@@ -96,28 +123,65 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
   });
 }
 
-/** The VIP moves off `host` before its k3s restarts: its kube-vip pod is deleted, another server takes the lease. */
-async function handOver(ctx: RunContext, host: HostRef, via: HostRef): Promise<void> {
+/** The server the VIP is handed to: another running member (the first in inventory order). */
+function handoverTarget(host: HostRef, ctx: ReadContext, view: RollingView): HostRef | undefined {
+  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && view.members.includes(s.name));
+}
+
+/** metav1.MicroTime as the API server writes it. */
+const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
+/**
+ * The VIP moves off `host` before its k3s restarts. Deleting its kube-vip pod does not do it: the DaemonSet puts
+ * a new one on the same node at once, which takes the released lease again. So the lease is written to the other
+ * server (a compare-and-swap on its resourceVersion): client-go's election lets a candidate renew a lease whose
+ * holder is itself (kubernetes/client-go v0.32.3 tools/leaderelection/leaderelection.go tryAcquireOrRenew: the
+ * check that refuses a valid lease is skipped when IsLeader() sees its own identity), so that kube-vip leads at
+ * its next retry; the old holder's next renewal sees another holder and it steps down, deleting the VIP
+ * (kube-vip v0.9.2 pkg/cluster/clusterLeaderElection.go OnStoppedLeading). The wait ends once the other server
+ * holds the lease, the VIP is off `host`'s NICs and answers.
+ */
+async function handOver(ctx: RunContext, host: HostRef, via: HostRef, target: HostRef | undefined): Promise<void> {
   const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-  const del = await kubectl(ctx, via, kubeVipPodDelete(host.name), 30_000);
-  let seen = `kubectl delete pod: ${lastLines(`${del.stdout}${del.stderr}`, 2).trim()}`;
-  const moved = await poll(ctx, ctx.signal, {
-    everyMs: 1_000,
-    withinMs: HANDOVER_BUDGET_MS,
-    look: async () => {
-      const [lease, answer] = await Promise.all([
-        kubectl(ctx, via, HOLDER).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message })),
-        ctx
-          .remote(via)
-          .exec(readyz(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal })
-          .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message })),
-      ]);
-      const now = lease.code === 0 ? lease.stdout.trim() : '';
-      if (now && now !== host.name && answer.code === 0 && answer.stdout.trim() === 'ok') return now;
-      seen = `lease holder ${now || '(none)'}; the VIP ${vip} /readyz: ${lastLines(`${answer.stdout}${answer.stderr}`, 1).trim() || 'no answer'}`;
-      return undefined;
-    },
-  });
+  let seen = 'no other running server to hand the VIP to';
+  if (target) {
+    const read = await kubectl(ctx, via, LEASE_JSON, 15_000);
+    const lease = read.code === 0 ? JSON.parse(read.stdout) : undefined;
+    const patch = lease && {
+      metadata: { resourceVersion: lease.metadata?.resourceVersion },
+      spec: {
+        holderIdentity: target.name,
+        renewTime: microTime(ctx.clock.now()),
+        acquireTime: microTime(ctx.clock.now()),
+        leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1,
+      },
+    };
+    const wrote = patch
+      ? await kubectl(ctx, via, `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`, 15_000)
+      : undefined;
+    seen = wrote
+      ? `lease written to ${target.name}: ${lastLines(`${wrote.stdout}${wrote.stderr}`, 1).trim()}`
+      : `the lease could not be read: ${lastLines(`${read.stdout}${read.stderr}`, 1).trim()}`;
+  }
+  const moved =
+    target &&
+    (await poll(ctx, ctx.signal, {
+      everyMs: 1_000,
+      withinMs: HANDOVER_BUDGET_MS,
+      look: async () => {
+        const failed = (e: Error) => ({ code: null, stdout: '', stderr: e.message });
+        const [lease, onHost, answer] = await Promise.all([
+          kubectl(ctx, via, HOLDER).catch(failed),
+          ctx.remote(host).exec(vipOnHost(vip), { timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
+          ctx.remote(via).exec(readyz(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
+        ]);
+        const now = lease.code === 0 ? lease.stdout.trim() : '';
+        const carried = onHost.stdout.trim() !== '0';
+        if (now && now !== host.name && !carried && answer.code === 0 && answer.stdout.trim() === 'ok') return now;
+        seen = `lease holder ${now || '(none)'}; the VIP ${carried ? 'still' : 'no longer'} on ${host.name}'s NIC; the VIP ${vip} /readyz: ${lastLines(`${answer.stdout}${answer.stderr}`, 1).trim() || 'no answer'}`;
+        return undefined;
+      },
+    }));
   if (moved) {
     ctx.emit({
       type: 'check',

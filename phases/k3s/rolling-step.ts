@@ -1,7 +1,7 @@
 // One host's part of a rolling change as ONE step: k3s's install steps (binary, images, config, unit,
 // env, service) planned together, so the plan knows before anything changes whether k3s restarts. When it
-// does on a running cluster, the plan puts first what must come before a restart: the backup (the first
-// restart of the run, unless --no-backup), the checks that the others hold quorum, the VIP handed over
+// does on a running cluster, the plan puts first what must come before a restart: the check that the others
+// hold quorum (reads only), the backup (the first restart of the run, unless --no-backup), the VIP handed over
 // when this server holds it, the node cordoned and drained; then the install's own changes, ending in the
 // restart. Check mode prints all of it in that order; apply performs exactly it. On a host that does not run
 // k3s (a cold build, a server still to join) it plans nothing: k3s-founder, k3s-join and agents install there.
@@ -12,7 +12,7 @@ import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { backupAction } from '../../src/backup/take.ts';
 import { binaryChanged, configChanged, envChanged, unitChanged } from './facts.ts';
-import { preRestartAction } from './rolling-drain.ts';
+import { drainAction, quorumAction } from './rolling-drain.ts';
 import { rollingBackup, rollingOptions, rollingRestart, rollingView } from './rolling-facts.ts';
 
 /** A facts view that sees the facts this composite's earlier sub-steps planned, before the engine records them. */
@@ -69,7 +69,7 @@ export function rollingStep(inner: Step<any>[]): Step<unknown[]> {
       }
       const restart = [binaryChanged, configChanged, unitChanged, envChanged].some((f) => planned[f.key] === true);
       if (!restart) return { changes, facts: [...facts, rollingRestart(false)] };
-      const before: Change[] = [];
+      const before: Change[] = [quorumAction(host, ctx, view)];
       const options = ctx.facts.run(rollingOptions);
       const backup = options?.backup !== false && !backupPlannedBefore(host, ctx);
       if (backup && options) {
@@ -86,7 +86,7 @@ export function rollingStep(inner: Step<any>[]): Step<unknown[]> {
           ),
         );
       }
-      before.push(preRestartAction(host, ctx, view));
+      before.push(drainAction(host, ctx, view));
       return {
         changes: [...before, ...changes],
         facts: [...facts, rollingRestart(true), ...(backup && options ? [rollingBackup(options.backupId)] : [])],

@@ -16,6 +16,9 @@ import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
 import { vipAnswers } from '../../phases/kube-vip/vip-gate.ts';
 import { agentRegistered } from '../../phases/k3s/agent-gate.ts';
 import { ciliumAgentsLive } from '../../phases/verify/checks.ts';
+import { backAfterRestart } from '../../phases/k3s/rolling-gates.ts';
+import { QUORUM_CHECK_BUDGET_MS } from '../../phases/k3s/rolling-drain.ts';
+import { DRAIN_BUDGET_MS } from '../../phases/k3s/rolling-evict.ts';
 
 /**
  * When the fault goes in. `before`: before the run starts, for what the run reads first (its state folder,
@@ -345,6 +348,35 @@ export const FAULT_ROWS: FaultRow[] = [
     budget: 'lostConnectionBudgetMs (its SSH keepalives unanswered)',
     heal: 'cable back, host started; the same `--restore <backup>` finishes the restore without restoring the founder or wiping k3s-lab-2 again: every object back by content, 3 voters, the agent',
     file: 'test/lab/dr-restore.test.ts',
+  },
+  {
+    id: 'upgrade-drain-blocked',
+    fault: "a PodDisruptionBudget that allows no eviction (minAvailable equal to its Deployment's 2 replicas)",
+    moment: "a rolling upgrade (v1.33.5+k3s1 → v1.33.7+k3s3): the first server is back on the new release, the next one's drain is to come",
+    trigger: { at: 'gate-start', gate: backAfterRestart.id },
+    args: ['--until', 'cilium', '--json'],
+    rerunArgs: ['--until', 'cilium', '--json', '--resume'],
+    cause: 'DRAIN_BLOCKED',
+    // The server after the first: which one depends on who holds the VIP (it goes last).
+    host: '-',
+    budgetMs: backAfterRestart.budgetMs + QUORUM_CHECK_BUDGET_MS + DRAIN_BUDGET_MS,
+    budget:
+      'backAfterRestart.budgetMs + QUORUM_CHECK_BUDGET_MS + DRAIN_BUDGET_MS (the first server back, the next one checked, its drain refused until its budget ends)',
+    heal: 'the budget relaxed to minAvailable 1; `--resume` goes on from the blocked server (the node was uncordoned, its k3s untouched)',
+    file: 'test/lab/rolling-upgrade.test.ts',
+  },
+  {
+    id: 'upgrade-etcd-member-killed',
+    fault: "a server's k3s and its etcd member killed (SIGKILL, held down) after the upgrade's preflight: 2 of 3 members left",
+    moment: "a rolling upgrade (v1.33.7+k3s3 → v1.34.1+k3s1): the first server's turn begins",
+    trigger: { at: 'step-start', phase: 'rolling-servers', step: 'rolling' },
+    args: ['--until', 'cilium', '--json'],
+    cause: 'QUORUM_AT_RISK',
+    host: S3,
+    budgetMs: QUORUM_CHECK_BUDGET_MS,
+    budget: 'QUORUM_CHECK_BUDGET_MS (the read-only check before the first backup, drain or restart: nothing changed)',
+    heal: "k3s started again on k3s-lab-3; the rerun upgrades every host, watched from the operator's side",
+    file: 'test/lab/rolling-upgrade.test.ts',
   },
   {
     id: 'join-peers-cut',
