@@ -16,7 +16,11 @@ import { dagRun, type RunSelection } from './compose.ts';
  * the run starts.
  */
 export function buildRun(loaded: LoadedInventory, sel: RunSelection, options: RollingOptions = { backup: true, backupId: 'rolling' }): RunPlan {
-  const plan = dagRun(loaded, { ordered: validatedOrder(allPhases()), sel, topology: topologyOf(loaded) });
+  return withRollingOptions(dagRun(loaded, { ordered: validatedOrder(allPhases()), sel, topology: topologyOf(loaded) }), options);
+}
+
+/** The plan with the rolling change's options as run facts, and the warning --no-backup calls for. */
+export function withRollingOptions(plan: RunPlan, options: RollingOptions): RunPlan {
   const warnings = options.backup
     ? plan.warnings
     : [

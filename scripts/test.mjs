@@ -88,6 +88,7 @@ const LAB_SECONDS = {
   'flux.test.ts': 520,
   'verify.test.ts': 610,
   'fault-matrix.test.ts': 1300,
+  'rolling-upgrade.test.ts': 480,
   'replace-server.test.ts': 440,
   'dr-restore.test.ts': 480,
   'twin-addons-cilium.test.ts': 280,

@@ -25,7 +25,15 @@ const inventoryAt = inventoryAtRelease;
 
 const sha = async (h: string) => (await hostExec(h, 'sha256sum /usr/local/bin/k3s | cut -c1-64')).stdout.trim();
 const shas = () => Promise.all([...SERVERS, AGENT].map(sha));
-const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`, { allowFail: true });
+/** `k3s kubectl` on the first server where it succeeds (a server may be in the middle of its restart); else the last answer. */
+async function kubectl(args: string) {
+  let last: Awaited<ReturnType<typeof hostExec>> | undefined;
+  for (const server of SERVERS) {
+    last = await hostExec(server, `k3s kubectl ${args}`, { allowFail: true });
+    if (last.code === 0) return last;
+  }
+  return last!;
+}
 const unschedulable = async () => (await kubectl(`get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.spec.unschedulable}{"\\n"}{end}'`)).stdout;
 const versions = async () =>
   (await kubectl(`get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.nodeInfo.kubeletVersion}{"\\n"}{end}'`)).stdout.trim().split('\n').sort();
@@ -54,7 +62,7 @@ spec:
 `;
 
 async function applyWorkload(minAvailable: number): Promise<void> {
-  const r = await hostExec('k3s-lab-1', `cat <<'EOF' | k3s kubectl apply -f -\n${WORKLOAD(minAvailable)}EOF`, { allowFail: true });
+  const r = await kubectl(`apply -f - <<'EOF'\n${WORKLOAD(minAvailable)}EOF`);
   expect(r.code, r.stderr).toBe(0);
 }
 
