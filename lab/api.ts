@@ -16,7 +16,7 @@ import { releaseArtifacts } from './twin/build.ts';
 export { paths, proxyThroughBastion, sshArgs };
 export type { HostPlan, RunResult, UpOptions, UpResult };
 export { gitServerStatus } from './gitops-server.ts';
-export { DEFAULT_TWIN_RELEASE, TWIN_RELEASES, twinRelease, type TwinRelease } from './twin/releases.ts';
+export { DEFAULT_TWIN_RELEASE } from './twin/releases.ts';
 
 /**
  * The artifacts folder (its `k3s` claims `version`) `lab up` built for a twin release, for an inventory's

@@ -122,7 +122,11 @@ export async function main(): Promise<number> {
  */
 async function rollingUpgrade(inventory: string, stateDir: string, last: string): Promise<boolean> {
   const servers = hosts().filter((h) => h.role === 'server');
-  const watch = watchApi(join(stateDir, 'lab', 'kubeconfig'), NET.vip, servers.map((h) => h.address));
+  const watch = watchApi(
+    join(stateDir, 'lab', 'kubeconfig'),
+    NET.vip,
+    servers.map((h) => h.address),
+  );
   const r = await bootstrapJson(['lab', '--inventory', inventoryAtRelease(inventory, UPGRADE_TO), '--until', last], stateDir);
   const seen = await watch.stop();
   if (r.code !== 0) {
@@ -150,7 +154,9 @@ const GAP_TARGET_MS = 2_000;
 function bootstrapJson(args: string[], stateDir: string): Promise<{ ms: number; code: number | null; out: string; events: any[] }> {
   const t0 = process.hrtime.bigint();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args, '--json'], { env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir, CI: 'true' } });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/bootstrap.js'), ...args, '--json'], {
+      env: { ...process.env, BOOTSTRAP_STATE_DIR: stateDir, CI: 'true' },
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

@@ -21,7 +21,7 @@ export function allPhases(): Phase[] {
 }
 
 /** The rolling change's phases: a recovery (restore, replace) rebuilds what is gone and rolls nothing. */
-export const ROLLING_PHASES = ['rolling-servers', 'rolling-agents'];
+const ROLLING_PHASES = ['rolling-servers', 'rolling-agents'];
 
 /** The DAG of a recovery: every phase but the rolling change's. */
 export function recoveryPhases(): Phase[] {

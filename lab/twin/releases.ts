@@ -19,8 +19,8 @@ export interface TwinRelease {
   etcdModule: { require: string; replace: string };
 }
 
-export const K3S_ETCD_FORK = 'github.com/k3s-io/etcd/server/v3';
-export const ETCD_SERVER_MODULE = 'go.etcd.io/etcd/server/v3';
+const K3S_ETCD_FORK = 'github.com/k3s-io/etcd/server/v3';
+const ETCD_SERVER_MODULE = 'go.etcd.io/etcd/server/v3';
 
 /**
  * - v1.33.5+k3s1: etcd v3.5.21-k3s1, Go 1.24.6 (k3s-io/docs `docs/release-notes/v1.33.X.md`). The go.mod

@@ -19,11 +19,10 @@ const BACK_BUDGET_MS = 300_000;
 const POLL_MS = 2_000;
 
 /** Is this host gated: restarted this run, or left cordoned by a rolling change that stopped? */
-export const gated = (host: HostRef, ctx: RunContext) =>
-  ctx.facts.get(host.name, rollingRestart) === true || (ctx.facts.run(cordonedByRun) ?? []).includes(host.name);
+const gated = (host: HostRef, ctx: RunContext) => ctx.facts.get(host.name, rollingRestart) === true || (ctx.facts.run(cordonedByRun) ?? []).includes(host.name);
 
 /** A server that answers for the cluster while `host` comes back: another running member, else the host itself. */
-export function vantage(host: HostRef, ctx: RunContext): HostRef {
+function vantage(host: HostRef, ctx: RunContext): HostRef {
   const members = ctx.facts.run(rollingView)?.members ?? [];
   return serverRefs(ctx.inventory).find((s) => s.name !== host.name && members.includes(s.name)) ?? host;
 }

@@ -25,7 +25,7 @@ export async function prepareTarget(ctx: PrepareContext): Promise<TargetBinary> 
 }
 
 /** The binary's sha256, and only when it differs from the target: its version line and what it says of its etcd. */
-export function binaryProbe(target: TargetBinary): ProbeCommand {
+function binaryProbe(target: TargetBinary): ProbeCommand {
   return {
     command: [
       `s=$(sha256sum ${K3S_BIN} 2>/dev/null | cut -d' ' -f1); echo "$s"`,
@@ -49,7 +49,7 @@ export function serverProbes(target: TargetBinary): Record<string, ProbeCommand>
 }
 
 /** What one host's binary probe says: its sha256 and, when it differs, what it runs. */
-export function runningRelease(host: string, r: ProbeResults): { sha256: string; release?: RunningRelease } {
+function runningRelease(host: string, r: ProbeResults): { sha256: string; release?: RunningRelease } {
   const [sha256 = '', versionLine = '', ...rest] = r.binary.stdout.split('\n');
   if (!versionLine) return { sha256: sha256.trim() };
   return { sha256: sha256.trim(), release: { host, versionLine: versionLine.trim(), etcd: etcdVersionIn(rest.join('\n')) } };

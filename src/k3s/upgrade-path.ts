@@ -17,7 +17,7 @@
 import { CauseError } from '../errors.ts';
 import { versionFromOutput } from '../backup/version.ts';
 
-export interface K3sVersion {
+interface K3sVersion {
   major: number;
   minor: number;
   patch: number;
@@ -27,14 +27,14 @@ export interface K3sVersion {
 }
 
 /** `v1.33.5+k3s1` (an -rcN is allowed, as k3s.version's schema allows); undefined for anything else. */
-export function parseK3sVersion(text: string): K3sVersion | undefined {
+function parseK3sVersion(text: string): K3sVersion | undefined {
   const m = /^v(\d+)\.(\d+)\.(\d+)(?:-rc\d+)?\+k3s(\d+)$/.exec(text.trim());
   if (!m) return undefined;
   return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), build: Number(m[4]), text: text.trim() };
 }
 
 /** Negative when a is older than b. */
-export function compareK3s(a: K3sVersion, b: K3sVersion): number {
+function compareK3s(a: K3sVersion, b: K3sVersion): number {
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch || a.build - b.build;
 }
 
@@ -71,7 +71,7 @@ export function releaseEtcd(version: string): string | undefined {
 }
 
 /** -1, 0, 1 for two dotted versions (`3.5.26` against `3.6.0`). */
-export function compareDotted(a: string, b: string): number {
+function compareDotted(a: string, b: string): number {
   const pa = a.split('.').map(Number);
   const pb = b.split('.').map(Number);
   for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
@@ -82,7 +82,7 @@ export function compareDotted(a: string, b: string): number {
 }
 
 /** The last etcd 3.5 a cluster must run before an etcd 3.6 release (k3s-io/k3s issue #13271). */
-export const ETCD_WAYPOINT = '3.5.26';
+const ETCD_WAYPOINT = '3.5.26';
 
 export interface RunningRelease {
   host: string;

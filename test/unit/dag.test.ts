@@ -44,7 +44,16 @@ describe('the phase DAG', () => {
   });
 
   it('leaves the rolling change out of a recovery, its needs too', () => {
-    expect(validatedOrder(recoveryPhases()).map((x) => x.id)).toEqual(['node-baseline', 'k3s-founder', 'k3s-join', 'kube-vip', 'agents', 'cilium', 'verify', 'flux']);
+    expect(validatedOrder(recoveryPhases()).map((x) => x.id)).toEqual([
+      'node-baseline',
+      'k3s-founder',
+      'k3s-join',
+      'kube-vip',
+      'agents',
+      'cilium',
+      'verify',
+      'flux',
+    ]);
   });
 
   it('is rejected when joins no longer need the founder', () => {

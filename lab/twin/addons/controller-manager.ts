@@ -16,7 +16,7 @@ import { Elector, type LeaseSpec } from './kube-vip/election.ts';
 const LEASES = BUILTIN.find((x) => x.resource === 'leases')!;
 const NS = 'kube-system';
 const NAME = 'kube-controller-manager';
-export const ROUND_MS = 1000;
+const ROUND_MS = 1000;
 
 function elector(ctx: AddonContext): Elector {
   const io = {

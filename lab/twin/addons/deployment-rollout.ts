@@ -8,7 +8,7 @@
 // (./deployments.ts).
 import { createHash } from 'node:crypto';
 export const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'; // apimachinery's utilrand alphanums, as SafeEncodeString uses them
-export const encode = (bytes: Buffer, n: number) => [...bytes.subarray(0, n)].map((b) => ALPHABET[b % ALPHABET.length]).join('');
+const encode = (bytes: Buffer, n: number) => [...bytes.subarray(0, n)].map((b) => ALPHABET[b % ALPHABET.length]).join('');
 
 /** `pod-template-hash`: a hash of the pod template in apimachinery's safe alphabet (upstream: fnv32a, SafeEncodeString). */
 export const podTemplateHash = (template: unknown) =>

@@ -26,7 +26,7 @@ const NODES = BUILTIN.find((r) => r.resource === 'nodes')!;
 const REPLICASETS = BUILTIN.find((r) => r.resource === 'replicasets')!;
 
 /** How long a bound pod waits before its stand-in kubelet reports it running. */
-export const START_DELAY_MS = 1000;
+const START_DELAY_MS = 1000;
 
 const FLUX = ['source-controller', 'kustomize-controller', 'helm-controller', 'notification-controller'];
 
@@ -42,7 +42,7 @@ const newPodName = (d: any, hash: string) => `${replicaSetName(d, hash)}-${[...r
 const iso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** The status kubelet writes for a pod whose one container runs (or waits for its image). */
-export function runningStatus(pod: any, hostIP: string, waiting?: { reason: string; message: string }): any {
+function runningStatus(pod: any, hostIP: string, waiting?: { reason: string; message: string }): any {
   const t = iso();
   const containers = pod.spec?.containers ?? [];
   const ready = !waiting;

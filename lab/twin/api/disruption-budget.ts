@@ -8,9 +8,9 @@
 import { labelSelectorMatches } from './label-selector.ts';
 
 /** disruption.go DeletionTimeout: how long an eviction's entry in disruptedPods keeps the pod out of currentHealthy. */
-export const DELETION_TIMEOUT_MS = 2 * 60_000;
+const DELETION_TIMEOUT_MS = 2 * 60_000;
 
-export interface PdbCondition {
+interface PdbCondition {
   type: string;
   status: 'True' | 'False';
   observedGeneration?: number;

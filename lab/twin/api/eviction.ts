@@ -26,8 +26,8 @@ const MAX_DISRUPTED_POD_SIZE = 2000;
 /** eviction.go EvictionsRetry: 20 steps. */
 const EVICTION_RETRIES = 20;
 
-export const EVICTION_REFUSED = "Cannot evict pod as it would violate the pod's disruption budget.";
-export const MULTIPLE_BUDGETS = 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
+const EVICTION_REFUSED = "Cannot evict pod as it would violate the pod's disruption budget.";
+const MULTIPLE_BUDGETS = 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
 
 /** apierrors.NewTooManyRequests with the DisruptionBudget cause (policyv1.DisruptionBudgetCause); StatusCause.Type is sent as `reason`. */
 const tooManyRequests = (cause: string, retryAfterSeconds: number) =>
