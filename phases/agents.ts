@@ -2,6 +2,7 @@
 // an agent from rejoining), after the VIP answers, in parallel with a bound.
 import type { Phase } from '../src/engine/phase.ts';
 import { agentRefs } from '../src/inventory/hosts.ts';
+import { parallelismOf } from '../src/inventory/parallelism.ts';
 import { agentRegistered } from './k3s/agent-gate.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { prepareToken, readToken } from '../src/k3s/token.ts';
@@ -12,7 +13,7 @@ export const agents: Phase = {
   title: 'join the agents through the VIP',
   needs: ['kube-vip'],
   hosts: (c) => agentRefs(c.inventory),
-  concurrency: 4,
+  concurrency: (c) => parallelismOf(c.inventory),
   steps: installSteps((_host, ctx) => {
     const token = readToken(ctx.stateDir);
     for (const t of [token?.secret, token?.full]) if (t) ctx.redact(t);

@@ -5,6 +5,7 @@
 import type { Phase } from '../src/engine/phase.ts';
 import { runFact } from '../src/engine/facts.ts';
 import { serverRefs } from '../src/inventory/hosts.ts';
+import { parallelismOf } from '../src/inventory/parallelism.ts';
 import { kubeVipManifest, VIP_NIC_PROBES } from './kube-vip/manifest.ts';
 import { KUBE_VIP_MANIFEST } from './kube-vip/render.ts';
 import { vipAnswers } from './kube-vip/vip-gate.ts';
@@ -21,7 +22,7 @@ export const kubeVip: Phase = {
   title: 'announce the control-plane VIP and wait until it answers',
   needs: ['k3s-join'],
   hosts: (c) => serverRefs(c.inventory),
-  concurrency: 8,
+  concurrency: (c) => parallelismOf(c.inventory),
   // kube-vip's vip_interface is one value for the DaemonSet: every server's NIC is probed first (read-only).
   preflight: {
     probe: () => VIP_NIC_PROBES,

@@ -7,6 +7,7 @@ import { fileChange, type Change } from '../../src/engine/changes.ts';
 import { archOfFile } from '../../src/util/elf-arch.ts';
 import { shq } from '../../src/util/shell.ts';
 import { allHostRefs } from '../../src/inventory/hosts.ts';
+import { parallelismOf } from '../../src/inventory/parallelism.ts';
 import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
 import { versionStops } from './k3s-version.ts';
 import { imageStops } from '../../src/images/stops.ts';
@@ -148,7 +149,7 @@ export const nodeBaseline: Phase = {
     ],
   }),
   hosts: (c) => allHostRefs(c.inventory),
-  concurrency: 8,
+  concurrency: (c) => parallelismOf(c.inventory),
   preflight: { probe: () => identityProbes, check: (seen) => duplicateIdentities(seen) },
   steps: [checks, hostname, modules, sysctls],
 };

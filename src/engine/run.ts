@@ -12,6 +12,7 @@ import type { Journal } from './journal.ts';
 import { hostRecord } from './facts.ts';
 import { concurrencyOf, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { runProbes } from './probes.ts';
+import { parallelismOf } from '../inventory/parallelism.ts';
 
 export interface Waiver {
   cause: string;
@@ -93,7 +94,7 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: EngineContext, 
   const preflight = phase.preflight!;
   const targets = preflight.hosts?.(ctx) ?? hosts;
   const results = new Map<HostRef, ProbeResults>();
-  const errors = await eachLimited(targets, 8, async (host) => {
+  const errors = await eachLimited(targets, parallelismOf(ctx.inventory), async (host) => {
     const [probes] = await runProbeSets(host, ctx, [{ label: 'pre', commands: preflight.probe(host, ctx) }]);
     results.set(host, probes);
   });

@@ -13,13 +13,12 @@ import type { EngineContext, LoadedInventory, RunContext, Topology } from './con
 import { Facts, type FactValue } from './facts.ts';
 import type { EngineEvent, Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
+import { parallelismOf } from '../inventory/parallelism.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
 import type { HostRef, Phase } from './phase.ts';
 import { Redactor, RunLog } from './run-log.ts';
 import { RunReport } from './run-report.ts';
 import { emptySummary, prepareAll, runPhases, type Waiver } from './run.ts';
-
-const CONNECT_CONCURRENCY = 8;
 
 export interface SessionDeps {
   transport: Transport;
@@ -142,7 +141,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     // from the GitOps repository) before any host is dialled: a torn token or an unresolved variable stops
     // the run without a single connection.
     await prepareAll(plan.phases, ctx, result.summary);
-    const connectErrors = await eachLimited(needed, CONNECT_CONCURRENCY, async (host) => {
+    const connectErrors = await eachLimited(needed, parallelismOf(opts.inventory), async (host) => {
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
@@ -155,7 +154,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     if (!plan.precheck) throwAll(connectErrors);
     // Hosts the selected phases only read from (the founder, for a join) are connected too, but one that
     // does not answer is not a stop here: the phase that needs it names the cause when it uses it.
-    await eachLimited(others, CONNECT_CONCURRENCY, async (host) => {
+    await eachLimited(others, parallelismOf(opts.inventory), async (host) => {
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
@@ -175,7 +174,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     }
     if (!plan.check) {
       const who = `${userInfo().username}@${hostname()}`;
-      const lockErrors = await eachLimited([...remotes.values()], CONNECT_CONCURRENCY, async (remote) => {
+      const lockErrors = await eachLimited([...remotes.values()], parallelismOf(opts.inventory), async (remote) => {
         // Released on the way out even when the acquire did not answer (a timeout or Ctrl-C after its
         // rename): a release removes only a lock whose owner record is this run's.
         locked.push(remote);

@@ -181,6 +181,14 @@ export const inventorySchema = {
         },
       },
     },
+    parallelism: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+      description:
+        'How many hosts the engine works on at once where hosts are independent (connections, probes, node-baseline, kube-vip, agents joining); servers join and roll one at a time whatever it says',
+    },
     waivers: {
       type: 'array',
       default: [],

@@ -78,6 +78,8 @@ export interface Inventory {
     /** The flux phase's wait for Flux Ready, in seconds (at most its gate's budget, 300). */
     waitSeconds?: number;
   };
+  /** How many independent hosts the engine works on at once (connections, probes, per-host phases). */
+  parallelism: number;
   waivers: Waiver[];
 }
 
