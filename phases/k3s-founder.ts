@@ -16,7 +16,19 @@ export const TOKEN_NOT_YET = '<generated at the first run>';
  * The sha256 of the state folder's token secret (null: the folder holds none), from the prepare. Absent when
  * another prepare stands in for it (a restore brings the backup's token): then no token is compared.
  */
-const stateTokenSha = runFact<string | null>('k3s-founder.stateTokenSha');
+export const stateTokenSha = runFact<string | null>('k3s-founder.stateTokenSha');
+
+/**
+ * The sha256 of the secret part of a server's token (K10<ca hash>::server:<secret>): compared with the state
+ * folder's, so that the secret itself never leaves the host.
+ */
+export const TOKEN_SECRET_PROBE = `test -f ${TOKEN_FILE} && printf %s "$(sed -n 's/^.*::server://p' ${TOKEN_FILE})" | sha256sum | cut -d' ' -f1`;
+
+/** The sha256 of the state folder's token secret, or null when it holds none. */
+export function stateTokenShaOf(stateDir: string): string | null {
+  const token = readToken(stateDir);
+  return token ? sha256(token.secret) : null;
+}
 
 export const k3sFounder: Phase = {
   id: 'k3s-founder',
@@ -29,9 +41,7 @@ export const k3sFounder: Phase = {
     hosts: (c) => c.topology.servers,
     probe: () => ({
       datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
-      // The sha256 of the secret part of the server's token (K10<ca hash>::server:<secret>): compared with
-      // the state folder's, so that the secret itself never leaves the host.
-      tokenSecret: { command: `test -f ${TOKEN_FILE} && printf %s "$(sed -n 's/^.*::server://p' ${TOKEN_FILE})" | sha256sum | cut -d' ' -f1`, sudo: true },
+      tokenSecret: { command: TOKEN_SECRET_PROBE, sudo: true },
     }),
     check: (seen, ctx) => {
       const holders = [...seen].filter(([, p]) => p.datastore.stdout.trim() === 'present').map(([h]) => h);
@@ -67,8 +77,7 @@ export const k3sFounder: Phase = {
   prepare: async (ctx) => {
     const { stops } = await prepareToken(ctx);
     if (stops.length) return { stops };
-    const token = readToken(ctx.stateDir);
-    return { stops, facts: [stateTokenSha(token ? sha256(token.secret) : null)] };
+    return { stops, facts: [stateTokenSha(stateTokenShaOf(ctx.stateDir))] };
   },
   gates: [founderApiReady],
   afterGates: [clusterAccess],

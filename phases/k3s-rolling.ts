@@ -14,7 +14,7 @@ import { uncordonStep } from './k3s/rolling-evict.ts';
 import { checkServers, holderLast, prepareTarget, serverProbes } from './k3s/rolling-preflight.ts';
 import { targetBinary } from './k3s/rolling-facts.ts';
 import { rollingStep } from './k3s/rolling-step.ts';
-import { TOKEN_NOT_YET } from './k3s-founder.ts';
+import { stateTokenSha, stateTokenShaOf, TOKEN_NOT_YET } from './k3s-founder.ts';
 
 /**
  * The token each host's config carries, as k3s-founder, k3s-join and agents render it (so a converged host
@@ -30,7 +30,7 @@ const rollingToken: TokenSource = (host, ctx) => {
 const prepare: Phase['prepare'] = async (ctx) => {
   const { stops } = await prepareToken(ctx);
   if (stops.length) return { stops };
-  return { stops, facts: [targetBinary(await prepareTarget(ctx))] };
+  return { stops, facts: [targetBinary(await prepareTarget(ctx)), stateTokenSha(stateTokenShaOf(ctx.stateDir))] };
 };
 
 export const rollingServers: Phase = {

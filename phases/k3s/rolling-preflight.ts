@@ -12,6 +12,7 @@ import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { etcdVersionIn, pathStops, releaseEtcd, runningEtcdProbe, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
 import { sha256File } from '../../src/util/sha256-file.ts';
 import { cordonedByRun, rollingView, targetBinary, type TargetBinary } from './rolling-facts.ts';
+import { stateTokenSha, TOKEN_SECRET_PROBE, tokenStops } from '../k3s-founder.ts';
 import { CORDONED_QUERY, cordonedIn } from './rolling-evict.ts';
 
 /** The target release, read once a run (both rolling phases need it). */
@@ -40,6 +41,7 @@ export function serverProbes(target: TargetBinary): Record<string, ProbeCommand>
     active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
     datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
     binary: binaryProbe(target),
+    tokenSecret: { command: TOKEN_SECRET_PROBE, sudo: true },
     // The VIP holder (first line), then each Node with this tool's cordon mark (a rolling change that stopped).
     cluster: {
       command: `systemctl is-active -q ${SERVER_ROLE.unit} && { k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s; echo; k3s kubectl ${CORDONED_QUERY}; }; true`,
@@ -66,6 +68,11 @@ export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext)
   const holder = answers.map((out) => out.split('\n')[0].trim()).find(Boolean);
   const cordoned = cordonedIn(answers[0]?.split('\n').slice(1).join('\n') ?? '');
   const view = rollingView({ running, members: members.map(([h]) => h.name), ...(holder && { holder }) });
+  // A running founder keeps its token: a state folder without it (or with another) would write a config that
+  // k3s refuses to start with — refused before any restart, as k3s-founder's preflight says it (STATE_TOKEN_MISMATCH).
+  const founder = holding.find(([h]) => h.name === ctx.topology.founder.name);
+  const tokenStop = founder ? tokenStops(founder[0].name, founder[1].tokenSecret.stdout.trim(), ctx.facts.run(stateTokenSha)) : [];
+  if (tokenStop.length) return { stops: tokenStop, facts: [view] };
   const facts = [view, cordonedByRun(cordoned)];
   if (!running) return { stops: [], facts };
   const moving = members.map(([h, r]) => runningRelease(h.name, r)).filter((m) => m.sha256 !== target.sha256);

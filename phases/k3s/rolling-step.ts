@@ -60,15 +60,17 @@ export function rollingStep(inner: Step<any>[]): Step<unknown[]> {
       const planned: Record<string, unknown> = {};
       const changes: Change[] = [];
       const facts: FactValue<'host'>[] = [];
+      const secrets: string[] = [];
       for (const [i, step] of inner.entries()) {
         const p: Plan = step.plan({ host, probe: sub(i), local: local[i], ctx: { ...ctx, facts: overlay(ctx.facts, host.name, planned) } });
         if (p.stops?.length) return { changes: [], stops: p.stops };
         for (const f of p.facts ?? []) planned[f.key] = f.value;
         facts.push(...(p.facts ?? []));
+        secrets.push(...(p.secrets ?? []));
         changes.push(...p.changes);
       }
       const restart = [binaryChanged, configChanged, unitChanged, envChanged].some((f) => planned[f.key] === true);
-      if (!restart) return { changes, facts: [...facts, rollingRestart(false)] };
+      if (!restart) return { changes, facts: [...facts, rollingRestart(false)], secrets };
       const before: Change[] = [quorumAction(host, ctx, view)];
       const options = ctx.facts.run(rollingOptions);
       const backup = options?.backup !== false && !backupPlannedBefore(host, ctx);
@@ -90,6 +92,7 @@ export function rollingStep(inner: Step<any>[]): Step<unknown[]> {
       return {
         changes: [...before, ...changes],
         facts: [...facts, rollingRestart(true), ...(backup && options ? [rollingBackup(options.backupId)] : [])],
+        secrets,
       };
     },
   };
