@@ -25,6 +25,8 @@ function uploadStep(
   title: string,
   files: (ctx: ReadContext) => Upload[],
   placed: HostFact<boolean>,
+  /** The fact stays true once a step placed the files this run: a later phase finding them in place does not unsay it. */
+  sticky = false,
 ): Step<(Upload & { sha: string; bytes: number })[]> {
   return {
     id,
@@ -32,14 +34,14 @@ function uploadStep(
     local: async (_h, ctx) => Promise.all(files(ctx).map(async (f) => ({ ...f, sha: await sha256File(f.local), bytes: statSync(f.local).size }))),
     probe: (_h, ctx): Record<string, ProbeCommand> =>
       Object.fromEntries(files(ctx).map((f, i) => [`sum${i}`, { command: `sha256sum ${shq(f.remote)} 2>/dev/null | cut -d' ' -f1`, sudo: true }])),
-    plan: ({ probe, local }) => {
+    plan: ({ host, probe, local, ctx }) => {
       const changes: Change[] = [];
       local.forEach((f, i) => {
         const current = probe[`sum${i}`]?.stdout.trim() || null;
         if (current !== f.sha)
           changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
       });
-      return { changes, facts: [placed(changes.length > 0)] };
+      return { changes, facts: [placed(changes.length > 0 || (sticky && ctx.facts.get(host.name, placed) === true))] };
     },
   };
 }
@@ -88,7 +90,9 @@ function savingToken(step: Step<ConfigLocal>): Step<ConfigLocal> {
 export function installSteps(token: TokenSource): Step<any>[] {
   return [
     uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], binaryChanged),
-    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, imagesPlaced),
+    // Sticky: the rolling change places them on a running node, the install phase after it finds them in place,
+    // and the image gates must still know that k3s imports them within seconds (src/images/pull-cause.ts).
+    uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, imagesPlaced, true),
     savingToken(
       joinAware(
         managedFile<ConfigLocal>({

@@ -146,8 +146,13 @@ describeAsRoot('cold build through Cilium', () => {
     // The engine puts the archive back (by sha256), k3s imports it within seconds, the kubelet's next pull finds it.
     const healed = await bootstrap(['--until', 'cilium', '--json'], { stateDir, inventory });
     expect(stopOf(healed), JSON.stringify(stopOf(healed))).toBeUndefined();
-    const uploads = healed.events.filter((e) => e.type === 'step-end' && e.status === 'changed').map((e) => `${e.host} ${e.step}`);
-    expect(uploads).toEqual([`${agent} images`]);
+    // On the running cluster the rolling change's step places it (no restart: images only), before the install phases.
+    const uploads = healed.events.filter((e) => e.type === 'step-end' && e.status === 'changed').map((e) => `${e.phase} ${e.host} ${e.step}`);
+    expect(uploads).toEqual([`rolling-agents ${agent} rolling`]);
+    const placed = healed.events.find((e) => e.type === 'step-end' && e.phase === 'rolling-agents' && e.host === agent);
+    expect(placed.changes.map((c: any) => c.summary)).toEqual([
+      expect.stringMatching(/^upload .*cilium-images\.tar → \/var\/lib\/rancher\/k3s\/agent\/images\/cilium-images\.tar/),
+    ]);
     const journal = await hostExec(agent, 'journalctl -u k3s-agent --no-pager -o cat | grep -F "Imported quay.io/cilium/cilium:v1.19.5" | tail -n1');
     expect(journal.stdout).toContain('msg="Imported quay.io/cilium/cilium:v1.19.5"');
   });

@@ -2,6 +2,7 @@
 // its fault at its moment of a run, sees the run stop with the row's cause naming the row's host within the
 // budget plus 2 s, heals, and reruns: exit 0, and nothing lost (etcd's voters are the servers, every node
 // Ready, a ConfigMap written before the first fault still there).
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -54,7 +55,7 @@ function editKnownHosts(edit: (lines: string[], i: number) => void, name: string
 }
 
 const restores = new Map<string, () => void>();
-let holder: { done: Promise<unknown> } | undefined;
+let holder: { done: Promise<unknown>; child?: ChildProcess } | undefined;
 let route = '';
 let agentScope = '';
 const HANG_DROP_IN_DIR = '/etc/systemd/system/k3s.service.d';
@@ -152,11 +153,17 @@ const INJECTIONS: Record<string, Injection> = {
     alongside: ({ inventory }) => {
       let started!: () => void;
       const startedP = new Promise<void>((res) => (started = res));
-      // A run of its own state folder (another operator's laptop), in verify while the row's run starts.
+      // A run of its own state folder (another operator's laptop), held in verify (frozen there, its locks
+      // taken) while the row's run starts: a verify that ends first would let the row's run take the locks.
       const done = bootstrap(VERIFY_ARGS, {
         stateDir: freshStateDir(),
         inventory,
-        onEvent: (e) => e.type === 'phase-start' && e.phase === 'verify' && started(),
+        onEvent: (e, child) => {
+          if (e.type !== 'phase-start' || e.phase !== 'verify') return;
+          child.kill('SIGSTOP');
+          holder = { done, child };
+          started();
+        },
       });
       // A holder that ended before verify (refused itself) lets the row go on, to fail on what it sees.
       void done.then(
@@ -167,6 +174,7 @@ const INJECTIONS: Record<string, Injection> = {
       return { started: startedP, done };
     },
     heal: async () => {
+      holder!.child?.kill('SIGCONT');
       const r = (await holder!.done) as { code: number | null; stdout: string };
       expect(r.code, r.stdout.slice(-2000)).toBe(0);
     },

@@ -81,8 +81,11 @@ async function locked(): Promise<string[]> {
 describeAsRoot('Ctrl-C on a terminal', () => {
   const stateDir = freshStateDir();
 
+  // From "k3s never installed", whatever the file before left: the founder must be installing when Ctrl-C comes
+  // (on a running cluster with this fresh state folder the run would stop first, STATE_TOKEN_MISMATCH).
   beforeAll(async () => {
     await ensureLab();
+    await resetCluster();
   });
 
   // The interrupted founder is half-built: the next file starts from "k3s never installed".

@@ -39,7 +39,7 @@ function bootstrap(args: string[], env: NodeJS.ProcessEnv = releaseEnv(server.ba
 }
 
 describe('bootstrap artifacts <env> (the executable)', () => {
-  it('downloads, then a rerun finds everything in place; --check then has nothing to do', async () => {
+  it('downloads, then a rerun finds everything in place; --check then has nothing to do', { timeout: 120_000 }, async () => {
     const first = await bootstrap(['artifacts', 'lab', '--inventory', file]);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);

@@ -38,7 +38,7 @@ describe('host lock', () => {
       expect(results.find((r) => !r.held)?.cause).toBe('LOCK_HELD');
       expect(owner()).toBe(results.find((r) => r.held)!.runId);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('50 pairs of runs racing to take over one stale lock: exactly one holds it each time', async () => {
     for (let i = 0; i < 50; i++) {
@@ -51,7 +51,7 @@ describe('host lock', () => {
       expect([undefined, 'dead-run']).toContain(holders[0].took);
       expect(owner()).toBe(holders[0].runId);
     }
-  }, 60_000);
+  }, 180_000);
 
   // Three takers on one stale lock: the case where a taker that read the stale record moves a lock another
   // taker has just put in its place, and a third takes the emptied place meanwhile. Every acquire runs under
@@ -66,7 +66,7 @@ describe('host lock', () => {
       expect(results.filter((r) => !r.held).map((r) => r.cause)).toEqual(['LOCK_HELD', 'LOCK_HELD']);
       expect(owner()).toBe(holders[0].runId);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('a lock is stale by the age of its refreshed record on the host clock, whatever the operator clock says', async () => {
     writeOwner('other', hostNow() - 30);
