@@ -11,7 +11,7 @@ import { prepareToken, readToken } from '../src/k3s/token.ts';
 import { installSteps, type TokenSource } from './k3s/install-steps.ts';
 import { backAfterRestart } from './k3s/rolling-gates.ts';
 import { uncordonStep } from './k3s/rolling-evict.ts';
-import { checkServers, holderLast, prepareTarget, serverProbes } from './k3s/rolling-preflight.ts';
+import { checkServers, holderLast, prepareTarget, serverProbes, whenRunning } from './k3s/rolling-preflight.ts';
 import { targetBinary } from './k3s/rolling-facts.ts';
 import { rollingStep } from './k3s/rolling-step.ts';
 import { stateTokenSha, stateTokenShaOf, TOKEN_NOT_YET } from './k3s-founder.ts';
@@ -40,7 +40,7 @@ export const rollingServers: Phase = {
   hosts: (c) => serverRefs(c.inventory),
   concurrency: 'serial',
   prepare,
-  preflight: { probe: (_h, ctx) => serverProbes(ctx.facts.need(targetBinary)), check: checkServers },
+  preflight: { probe: (h, ctx) => serverProbes(ctx.facts.need(targetBinary), h.name === ctx.topology.founder.name), check: checkServers },
   order: holderLast,
   steps: [rollingStep(installSteps(rollingToken))],
   gates: [backAfterRestart],
@@ -53,6 +53,7 @@ export const rollingAgents: Phase = {
   needs: ['rolling-servers'],
   hosts: (c) => agentRefs(c.inventory),
   concurrency: (c) => c.inventory.inventory.k3s.rollingAgents ?? 1,
+  order: whenRunning,
   prepare,
   steps: [rollingStep(installSteps(rollingToken))],
   gates: [backAfterRestart],

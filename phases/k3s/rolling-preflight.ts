@@ -36,12 +36,17 @@ function binaryProbe(target: TargetBinary): ProbeCommand {
   };
 }
 
-export function serverProbes(target: TargetBinary): Record<string, ProbeCommand> {
-  return {
+/** Every server's probes; the cluster-wide reads (two `k3s kubectl` calls) on the founder only. */
+export function serverProbes(target: TargetBinary, onFounder: boolean): Record<string, ProbeCommand> {
+  const all: Record<string, ProbeCommand> = {
     active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
     datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
     binary: binaryProbe(target),
     tokenSecret: { command: TOKEN_SECRET_PROBE, sudo: true },
+  };
+  if (!onFounder) return all;
+  return {
+    ...all,
     // The VIP holder (first line), then each Node with this tool's cordon mark (a rolling change that stopped).
     cluster: {
       command: `systemctl is-active -q ${SERVER_ROLE.unit} && { k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s; echo; k3s kubectl ${CORDONED_QUERY}; }; true`,
@@ -64,7 +69,7 @@ export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext)
   const holding = [...seen].filter(([, r]) => r.datastore.stdout.trim() === 'present');
   const members = holding.filter(([, r]) => isActive(r));
   const running = members.length >= 2;
-  const answers = [...seen.values()].map((r) => r.cluster.stdout).filter((out) => out.trim());
+  const answers = [...seen.values()].map((r) => r.cluster?.stdout ?? '').filter((out) => out.trim());
   const holder = answers.map((out) => out.split('\n')[0].trim()).find(Boolean);
   const cordoned = cordonedIn(answers[0]?.split('\n').slice(1).join('\n') ?? '');
   const view = rollingView({ running, members: members.map(([h]) => h.name), ...(holder && { holder }) });
@@ -99,8 +104,17 @@ export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext)
   return { stops, facts };
 }
 
-/** The VIP holder last (its lease is handed over before its k3s restarts), the others in inventory order. */
+/**
+ * The VIP holder last (its lease is handed over before its k3s restarts), the others in inventory order; no host
+ * at all when no cluster runs (a cold build): there is nothing to roll, and no host pays for the probes.
+ */
 export function holderLast(hosts: HostRef[], ctx: ReadContext): HostRef[] {
-  const holder = ctx.facts.run(rollingView)?.holder;
-  return [...hosts.filter((h) => h.name !== holder), ...hosts.filter((h) => h.name === holder)];
+  const view = ctx.facts.run(rollingView);
+  if (!view?.running) return [];
+  return [...hosts.filter((h) => h.name !== view.holder), ...hosts.filter((h) => h.name === view.holder)];
+}
+
+/** The agents of a running cluster; none on a cold build (nothing to roll). */
+export function whenRunning(hosts: HostRef[], ctx: ReadContext): HostRef[] {
+  return ctx.facts.run(rollingView)?.running ? hosts : [];
 }

@@ -95,8 +95,8 @@ describeAsRoot('cold build up to the joins', () => {
       const r = await bootstrap(['--only', 'node-baseline', '--json'], { stateDir });
       const stop = r.events.find((e) => e.type === 'stopped')?.error;
       expect(stop).toMatchObject({ cause: 'CLOCK_SKEW', host: 'k3s-lab-2' });
-      // 30 s of skew, less the time between the fault and the probe.
-      expect(stop.evidence.seen).toMatch(/ahead of the operator's by (2[89]|3[01])\.\d s/);
+      // 30 s of skew, less the time between the fault and the probe (seconds on a loaded machine).
+      expect(stop.evidence.seen).toMatch(/ahead of the operator's by (2[4-9]|3[01])\.\d s/);
       expect(r.code).toBe(1);
       expect(r.ms).toBeLessThan(60_000);
     } finally {

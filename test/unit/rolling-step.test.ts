@@ -109,9 +109,12 @@ describe('a rolling change, one host', () => {
     expect(plan(servers[0], facts, { active: 'inactive' }).changes).toEqual([]);
   });
 
-  it('orders the VIP holder last', () => {
+  it('orders the VIP holder last, and runs on no host when no cluster runs', () => {
     const facts = new Facts();
     facts.setRun([running('s1')]);
     expect(holderLast(servers, ctxWith(facts)).map((h) => h.name)).toEqual(['s2', 's3', 's1']);
+    const cold = new Facts();
+    cold.setRun([rollingView({ running: false, members: [] })]);
+    expect(holderLast(servers, ctxWith(cold))).toEqual([]);
   });
 });
