@@ -41,7 +41,7 @@ function uploadStep(
         if (current !== f.sha)
           changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
       });
-      return { changes, facts: [placed(changes.length > 0 || (sticky && ctx.facts.get(host.name, placed) === true))] };
+      return { changes, facts: [placed(changes.length > 0 || (sticky && ctx.facts?.get(host.name, placed) === true))] };
     },
   };
 }

@@ -2,7 +2,7 @@
 // schema's). Contexts built without an inventory (engine tests) get the default.
 import type { LoadedInventory } from './load.ts';
 
-export const DEFAULT_PARALLELISM = 10;
+const DEFAULT_PARALLELISM = 10;
 
 export function parallelismOf(loaded: Pick<LoadedInventory, 'inventory'> | undefined): number {
   return loaded?.inventory?.parallelism ?? DEFAULT_PARALLELISM;
