@@ -15,7 +15,7 @@ import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { drainThrough, DRAIN_BUDGET_MS } from './rolling-evict.ts';
-import type { RollingView } from './rolling-facts.ts';
+import { otherMember, type RollingView } from './rolling-facts.ts';
 
 const HANDOVER_BUDGET_MS = (LEASE_TIMING.duration + 20) * 1000;
 
@@ -28,15 +28,10 @@ const vipOnHost = (vip: string) => `ip -4 -o addr show | grep -c ' ${vip}/'`;
 /** How long the quorum check may take: the member list and every server's /readyz, each bounded. */
 export const QUORUM_CHECK_BUDGET_MS = 30_000;
 
-/** A server that answers for the cluster while `host` is worked on: another running member (an agent: the first). */
-function vantageOf(host: HostRef, ctx: ReadContext, view: RollingView): HostRef {
-  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && view.members.includes(s.name)) ?? host;
-}
-
 /** Read-only, first: every etcd member started and a voter, every server's API ready, or QUORUM_AT_RISK. */
 export function quorumAction(host: HostRef, ctx: ReadContext, view: RollingView): ActionChange {
   const { port } = ctx.inventory.derived.apiEndpoint;
-  const via = vantageOf(host, ctx, view);
+  const via = otherMember(host, ctx, view);
   return {
     kind: 'action',
     description: `before ${host.name}'s k3s restarts: the others hold quorum (every etcd member started and a voter, every server's API ready; reads only)`,
@@ -56,7 +51,7 @@ export function quorumAction(host: HostRef, ctx: ReadContext, view: RollingView)
 export function drainAction(host: HostRef, ctx: ReadContext, view: RollingView): ActionChange {
   const { port } = ctx.inventory.derived.apiEndpoint;
   const holder = view.holder === host.name;
-  const via = vantageOf(host, ctx, view);
+  const via = otherMember(host, ctx, view);
   return {
     kind: 'action',
     description: `before ${host.name}'s k3s restarts: ${holder ? 'the VIP handed over, ' : ''}the node cordoned and drained (PodDisruptionBudgets honoured)`,
@@ -125,7 +120,8 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
 
 /** The server the VIP is handed to: another running member (the first in inventory order). */
 function handoverTarget(host: HostRef, ctx: ReadContext, view: RollingView): HostRef | undefined {
-  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && view.members.includes(s.name));
+  const other = otherMember(host, ctx, view);
+  return other.name === host.name ? undefined : other;
 }
 
 /** metav1.MicroTime as the API server writes it. */

@@ -1,6 +1,9 @@
 // The facts of a rolling change (phases/k3s-rolling.ts): what its preflight saw across the servers, what the
 // operator chose, and what each host's plan decided.
+import type { ReadContext } from '../../src/engine/context.ts';
 import { hostFact, runFact } from '../../src/engine/facts.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
 
 /** The release the run installs: k3s.version, and the etcd version and sha256 of the binary in k3s.artifacts. */
 export interface TargetBinary {
@@ -38,3 +41,12 @@ export const rollingOptions = runFact<RollingOptions>('k3s-rolling.options');
 export const rollingRestart = hostFact<boolean>('rollingRestart');
 /** The backup before the rolling change was planned on this host (the first that restarts). */
 export const rollingBackup = hostFact<string>('rollingBackup');
+
+/**
+ * A server that answers for the cluster while `host` is worked on: the first running member other than it, in
+ * inventory order (`host` itself when there is none).
+ */
+export function otherMember(host: HostRef, ctx: Pick<ReadContext, 'inventory'>, view: Pick<RollingView, 'members'> | undefined): HostRef {
+  const members = view?.members ?? [];
+  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && members.includes(s.name)) ?? host;
+}

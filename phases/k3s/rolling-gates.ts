@@ -7,25 +7,18 @@ import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
-import { serverRefs } from '../../src/inventory/hosts.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { excerpt, journalSince, kubectl } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { journalCursor } from './facts.ts';
-import { cordonedByRun, rollingRestart, rollingView, targetBinary } from './rolling-facts.ts';
+import { cordonedByRun, otherMember, rollingRestart, rollingView, targetBinary } from './rolling-facts.ts';
 
 const BACK_BUDGET_MS = 300_000;
 const POLL_MS = 2_000;
 
 /** Is this host gated: restarted this run, or left cordoned by a rolling change that stopped? */
 const gated = (host: HostRef, ctx: RunContext) => ctx.facts.get(host.name, rollingRestart) === true || (ctx.facts.run(cordonedByRun) ?? []).includes(host.name);
-
-/** A server that answers for the cluster while `host` comes back: another running member, else the host itself. */
-function vantage(host: HostRef, ctx: RunContext): HostRef {
-  const members = ctx.facts.run(rollingView)?.members ?? [];
-  return serverRefs(ctx.inventory).find((s) => s.name !== host.name && members.includes(s.name)) ?? host;
-}
 
 type Look = { ok: true } | { ok: false; seen: string; command: string };
 
@@ -110,7 +103,7 @@ export const backAfterRestart: Gate = {
   async run(host, ctx, signal) {
     if (!gated(host, ctx)) return;
     const version = ctx.facts.need(targetBinary).version;
-    const via = host.role === 'server' ? host : vantage(host, ctx);
+    const via = host.role === 'server' ? host : otherMember(host, ctx, ctx.facts.run(rollingView));
     let last: Look = { ok: false, command: '', seen: 'not looked yet' };
     const back = await poll(ctx, signal, {
       everyMs: POLL_MS,

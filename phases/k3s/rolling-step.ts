@@ -13,7 +13,7 @@ import { serverRefs } from '../../src/inventory/hosts.ts';
 import { backupAction } from '../../src/backup/take.ts';
 import { binaryChanged, configChanged, envChanged, unitChanged } from './facts.ts';
 import { drainAction, quorumAction } from './rolling-drain.ts';
-import { rollingBackup, rollingOptions, rollingRestart, rollingView } from './rolling-facts.ts';
+import { otherMember, rollingBackup, rollingOptions, rollingRestart, rollingView } from './rolling-facts.ts';
 
 /** A facts view that sees the facts this composite's earlier sub-steps planned, before the engine records them. */
 function overlay(base: FactsView, host: string, planned: Record<string, unknown>): FactsView {
@@ -76,7 +76,7 @@ export function rollingStep(inner: Step<any>[]): Step<unknown[]> {
       const backup = options?.backup !== false && !backupPlannedBefore(host, ctx);
       if (backup && options) {
         // Through a server whose API serves: this one, or the first server when an agent restarts first.
-        const via = host.role === 'server' ? host : (serverRefs(ctx.inventory).find((s) => view.members.includes(s.name)) ?? host);
+        const via = host.role === 'server' ? host : otherMember(host, ctx, view);
         before.push(
           backupAction(
             { id: options.backupId, env: ctx.env, k3sVersion: '', snapshotServer: via.name, servers: serverRefs(ctx.inventory).map((s) => s.name) },
