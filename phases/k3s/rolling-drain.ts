@@ -12,6 +12,7 @@ import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addo
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
+import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 import { shq } from '../../src/util/shell.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { drainThrough, DRAIN_BUDGET_MS } from './rolling-evict.ts';
@@ -127,6 +128,45 @@ function handoverTarget(host: HostRef, ctx: ReadContext, view: RollingView): Hos
 /** metav1.MicroTime as the API server writes it. */
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
 
+/** How often the lease is read and written again when kube-vip renewed it in between (a 409 Conflict). */
+const LEASE_WRITE_ATTEMPTS = 5;
+// The apiserver's words for a write whose resourceVersion is no longer current, in its 409 Conflict
+// (kubernetes/apiserver v0.32.3 pkg/registry/generic/registry/store.go OptimisticLockErrorMsg).
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const CONFLICT = /the object has been modified; please apply your changes to the latest version and try again/;
+/** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
+export const UPSTREAM_PATTERNS: UpstreamPatterns = { CONFLICT };
+
+/**
+ * The lease written to `target`, a compare-and-swap on the resourceVersion just read. kube-vip's holder renews
+ * it every retry period (a second), so a renewal between the read and the write is common: that write is
+ * refused as a conflict and is read and tried again, as client-go's RetryOnConflict does. Returns what was
+ * done, for the evidence, and whether the lease now names `target`.
+ */
+export async function writeLease(ctx: RunContext, via: HostRef, target: HostRef): Promise<{ ok: boolean; said: string }> {
+  let said = '';
+  for (let attempt = 1; attempt <= LEASE_WRITE_ATTEMPTS; attempt++) {
+    const read = await kubectl(ctx, via, LEASE_JSON, 15_000);
+    if (read.code !== 0) return { ok: false, said: `the lease could not be read: ${lastLines(`${read.stdout}${read.stderr}`, 1).trim()}` };
+    const lease = JSON.parse(read.stdout);
+    const patch = {
+      metadata: { resourceVersion: lease.metadata?.resourceVersion },
+      spec: {
+        holderIdentity: target.name,
+        renewTime: microTime(ctx.clock.now()),
+        acquireTime: microTime(ctx.clock.now()),
+        leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1,
+      },
+    };
+    const wrote = await kubectl(ctx, via, `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`, 15_000);
+    said = lastLines(`${wrote.stdout}${wrote.stderr}`, 1).trim();
+    if (wrote.code === 0)
+      return { ok: true, said: `lease written to ${target.name}${attempt > 1 ? ` at attempt ${attempt} (kube-vip renewed it between read and write)` : ''}` };
+    if (!CONFLICT.test(said)) return { ok: false, said: `the lease could not be written to ${target.name}: ${said}` };
+  }
+  return { ok: false, said: `the lease could not be written to ${target.name}: ${LEASE_WRITE_ATTEMPTS} writes refused as conflicts (${said})` };
+}
+
 /**
  * The VIP moves off `host` before its k3s restarts. Deleting its kube-vip pod does not do it: the DaemonSet puts
  * a new one on the same node at once, which takes the released lease again. So the lease is written to the other
@@ -139,28 +179,13 @@ const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z
  */
 async function handOver(ctx: RunContext, host: HostRef, via: HostRef, target: HostRef | undefined): Promise<void> {
   const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-  let seen = 'no other running server to hand the VIP to';
-  if (target) {
-    const read = await kubectl(ctx, via, LEASE_JSON, 15_000);
-    const lease = read.code === 0 ? JSON.parse(read.stdout) : undefined;
-    const patch = lease && {
-      metadata: { resourceVersion: lease.metadata?.resourceVersion },
-      spec: {
-        holderIdentity: target.name,
-        renewTime: microTime(ctx.clock.now()),
-        acquireTime: microTime(ctx.clock.now()),
-        leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1,
-      },
-    };
-    const wrote = patch
-      ? await kubectl(ctx, via, `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`, 15_000)
-      : undefined;
-    seen = wrote
-      ? `lease written to ${target.name}: ${lastLines(`${wrote.stdout}${wrote.stderr}`, 1).trim()}`
-      : `the lease could not be read: ${lastLines(`${read.stdout}${read.stderr}`, 1).trim()}`;
-  }
+  const write = target ? await writeLease(ctx, via, target) : { ok: false, said: 'no other running server to hand the VIP to' };
+  const wrote = write.said;
+  let seen = wrote;
+  // A lease that could not be written never moves: no wait for it.
   const moved =
     target &&
+    write.ok &&
     (await poll(ctx, ctx.signal, {
       everyMs: 1_000,
       withinMs: HANDOVER_BUDGET_MS,
@@ -174,7 +199,7 @@ async function handOver(ctx: RunContext, host: HostRef, via: HostRef, target: Ho
         const now = lease.code === 0 ? lease.stdout.trim() : '';
         const carried = onHost.stdout.trim() !== '0';
         if (now && now !== host.name && !carried && answer.code === 0 && answer.stdout.trim() === 'ok') return now;
-        seen = `lease holder ${now || '(none)'}; the VIP ${carried ? 'still' : 'no longer'} on ${host.name}'s NIC; the VIP ${vip} /readyz: ${lastLines(`${answer.stdout}${answer.stderr}`, 1).trim() || 'no answer'}`;
+        seen = `${wrote}; then lease holder ${now || '(none)'}; the VIP ${carried ? 'still' : 'no longer'} on ${host.name}'s NIC; the VIP ${vip} /readyz: ${lastLines(`${answer.stdout}${answer.stderr}`, 1).trim() || 'no answer'}`;
         return undefined;
       },
     }));
@@ -193,7 +218,9 @@ async function handOver(ctx: RunContext, host: HostRef, via: HostRef, target: Ho
   ctx.signal.throwIfAborted();
   throw new CauseError('VIP_NOT_ANSWERING', {
     host: host.name,
-    message: `the VIP did not move off ${host.name} within ${HANDOVER_BUDGET_MS / 1000} s of its kube-vip pod's deletion; ${host.name} is not restarted`,
+    message: write.ok
+      ? `the VIP did not move off ${host.name} within ${HANDOVER_BUDGET_MS / 1000} s of the lease's hand-over to ${target?.name}; ${host.name} is not restarted`
+      : `the VIP could not be handed over from ${host.name} (${wrote}); ${host.name} is not restarted`,
     evidence: { command: `k3s kubectl ${HOLDER}; ${readyz(vip, port)} (on ${via.name})`, seen },
   });
 }
