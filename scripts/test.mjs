@@ -3,10 +3,11 @@
 // (CI reads that line; vitest's own summary is not one it knows). Extra arguments go to one vitest run,
 // e.g. `npm test -- --project unit`.
 //
-// Without arguments three vitest processes run side by side, and `npm run lint` after the unit layer:
-// - the lab files in two groups, each on a lab of its own (BOOTSTRAP_LAB_INSTANCE 0 and 1: separate hosts,
-//   subnets and state), balanced by what each file took in CI (LAB_SECONDS). Lab files mostly wait on
-//   hosts and budgets, so two labs cost little more CPU than one and halve the wall time; within a group
+// Without arguments the vitest processes below run side by side, and `npm run lint` after the unit layer:
+// - the lab files in three groups (BOOTSTRAP_LAB_GROUPS to change it), each on a lab of its own
+//   (BOOTSTRAP_LAB_INSTANCE 0, 1, 2: separate hosts, subnets and state), balanced by what each file took in CI
+//   (LAB_SECONDS). Lab files mostly wait on hosts and budgets, so each lab more costs far less CPU than it
+//   saves wall time (an idle 3 + 1 lab cluster takes about a third of one core); within a group
 //   the files still run one at a time, sharing that group's lab;
 // - the unit and OpenSSH layers (a few minutes of CPU), fitted into the labs' waiting.
 // All but the first lab group run at a lower priority (nice) so the first group's twins keep the CPU their
@@ -85,24 +86,27 @@ const firstLine = (text) => (text ?? '').split('\n').find((l) => l.trim()) ?? '(
  * depends on them: update them from the durations vitest prints when a file grows or shrinks much.
  */
 const LAB_SECONDS = {
-  'flux.test.ts': 520,
-  'verify.test.ts': 610,
-  'fault-matrix.test.ts': 1300,
-  'rolling-upgrade.test.ts': 480,
-  'replace-server.test.ts': 440,
-  'dr-restore.test.ts': 480,
-  'twin-addons-cilium.test.ts': 280,
-  'k3s-join-causes.test.ts': 227,
-  'twin-addons-flux.test.ts': 200,
-  'cilium-cold-build.test.ts': 220,
-  'demo.test.ts': 147,
-  'twin-addons-kube-vip.test.ts': 146,
-  'twin-k3s.test.ts': 170,
-  'cluster-drift.test.ts': 129,
-  'k3s-cold-build.test.ts': 134,
-  'lab-faults.test.ts': 50,
+  'fault-matrix.test.ts': 1700,
+  'dr-restore.test.ts': 920,
+  'flux.test.ts': 735,
+  'verify.test.ts': 606,
+  'replace-server.test.ts': 586,
+  'rolling-upgrade.test.ts': 573,
+  'k3s-join-causes.test.ts': 377,
+  'twin-addons-cilium.test.ts': 278,
+  'cilium-cold-build.test.ts': 272,
+  'demo.test.ts': 258,
+  'twin-addons-flux.test.ts': 231,
+  'twin-addons-kube-vip.test.ts': 214,
+  'twin-k3s.test.ts': 195,
+  'k3s-cold-build.test.ts': 172,
+  'cluster-drift.test.ts': 170,
+  'lab-faults.test.ts': 60,
+  'node-baseline-causes.test.ts': 57,
+  'k3s-foreign-token.test.ts': 48,
 };
 const LAB_DEFAULT_SECONDS = 30;
+const LAB_GROUPS = Number(process.env.BOOTSTRAP_LAB_GROUPS ?? 3);
 
 /** The lab files in `groups` groups of about equal time: the longest first, each to the lightest group. */
 function splitLabFiles(files, groups) {
@@ -118,7 +122,7 @@ function splitLabFiles(files, groups) {
 
 function labGroups() {
   const files = readdirSync('test/lab').filter((f) => f.endsWith('.test.ts'));
-  return splitLabFiles(files, 2).map((g, i) => {
+  return splitLabFiles(files, LAB_GROUPS).map((g, i) => {
     console.log(`lab group ${i + 1} (lab instance ${i}, about ${Math.round(g.seconds / 60)} min): ${g.files.join(' ')}`);
     const args = ['--project', 'lab', ...g.files.map((f) => `test/lab/${f}`)];
     return vitest(`lab group ${i + 1}`, args, { env: { BOOTSTRAP_LAB_INSTANCE: String(i) }, ...(i > 0 && { buffered: true, niceness: 5 }) });

@@ -19,6 +19,13 @@ const POLL_MS = 2_000;
 const TRANSIENT_LIMIT_MS = 60_000;
 /** How often, while etcd refuses a join for its health, the other servers are read for a lost quorum. */
 const QUORUM_CHECK_MS = 6_000;
+/**
+ * How long k3s's unit may stay in systemd's `start-pre` state (its ExecStartPre lines: the install script's
+ * `modprobe br_netfilter` and `modprobe overlay`, which take well under a second) before the join is named
+ * stalled: k3s itself has not started, so its journal will never say why, and waiting the whole budget
+ * cannot help.
+ */
+export const START_PRE_LIMIT_MS = 60_000;
 
 export const founderApiReady: Gate = {
   id: 'founder-api-ready',
@@ -142,6 +149,7 @@ export const joinerIsVoter: Gate = {
     let transientSince: number | undefined;
     let transient: ReturnType<typeof matchJoinFailure>;
     let quorumCheckedAt = -Infinity;
+    let startPreSince: number | undefined;
     const joined = await poll(ctx, signal, {
       everyMs: POLL_MS,
       look: async () => {
@@ -152,6 +160,17 @@ export const joinerIsVoter: Gate = {
         if (voter.startsWith('True')) return true;
         const journal = await journalSince(ctx, host, cursor);
         const known = matchJoinFailure(journal);
+        if (!registered && !known) {
+          const unit = await unitState(ctx, host);
+          startPreSince = unit.startsWith('activating start-pre') ? (startPreSince ?? ctx.clock.now()) : undefined;
+          if (startPreSince !== undefined && ctx.clock.now() - startPreSince > START_PRE_LIMIT_MS) {
+            throw new CauseError('JOIN_STALLED', {
+              host: host.name,
+              message: `k3s never started on ${host.name}: its unit has been in start-pre (an ExecStartPre line that does not return) for more than ${START_PRE_LIMIT_MS / 1000} s`,
+              evidence: { command: `systemctl show ${UNIT_STATE}`, seen: unit, excerpt: excerpt(journal) || "(nothing in k3s's journal since the start)" },
+            });
+          }
+        }
         // etcd refuses the join for its health: if a majority of its members is down, waiting cannot help,
         // and the servers to bring back are named, not the joiner.
         if (known?.id === 'ETCD_CLUSTER_UNHEALTHY' && ctx.clock.now() - quorumCheckedAt >= QUORUM_CHECK_MS) {
@@ -200,6 +219,28 @@ export const joinerIsVoter: Gate = {
     });
   },
 };
+
+const UNIT_STATE = '-p ActiveState -p SubState -p ExecStartPre k3s.service';
+
+/**
+ * The k3s unit's state as systemd words it ("activating start-pre", "active running", …) and, while it is in
+ * start-pre, the ExecStartPre line still running (systemd prints each as `ExecStartPre={ path=… ; argv[]=… ;
+ * … pid=… ; code=(null) … }`, code=(null) while it has not exited).
+ */
+async function unitState(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<string> {
+  const r = await ctx
+    .remote(host)
+    .exec(`systemctl show ${UNIT_STATE}`, { timeoutMs: 10_000, signal: ctx.signal })
+    .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  const lines = r.stdout.split('\n');
+  const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1) ?? '';
+  const running = lines
+    .filter((l) => l.startsWith('ExecStartPre=') && l.includes('code=(null)'))
+    .map((l) => /argv\[\]=([^;]*)/.exec(l)?.[1]?.trim())
+    .filter(Boolean);
+  const state = `${value('ActiveState')} ${value('SubState')}`.trim();
+  return running.length && state === 'activating start-pre' ? `${state}; still running: ${running.join(', ')}` : state;
+}
 
 /** The stop for a join that waits on a cluster without quorum: it names the members that are down. */
 function quorumLostError(joiner: string, lost: QuorumLost, refusal: JournalMatch, journal: string): CauseError {

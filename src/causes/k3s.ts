@@ -97,8 +97,10 @@ export const k3sCauses = defineCauses({
       'Read the journal excerpt (journalctl -u k3s-agent on the agent); check the agent reaches the VIP on tcp/6443 (on the agent: timeout 3 bash -c "</dev/tcp/<vip>/6443" && echo open).',
   },
   JOIN_STALLED: {
-    title: 'The joiner did not become an etcd voter within its budget, for no known reason',
-    meaning: 'Nothing in its journal matched a known failure. The journal excerpt is the evidence.',
-    remedy: 'Read the excerpt; if it shows a new failure mode, give it a named cause.',
+    title: 'The joiner did not become an etcd voter: k3s never started, or nothing known explains the wait',
+    meaning:
+      "Either k3s's unit stayed in systemd's start-pre state for a minute (an ExecStartPre line that never returns, such as a modprobe stuck in a broken kernel module; k3s itself never ran, so its journal says nothing), or the joiner was not a voter at the end of its budget and nothing in its journal matched a known failure. The evidence says which: the unit's state and the ExecStartPre still running, or the journal excerpt.",
+    remedy:
+      'For start-pre: `systemctl status k3s` and `ps -ef --forest` on the host show the stuck command; fix or remove it (`systemctl cat k3s` lists the ExecStartPre lines and drop-ins), then rerun. Otherwise read the excerpt; if it shows a new failure mode, give it a named cause.',
   },
 });

@@ -9,7 +9,7 @@ import { PROBE_BUDGET_MS } from '../../src/engine/probes.ts';
 import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
 import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady } from '../../phases/verify/checks.ts';
-import { joinerIsVoter } from '../../phases/k3s/gates.ts';
+import { joinerIsVoter, START_PRE_LIMIT_MS } from '../../phases/k3s/gates.ts';
 import { fluxReady } from '../../phases/flux.ts';
 import { FLUX_POLL_MAX_MS } from '../../phases/flux/ready-wait.ts';
 import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
@@ -55,6 +55,8 @@ export interface FaultRow {
   budget: string;
   /** The gate whose start the budget is counted from (a gate that starts after the fault went in). */
   budgetFromGate?: string;
+  /** What the stop's evidence must say it saw, when the cause alone does not show the fault was recognised. */
+  seen?: RegExp;
   heal: string;
   /**
    * The lab test file that runs the row, when it is not test/lab/fault-matrix.test.ts: a fault whose moment
@@ -478,9 +480,10 @@ export const FAULT_ROWS: FaultRow[] = [
     args: JOIN,
     cause: 'JOIN_STALLED',
     host: S3,
-    budgetMs: joinerIsVoter.budgetMs,
-    budget: 'joinerIsVoter.budgetMs (nothing in the journal to name earlier)',
+    budgetMs: START_PRE_LIMIT_MS + 5_000,
+    budget: "START_PRE_LIMIT_MS and a poll (k3s's unit still in systemd's start-pre; nothing in its journal)",
     budgetFromGate: joinerIsVoter.id,
+    seen: /^activating start-pre; still running: \/bin\/sleep infinity$/,
     heal: 'the hanging ExecStartPre removed and the start job cancelled (the rerun starts k3s)',
   },
 ];

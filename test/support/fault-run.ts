@@ -108,6 +108,7 @@ export async function runFaultRow(row: FaultRow, how: Injection, base: FaultEnv,
     expect(stopsOf(r), r.stdout.slice(-3000)).toContainEqual(expect.objectContaining({ cause: row.cause, ...(row.host === '-' ? {} : { host: row.host }) }));
     expect(r.code).not.toBe(0);
     const stopped = r.events.find((e) => e.type === 'stopped' && e.error.cause === row.cause);
+    if (row.seen) expect(stopped.error.evidence?.seen).toMatch(row.seen);
     const gateStart = row.budgetFromGate ? (r.events.find((e) => e.type === 'gate-start' && e.gate === row.budgetFromGate)?.t ?? Infinity) : 0;
     const tookMs = stopped.t - Math.max(clockFrom, gateStart);
     expect(tookMs, `${row.cause} came ${tookMs} ms after the fault`).toBeLessThanOrEqual(row.budgetMs + 2_000);
