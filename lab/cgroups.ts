@@ -108,3 +108,25 @@ export async function removeHostCgroups(host?: string): Promise<void> {
     await sleep(50);
   }
 }
+
+/**
+ * The anonymous memory (process heaps and stacks, not the page cache of the host's files) of everything in a
+ * host's cgroup, in bytes: `total_rss` of cgroup v1's memory controller, or `anon` of v2's when the machine
+ * mounts the controller there. Undefined when neither is readable (the host is down).
+ */
+export function hostMemoryBytes(host: string, mounts = cgroupMounts()): number | undefined {
+  const stat = (file: string, key: string) => {
+    try {
+      const line = readFileSync(file, 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith(`${key} `));
+      return line ? Number(line.split(' ')[1]) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const v1 = mounts.find((m) => m.type === 'cgroup' && m.point.split('/').pop()!.split(',').includes('memory'));
+  if (v1) return stat(join(v1.point, CGROUP_DIR, host, 'memory.stat'), 'total_rss');
+  const v2 = mounts.find((m) => m.type === 'cgroup2');
+  return v2 ? stat(join(v2.point, CGROUP_DIR, host, 'memory.stat'), 'anon') : undefined;
+}

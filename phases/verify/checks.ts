@@ -4,7 +4,7 @@
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
-import { allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
+import { agentRefs, allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { apiVerdict, operatorVerdict, readyzCommand, type Target } from './api-verdict.ts';
@@ -13,8 +13,8 @@ import { handshakeVia } from '../../src/kube/handshake.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { nodeHealth } from './node-health.ts';
-import { MEMBER_LIST_COMMAND, compareMembers, describeMember, mismatchLine, readMembers } from '../../src/k3s/etcd-members.ts';
-import { parseNodes, readiness } from '../../src/k3s/nodes.ts';
+import { MEMBER_LIST_COMMAND, compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
+import { describeStranger, notInInventory, parseNodes, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
 
 const unreadable = (seen: string, host?: string): Verdict => ({
@@ -42,10 +42,9 @@ export const nodesReady: Gate = {
       const hosts = allHostRefs(ctx.inventory);
       const read = await readCluster(ctx, 'get nodes -o json');
       if (!read.ok) return unreadable(read.seen, founderName(hosts));
-      const rows = readiness(
-        parseNodes(read.res.stdout),
-        hosts.map((h) => h.name),
-      );
+      const nodes = parseNodes(read.res.stdout);
+      const names = hosts.map((h) => h.name);
+      const rows = readiness(nodes, names);
       const stops = rows
         .filter((r) => !r.ok)
         .map(
@@ -56,9 +55,22 @@ export const nodesReady: Gate = {
               evidence: { command: 'kubectl get nodes', seen: `${r.host}: ${r.detail}` },
             }),
         );
+      for (const n of notInInventory(nodes, names)) {
+        rows.push({ host: n.name, ok: false, detail: describeStranger(n) });
+        stops.push(strangerError(n, 'kubectl get nodes'));
+      }
       return { rows, stops };
     }),
 };
+
+/** A Node the inventory does not list, its etcd member named when it has one. */
+function strangerError(n: NodeSeen, command: string, member?: string): CauseError {
+  return new CauseError('NODE_NOT_IN_INVENTORY', {
+    host: n.name,
+    message: `Node ${n.name} is in the cluster but not in the inventory${member ? `, and its etcd member ${member} counts toward quorum` : ''}`,
+    evidence: { command, seen: `${n.name}: ${describeStranger(n)}${member ? `; etcd member ${member}` : ''}` },
+  });
+}
 
 const MEMBER_LIST_SHOWN = 'k3s kubectl get --raw /db/info';
 
@@ -96,17 +108,37 @@ export const etcdVoters: Gate = {
         const miss = verdict.missing.find((x) => x.server === s.name);
         return m ? { host: s.name, ok: true, detail: `voter ${m.name}` } : { host: s.name, ok: false, detail: miss?.why ?? 'not a voter' };
       });
-      for (const m of verdict.extra) rows.push({ host: answered.s.name, ok: false, detail: `extra member ${describeMember(m)}` });
-      const line = mismatchLine(verdict);
-      const stops = line
-        ? [
-            new CauseError('ETCD_MEMBERS_MISMATCH', {
-              host: verdict.missing[0]?.server ?? answered.s.name,
-              message: `etcd's voters are not the servers: ${line}`,
-              evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
-            }),
-          ]
-        : [];
+      // An extra member of a Node the inventory does not list is that Node's story (NODE_NOT_IN_INVENTORY);
+      // one of no Node at all is etcd's own mismatch.
+      const strangers = notInInventory(
+        nodes,
+        [...servers, ...agentRefs(ctx.inventory)].map((h) => h.name),
+      );
+      const ofStranger = (m: Member) => strangers.find((n) => memberOfNode(m, n.name));
+      for (const m of verdict.extra) {
+        const n = ofStranger(m);
+        rows.push({
+          host: n?.name ?? answered.s.name,
+          ok: false,
+          detail: `${n ? 'member of a Node not in the inventory' : 'extra member'} ${describeMember(m)}`,
+        });
+      }
+      const strangerStops = verdict.extra.flatMap((m) => {
+        const n = ofStranger(m);
+        return n ? [strangerError(n, `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes`, describeMember(m))] : [];
+      });
+      const line = mismatchLine({ ...verdict, extra: verdict.extra.filter((m) => !ofStranger(m)) });
+      const stops = strangerStops.concat(
+        line
+          ? [
+              new CauseError('ETCD_MEMBERS_MISMATCH', {
+                host: verdict.missing[0]?.server ?? answered.s.name,
+                message: `etcd's voters are not the servers: ${line}`,
+                evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
+              }),
+            ]
+          : [],
+      );
       return { rows, stops };
     }),
 };

@@ -9,6 +9,13 @@ export const verifyCauses = defineCauses({
     remedy:
       'Read the list on a server: sudo k3s kubectl get --raw /db/info. A missing server: restart k3s on it and read its journal. An extra member with a Node: sudo k3s kubectl delete node <name>; of no Node, once you are sure its host is gone: etcdctl member remove <id> (Debian etcd-client, with the client certificates under server/tls/etcd).',
   },
+  NODE_NOT_IN_INVENTORY: {
+    title: 'The cluster has a Node (and perhaps an etcd member) that the inventory does not list',
+    meaning:
+      "A Node object whose name is none of the inventory's servers and agents: a host retired from the inventory without being removed from the cluster, a host that joined by hand, or a name changed. Its kubelet may still run and take pods; a server's etcd member still counts toward quorum, so a dead one makes the cluster less tolerant than the inventory says. The Node, its etcd member when it has one, and when it last reported are named.",
+    remedy:
+      "If it belongs: add it to the inventory and rerun. If it is retired: on a server `sudo k3s kubectl drain <name> --ignore-daemonsets --delete-emptydir-data`, then `sudo k3s kubectl delete node <name>` (k3s's etcd finalizer removes a server's etcd member with its Node: `sudo k3s kubectl get --raw /db/info` stops listing it) and `sudo k3s kubectl -n kube-system delete secret <name>.node-password.k3s`; if the host still runs, stop and disable k3s (k3s-agent on an agent) there, or it registers again.",
+  },
   API_UNREACHABLE_VIA: {
     title: 'The API is not ready through one of its addresses, seen from a server or the operator',
     meaning:

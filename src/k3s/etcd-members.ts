@@ -67,10 +67,12 @@ const hostOf = (url: string) => {
 
 /** k3s names a member `<node>-<8 hex>` and gives it the node's address as peer URL: either identifies it. */
 function belongsTo(m: Member, s: Server): boolean {
-  return (
-    m.peerURLs.some((u) => hostOf(u) === s.address) ||
-    (m.name !== '' && new RegExp(`^${s.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{8}$`).test(m.name))
-  );
+  return m.peerURLs.some((u) => hostOf(u) === s.address) || memberOfNode(m, s.name);
+}
+
+/** Whether k3s named the member after Node `node` (`<node>-<8 hex>`). */
+export function memberOfNode(m: Member, node: string): boolean {
+  return m.name !== '' && new RegExp(`^${node.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{8}$`).test(m.name);
 }
 
 export function compareMembers(members: Member[], servers: Server[], nodes: NodeSeen[] = []): MembershipVerdict {

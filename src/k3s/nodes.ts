@@ -3,6 +3,8 @@ interface Condition {
   status: string;
   reason?: string;
   message?: string;
+  /** When the kubelet last reported it (Ready's lastHeartbeatTime). */
+  heartbeat?: string;
 }
 
 export interface NodeSeen {
@@ -10,15 +12,22 @@ export interface NodeSeen {
   ready?: Condition;
   /** k3s's own condition on servers: True when the node's etcd member is a voter. */
   etcdVoter?: Condition;
+  /** A control-plane node (k3s labels its servers node-role.kubernetes.io/control-plane=true). */
+  server: boolean;
 }
 
 export function parseNodes(json: string): NodeSeen[] {
   const items = (JSON.parse(json).items ?? []) as any[];
   const cond = (n: any, type: string): Condition | undefined => {
     const c = (n.status?.conditions ?? []).find((x: any) => x.type === type);
-    return c ? { status: c.status, reason: c.reason, message: c.message } : undefined;
+    return c ? { status: c.status, reason: c.reason, message: c.message, ...(c.lastHeartbeatTime && { heartbeat: c.lastHeartbeatTime }) } : undefined;
   };
-  return items.map((n) => ({ name: n.metadata?.name, ready: cond(n, 'Ready'), etcdVoter: cond(n, 'EtcdIsVoter') }));
+  return items.map((n) => ({
+    name: n.metadata?.name,
+    ready: cond(n, 'Ready'),
+    etcdVoter: cond(n, 'EtcdIsVoter'),
+    server: n.metadata?.labels?.['node-role.kubernetes.io/control-plane'] === 'true',
+  }));
 }
 
 /** Each expected host's readiness, in the inventory's order: absent Nodes count as not Ready. */
@@ -32,4 +41,15 @@ export function readiness(nodes: NodeSeen[], hosts: string[]): { host: string; o
       : 'no Ready condition';
     return { host, ok: false, detail: why };
   });
+}
+
+/** The Nodes whose names are none of `hosts` (the inventory's servers and agents), in the API's order. */
+export function notInInventory(nodes: NodeSeen[], hosts: string[]): NodeSeen[] {
+  return nodes.filter((n) => !hosts.includes(n.name));
+}
+
+/** How verify names a Node the inventory does not list: its role, readiness and last report. */
+export function describeStranger(n: NodeSeen): string {
+  const ready = n.ready ? `Ready=${n.ready.status}` : 'no Ready condition';
+  return `${n.server ? 'a server' : 'an agent'} Node not in the inventory (${ready}${n.ready?.heartbeat ? `, last report ${n.ready.heartbeat}` : ''})`;
 }

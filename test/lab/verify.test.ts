@@ -200,6 +200,25 @@ describeAsRoot('bootstrap verify lab', () => {
     expectWithinBudget(r);
   }, 300_000);
 
+  it('a Node the inventory does not list (a retired host still registered) is NODE_NOT_IN_INVENTORY, named with its role', async () => {
+    const node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'k3s-lab-retired', labels: { 'kubernetes.io/hostname': 'k3s-lab-retired' } },
+      spec: { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }] },
+    };
+    heal.push(() => hostExec('k3s-lab-1', 'k3s kubectl delete node k3s-lab-retired --ignore-not-found --wait=false'));
+    const made = await hostExec('k3s-lab-1', `echo '${JSON.stringify(node)}' | k3s kubectl create -f -`);
+    expect(made.code, made.stderr).toBe(0);
+    const r = await verify([], { stateDir, inventory });
+    expect(r.code).toBe(1);
+    expect(stops(r)).toContainEqual(expect.objectContaining({ cause: 'NODE_NOT_IN_INVENTORY', host: 'k3s-lab-retired' }));
+    const stop = stops(r).find((s: any) => s.cause === 'NODE_NOT_IN_INVENTORY');
+    expect(stop.evidence.seen).toMatch(/^k3s-lab-retired: an agent Node not in the inventory \(/);
+    expect(rows(r, 'nodes-ready')).toContainEqual(expect.objectContaining({ host: 'k3s-lab-retired', ok: false }));
+    expectWithinBudget(r);
+  }, 300_000);
+
   it('CoreDNS scaled to zero is COREDNS_NOT_READY', async () => {
     heal.push(() => hostExec('k3s-lab-1', `k3s kubectl -n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":1}}'`));
     await hostExec('k3s-lab-1', `k3s kubectl -n kube-system patch deployment coredns --type merge -p '{"spec":{"replicas":0}}'`);

@@ -714,6 +714,16 @@ const rows: Record<CauseId, Row | Row[]> = {
       { host: 'k3s-prod-3' },
     ),
   },
+  // phases/verify/checks.ts strangerError
+  NODE_NOT_IN_INVENTORY: {
+    names: /k3s-prod-4/,
+    remedy: /delete node <name>.*node-password\.k3s/,
+    example: stop(
+      'NODE_NOT_IN_INVENTORY',
+      { command: 'kubectl get nodes', seen: 'k3s-prod-4: a server Node not in the inventory (Ready=Unknown, last report 2026-12-01T09:12:44Z)' },
+      { host: 'k3s-prod-4' },
+    ),
+  },
   API_UNREACHABLE_VIA: {
     names: /readyz/,
     example: stop(

@@ -6,8 +6,8 @@ import type { EngineEvent } from '../../src/engine/events.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
 import { apiVerdict } from '../../phases/verify/api-verdict.ts';
 import { kprMode, kprOn } from '../../phases/verify/cilium-health.ts';
-import { compareMembers, mismatchLine, parseMembers, readMembers } from '../../src/k3s/etcd-members.ts';
-import { parseNodes, readiness } from '../../src/k3s/nodes.ts';
+import { compareMembers, memberOfNode, mismatchLine, parseMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { describeStranger, notInInventory, parseNodes, readiness } from '../../src/k3s/nodes.ts';
 
 const node = (name: string, ready: string, voter?: string, message = '') => ({
   metadata: { name },
@@ -39,6 +39,29 @@ describe('nodes', () => {
       { host: 's2', ok: false, detail: 'Ready=False KubeletNotReady: container runtime network not ready' },
       { host: 'a1', ok: false, detail: 'no Node object: the node never registered' },
     ]);
+  });
+});
+
+describe('Nodes the inventory does not list', () => {
+  it('are named with their role, readiness and last report; the inventory`s own are not', () => {
+    const retired = {
+      metadata: { name: 's4', labels: { 'node-role.kubernetes.io/control-plane': 'true' } },
+      status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', lastHeartbeatTime: '2026-12-01T09:12:44Z' }] },
+    };
+    const nodes = parseNodes(nodesJson(node('s1', 'True', 'True'), retired, node('w9', 'True')));
+    const strangers = notInInventory(nodes, ['s1', 's2', 's3']);
+    expect(strangers.map(describeStranger)).toEqual([
+      'a server Node not in the inventory (Ready=Unknown, last report 2026-12-01T09:12:44Z)',
+      'an agent Node not in the inventory (Ready=True)',
+    ]);
+    expect(notInInventory(nodes, ['s1', 's4', 'w9'])).toEqual([]);
+  });
+
+  it("tell their etcd member by k3s's name for it (<node>-<8 hex>), not by a prefix of another name", () => {
+    const [m] = parseMembers(memberList()).filter((x) => x.name.startsWith('s1'));
+    expect(memberOfNode(m, 's1')).toBe(true);
+    expect(memberOfNode(m, 's')).toBe(false);
+    expect(memberOfNode({ ...m, name: '' }, 's1')).toBe(false);
   });
 });
 
