@@ -14,7 +14,14 @@ import { LAB_TOOLS_DIR } from './tools.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-const TWIN_LOADER = `#!/bin/sh\n":" //; n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
+// The executable's first lines: a shell header that is also a JavaScript comment. `k3s kubectl …` goes straight
+// to the kubectl it runs (what lab/twin/kubectl.ts does, KUBECONFIG defaulting to k3s.yaml when unset), without
+// starting Node and compiling the whole twin: real k3s's kubectl is in its own Go binary and starts in tens of
+// milliseconds, where loading the twin cost a few hundred of CPU per call, on every poll of every lab.
+const TWIN_LOADER =
+  '#!/bin/sh\n":" //; ' +
+  `if [ "$1" = kubectl ] && [ -x ${LAB_TOOLS_DIR}/kubectl ]; then shift; KUBECONFIG="\${KUBECONFIG-/etc/rancher/k3s/k3s.yaml}" exec ${LAB_TOOLS_DIR}/kubectl "$@"; fi; ` +
+  `n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
 
 /**
  * A real k3s binary carries Go's module info, where the etcd it links shows as k3s's fork of
