@@ -10,7 +10,7 @@ import type { HostRef } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
-import { kubectl } from '../../src/k3s/remote.ts';
+import { kubectl, readyzVia, VIP_HOLDER_ARGS } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
 import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 import { shq } from '../../src/util/shell.ts';
@@ -20,8 +20,8 @@ import { otherMember, type RollingView } from './rolling-facts.ts';
 
 const HANDOVER_BUDGET_MS = (LEASE_TIMING.duration + 20) * 1000;
 
-const readyz = (address: string, port: number) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=5s`;
-const HOLDER = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
+const readyz = (address: string, port: number) => readyzVia(address, port);
+const HOLDER = VIP_HOLDER_ARGS;
 const LEASE_JSON = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json --request-timeout=5s`;
 /** Whether the VIP is on one of the host's NICs (the count of its addresses that are the VIP). */
 const vipOnHost = (vip: string) => `ip -4 -o addr show | grep -c ' ${vip}/'`;

@@ -9,7 +9,7 @@ import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
-import { excerpt, journalSince, kubectl } from '../../src/k3s/remote.ts';
+import { excerpt, journalSince, kubectl, readyzVia } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { journalCursor } from './facts.ts';
 import { cordonedByRun, otherMember, rollingRestart, rollingView, targetBinary } from './rolling-facts.ts';
@@ -55,15 +55,14 @@ async function serverServes(ctx: RunContext, host: HostRef): Promise<Look> {
       command: MEMBER_LIST_COMMAND,
       seen: verdict ? `${host.name}: ${verdict.missing[0]?.why ?? 'not a voter'}` : 'the member list did not answer',
     };
-  const v = await kubectl(ctx, host, `--server https://${vip}:${port} get --raw /readyz --request-timeout=5s`, 10_000).catch((e: Error) => ({
-    code: null,
-    stdout: '',
-    stderr: e.message,
-  }));
+  const v = await ctx
+    .remote(host)
+    .exec(readyzVia(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal })
+    .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   if (v.code !== 0 || v.stdout.trim() !== 'ok')
     return {
       ok: false,
-      command: `k3s kubectl --server https://${vip}:${port} get --raw /readyz`,
+      command: readyzVia(vip, port),
       seen: `the VIP from ${host.name}: ${lastLines(`${v.stdout}${v.stderr}`, 1).trim() || 'no answer'}`,
     };
   return { ok: true };

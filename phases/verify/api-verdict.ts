@@ -3,6 +3,7 @@
 import { CauseError } from '../../src/errors.ts';
 import type { ProbeResults } from '../../src/engine/phase.ts';
 import type { Row, Verdict } from './read.ts';
+import { readyzVia } from '../../src/k3s/remote.ts';
 
 export interface Target {
   key: string;
@@ -12,7 +13,7 @@ export interface Target {
   owner?: string;
 }
 
-export const readyzCommand = (address: string, port: number) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=5s`;
+export const readyzCommand = (address: string, port: number) => readyzVia(address, port);
 
 const answered = (r: ProbeResults[string]) => r.code === 0 && r.stdout.trim() === 'ok';
 const lastLine = (r: ProbeResults[string]) => (r.stderr || r.stdout).trim().split('\n').at(-1) || (r.code === null ? 'no answer' : `exit ${r.code}`);

@@ -13,6 +13,7 @@ import { roleOf } from '../../src/k3s/paths.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { parseNodes } from '../../src/k3s/nodes.ts';
+import { readyzVia, VIP_HOLDER_ARGS } from '../../src/k3s/remote.ts';
 import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */
@@ -20,9 +21,9 @@ const FAILOVER_LIMIT_MS = LEASE_TIMING.duration * 1_000 + 20_000;
 const REJOIN_LIMIT_MS = 120_000;
 const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
 
-const HOLDER = `k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
+const HOLDER = `k3s kubectl ${VIP_HOLDER_ARGS}`;
 const NODES = 'k3s kubectl get nodes -o json --request-timeout=5s';
-const readyz = (address: string, port: number) => `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=3s`;
+const readyz = (address: string, port: number) => readyzVia(address, port, 3);
 
 /** From each other server: does the VIP answer /readyz, and who holds the lease now? */
 async function vipMoved(ctx: RunContext, others: HostRef[], from: string): Promise<{ moved: boolean; seen: string; holder?: string }> {

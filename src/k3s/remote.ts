@@ -5,6 +5,7 @@ import type { ExecResult } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import { roleOf } from './paths.ts';
 import { lastLines } from '../util/text.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../addons/kube-vip.ts';
 import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 
 // async: a host that is not connected (down) becomes a rejected promise the caller can catch, not a throw.
@@ -13,6 +14,17 @@ export const NOT_FOUND = /NotFound|not found/;
 
 /** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
 export const UPSTREAM_PATTERNS: UpstreamPatterns = { NOT_FOUND };
+
+/**
+ * `/readyz` of the API server at `address`, asked from the host it runs on with k3s's admin kubeconfig (the
+ * server's own CA and credentials; the address must be a SAN: the VIP or a server's). One command for every
+ * place that asks it: the rolling change's quorum check and hand-over, verify's API check and the drill.
+ */
+export const readyzVia = (address: string, port: number, timeoutS = 5) =>
+  `k3s kubectl --server https://${address}:${port} get --raw /readyz --request-timeout=${timeoutS}s`;
+
+/** Who holds kube-vip's lease (its holderIdentity, a node name), as `k3s kubectl` arguments. */
+export const VIP_HOLDER_ARGS = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
 
 export async function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
   return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal });
