@@ -15,7 +15,7 @@ import { configFor, serverEnv, serverUnit } from './render.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
 import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
-import { sha256File } from '../../src/util/sha256-file.ts';
+import { sha256FileOnce } from '../../src/util/sha256-file.ts';
 
 type Upload = { local: string; remote: string; mode: string };
 
@@ -31,7 +31,7 @@ function uploadStep(
   return {
     id,
     title,
-    local: async (_h, ctx) => Promise.all(files(ctx).map(async (f) => ({ ...f, sha: await sha256File(f.local), bytes: statSync(f.local).size }))),
+    local: async (_h, ctx) => Promise.all(files(ctx).map(async (f) => ({ ...f, sha: await sha256FileOnce(f.local), bytes: statSync(f.local).size }))),
     probe: (_h, ctx): Record<string, ProbeCommand> =>
       Object.fromEntries(files(ctx).map((f, i) => [`sum${i}`, { command: `sha256sum ${shq(f.remote)} 2>/dev/null | cut -d' ' -f1`, sudo: true }])),
     plan: ({ host, probe, local, ctx }) => {

@@ -10,7 +10,7 @@ import type { PrepareContext, ReadContext } from '../../src/engine/context.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { etcdVersionIn, pathStops, releaseEtcd, runningEtcdProbe, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
-import { sha256File } from '../../src/util/sha256-file.ts';
+import { sha256FileOnce } from '../../src/util/sha256-file.ts';
 import { cordonedByRun, rollingView, targetBinary, type TargetBinary } from './rolling-facts.ts';
 import { stateTokenSha, TOKEN_SECRET_PROBE, tokenStops } from '../k3s-founder.ts';
 import { CORDONED_QUERY, cordonedIn } from './rolling-evict.ts';
@@ -19,7 +19,7 @@ import { CORDONED_QUERY, cordonedIn } from './rolling-evict.ts';
 export async function prepareTarget(ctx: PrepareContext): Promise<TargetBinary> {
   return ctx.once(targetBinary, async () => {
     const path = ctx.inventory.derived.paths.k3sBinary;
-    const [bytes, sha256] = await Promise.all([readFile(path), sha256File(path)]);
+    const [bytes, sha256] = await Promise.all([readFile(path), sha256FileOnce(path)]);
     const version = ctx.inventory.inventory.k3s.version;
     return { version, etcd: releaseEtcd(version) ?? etcdVersionIn(bytes.toString('latin1')), sha256 };
   });

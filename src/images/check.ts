@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import { CauseError } from '../errors.ts';
 import { type ArchiveIndex, readArchiveIndex } from './archive.ts';
 import { matchImage } from './match.ts';
-import { sha256File } from '../util/sha256-file.ts';
+import { sha256FileOnce } from '../util/sha256-file.ts';
 import type { RequiredImage } from './required.ts';
 
 export interface ReadArchive {
@@ -22,7 +22,7 @@ export async function readArchives(archives: { path: string; sha256?: string }[]
     const bad = (seen: string, command: string) =>
       stops.push(new CauseError('IMAGE_ARCHIVE_INVALID', { message: `${a.path}: ${seen}`, evidence: { command, seen }, retryable: false }));
     if (a.sha256) {
-      const sum = await sha256File(a.path).catch(() => undefined);
+      const sum = await sha256FileOnce(a.path).catch(() => undefined);
       if (sum === undefined) continue;
       if (sum !== a.sha256) {
         bad(`its sha256 is ${sum}, the inventory says ${a.sha256}`, `sha256sum ${a.path}`);
