@@ -45,10 +45,10 @@ const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 function printTable(figures: Figure[]): void {
   const w = Math.max(...figures.map((f) => f.what.length));
-  const v = Math.max(...figures.map((f) => f.value.length));
-  process.stdout.write(`\n${'figure'.padEnd(w)}  ${'measured'.padEnd(v)}  target\n`);
+  const t = Math.max(...figures.map((f) => (f.target ? `${f.target} — MISSES`.length : 0)));
+  process.stdout.write(`\n${'figure'.padEnd(w)}  ${'target'.padEnd(t)}  measured\n`);
   for (const f of figures)
-    process.stdout.write(`${f.what.padEnd(w)}  ${f.value.padEnd(v)}  ${f.target ? `${f.target} — ${f.meets ? 'meets' : 'MISSES'}` : ''}\n`);
+    process.stdout.write(`${f.what.padEnd(w)}  ${(f.target ? `${f.target} — ${f.meets ? 'meets' : 'MISSES'}` : '').padEnd(t)}  ${f.value}\n`);
 }
 
 /** The backup figure (test/support/backup-memory.ts; test/ssh/backup-memory.test.ts asserts it in CI). */
@@ -99,13 +99,22 @@ export function startup(): boolean {
 
 class BenchFailed extends Error {}
 
-/** A run that must succeed (a failure ends the bench with its output's end). */
+/** A run that must succeed (a failure ends the bench with its output's end); a no-op run is asked with --json. */
 async function mustRun(label: string, args: string[], stateDir: string, bundleDir: string, noOp = false): Promise<BenchRun> {
-  const r = await benchRun(args, stateDir, bundleDir);
+  const r = await benchRun(noOp ? [...args, '--json'] : args, stateDir, bundleDir);
   if (r.code !== 0) throw new BenchFailed(`${label} failed (exit ${r.code}):\n${r.out.slice(-3000)}`);
-  if (noOp && !/ 0 (changed|would change)/.test(r.out)) throw new BenchFailed(`${label} was not a no-op:\n${r.out.slice(-2000)}`);
+  const summary = r.events.find((e) => e.type === 'run-end')?.summary;
+  if (noOp && (!summary || summary.changed !== 0 || summary.wouldChange !== 0)) throw new BenchFailed(`${label} was not a no-op:\n${r.out.slice(-2000)}`);
   process.stdout.write(`${label}: ${s(r.ms)}\n`);
   return r;
+}
+
+/** Where a run's time went: each phase's wall time, as the run reported it. */
+function phasesOf(r: BenchRun): string {
+  const durations: Record<string, number> = r.events.find((e) => e.type === 'run-end')?.summary?.phaseDurations ?? {};
+  return Object.entries(durations)
+    .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)}`)
+    .join(', ');
 }
 
 /** What one cluster shape measured. */
@@ -116,6 +125,8 @@ interface ShapeFigures {
   checkMs: number;
   maxRssMB: number;
   commands: Map<string, number>;
+  /** The phases of the median converged run, in seconds. */
+  phases: string;
 }
 
 /**
@@ -149,6 +160,7 @@ async function measureShape(agents: number, bundleDir: string): Promise<{ figure
       coldToAgentsMs: cold.ms,
       coldCpuShare: cold.cpuMs / cold.ms,
       convergedMs: medianOf(converged.map((r) => r.ms)),
+      phases: phasesOf([...converged].sort((a, b) => a.ms - b.ms)[Math.floor(converged.length / 2)]),
       checkMs: medianOf(checks.map((r) => r.ms)),
       maxRssMB: Math.max(...all.map((r) => r.maxRssMB)),
       commands: converged[0].logFile ? commandsPerHost(converged[0].logFile) : new Map(),
@@ -206,6 +218,7 @@ export async function main(argv: string[] = []): Promise<number> {
         meets: f1.convergedMs <= CONVERGED_TARGET_MS,
       },
       { what: 'converged --check, 3 + 1', value: s(f1.checkMs), target: `≤ ${CHECK_TARGET_MS / 1000} s`, meets: f1.checkMs <= CHECK_TARGET_MS },
+      { what: 'phases of a converged run, 3 + 1 (s)', value: f1.phases },
       { what: 'remote commands, converged 3 + 1', value: commandsLine(f1.commands) },
       { what: 'engine peak RSS, 3 + 1', value: `${f1.maxRssMB.toFixed(0)} MB` },
     );
@@ -242,6 +255,7 @@ export async function main(argv: string[] = []): Promise<number> {
           target: `≤ ${RSS_TARGET_MB} MB`,
           meets: f27.maxRssMB <= RSS_TARGET_MB,
         },
+        { what: `phases of a converged run, 3 + ${SCALE_AGENTS} (s)`, value: f27.phases },
         { what: `remote commands, converged 3 + ${SCALE_AGENTS}`, value: commandsLine(f27.commands) },
         { what: `memory per lab host, 3 + ${SCALE_AGENTS}`, value: memoryLine() },
       );
