@@ -5,12 +5,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { LocalChange } from '../../src/engine/changes.ts';
-import type { Gate, Step } from '../../src/engine/phase.ts';
+import type { Gate, HostRef, Step } from '../../src/engine/phase.ts';
+import type { RunContext } from '../../src/engine/context.ts';
 import { journalCursor } from './facts.ts';
 import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-file.ts';
-import { KUBECONFIG_FILE, TOKEN_FILE } from '../../src/k3s/paths.ts';
+import { KUBECONFIG_FILE, SERVER_ROLE, TOKEN_FILE } from '../../src/k3s/paths.ts';
 import { excerpt, journalSince, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { readToken, secretOf, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
@@ -220,14 +221,14 @@ export const joinerIsVoter: Gate = {
   },
 };
 
-const UNIT_STATE = '-p ActiveState -p SubState -p ExecStartPre k3s.service';
+const UNIT_STATE = `-p ActiveState -p SubState -p ExecStartPre ${SERVER_ROLE.unit}`;
 
 /**
  * The k3s unit's state as systemd words it ("activating start-pre", "active running", …) and, while it is in
  * start-pre, the ExecStartPre line still running (systemd prints each as `ExecStartPre={ path=… ; argv[]=… ;
  * … pid=… ; code=(null) … }`, code=(null) while it has not exited).
  */
-async function unitState(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<string> {
+async function unitState(ctx: RunContext, host: HostRef): Promise<string> {
   const r = await ctx
     .remote(host)
     .exec(`systemctl show ${UNIT_STATE}`, { timeoutMs: 10_000, signal: ctx.signal })

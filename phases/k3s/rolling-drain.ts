@@ -20,8 +20,6 @@ import { otherMember, type RollingView } from './rolling-facts.ts';
 
 const HANDOVER_BUDGET_MS = (LEASE_TIMING.duration + 20) * 1000;
 
-const readyz = (address: string, port: number) => readyzVia(address, port);
-const HOLDER = VIP_HOLDER_ARGS;
 const LEASE_JSON = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json --request-timeout=5s`;
 /** Whether the VIP is on one of the host's NICs (the count of its addresses that are the VIP). */
 const vipOnHost = (vip: string) => `ip -4 -o addr show | grep -c ' ${vip}/'`;
@@ -41,7 +39,7 @@ export function quorumAction(host: HostRef, ctx: ReadContext, view: RollingView)
       `sudo ${MEMBER_LIST_COMMAND}   (every member started, none a learner, one voter per running server)`,
       ...serverRefs(ctx.inventory)
         .filter((s) => view.members.includes(s.name))
-        .map((s) => `sudo ${readyz(s.address, port)}`),
+        .map((s) => `sudo ${readyzVia(s.address, port)}`),
     ],
     budgetMs: QUORUM_CHECK_BUDGET_MS,
     run: (actx) => quorumHolds(actx, host, via, view),
@@ -62,7 +60,7 @@ export function drainAction(host: HostRef, ctx: ReadContext, view: RollingView):
         ? [
             `sudo k3s kubectl ${LEASE_JSON}`,
             `sudo k3s kubectl patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p '{"metadata":{"resourceVersion":"<as read>"},"spec":{"holderIdentity":"${handoverTarget(host, ctx, view)?.name ?? '<another server>'}","renewTime":"<now>","leaseTransitions":<+1>}}'   (its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
-            `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: sudo k3s kubectl ${HOLDER}; on ${host.name}: ${vipOnHost(ctx.inventory.derived.apiEndpoint.host)}; sudo ${readyz(ctx.inventory.derived.apiEndpoint.host, port)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
+            `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: sudo k3s kubectl ${VIP_HOLDER_ARGS}; on ${host.name}: ${vipOnHost(ctx.inventory.derived.apiEndpoint.host)}; sudo ${readyzVia(ctx.inventory.derived.apiEndpoint.host, port)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
           ]
         : []),
       `PATCH /api/v1/nodes/${host.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
@@ -98,7 +96,7 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
       .map(async (s) => {
         const r = await ctx
           .remote(via)
-          .exec(readyz(s.address, port), { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
+          .exec(readyzVia(s.address, port), { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
           .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
         return { s, ok: r.code === 0 && r.stdout.trim() === 'ok', said: lastLines(`${r.stdout}${r.stderr}`, 1).trim() };
       }),
@@ -192,9 +190,9 @@ async function handOver(ctx: RunContext, host: HostRef, via: HostRef, target: Ho
       look: async () => {
         const failed = (e: Error) => ({ code: null, stdout: '', stderr: e.message });
         const [lease, onHost, answer] = await Promise.all([
-          kubectl(ctx, via, HOLDER).catch(failed),
+          kubectl(ctx, via, VIP_HOLDER_ARGS).catch(failed),
           ctx.remote(host).exec(vipOnHost(vip), { timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
-          ctx.remote(via).exec(readyz(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
+          ctx.remote(via).exec(readyzVia(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
         ]);
         const now = lease.code === 0 ? lease.stdout.trim() : '';
         const carried = onHost.stdout.trim() !== '0';
@@ -221,6 +219,6 @@ async function handOver(ctx: RunContext, host: HostRef, via: HostRef, target: Ho
     message: write.ok
       ? `the VIP did not move off ${host.name} within ${HANDOVER_BUDGET_MS / 1000} s of the lease's hand-over to ${target?.name}; ${host.name} is not restarted`
       : `the VIP could not be handed over from ${host.name} (${wrote}); ${host.name} is not restarted`,
-    evidence: { command: `k3s kubectl ${HOLDER}; ${readyz(vip, port)} (on ${via.name})`, seen },
+    evidence: { command: `k3s kubectl ${VIP_HOLDER_ARGS}; ${readyzVia(vip, port)} (on ${via.name})`, seen },
   });
 }

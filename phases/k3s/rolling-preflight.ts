@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import type { PrepareContext, ReadContext } from '../../src/engine/context.ts';
-import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
+import { VIP_HOLDER_ARGS } from '../../src/k3s/remote.ts';
 import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { etcdVersionIn, pathStops, releaseEtcd, runningEtcdProbe, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
 import { sha256FileOnce } from '../../src/util/sha256-file.ts';
@@ -49,7 +49,7 @@ export function serverProbes(target: TargetBinary, onFounder: boolean): Record<s
     ...all,
     // The VIP holder (first line), then each Node with this tool's cordon mark (a rolling change that stopped).
     cluster: {
-      command: `systemctl is-active -q ${SERVER_ROLE.unit} && { k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s; echo; k3s kubectl ${CORDONED_QUERY}; }; true`,
+      command: `systemctl is-active -q ${SERVER_ROLE.unit} && { k3s kubectl ${VIP_HOLDER_ARGS}; echo; k3s kubectl ${CORDONED_QUERY}; }; true`,
       sudo: true,
     },
   };

@@ -13,8 +13,6 @@ export interface Target {
   owner?: string;
 }
 
-export const readyzCommand = (address: string, port: number) => readyzVia(address, port);
-
 const answered = (r: ProbeResults[string]) => r.code === 0 && r.stdout.trim() === 'ok';
 const lastLine = (r: ProbeResults[string]) => (r.stderr || r.stdout).trim().split('\n').at(-1) || (r.code === null ? 'no answer' : `exit ${r.code}`);
 
@@ -37,7 +35,7 @@ export function apiVerdict(targets: Target[], port: number, seen: { vantage: str
         host: t.owner ?? from[0].vantage,
         message: `The API is not ready via ${t.address}:${port} (${t.owner ? `${t.owner}'s own address` : 'the VIP'}) from ${from.map((f) => f.vantage).join(', ')}`,
         evidence: {
-          command: readyzCommand(t.address, port),
+          command: readyzVia(t.address, port),
           exitCode: from[0].results[t.key].code,
           seen: from.map((f) => `https://${t.address}:${port}/readyz from ${f.vantage}: ${lastLine(f.results[t.key])}`).join('; '),
         },

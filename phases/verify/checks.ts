@@ -7,7 +7,8 @@ import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { agentRefs, allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
-import { apiVerdict, operatorVerdict, readyzCommand, type Target } from './api-verdict.ts';
+import { apiVerdict, operatorVerdict, type Target } from './api-verdict.ts';
+import { readyzVia } from '../../src/k3s/remote.ts';
 import { NOT_FOUND } from '../../src/k3s/remote.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
@@ -156,7 +157,7 @@ export const apiReady: Gate = {
         { key: 'vip', label: `VIP ${vip}`, address: vip },
         ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name })),
       ];
-      const commands = Object.fromEntries(targets.map((t) => [t.key, readyzCommand(t.address, port)]));
+      const commands = Object.fromEntries(targets.map((t) => [t.key, readyzVia(t.address, port)]));
       const [seen, operator] = await Promise.all([
         Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) }))),
         fromOperator(ctx, host, targets, port),
