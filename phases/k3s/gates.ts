@@ -226,7 +226,10 @@ const UNIT_STATE = `-p ActiveState -p SubState -p ExecStartPre ${SERVER_ROLE.uni
 /**
  * The k3s unit's state as systemd words it ("activating start-pre", "active running", …) and, while it is in
  * start-pre, the ExecStartPre line still running (systemd prints each as `ExecStartPre={ path=… ; argv[]=… ;
- * … pid=… ; code=(null) … }`, code=(null) while it has not exited).
+ * … pid=… ; code=(null) … }`, code=(null) while it has not exited). The words are systemd's own: the state
+ * names in systemd/systemd v252 (Debian 12's) src/basic/unit-def.c `service_state_table`, the ExecStartPre
+ * record in src/shared/bus-print-properties.c / src/systemctl/systemctl-show.c; the lab hosts run that real
+ * systemd, and the join-stalled fault row asserts the line it printed.
  */
 async function unitState(ctx: RunContext, host: HostRef): Promise<string> {
   const r = await ctx
