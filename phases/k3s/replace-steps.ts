@@ -8,46 +8,14 @@ import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
-import { DATA_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { killallCommand, K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { membersOf, replaceFacts } from './replace-quorum.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
 const DELETE_TIMEOUT_MS = 100_000;
 const POLL_MS = 2_000;
-/** What the host keeps of its membership: the datastore, certificates, token, agent state, node password. */
-const OLD_STATE = [DATA_DIR, '/etc/rancher/node'];
-/** What k3s's containers leave: kubelet's pod folders, containerd's tmpfs state, the CNI's allocations. */
-const RUNTIME_STATE = ['/var/lib/kubelet', '/run/k3s', '/var/lib/cni'];
-
-/**
- * Everything k3s started, stopped as k3s-killall.sh does it (k3s-io/k3s install.sh create_killall, at commit
- * 0136cf2): the k3s unit stops with KillMode=process, so its containers — their containerd-shims and every
- * process below them, in the kubepods cgroups — go on running: kill each shim's process tree; unmount what
- * the containers mounted under /run/k3s, /var/lib/kubelet/pods|plugins and /run/netns/cni-; delete the CNI
- * namespaces. The killall script's links are flannel's (cni0, flannel.1…); with Cilium they are cilium_host,
- * cilium_net, cilium_vxlan and the pods' lxc* veths (the next Cilium agent makes them again). The killall's
- * iptables filter is left out: its rules are KUBE-/CNI-/flannel ones this cluster (Cilium, no kube-proxy)
- * does not write, and a Cilium agent re-installs its own CILIUM_ chains when it starts. A kube-vip killed with
- * SIGKILL leaves the VIP on the NIC, which no one would then remove: delete it.
- */
-function killallCommand(unit: string, vip: string): string {
-  const shim = `${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/');
-  return [
-    `systemctl stop ${unit}`,
-    `systemctl kill --signal=KILL ${unit} 2>/dev/null`,
-    `pstree() { for p in "$@"; do echo "$p"; pstree $(ps -e -o ppid= -o pid= | awk -v p="$p" '$1 == p { print $2 }'); done; }`,
-    `kill -9 $(pstree $(ps -e -o pid= -o args= | awk '/${shim}/ { print $1 }')) 2>/dev/null`,
-    `for m in $(awk '$2 ~ "^(/run/k3s|/var/lib/kubelet/pods|/var/lib/kubelet/plugins|/run/netns/cni-)" { print $2 }' /proc/self/mounts | sort -r); do umount -f "$m"; done`,
-    `ip netns list 2>/dev/null | awk '$1 ~ /^cni-/ { print $1 }' | xargs -r -n 1 ip netns delete`,
-    `for l in cilium_host cilium_net cilium_vxlan $(ip -o link show | awk -F': ' '$2 ~ /^lxc/ { sub(/@.*/, "", $2); print $2 }'); do ip link delete "$l" 2>/dev/null; done`,
-    `ip -o -4 addr show | awk '$4 == "${vip}/32" { print $2 }' | xargs -r -I{} ip addr del ${vip}/32 dev {}`,
-  ].join('; ');
-}
-
-/** The processes of k3s's containers still running on a host: its containerd-shims, as the killall finds them. */
-const SHIMS_PROBE = `ps -e -o pid= -o args= | awk '/${`${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/')}/ { print $1 }' | wc -l`;
-
 const replacing = (host: HostRef, ctx: ReadContext) => ctx.topology.replacing === host.name;
 
 export const deleteOldNode: Step = {
@@ -143,7 +111,7 @@ export const wipeOldState: Step = {
   probe: (host, ctx): Record<string, ProbeCommand> =>
     replacing(host, ctx)
       ? {
-          present: { command: `for p in ${[...OLD_STATE, ...RUNTIME_STATE].join(' ')}; do [ -e "$p" ] && echo "$p"; done; true`, sudo: true },
+          present: { command: `for p in ${K3S_STATE.join(' ')}; do [ -e "$p" ] && echo "$p"; done; true`, sudo: true },
           active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
           shims: { command: SHIMS_PROBE, sudo: true },
         }
@@ -167,7 +135,7 @@ export const wipeOldState: Step = {
         {
           kind: 'command',
           description: `wipe the old state: ${present.join(', ') || 'nothing on disk'} (the images tarball is uploaded again by the install)`,
-          command: `rm -rf ${[...OLD_STATE, ...RUNTIME_STATE].join(' ')}`,
+          command: `rm -rf ${K3S_STATE.join(' ')}`,
           sudo: true,
           timeoutMs: 120_000,
         },
