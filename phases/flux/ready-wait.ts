@@ -16,6 +16,7 @@ import { poll } from '../../src/engine/poll.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import {
+  awaitingApplier,
   describeObject,
   fluxState,
   isReady,
@@ -176,7 +177,9 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
         const state = fluxState(seen.sources, seen.kustomizations);
         if (state.ready && seen.sources.length && seen.kustomizations.length) return true;
         last = state.ready ? [] : state.verdicts;
-        const stalled = last.filter((v) => v.stalled);
+        // A Stalled object its applier may yet prune (gone from the revision just pushed) is not the answer yet.
+        const pending = awaitingApplier(seen.sources, seen.kustomizations);
+        const stalled = last.filter((v) => v.stalled && !pending.has(v.object));
         if (stalled.length) throw verdictsError(stalled);
         if (last.some((v) => v.reason === 'HealthCheckRunning')) last = await healthDetails(ctx, host, last, seen.kustomizations);
       }

@@ -20,7 +20,7 @@ export interface Condition {
 
 export interface FluxObject {
   kind?: string;
-  metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string> };
+  metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec?: {
     dependsOn?: { name: string; namespace?: string }[];
     sourceRef?: { kind?: string; name: string; namespace?: string };
@@ -220,6 +220,31 @@ export function upToDate(sources: FluxObject[], kustomizations: FluxObject[]): b
       return settled(k) && revision !== undefined && k.status?.lastAppliedRevision === revision;
     })
   );
+}
+
+/** The labels kustomize-controller puts on every object it applies (fluxcd/kustomize-controller v1.9.0, internal/controller/kustomization_controller.go: SetOwnerLabels, with its owner group). */
+const APPLIER_NAME = 'kustomize.toolkit.fluxcd.io/name';
+const APPLIER_NAMESPACE = 'kustomize.toolkit.fluxcd.io/namespace';
+
+/**
+ * The Kustomizations whose applier (the Kustomization that applied them, by its labels) has not yet
+ * answered this run's request at its source's current revision. Until it has, a Stalled one among them may
+ * be about to be pruned (removed from git in the revision just pushed), so its Stalled is not yet the
+ * answer: the wait goes on until the applier has applied (and pruned) or the budget ends.
+ */
+export function awaitingApplier(sources: FluxObject[], kustomizations: FluxObject[]): Set<string> {
+  const byKey = new Map(kustomizations.map((k) => [key(k), k]));
+  const revisions = new Map(sources.map((s) => [key(s), { revision: s.status?.artifact?.revision, answered: answered(s) }]));
+  const out = new Set<string>();
+  for (const k of kustomizations) {
+    const name = k.metadata.labels?.[APPLIER_NAME];
+    const applier = name && byKey.get(`${k.metadata.labels?.[APPLIER_NAMESPACE] ?? 'default'}/${name}`);
+    if (!applier || applier === k) continue;
+    const source = revisions.get(sourceKey(applier));
+    const settled = answered(applier) && source?.answered && source.revision !== undefined && applier.status?.lastAttemptedRevision === source.revision;
+    if (!settled) out.add(describeObject('Kustomization', k));
+  }
+  return out;
 }
 
 /** Whether Flux is Ready, and if not, one verdict per root (the root's own cause, and who waits on it). */

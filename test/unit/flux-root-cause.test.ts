@@ -2,7 +2,16 @@
 // dependsOn chain that fails for its own reason, classified by its Ready condition. Stalled (for the
 // current generation) is the only verdict that stops a wait early.
 import { describe, expect, it } from 'vitest';
-import { classifyKustomization, fluxState, literalVariables, rootOf, upToDate, type Condition, type FluxObject } from '../../phases/flux/root-cause.ts';
+import {
+  awaitingApplier,
+  classifyKustomization,
+  fluxState,
+  literalVariables,
+  rootOf,
+  upToDate,
+  type Condition,
+  type FluxObject,
+} from '../../phases/flux/root-cause.ts';
 
 const cond = (status: string, reason: string, message: string) => [{ type: 'Ready', status, reason, message }];
 const ks = (name: string, ready: [string, string, string] | undefined, dependsOn: string[] = [], gen = { generation: 1, observed: 1 }): FluxObject => ({
@@ -351,5 +360,29 @@ describe('literalVariables', () => {
       { path: 'ipam.list[1]', text: 'x-${POD_CIDR}' },
     ]);
     expect(literalVariables({ k8sServiceHost: '10.77.0.9' })).toEqual([]);
+  });
+});
+
+describe('awaitingApplier: a Stalled Kustomization its applier may yet prune', () => {
+  const at = (o: FluxObject, status: Record<string, unknown>, labels?: Record<string, string>): FluxObject => ({
+    ...o,
+    metadata: { ...o.metadata, annotations: { 'reconcile.fluxcd.io/requestedAt': 't2' }, ...(labels && { labels }) },
+    status: { ...o.status, ...status },
+  });
+  const appliedBy = { 'kustomize.toolkit.fluxcd.io/name': 'flux-system', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };
+  const source = (handled: string, revision: string) => at(src(SRC_OK), { lastHandledReconcileAt: handled, artifact: { revision } });
+  const stalled = at(ks('tier-a', ['False', 'ArtifactFailed', 'kustomization path not found']), { lastHandledReconcileAt: 't2' }, appliedBy);
+
+  it("names the child while its applier has not answered this run's request at the source's revision", () => {
+    const applier = at(ks('flux-system', OK), { lastHandledReconcileAt: 't1', lastAttemptedRevision: 'main@sha1:old' });
+    expect([...awaitingApplier([source('t2', 'main@sha1:new')], [applier, stalled])]).toEqual(['Kustomization flux-system/tier-a']);
+    // The source has not fetched yet either: still waiting.
+    expect([...awaitingApplier([source('t1', 'main@sha1:old')], [applier, stalled])]).toEqual(['Kustomization flux-system/tier-a']);
+  });
+
+  it('lets the Stalled child stop the wait once the applier has attempted the current revision, and ignores objects without an applier', () => {
+    const applier = at(ks('flux-system', OK), { lastHandledReconcileAt: 't2', lastAttemptedRevision: 'main@sha1:new' });
+    expect(awaitingApplier([source('t2', 'main@sha1:new')], [applier, stalled]).size).toBe(0);
+    expect(awaitingApplier([source('t2', 'main@sha1:new')], [at(ks('lone', OK), {})]).size).toBe(0);
   });
 });
