@@ -350,11 +350,13 @@ export const corednsReady: Gate = {
       const command = 'get deployment -n kube-system coredns -o json';
       const read = await readCluster(ctx, command);
       let seen: string;
+      let scaledToZero = false;
       if (read.ok) {
         const d = JSON.parse(read.res.stdout);
         const want = Number(d.spec?.replicas ?? 1);
         const ready = Number(d.status?.readyReplicas ?? 0);
         if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
+        scaledToZero = want === 0;
         seen = want === 0 ? 'deployment kube-system/coredns is scaled to 0 replicas' : `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
       } else {
         seen = NOT_FOUND.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
@@ -362,6 +364,9 @@ export const corednsReady: Gate = {
       return {
         rows: [{ host: host.name, ok: false, detail: seen }],
         stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
+        // Zero replicas is a spec someone wrote: k3s re-applies its CoreDNS manifest only when it starts or the file
+        // changes, so nothing scales it back while the run waits: named at once.
+        final: scaledToZero,
       };
     }),
 };

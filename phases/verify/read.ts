@@ -48,10 +48,12 @@ export interface Row {
 export interface Verdict {
   rows: Row[];
   stops: CauseError[];
+  /** The stops describe a state nothing in the cluster will change by itself (an operator's setting): no more looks. */
+  final?: boolean;
 }
 
 /**
- * Looks until the verdict has no stop or the budget (less the time of one look) runs out, then prints
+ * Looks until the verdict has no stop, is final, or the budget (less the time of one look) runs out, then prints
  * the table's rows for this check and stops with the causes of the last look.
  */
 export async function settle(
@@ -66,7 +68,7 @@ export async function settle(
     everyMs: POLL_MS,
     look: async () => {
       v = await look();
-      return !v.stops.length || ctx.clock.now() >= deadline || undefined;
+      return !v.stops.length || v.final || ctx.clock.now() >= deadline || undefined;
     },
   });
   for (const r of v.rows) ctx.emit({ type: 'check', phase: VERIFY_PHASE, check: check.id, title: check.title, host: r.host, ok: r.ok, detail: r.detail });

@@ -227,6 +227,8 @@ describeAsRoot('bootstrap verify lab', () => {
     expect(stops(r)).toEqual([expect.objectContaining({ cause: 'COREDNS_NOT_READY', host: 'k3s-lab-1' })]);
     expect(stops(r)[0].evidence.seen).toBe('deployment kube-system/coredns is scaled to 0 replicas');
     expectWithinBudget(r);
+    // A spec of zero replicas is not waited out: nothing in the cluster scales it back.
+    expect(r.events.find((e) => e.type === 'gate-end' && e.gate === 'coredns').durationMs).toBeLessThan(15_000);
   }, 300_000);
 
   it('--drill with kube-vip on the holder alone: the VIP cannot move, FAILOVER_FAILED, and k3s runs again', async () => {
