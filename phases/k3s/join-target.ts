@@ -18,13 +18,13 @@ export interface JoinVia {
 }
 
 /** The join target of this run, set by k3s-join's preflight; absent before it ran (then the topology's). */
-export const joinVia = runFact<JoinVia>('k3s-join.via');
+const joinVia = runFact<JoinVia>('k3s-join.via');
 
 /**
  * On each server: `present` when it holds etcd data, then `ok` when its k3s runs and its API answers /readyz
  * (asked only where a datastore is, so a server still to join pays nothing).
  */
-export const JOIN_TARGET_PROBE: ProbeCommand = {
+const JOIN_TARGET_PROBE: ProbeCommand = {
   command: `test -d ${DB_DIR}/etcd || exit 0; echo present; systemctl is-active -q ${SERVER_ROLE.unit} && k3s kubectl get --raw /readyz --request-timeout=5s 2>/dev/null; true`,
   sudo: true,
 };

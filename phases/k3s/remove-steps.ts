@@ -1,0 +1,198 @@
+// One node's removal, as three steps planned from what the precheck found (remove-quorum.ts), each listing every
+// command and where it runs:
+// 1. drain: the VIP handed to the surviving server first when this node holds kube-vip's lease, then the node
+//    cordoned and drained through the eviction API (PodDisruptionBudgets honoured), through that survivor;
+// 2. delete: its Node deleted NORMALLY through the survivor (never forced: k3s's finalizer removes a server's
+//    etcd member), then a bounded wait until the Node, its etcd member and its node-password Secret are gone;
+// 3. wipe: on the host, when it answers SSH, k3s stopped with everything it started (as k3s-killall.sh does)
+//    and its state, config, unit, env file and binary removed.
+// A node already gone plans nothing: the same --remove run again finishes a stopped one.
+import { CauseError } from '../../src/errors.ts';
+import type { Change } from '../../src/engine/changes.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import type { HostRef, Step } from '../../src/engine/phase.ts';
+import { poll } from '../../src/engine/poll.ts';
+import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { killallCommand } from '../../src/k3s/killall.ts';
+import { roleOf } from '../../src/k3s/paths.ts';
+import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
+import { membersOf } from './replace-quorum.ts';
+import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
+import { DRAIN_BUDGET_MS, drainThrough } from './rolling-evict.ts';
+
+export const REMOVE_PHASE = 'k3s-remove';
+/** How long the Node, its etcd member and its node-password Secret may take to go once the Node is deleted. */
+const GONE_BUDGET_MS = 120_000;
+const DELETE_TIMEOUT_MS = 100_000;
+const POLL_MS = 2_000;
+
+const factsOf = (ctx: { facts: { need: (f: typeof removeFacts) => RemoveFacts } }) => ctx.facts.need(removeFacts);
+const hostNamed = (ctx: { topology: { servers: HostRef[] } }, name: string) => ctx.topology.servers.find((s) => s.name === name)!;
+
+export const drainForRemoval: Step = {
+  id: 'remove-drain',
+  title: 'VIP handed over when held, node cordoned and drained (PodDisruptionBudgets honoured)',
+  plan: ({ host, ctx }) => {
+    const facts = factsOf(ctx);
+    if (!facts.nodes.includes(host.name)) return { changes: [] };
+    const via = hostNamed(ctx, facts.via);
+    const holder = host.role === 'server' && facts.holder === host.name;
+    return {
+      changes: [
+        {
+          kind: 'action',
+          description: `${holder ? `the VIP handed over to ${via.name}, then ` : ''}${host.name} cordoned and drained through the eviction API (PodDisruptionBudgets honoured)`,
+          on: via.name,
+          runs: [
+            ...(holder ? handoverRuns(host, via, ctx.inventory.derived.apiEndpoint) : []),
+            `PATCH /api/v1/nodes/${host.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
+            `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${host.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${DRAIN_BUDGET_MS / 1000} s until they are gone`,
+          ],
+          budgetMs: (holder ? HANDOVER_BUDGET_MS : 0) + DRAIN_BUDGET_MS + 30_000,
+          run: async (actx) => {
+            if (holder) await handOver(actx, host, actx.host, actx.host, REMOVE_PHASE);
+            await drainThrough(actx, actx.host, host, REMOVE_PHASE, 'removal');
+          },
+        },
+      ],
+    };
+  },
+};
+
+const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --timeout=90s`;
+const nodeArgs = (name: string) => `get node ${name} -o name --request-timeout=5s`;
+const secretArgs = (name: string) => `get secret -n kube-system ${passwordSecret(name)} -o name --request-timeout=5s`;
+
+export const deleteForRemoval: Step = {
+  id: 'remove-node',
+  title: 'Node deleted; its etcd member and node-password Secret gone',
+  plan: ({ host, ctx }) => {
+    const facts = factsOf(ctx);
+    const members = host.role === 'server' ? membersOf(facts.members, host) : [];
+    const node = facts.nodes.includes(host.name);
+    if (!node && members.length)
+      return {
+        changes: [],
+        stops: [
+          new CauseError('ETCD_MEMBER_NOT_REMOVED', {
+            host: host.name,
+            message: `The Node ${host.name} is gone but etcd still lists a member of it`,
+            evidence: {
+              command: `k3s kubectl get --raw /db/info (on ${facts.via})`,
+              seen: members.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; '),
+            },
+          }),
+        ],
+      };
+    if (!node && !facts.secrets.includes(host.name)) return { changes: [] };
+    const gone = [`Node ${host.name}`, ...(host.role === 'server' ? ['its etcd member'] : []), `kube-system/${passwordSecret(host.name)}`];
+    return {
+      changes: [
+        {
+          kind: 'action',
+          description: `${node ? `delete Node ${host.name} through ${facts.via} (never forced: ${host.role === 'server' ? "k3s's finalizer removes its etcd member" : 'its kubelet is stopped after'})` : `wait for what is left of ${host.name}`}; then wait up to ${GONE_BUDGET_MS / 1000} s until ${gone.join(', ')} ${gone.length > 1 ? 'are' : 'is'} gone`,
+          on: facts.via,
+          runs: [
+            ...(node ? [`sudo k3s kubectl ${deleteArgs(host.name)}`] : []),
+            `every ${POLL_MS / 1000} s, at most ${GONE_BUDGET_MS / 1000} s, until each says it is gone: sudo k3s kubectl ${nodeArgs(host.name)}; sudo k3s kubectl ${secretArgs(host.name)}${host.role === 'server' ? `; sudo ${MEMBER_LIST_COMMAND}` : ''}`,
+          ],
+          budgetMs: DELETE_TIMEOUT_MS + GONE_BUDGET_MS + 60_000,
+          run: async (actx) => {
+            const del = node
+              ? await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }))
+              : undefined;
+            await waitGone(actx, actx.host, host, `${del?.stdout ?? ''}${del?.stderr ?? ''}`.trim());
+          },
+        },
+      ],
+    };
+  },
+};
+
+/**
+ * What is left of a deleted Node, as read through `via`: deleting a Node deletes its node-password Secret (k3s-io/k3s
+ * pkg/node/controller.go: the node controller's onRemove → nodepassword.Delete, through the v1.33 releases; later
+ * releases give the Secret an OwnerReference to its Node instead, pkg/nodepassword/controller.go onChangeNode, so
+ * Kubernetes' garbage collector deletes it with the Node), and k3s's etcd member controller removes a server's member
+ * before its Node goes (pkg/etcd/member_controller.go, as lab/TWIN.md cites it). Pure: the words of what remains.
+ */
+function leftOf(
+  host: HostRef,
+  seen: {
+    node?: { code: number | null; stdout: string; stderr: string };
+    secret?: { code: number | null; stdout: string; stderr: string };
+    members?: ReturnType<typeof membersOf>;
+  },
+): string[] {
+  const goneBy = (r?: { code: number | null; stderr: string }) => r !== undefined && r.code !== 0 && NOT_FOUND.test(r.stderr);
+  const left: string[] = [];
+  if (!goneBy(seen.node))
+    left.push(`Node ${host.name} ${seen.node ? `still there (${(seen.node.stdout || seen.node.stderr).trim() || `exit ${seen.node.code}`})` : 'not read'}`);
+  if (!goneBy(seen.secret)) left.push(`Secret kube-system/${passwordSecret(host.name)} ${seen.secret ? 'still there' : 'not read'}`);
+  if (host.role === 'server') {
+    if (seen.members === undefined) left.push('member list unreadable');
+    else if (seen.members.length) left.push(`member ${seen.members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed`);
+  }
+  return left;
+}
+
+async function waitGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
+  let left: string[] = ['not looked yet'];
+  const failed = (e: Error) => ({ code: null, stdout: '', stderr: e.message });
+  const gone = await poll(ctx, ctx.signal, {
+    everyMs: POLL_MS,
+    withinMs: GONE_BUDGET_MS,
+    look: async () => {
+      const [node, secret, list] = await Promise.all([
+        kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(failed),
+        kubectl(ctx, via, secretArgs(host.name), 15_000).catch(failed),
+        host.role === 'server' ? ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(failed) : undefined,
+      ]);
+      const all = list && readMembers(list);
+      left = leftOf(host, { node, secret, members: all ? membersOf(all, host) : undefined });
+      return left.length ? undefined : true;
+    },
+  });
+  if (gone) return;
+  ctx.signal.throwIfAborted();
+  throw new CauseError(host.role === 'server' && left.some((l) => l.startsWith('member')) ? 'ETCD_MEMBER_NOT_REMOVED' : 'NODE_NOT_REMOVED', {
+    host: host.name,
+    message: `What is left of ${host.name} did not go within ${GONE_BUDGET_MS / 1000} s of its Node's deletion`,
+    evidence: {
+      command: `k3s kubectl delete node ${host.name} (on ${via.name}); k3s kubectl get node, secret -n kube-system ${passwordSecret(host.name)}${host.role === 'server' ? '; k3s kubectl get --raw /db/info' : ''}`,
+      seen: left.join('; '),
+      excerpt: deleteOutput,
+    },
+  });
+}
+
+export const wipeForRemoval: Step = {
+  id: 'remove-wipe',
+  title: 'k3s stopped with everything it started and wiped from the host (when it answers SSH)',
+  plan: ({ host, ctx }) => {
+    const seen = factsOf(ctx).hosts[host.name];
+    const active = ['active', 'activating', 'reloading'].includes(seen?.active ?? '');
+    if (!seen?.reachable || (!seen.present.length && !active && !seen.shims)) return { changes: [] };
+    const unit = roleOf(host).unit;
+    const changes: Change[] = [
+      {
+        kind: 'command',
+        description: `stop ${unit} and everything it started as k3s-killall.sh does (${seen.shims} container shim${seen.shims === 1 ? '' : 's'} and their processes, their mounts, CNI links, the VIP if held)`,
+        command: killallCommand(unit, ctx.inventory.inventory.controlPlane.vip),
+        sudo: true,
+        timeoutMs: 120_000,
+      },
+      {
+        kind: 'command',
+        description: `disable ${unit} and remove k3s from the host: ${seen.present.join(', ') || 'nothing on disk'}`,
+        command: `systemctl disable ${unit} 2>/dev/null; rm -rf ${removedPaths(host).join(' ')}; systemctl daemon-reload; systemctl reset-failed ${unit} 2>/dev/null; true`,
+        sudo: true,
+        timeoutMs: 120_000,
+      },
+    ];
+    return { changes };
+  },
+};
+
+export const removeSteps: Step[] = [drainForRemoval, deleteForRemoval, wipeForRemoval];
