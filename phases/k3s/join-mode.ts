@@ -8,6 +8,7 @@
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { CONFIG_FILE, DB_DIR } from '../../src/k3s/paths.ts';
 import { joinTargetOf } from './join-target.ts';
+import { joinsThrough } from './facts.ts';
 
 export type JoinKey = { 'cluster-init': true } | { server: string };
 
@@ -47,7 +48,10 @@ export function joinAware<L extends { join?: JoinKey }>(step: Step<L>): Step<L> 
         datastore: input.probe.datastore?.stdout ?? '',
         joinLine: input.probe.joinLine?.stdout ?? '',
       });
-      return step.plan({ ...input, local: { ...input.local, join } });
+      const plan = step.plan({ ...input, local: { ...input.local, join } });
+      // A server still to join: its start's description names where it joins (the config is secret: no diff shows it).
+      const fresh = input.ctx.topology.replacing === input.host.name || (input.probe.datastore?.stdout ?? '').trim() !== 'present';
+      return fresh && 'server' in join ? { ...plan, facts: [...(plan.facts ?? []), joinsThrough(join.server)] } : plan;
     },
   };
 }
