@@ -1,11 +1,13 @@
-// One node's removal, as three steps planned from what the precheck found (remove-quorum.ts), each listing every
+// One node's removal, as four steps planned from what the precheck found (remove-quorum.ts), each listing every
 // command and where it runs:
 // 1. drain: the VIP handed to the surviving server first when this node holds kube-vip's lease, then the node
 //    cordoned and drained through the eviction API (PodDisruptionBudgets honoured), through that survivor;
 // 2. delete: its Node deleted NORMALLY through the survivor (never forced: k3s's finalizer removes a server's
-//    etcd member), then a bounded wait until the Node, its etcd member and its node-password Secret are gone;
+//    etcd member), then a bounded wait until the Node and its etcd member are gone;
 // 3. wipe: on the host, when it answers SSH, k3s stopped with everything it started (as k3s-killall.sh does)
-//    and its state, config, unit, env file and binary removed.
+//    and its state, config, unit, env file and binary removed;
+// 4. secret: a bounded wait until its node-password Secret is gone (deleted as an orphan if a k3s that restarted
+//    on the host before the wipe made it again).
 // A node already gone plans nothing: the same --remove run again finishes a stopped one.
 import { CauseError } from '../../src/errors.ts';
 import type { Change } from '../../src/engine/changes.ts';
@@ -42,7 +44,7 @@ export const drainForRemoval: Step = {
       changes: [
         {
           kind: 'action',
-          description: `${holder ? `the VIP handed over to ${via.name}, then ` : ''}${host.name} cordoned and drained through the eviction API (PodDisruptionBudgets honoured)`,
+          description: `${holder ? `hand the VIP over to ${via.name}, then ` : ''}cordon and drain ${host.name} through the eviction API (PodDisruptionBudgets honoured)`,
           on: via.name,
           runs: [
             ...(holder ? handoverRuns(host, via, ctx.inventory.derived.apiEndpoint) : []),
@@ -66,7 +68,7 @@ const secretArgs = (name: string) => `get secret -n kube-system ${passwordSecret
 
 export const deleteForRemoval: Step = {
   id: 'remove-node',
-  title: 'Node deleted; its etcd member and node-password Secret gone',
+  title: 'Node deleted, its etcd member gone',
   plan: ({ host, ctx }) => {
     const facts = factsOf(ctx);
     const members = host.role === 'server' ? membersOf(facts.members, host) : [];
@@ -85,24 +87,26 @@ export const deleteForRemoval: Step = {
           }),
         ],
       };
-    if (!node && !facts.secrets.includes(host.name)) return { changes: [] };
-    const gone = [`Node ${host.name}`, ...(host.role === 'server' ? ['its etcd member'] : []), `kube-system/${passwordSecret(host.name)}`];
+    if (!node) return { changes: [] };
+    const gone = [`Node ${host.name}`, ...(host.role === 'server' ? ['its etcd member'] : [])];
     return {
       changes: [
         {
           kind: 'action',
-          description: `${node ? `delete Node ${host.name} through ${facts.via} (never forced: ${host.role === 'server' ? "k3s's finalizer removes its etcd member" : 'its kubelet is stopped after'})` : `wait for what is left of ${host.name}`}; then wait up to ${GONE_BUDGET_MS / 1000} s until ${gone.join(', ')} ${gone.length > 1 ? 'are' : 'is'} gone`,
+          description: `delete Node ${host.name} through ${facts.via} (never forced${host.role === 'server' ? ": k3s's finalizer removes its etcd member" : ''}), then wait up to ${GONE_BUDGET_MS / 1000} s until ${gone.join(' and ')} ${gone.length > 1 ? 'are' : 'is'} gone`,
           on: facts.via,
           runs: [
-            ...(node ? [`sudo k3s kubectl ${deleteArgs(host.name)}`] : []),
-            `every ${POLL_MS / 1000} s, at most ${GONE_BUDGET_MS / 1000} s, until each says it is gone: sudo k3s kubectl ${nodeArgs(host.name)}; sudo k3s kubectl ${secretArgs(host.name)}${host.role === 'server' ? `; sudo ${MEMBER_LIST_COMMAND}` : ''}`,
+            `sudo k3s kubectl ${deleteArgs(host.name)}`,
+            `every ${POLL_MS / 1000} s, at most ${GONE_BUDGET_MS / 1000} s, until each says it is gone: sudo k3s kubectl ${nodeArgs(host.name)}${host.role === 'server' ? `; sudo ${MEMBER_LIST_COMMAND}` : ''}`,
           ],
           budgetMs: DELETE_TIMEOUT_MS + GONE_BUDGET_MS + 60_000,
           run: async (actx) => {
-            const del = node
-              ? await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }))
-              : undefined;
-            await waitGone(actx, actx.host, host, `${del?.stdout ?? ''}${del?.stderr ?? ''}`.trim());
+            const del = await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({
+              code: null,
+              stdout: '',
+              stderr: e.message,
+            }));
+            await waitGone(actx, actx.host, host, 'node', GONE_BUDGET_MS, `${del.stdout}${del.stderr}`.trim());
           },
         },
       ],
@@ -118,6 +122,7 @@ export const deleteForRemoval: Step = {
  * before its Node goes (pkg/etcd/member_controller.go, as lab/TWIN.md cites it). Pure: the words of what remains.
  */
 function leftOf(
+  what: 'node' | 'secret',
   host: HostRef,
   seen: {
     node?: { code: number | null; stdout: string; stderr: string };
@@ -127,9 +132,9 @@ function leftOf(
 ): string[] {
   const goneBy = (r?: { code: number | null; stderr: string }) => r !== undefined && r.code !== 0 && NOT_FOUND.test(r.stderr);
   const left: string[] = [];
+  if (what === 'secret') return goneBy(seen.secret) ? [] : [`Secret kube-system/${passwordSecret(host.name)} ${seen.secret ? 'still there' : 'not read'}`];
   if (!goneBy(seen.node))
     left.push(`Node ${host.name} ${seen.node ? `still there (${(seen.node.stdout || seen.node.stderr).trim() || `exit ${seen.node.code}`})` : 'not read'}`);
-  if (!goneBy(seen.secret)) left.push(`Secret kube-system/${passwordSecret(host.name)} ${seen.secret ? 'still there' : 'not read'}`);
   if (host.role === 'server') {
     if (seen.members === undefined) left.push('member list unreadable');
     else if (seen.members.length) left.push(`member ${seen.members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed`);
@@ -137,35 +142,92 @@ function leftOf(
   return left;
 }
 
-async function waitGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
+/** Waits until what `what` names of `host` is gone, within `budgetMs`; returns what is left (nothing: gone). */
+async function lookGone(ctx: RunContext, via: HostRef, host: HostRef, what: 'node' | 'secret', budgetMs: number): Promise<string[]> {
   let left: string[] = ['not looked yet'];
   const failed = (e: Error) => ({ code: null, stdout: '', stderr: e.message });
-  const gone = await poll(ctx, ctx.signal, {
+  await poll(ctx, ctx.signal, {
     everyMs: POLL_MS,
-    withinMs: GONE_BUDGET_MS,
+    withinMs: budgetMs,
     look: async () => {
-      const [node, secret, list] = await Promise.all([
+      if (what === 'secret') {
+        left = leftOf(what, host, { secret: await kubectl(ctx, via, secretArgs(host.name), 15_000).catch(failed) });
+        return left.length ? undefined : true;
+      }
+      const [node, list] = await Promise.all([
         kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(failed),
-        kubectl(ctx, via, secretArgs(host.name), 15_000).catch(failed),
         host.role === 'server' ? ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(failed) : undefined,
       ]);
       const all = list && readMembers(list);
-      left = leftOf(host, { node, secret, members: all ? membersOf(all, host) : undefined });
+      left = leftOf(what, host, { node, members: all ? membersOf(all, host) : undefined });
       return left.length ? undefined : true;
     },
   });
-  if (gone) return;
   ctx.signal.throwIfAborted();
+  return left;
+}
+
+async function waitGone(ctx: RunContext, via: HostRef, host: HostRef, what: 'node' | 'secret', budgetMs: number, output: string): Promise<void> {
+  const left = await lookGone(ctx, via, host, what, budgetMs);
+  if (!left.length) return;
   throw new CauseError(host.role === 'server' && left.some((l) => l.startsWith('member')) ? 'ETCD_MEMBER_NOT_REMOVED' : 'NODE_NOT_REMOVED', {
     host: host.name,
-    message: `What is left of ${host.name} did not go within ${GONE_BUDGET_MS / 1000} s of its Node's deletion`,
+    message: `What is left of ${host.name} did not go within ${budgetMs / 1000} s`,
     evidence: {
-      command: `k3s kubectl delete node ${host.name} (on ${via.name}); k3s kubectl get node, secret -n kube-system ${passwordSecret(host.name)}${host.role === 'server' ? '; k3s kubectl get --raw /db/info' : ''}`,
+      command:
+        what === 'secret'
+          ? `k3s kubectl get secret -n kube-system ${passwordSecret(host.name)} (on ${via.name})`
+          : `k3s kubectl delete node ${host.name} (on ${via.name}); k3s kubectl get node ${host.name}${host.role === 'server' ? '; k3s kubectl get --raw /db/info' : ''}`,
       seen: left.join('; '),
-      excerpt: deleteOutput,
+      excerpt: output,
     },
   });
 }
+
+/** How long the Secret may take to go with its Node before it is deleted as the orphan it is. */
+const SECRET_SETTLE_MS = 30_000;
+const SECRET_GONE_MS = 60_000;
+const deleteSecretArgs = (name: string) => `delete secret -n kube-system ${passwordSecret(name)} --ignore-not-found --timeout=30s`;
+
+/**
+ * Last, once the Node is gone and k3s no longer runs on the host: its node-password Secret. k3s deletes it with
+ * the Node (see leftOf); a k3s that restarted on the host between the Node's deletion and its wipe can ensure it
+ * again (a server's own node password is ensured once its apiserver is up), so a Secret still there once the host
+ * is wiped is an orphan: it is deleted, as k3s's own sweep of orphaned node-password Secrets would after 10 min
+ * (pkg/nodepassword/controller.go MinOrphanSecretAge), so that a node of that name can join again.
+ */
+export const secretForRemoval: Step = {
+  id: 'remove-secret',
+  title: 'node-password Secret gone',
+  plan: ({ host, ctx }) => {
+    const facts = factsOf(ctx);
+    if (!facts.nodes.includes(host.name) && !facts.secrets.includes(host.name)) return { changes: [] };
+    const secret = `kube-system/${passwordSecret(host.name)}`;
+    return {
+      changes: [
+        {
+          kind: 'action',
+          description: `wait up to ${SECRET_SETTLE_MS / 1000} s until ${secret} is gone with its Node; if it is still there (or back), delete it and wait up to ${SECRET_GONE_MS / 1000} s`,
+          on: facts.via,
+          runs: [
+            `every ${POLL_MS / 1000} s, at most ${SECRET_SETTLE_MS / 1000} s: sudo k3s kubectl ${secretArgs(host.name)}`,
+            `if it is still there: sudo k3s kubectl ${deleteSecretArgs(host.name)}; then every ${POLL_MS / 1000} s, at most ${SECRET_GONE_MS / 1000} s: sudo k3s kubectl ${secretArgs(host.name)}`,
+          ],
+          budgetMs: SECRET_SETTLE_MS + SECRET_GONE_MS + 60_000,
+          run: async (actx) => {
+            if (!(await lookGone(actx, actx.host, host, 'secret', SECRET_SETTLE_MS)).length) return;
+            const del = await kubectl(actx, actx.host, deleteSecretArgs(host.name), 45_000).catch((e: Error) => ({
+              code: null,
+              stdout: '',
+              stderr: e.message,
+            }));
+            await waitGone(actx, actx.host, host, 'secret', SECRET_GONE_MS, `${del.stdout}${del.stderr}`.trim());
+          },
+        },
+      ],
+    };
+  },
+};
 
 export const wipeForRemoval: Step = {
   id: 'remove-wipe',
@@ -195,4 +257,4 @@ export const wipeForRemoval: Step = {
   },
 };
 
-export const removeSteps: Step[] = [drainForRemoval, deleteForRemoval, wipeForRemoval];
+export const removeSteps: Step[] = [drainForRemoval, deleteForRemoval, wipeForRemoval, secretForRemoval];

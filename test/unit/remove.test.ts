@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../cli/args.ts';
 import { endStateStop, removeRun } from '../../modes/remove.ts';
 import { removalOrder, removalQuorum, removeFacts, type RemoveFacts, type ServerAnswer } from '../../phases/k3s/remove-quorum.ts';
-import { deleteForRemoval, drainForRemoval, wipeForRemoval } from '../../phases/k3s/remove-steps.ts';
+import { deleteForRemoval, drainForRemoval, secretForRemoval, wipeForRemoval } from '../../phases/k3s/remove-steps.ts';
 import { CauseError, causesOf } from '../../src/errors.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import type { ActionChange } from '../../src/engine/changes.ts';
@@ -154,11 +154,11 @@ describe('what each node is planned from what the precheck saw', () => {
     const p = planOf(drainForRemoval, host('k3s-prod-1'), { nodes: ['k3s-prod-1'], holder: 'k3s-prod-1' });
     const a = p.changes[0] as ActionChange;
     expect(a.on).toBe('k3s-prod-3');
-    expect(a.description).toMatch(/^the VIP handed over to k3s-prod-3, then k3s-prod-1 cordoned and drained/);
+    expect(a.description).toMatch(/^hand the VIP over to k3s-prod-3, then cordon and drain k3s-prod-1/);
     expect(a.runs.join('\n')).toMatch(/patch lease -n kube-system plndr-cp-lock/);
     expect(a.runs.join('\n')).toMatch(/pods\/<pod>\/eviction/);
     expect(planOf(drainForRemoval, host('k3s-prod-2'), { nodes: ['k3s-prod-2'], holder: 'k3s-prod-1' }).changes[0]).toMatchObject({
-      description: expect.stringMatching(/^k3s-prod-2 cordoned/),
+      description: expect.stringMatching(/^cordon and drain k3s-prod-2/),
     });
   });
 
@@ -167,7 +167,12 @@ describe('what each node is planned from what the precheck saw', () => {
     expect(a.on).toBe('k3s-prod-3');
     expect(a.runs[0]).toBe('sudo k3s kubectl delete node k3s-prod-2 --ignore-not-found --timeout=90s');
     expect(a.runs.join('\n')).not.toMatch(/--force|--grace-period=0/);
-    expect(a.runs[1]).toMatch(/k3s-prod-2\.node-password\.k3s.*\/db\/info/);
+    expect(a.runs[1]).toMatch(/get node k3s-prod-2 .*\/db\/info/);
+    const secret = planOf(secretForRemoval, host('k3s-prod-2'), { nodes: ['k3s-prod-2'], secrets: ['k3s-prod-2'] }).changes[0] as ActionChange;
+    expect(secret.on).toBe('k3s-prod-3');
+    expect(secret.runs.join('\n')).toMatch(
+      /get secret -n kube-system k3s-prod-2\.node-password\.k3s.*\n.*delete secret -n kube-system k3s-prod-2\.node-password\.k3s/,
+    );
   });
 
   it('a node already gone plans nothing; a member left without its Node is ETCD_MEMBER_NOT_REMOVED', () => {
@@ -208,15 +213,15 @@ describe('the wait for what is left of a deleted Node', () => {
     } as unknown as EngineContext & { host: HostRef };
   }
   const notFound = (what: string) => ({ code: 1, stdout: '', stderr: `Error from server (NotFound): ${what} not found` });
-  const run = async (h: HostRef, answer: Parameters<typeof actx>[0]) => {
-    const a = planOf(deleteForRemoval, h, { nodes: [h.name], secrets: [h.name] }).changes[0] as ActionChange;
+  const run = async (h: HostRef, answer: Parameters<typeof actx>[0], step = deleteForRemoval) => {
+    const a = planOf(step, h, { nodes: [h.name], secrets: [h.name] }).changes[0] as ActionChange;
     return a.run(actx(answer)).then(
       () => undefined,
       (e: unknown) => e as CauseError,
     );
   };
 
-  it('ends once the Node, the Secret and (a server) the member are gone', async () => {
+  it('ends once the Node and (a server) its member are gone', async () => {
     const left = members.filter((m) => !m.name.startsWith('k3s-prod-2'));
     const err = await run(host('k3s-prod-2'), (c) =>
       c.includes('/db/info')
@@ -228,13 +233,32 @@ describe('the wait for what is left of a deleted Node', () => {
     expect(err).toBeUndefined();
   });
 
+  it('the node-password Secret: gone with its Node, or deleted as an orphan when it is still there (or back) after the wipe', async () => {
+    const seen: string[] = [];
+    let deleted = false;
+    const err = await run(
+      host('worker-1'),
+      (c) => {
+        seen.push(c);
+        if (c.includes('delete secret')) deleted = true;
+        return c.includes('get secret') && !deleted ? { code: 0, stdout: 'secret/worker-1.node-password.k3s', stderr: '' } : notFound('x');
+      },
+      secretForRemoval,
+    );
+    expect(err).toBeUndefined();
+    expect(seen.filter((c) => c.startsWith('k3s kubectl delete'))).toEqual([
+      'k3s kubectl delete secret -n kube-system worker-1.node-password.k3s --ignore-not-found --timeout=30s',
+    ]);
+    const quiet: string[] = [];
+    expect(await run(host('worker-1'), (c) => (quiet.push(c), notFound('x')), secretForRemoval)).toBeUndefined();
+    expect(quiet.filter((c) => c.includes('delete'))).toEqual([]);
+  });
+
   it('names NODE_NOT_REMOVED with what is left when the Secret stays past the budget', async () => {
-    const err = await run(host('worker-1'), (c) =>
-      c.includes('get secret')
-        ? { code: 0, stdout: 'secret/worker-1.node-password.k3s', stderr: '' }
-        : c.includes('delete')
-          ? { code: 0, stdout: '', stderr: '' }
-          : notFound('x'),
+    const err = await run(
+      host('worker-1'),
+      (c) => (c.includes('get secret') ? { code: 0, stdout: 'secret/worker-1.node-password.k3s', stderr: '' } : { code: 0, stdout: '', stderr: '' }),
+      secretForRemoval,
     );
     expect(err?.causeId).toBe('NODE_NOT_REMOVED');
     expect(err?.evidence.seen).toBe('Secret kube-system/worker-1.node-password.k3s still there');
