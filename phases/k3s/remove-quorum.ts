@@ -2,8 +2,8 @@
 // and whether etcd keeps quorum at EVERY step of it. Each server's API is asked for /readyz on the server
 // itself; etcd's member list, the Nodes, the node-password Secrets and kube-vip's lease holder are read through
 // the first surviving server that answers (every API call of the removal goes through it, never through a node
-// being removed). A server removal is an etcd membership change: it needs a majority of the current members
-// answering, and the members left after it must still have a majority answering, or the cluster stops.
+// being removed). A server removal is an etcd membership change with the removed server already stopped: the
+// other members answering must be a majority of the current ones at every step, or the cluster stops.
 import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { runFact, type FactValue } from '../../src/engine/facts.ts';
@@ -64,9 +64,12 @@ export interface ServerAnswer {
 const majority = (n: number) => Math.floor(n / 2) + 1;
 
 /**
- * Pure: the first step of the removal after which (or before which) etcd would lack quorum, as the cause that
- * refuses the whole removal; undefined when every step keeps it. `order` is the removal order (agents count for
- * nothing); a server without a member (removed already) changes nothing.
+ * Pure: the first step of the removal that would cost etcd its quorum, as the cause that refuses the whole
+ * removal; undefined when every step keeps it. A server's k3s is stopped BEFORE its Node is deleted (remove-steps.ts:
+ * a k3s still running when its member goes rejoins through its tombstone), so while its member is removed it
+ * does not answer: the members that do, the others that are ready, must be a majority of the members at that
+ * step (2 of 3, 3 of 4, 3 of 5). `order` is the removal order (agents count for nothing); a server without a member
+ * (removed already) changes nothing.
  */
 export function removalQuorum(order: HostRef[], members: Member[], servers: ServerAnswer[]): CauseError | undefined {
   let current = [...members];
@@ -82,20 +85,14 @@ export function removalQuorum(order: HostRef[], members: Member[], servers: Serv
     if (host.role !== 'server') continue;
     const mine = membersOf(current, host);
     if (!mine.length) continue;
-    const up = readyMembers(current);
-    if (up < majority(current.length))
-      return refuse(
-        host.name,
-        `Only ${up} of ${current.length} etcd members answer; ${majority(current.length)} are needed before ${host.name} can be removed (step ${i + 1} of ${order.length})`,
-      );
     const after = current.filter((m) => !mine.includes(m));
     if (!after.length)
       return refuse(host.name, `Removing ${host.name} would leave no etcd member: a cluster cannot remove all its servers (step ${i + 1} of ${order.length})`);
-    const left = readyMembers(after);
-    if (left < majority(after.length))
+    const up = readyMembers(after);
+    if (up < majority(current.length))
       return refuse(
         host.name,
-        `After ${host.name} goes (step ${i + 1} of ${order.length}), ${left} of the ${after.length} etcd members left would answer; ${majority(after.length)} are needed: the cluster would stop`,
+        `While ${host.name} is stopped and its member removed (step ${i + 1} of ${order.length}), ${up} of the ${current.length} etcd members would answer; ${majority(current.length)} are needed: the cluster would stop`,
       );
     current = after;
   }

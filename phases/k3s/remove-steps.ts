@@ -2,12 +2,16 @@
 // command and where it runs:
 // 1. drain: the VIP handed to the surviving server first when this node holds kube-vip's lease, then the node
 //    cordoned and drained through the eviction API (PodDisruptionBudgets honoured), through that survivor;
-// 2. delete: its Node deleted NORMALLY through the survivor (never forced: k3s's finalizer removes a server's
+// 2. wipe: on the host, when it answers SSH, k3s stopped with everything it started (as k3s-killall.sh does)
+//    and its state, config, unit, env file and binary removed. BEFORE the Node goes: a server whose k3s still
+//    runs when its etcd member is removed finds the tombstone etcd leaves, moves its data aside and rejoins the
+//    cluster as a new member (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go Register: "tombstone file has been
+//    detected, removing data dir to rejoin the cluster"; lab/TWIN.md imitates it), registering its Node and
+//    node password again; stopped first, nothing can come back (the quorum check counts it as down);
+// 3. delete: its Node deleted NORMALLY through the survivor (never forced: k3s's finalizer removes a server's
 //    etcd member), then a bounded wait until the Node and its etcd member are gone;
-// 3. wipe: on the host, when it answers SSH, k3s stopped with everything it started (as k3s-killall.sh does)
-//    and its state, config, unit, env file and binary removed;
-// 4. secret: a bounded wait until its node-password Secret is gone (deleted as an orphan if a k3s that restarted
-//    on the host before the wipe made it again).
+// 4. secret: a bounded wait until its node-password Secret is gone (k3s deletes it with the Node; one still
+//    there is deleted as the orphan it is).
 // A node already gone plans nothing: the same --remove run again finishes a stopped one.
 import { CauseError } from '../../src/errors.ts';
 import type { Change } from '../../src/engine/changes.ts';
@@ -191,9 +195,8 @@ const deleteSecretArgs = (name: string) => `delete secret -n kube-system ${passw
 
 /**
  * Last, once the Node is gone and k3s no longer runs on the host: its node-password Secret. k3s deletes it with
- * the Node (see leftOf); a k3s that restarted on the host between the Node's deletion and its wipe can ensure it
- * again (a server's own node password is ensured once its apiserver is up), so a Secret still there once the host
- * is wiped is an orphan: it is deleted, as k3s's own sweep of orphaned node-password Secrets would after 10 min
+ * the Node (see leftOf); one still there (a host that did not answer SSH, so its k3s was not stopped, can ensure
+ * it again) is an orphan: it is deleted, as k3s's own sweep of orphaned node-password Secrets would after 10 min
  * (pkg/nodepassword/controller.go MinOrphanSecretAge), so that a node of that name can join again.
  */
 export const secretForRemoval: Step = {
@@ -257,4 +260,4 @@ export const wipeForRemoval: Step = {
   },
 };
 
-export const removeSteps: Step[] = [drainForRemoval, deleteForRemoval, wipeForRemoval, secretForRemoval];
+export const removeSteps: Step[] = [drainForRemoval, wipeForRemoval, deleteForRemoval, secretForRemoval];

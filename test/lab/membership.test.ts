@@ -114,7 +114,7 @@ describeAsRoot('adding and removing nodes (--remove) on a running cluster', () =
         const refused = keep('refused-quorum', await run(['--remove', 'k3s-lab-3', '--allow-even', '--json']));
         expect(refused.code, refused.stdout + refused.stderr).toBe(1);
         expect(stopOf(refused)).toMatchObject({ cause: 'QUORUM_AT_RISK', host: 'k3s-lab-3' });
-        expect(stopOf(refused).message).toMatch(/2 of the 4 etcd members left would answer; 3 are needed/);
+        expect(stopOf(refused).message).toMatch(/2 of the 5 etcd members would answer; 3 are needed/);
         expect(refused.events.filter((e) => e.type === 'step-end' || e.type === 'action-start')).toEqual([]);
       } finally {
         await hostExec('k3s-lab-4', 'systemctl start k3s');
@@ -147,7 +147,7 @@ describeAsRoot('adding and removing nodes (--remove) on a running cluster', () =
 
       const removal = keep('remove', await run([...arg, '--json']));
       expect(removal.code, removal.stdout + removal.stderr).toBe(0);
-      // One at a time: the agent, then k3s-lab-2, the founder last.
+      // One at a time: the agent, then the other server, the founder last; each host stopped and wiped before its Node goes.
       const order = removal.events.filter((e) => e.type === 'step-start' && e.step === 'remove-node').map((e) => e.host);
       expect(order).toEqual(['k3s-lab-agent-2', other, 'k3s-lab-1']);
       const notes = removal.events.filter((e) => e.type === 'warning' && /delete it from/.test(e.message)).map((e) => e.host);

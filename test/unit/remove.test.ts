@@ -52,18 +52,20 @@ describe('quorum, judged at every step before anything changes', () => {
   it('refuses a step after which the members left would not have a majority answering (two servers down, a third removed)', () => {
     const stop = removalQuorum(order('k3s-prod-3'), members, answers(['k3s-prod-4', 'k3s-prod-5']));
     expect(stop?.causeId).toBe('QUORUM_AT_RISK');
-    expect(stop?.message).toMatch(/After k3s-prod-3 goes \(step 1 of 1\), 2 of the 4 etcd members left would answer; 3 are needed/);
+    expect(stop?.message).toMatch(/While k3s-prod-3 is stopped and its member removed \(step 1 of 1\), 2 of the 5 etcd members would answer; 3 are needed/);
     expect(stop?.evidence.seen).toMatch(/k3s-prod-4: not reachable/);
   });
 
-  it('judges the later steps too: the third server of a removal is refused when the first two leave too few', () => {
-    const stop = removalQuorum(order('k3s-prod-2', 'k3s-prod-3', 'k3s-prod-4'), members, answers(['k3s-prod-5']));
-    expect(stop?.host).toBe('k3s-prod-4');
-    expect(stop?.message).toMatch(/step 3 of 3\), 1 of the 2 etcd members left would answer; 2 are needed/);
+  it('judges the later steps too: the second server of a removal is refused when the first leaves too few', () => {
+    const stop = removalQuorum(order('k3s-prod-2', 'k3s-prod-3'), members, answers(['k3s-prod-5']));
+    expect(stop?.host).toBe('k3s-prod-3');
+    expect(stop?.message).toMatch(/\(step 2 of 2\), 2 of the 4 etcd members would answer; 3 are needed/);
   });
 
   it('refuses a removal of every server; a server already removed (no member) changes nothing', () => {
-    expect(removalQuorum(order(...servers.map((s) => s.name)), members, answers())?.message).toMatch(/no etcd member/);
+    expect(removalQuorum(order(...servers.map((s) => s.name)), members, answers())?.causeId).toBe('QUORUM_AT_RISK');
+    // Two servers: the one that stays cannot remove the other alone (1 of 2 members answering is no majority).
+    expect(removalQuorum(order('k3s-prod-2'), members.slice(0, 2), answers())?.message).toMatch(/1 of the 2 etcd members would answer; 2 are needed/);
     expect(
       removalQuorum(
         order('k3s-prod-2'),
