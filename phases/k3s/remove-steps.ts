@@ -120,9 +120,10 @@ export const deleteForRemoval: Step = {
 
 /**
  * What is left of a deleted Node, as read through `via`: deleting a Node deletes its node-password Secret (k3s-io/k3s
- * pkg/node/controller.go: the node controller's onRemove → nodepassword.Delete, through the v1.33 releases; later
- * releases give the Secret an OwnerReference to its Node instead, pkg/nodepassword/controller.go onChangeNode, so
- * Kubernetes' garbage collector deletes it with the Node), and k3s's etcd member controller removes a server's member
+ * pkg/node/controller.go: the node controller's onRemove → nodepassword.Delete, in the wrangler/v3 releases; newer
+ * ones give the Secret an OwnerReference to its Node instead, pkg/nodepassword/controller.go onChangeNode, so
+ * Kubernetes' garbage collector deletes it with the Node — both read in k3s's source, the exact tags where each
+ * holds not pinned here), and k3s's etcd member controller removes a server's member
  * before its Node goes (pkg/etcd/member_controller.go, as lab/TWIN.md cites it). Pure: the words of what remains.
  */
 function leftOf(
