@@ -3,9 +3,10 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '../src/errors.ts';
 
 export const USAGE = `usage:
-  bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--no-backup] [--json]
+  bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--no-backup] [--allow-even] [--json]
   bootstrap <env> --replace SERVER [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
+  bootstrap <env> --remove NAME[,NAME…] [--allow-even] [--inventory FILE] [--check] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
@@ -32,6 +33,10 @@ export type Command =
       noBackup?: boolean;
       replace?: string;
       restore?: string;
+      /** `--remove`: the nodes to take out of the cluster, as named. */
+      remove?: string[];
+      /** `--allow-even`: an even server count passes (the inventory's, or what a removal leaves). */
+      allowEven?: boolean;
     }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
@@ -64,6 +69,8 @@ export function parseCommand(argv: string[]): Command {
         list: { type: 'boolean', default: false },
         server: { type: 'string' },
         replace: { type: 'string' },
+        remove: { type: 'string' },
+        'allow-even': { type: 'boolean', default: false },
         merge: { type: 'boolean', default: false },
         context: { type: 'string' },
         output: { type: 'string' },
@@ -81,8 +88,9 @@ export function parseCommand(argv: string[]): Command {
     // `artifacts --check` lists what would be downloaded: the one subcommand with a check of its own.
     const runOnly = (['check', 'resume'] as const)
       .filter((k) => v[k] && !(k === 'check' && first === 'artifacts'))
-      .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[])
-      .concat(v['no-backup'] ? (['no-backup'] as never[]) : []);
+      .concat((['from', 'only', 'until', 'replace', 'restore', 'remove'] as const).filter((k) => v[k] !== undefined) as never[])
+      .concat(v['no-backup'] ? (['no-backup'] as never[]) : [])
+      .concat(v['allow-even'] ? (['allow-even'] as never[]) : []);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
@@ -130,6 +138,14 @@ export function parseCommand(argv: string[]): Command {
     throw new UsageError('--replace and --restore are two paths: choose one (runbooks/replace-server.md says which)');
   if (v.replace !== undefined && (v.from || v.only))
     throw new UsageError(`--replace runs from the first phase: it cannot be combined with --${v.from ? 'from' : 'only'}`);
+  const remove = v.remove === undefined ? undefined : removeNames(v.remove);
+  if (remove) {
+    // A removal runs its own phase from its start: another path or a selection of phases cannot go with it.
+    const other =
+      (['replace', 'restore', 'from', 'only', 'until'] as const).find((k) => v[k] !== undefined) ??
+      (v['no-backup'] ? 'no-backup' : v.resume ? 'resume' : undefined);
+    if (other) throw new UsageError(`--remove cannot be combined with --${other}: it removes the named nodes in a run of its own (runbooks/membership.md)`);
+  }
   return {
     kind: 'run',
     env: first,
@@ -143,5 +159,16 @@ export function parseCommand(argv: string[]): Command {
     ...(v['no-backup'] && { noBackup: true }),
     ...(v.replace !== undefined && { replace: v.replace }),
     ...(v.restore !== undefined && { restore: v.restore }),
+    ...(remove && { remove }),
+    ...(v['allow-even'] && { allowEven: true }),
   };
+}
+
+/** `--remove a,b`: the names, each once, none empty. */
+function removeNames(text: string): string[] {
+  const names = text.split(',').map((n) => n.trim());
+  if (names.some((n) => !n)) throw new UsageError(`--remove ${text}: give node names separated by commas (--remove NAME[,NAME…])`);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) throw new UsageError(`--remove ${text}: ${twice} is named twice`);
+  return names;
 }

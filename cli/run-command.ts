@@ -17,6 +17,7 @@ import { plainRenderer } from '../src/view/plain.ts';
 import { buildRun, kubeconfigNote } from '../modes/build.ts';
 import { replaceRun } from '../modes/replace.ts';
 import { restoreRun } from '../modes/restore.ts';
+import { removeRun } from '../modes/remove.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
 import type { Io } from './io.ts';
@@ -37,6 +38,10 @@ export interface RunArgs {
   restore?: string;
   /** `--no-backup`: a rolling change takes no backup first. */
   noBackup?: boolean;
+  /** `--remove <names>`: take those nodes out of the cluster (modes/remove.ts). */
+  remove?: string[];
+  /** `--allow-even`: an even server count passes. */
+  allowEven?: boolean;
 }
 
 export interface RunDeps {
@@ -63,17 +68,19 @@ export function defaultRunDeps(): RunDeps {
 }
 
 /** The inventory of `file`, refused when it describes another environment than the one named. */
-export async function loadFor(file: string, env: string | undefined): Promise<LoadedInventory> {
-  const loaded = await loadInventory(file);
+export async function loadFor(file: string, env: string | undefined, allowEven = false): Promise<LoadedInventory> {
+  const loaded = await loadInventory(file, { allowEven });
   if (env && env !== loaded.inventory.environment) throw new UsageError(`${file} describes environment ${loaded.inventory.environment}, not ${env}`);
   return loaded;
 }
 
 export async function runCommand(args: RunArgs, io: Io, deps: RunDeps = defaultRunDeps()): Promise<number> {
-  const loaded = await loadFor(args.file, args.env);
+  // A removal judges the servers that stay, not the inventory's count (modes/remove.ts).
+  const loaded = await loadFor(args.file, args.env, args.allowEven === true || args.remove !== undefined);
   const sel = { from: args.from, only: args.only, until: args.until, check: args.check, resume: args.resume };
-  const plan =
-    args.replace !== undefined
+  const plan = args.remove
+    ? removeRun(loaded, args.remove, { check: args.check, allowEven: args.allowEven === true })
+    : args.replace !== undefined
       ? replaceRun(loaded, args.replace, sel)
       : args.restore !== undefined
         ? restoreRun(loaded, resolveBackup(args.restore, stateDirFor(loaded.inventory.environment, io.env)), sel)

@@ -1,4 +1,4 @@
-// k3s-join: the other servers join the founder ONE AT A TIME (parallel joins break etcd: "too many
+// k3s-join: the other servers join ONE AT A TIME (through the founder on a cold build, a live server of a running one) (parallel joins break etcd: "too many
 // learner members"), each gated on becoming an etcd voter before the next one starts. A server named by
 // --replace is first deleted from the cluster and wiped (k3s/replace-steps.ts), then joins like the others.
 import type { Phase } from '../src/engine/phase.ts';
@@ -7,6 +7,7 @@ import { installSteps } from './k3s/install-steps.ts';
 import { prepareToken, readToken } from '../src/k3s/token.ts';
 import { replaceSteps } from './k3s/replace-steps.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
+import { joinTargetPreflight } from './k3s/join-target.ts';
 
 export const k3sJoin: Phase = {
   id: 'k3s-join',
@@ -14,6 +15,8 @@ export const k3sJoin: Phase = {
   needs: ['k3s-founder'],
   hosts: (c) => c.topology.joiners,
   concurrency: 'serial',
+  // Where a server without a datastore joins: a live server of the cluster (k3s/join-target.ts), read first.
+  preflight: joinTargetPreflight,
   // Joiners carry the full token, which pins the cluster CA; the bare secret only before the founder reported it.
   steps: [
     ...replaceSteps,

@@ -92,6 +92,7 @@ const LAB_SECONDS = {
   'verify.test.ts': 699,
   'flux.test.ts': 647,
   'replace-server.test.ts': 646,
+  'membership.test.ts': 479,
   'k3s-join-causes.test.ts': 420,
   'cilium-cold-build.test.ts': 323,
   'twin-addons-cilium.test.ts': 287,

@@ -8,6 +8,8 @@ export const configChanged = hostFact<boolean>('k3sConfigChanged');
 /** The unit or its environment file changed (the service step reloads systemd and restarts k3s). */
 export const unitChanged = hostFact<boolean>('k3sUnitChanged');
 export const envChanged = hostFact<boolean>('k3sEnvChanged');
+/** The server holds no datastore yet and its config joins this address (join-target.ts): the start step says so. */
+export const joinsThrough = hostFact<string>('k3sJoinsThrough');
 /**
  * Where k3s's journal stood before the service step (re)started it: the gates read only what k3s logged
  * after it. Absent on a host whose steps did not run this run (none: every gate runs after its host's

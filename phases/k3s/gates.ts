@@ -8,6 +8,7 @@ import type { LocalChange } from '../../src/engine/changes.ts';
 import type { Gate, HostRef, Step } from '../../src/engine/phase.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { journalCursor } from './facts.ts';
+import { joinTargetOf, joinViaHost } from './join-target.ts';
 import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-causes.ts';
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-file.ts';
@@ -140,7 +141,8 @@ export const joinerIsVoter: Gate = {
   title: 'joined as an etcd voter (EtcdIsVoter)',
   budgetMs: 300_000,
   async run(host, ctx, signal) {
-    const founder = ctx.topology.founder;
+    // Read through the server the joiner dials (join-target.ts): never the founder by name, which may be down.
+    const founder = joinViaHost(ctx);
     const cursor = ctx.facts.get(host.name, journalCursor);
     const query = `get node ${host.name} -o jsonpath='{range .status.conditions[?(@.type=="EtcdIsVoter")]}{.status} {.reason}{end}'`;
     let voter = '';
@@ -191,7 +193,7 @@ export const joinerIsVoter: Gate = {
           const founderAnswers = res !== undefined && (res.code === 0 || NOT_FOUND.test(res.stderr));
           const unreachable =
             known.id === 'JOIN_FOUNDER_UNREACHABLE' && founderAnswers
-              ? `${host.name} cannot reach ${ctx.topology.joinTarget}, while ${founder.name}'s API answers: the network between them drops or refuses it`
+              ? `${host.name} cannot reach ${joinTargetOf(ctx)}, while ${founder.name}'s API answers: the network between them drops or refuses it`
               : undefined;
           throw new CauseError(known.id, {
             host: host.name,

@@ -9,7 +9,7 @@ import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { shq } from '../../src/util/shell.ts';
 import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
-import { binaryChanged, configChanged, envChanged, journalCursor, unitChanged } from './facts.ts';
+import { binaryChanged, configChanged, envChanged, joinsThrough, journalCursor, unitChanged } from './facts.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
 import { configFor, serverEnv, serverUnit } from './render.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
@@ -159,7 +159,14 @@ const serviceStep: Step = {
     if (unitOrEnv) changes.push({ kind: 'command', description: 'reload systemd units', command: 'systemctl daemon-reload', sudo: true });
     if (probe.enabled.stdout.trim() !== 'enabled')
       changes.push({ kind: 'command', description: 'enable k3s at boot', command: `systemctl enable ${unit}`, sudo: true });
-    if (!active) changes.push({ kind: 'command', description: 'start k3s', command: `systemctl start --no-block ${unit}`, sudo: true });
+    const joins = ctx.facts.get(host.name, joinsThrough);
+    if (!active)
+      changes.push({
+        kind: 'command',
+        description: joins ? `start k3s: it joins the cluster through ${joins}` : 'start k3s',
+        command: `systemctl start --no-block ${unit}`,
+        sudo: true,
+      });
     else if (restart)
       changes.push({
         kind: 'command',

@@ -5,9 +5,10 @@
 // a line k3s ignores once etcd has data ("Once db/etcd/member/wal exists, cluster-init and server are
 // ignored", lab/TWIN.md). Survivors of a founder replace stay joined to the old founder's address for the
 // same reason: that line only matters at a first join.
-import type { Topology } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { CONFIG_FILE, DB_DIR } from '../../src/k3s/paths.ts';
+import { joinTargetOf } from './join-target.ts';
+import { joinsThrough } from './facts.ts';
 
 export type JoinKey = { 'cluster-init': true } | { server: string };
 
@@ -16,16 +17,16 @@ const joinProbes: Record<string, ProbeCommand> = {
   joinLine: { command: `grep -E '^(cluster-init|server):' ${CONFIG_FILE} 2>/dev/null`, sudo: true },
 };
 
-/** The join key by role: the (acting) founder starts the cluster, every other server joins it. */
-function joinKeyByRole(topology: Topology, host: HostRef): JoinKey {
-  return host.founder ? { 'cluster-init': true } : { server: topology.joinTarget };
+/** The join key by role: the (acting) founder starts the cluster, every other server joins `target` (join-target.ts). */
+function joinKeyByRole(target: string, host: HostRef): JoinKey {
+  return host.founder ? { 'cluster-init': true } : { server: target };
 }
 
 /** Pure: the key the server's config carries, from what the host has now. */
-export function joinKeyFor(input: { topology: Topology; host: HostRef; datastore: string; joinLine: string }): JoinKey {
-  const byRole = joinKeyByRole(input.topology, input.host);
+export function joinKeyFor(input: { replacing?: string; target: string; host: HostRef; datastore: string; joinLine: string }): JoinKey {
+  const byRole = joinKeyByRole(input.target, input.host);
   // A server being replaced is wiped before it joins: what it holds now is what goes.
-  if (input.topology.replacing === input.host.name || input.datastore.trim() !== 'present') return byRole;
+  if (input.replacing === input.host.name || input.datastore.trim() !== 'present') return byRole;
   const line = input.joinLine.trim().split('\n').at(-1) ?? '';
   const server = /^server:\s*["']?([^"'\s]+)/.exec(line);
   if (server) return { server: server[1] };
@@ -41,12 +42,16 @@ export function joinAware<L extends { join?: JoinKey }>(step: Step<L>): Step<L> 
     plan: (input) => {
       if (input.host.role !== 'server') return step.plan(input);
       const join = joinKeyFor({
-        topology: input.ctx.topology,
+        replacing: input.ctx.topology.replacing,
+        target: joinTargetOf(input.ctx),
         host: input.host,
         datastore: input.probe.datastore?.stdout ?? '',
         joinLine: input.probe.joinLine?.stdout ?? '',
       });
-      return step.plan({ ...input, local: { ...input.local, join } });
+      const plan = step.plan({ ...input, local: { ...input.local, join } });
+      // A server still to join: its start's description names where it joins (the config is secret: no diff shows it).
+      const fresh = input.ctx.topology.replacing === input.host.name || (input.probe.datastore?.stdout ?? '').trim() !== 'present';
+      return fresh && 'server' in join ? { ...plan, facts: [...(plan.facts ?? []), joinsThrough(join.server)] } : plan;
     },
   };
 }

@@ -19,7 +19,10 @@ export function serverConfig(inv: LoadedInventory, host: HostRef, token: string,
     token,
     'node-name': host.name,
     'node-ip': host.address,
-    'tls-san': inv.derived.tlsSans,
+    // Its own address, the VIP and loopback; k3s adds the node IP and 127.0.0.1 itself too (k3s-io/k3s
+    // v1.33.5+k3s1 pkg/cli/server/server.go: SANs += "127.0.0.1", node name, node IPs). The other servers'
+    // addresses are left out so that adding or removing a server changes no other server's config.
+    'tls-san': [...new Set([host.address, ...inv.derived.tlsSans])],
     'cluster-cidr': k3s.clusterCidr,
     'service-cidr': k3s.serviceCidr,
     'flannel-backend': 'none',

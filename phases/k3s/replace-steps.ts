@@ -12,6 +12,7 @@ import { SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { killallCommand, K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { membersOf, replaceFacts } from './replace-quorum.ts';
+import { joinTargetOf } from './join-target.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
 const DELETE_TIMEOUT_MS = 100_000;
@@ -45,7 +46,7 @@ export const deleteOldNode: Step = {
       changes: [
         {
           kind: 'action',
-          description: `delete Node ${host.name} through ${facts.via} (never forced: its finalizer removes the etcd member) and wait up to ${MEMBER_GONE_BUDGET_MS / 1000} s until the member is gone; ${host.name} then joins ${ctx.topology.joinTarget} as a new member`,
+          description: `delete Node ${host.name} through ${facts.via} (never forced: its finalizer removes the etcd member) and wait up to ${MEMBER_GONE_BUDGET_MS / 1000} s until the member is gone; ${host.name} then joins ${joinTargetOf(ctx)} as a new member`,
           on: facts.via,
           runs: [
             `sudo k3s kubectl ${deleteArgs(host.name)}`,

@@ -19,17 +19,17 @@ async function drainApi(ctx: RunContext, via: HostRef) {
   return clientDrainApi(await clusterApi(ctx, via));
 }
 
-export async function drainThrough(ctx: RunContext, via: HostRef, node: HostRef): Promise<void> {
+export async function drainThrough(ctx: RunContext, via: HostRef, node: HostRef, phase: string, mark = 'rolling change'): Promise<void> {
   const api = await drainApi(ctx, via);
   await drainNode(api, node.name, {
     budgetMs: DRAIN_BUDGET_MS,
     clock: ctx.clock,
     signal: ctx.signal,
-    mark: 'rolling change',
+    mark,
     progress: (line) =>
       ctx.emit({
         type: 'check',
-        phase: node.role === 'server' ? 'rolling-servers' : 'rolling-agents',
+        phase,
         check: 'drain',
         title: 'drain',
         host: node.name,

@@ -13,6 +13,7 @@ import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { kubeconfigCauses } from './kubeconfig.ts';
 import { replaceCauses } from './replace.ts';
+import { removeCauses } from './remove.ts';
 import { rollingCauses } from './rolling.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
@@ -35,6 +36,7 @@ const all = {
   ...kubeconfigCauses,
   ...artifactCauses,
   ...drainCauses,
+  ...removeCauses,
 };
 
 export type CauseId = keyof typeof all;

@@ -42,7 +42,8 @@ export const inventoryCauses = defineCauses({
   SERVER_COUNT_EVEN: {
     title: 'An even number of servers',
     meaning: 'etcd needs a majority: 2 servers tolerate no failure (like 1), 4 tolerate one (like 3). An even count adds risk, not availability.',
-    remedy: 'Use an odd number of servers (3 for HA; 1 is allowed but is not HA); move the extra machine to `agents`.',
+    remedy:
+      'Use an odd number of servers (3 for HA; 1 is allowed but is not HA); move the extra machine to `agents`. To run with an even count knowingly (e.g. between two removals), give --allow-even.',
   },
   DUPLICATE_NAME: {
     title: 'Two nodes have the same name',

@@ -48,6 +48,11 @@ export interface Topology {
    * member (phases/k3s/replace-*.ts). Absent on every other run.
    */
   replacing?: string;
+  /**
+   * `--remove <names>`: the nodes leaving the cluster, in the order they go (agents, then servers, the founder
+   * last among them); phases/k3s-remove.ts. Absent on every other run.
+   */
+  removing?: string[];
 }
 
 export interface LocalContext extends ReadContext {

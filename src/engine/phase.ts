@@ -109,6 +109,11 @@ export interface Phase {
   needs: string[];
   /** The hosts it runs on. Reads only ctx.inventory and ctx.topology (the engine calls it before connecting). */
   hosts: (ctx: Pick<ReadContext, 'inventory' | 'topology'>) => HostRef[];
+  /**
+   * Its hosts need not answer SSH (a node being removed may be dead): they are connected when they can be, a
+   * failure is a warning, and its steps reach them only through actions that say what they do without them.
+   */
+  hostsMayBeDown?: boolean;
   /** How hosts run: 'serial' (etcd joins) or in parallel with a bound (a number, or one the inventory sets). */
   concurrency: 'serial' | number | ((ctx: Pick<ReadContext, 'inventory'>) => number);
   /**

@@ -17,7 +17,6 @@ export function deriveInventory(inv: Inventory, opts: DeriveOptions): Derived {
   const founder = inv.servers.find((s) => s.founder === true);
   if (!founder) throw new Error('deriveInventory: no founder (the inventory was not validated)');
   const port = inv.controlPlane.port;
-  const sans = [...inv.servers.map((s) => s.address), inv.controlPlane.vip, '127.0.0.1'];
   return {
     environment: inv.environment,
     founder,
@@ -27,7 +26,10 @@ export function deriveInventory(inv: Inventory, opts: DeriveOptions): Derived {
     apiEndpoint: { host: inv.controlPlane.vip, port },
     apiUrl: `https://${inv.controlPlane.vip}:${port}`,
     joinTarget: `https://${founder.address}:${port}`,
-    tlsSans: [...new Set(sans)],
+    // The SANs every server shares: the VIP and loopback. Each server's own address is added where its config
+    // is rendered (phases/k3s/render.ts), never the others': a server's config must not change when servers
+    // are added or removed (a restart of every server for nothing).
+    tlsSans: [inv.controlPlane.vip, '127.0.0.1'],
     serviceAddresses: serviceAddresses(inv.k3s.serviceCidr),
     bastion: inv.ssh.bastion === undefined ? undefined : parseBastion(inv.ssh.bastion),
     paths: resolvePaths(inv, opts),

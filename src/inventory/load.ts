@@ -19,6 +19,8 @@ export interface LoadOptions {
   /** For `~` in paths; defaults to the user's home. */
   home?: string;
   readText?: (file: string) => Promise<string>;
+  /** An even server count passes (`--allow-even`, `--remove`). */
+  allowEven?: boolean;
 }
 
 /** Larger than any real inventory by far; refused before parsing, so a huge file cannot exhaust memory. */
@@ -50,12 +52,12 @@ export async function readInventoryText(file: string): Promise<string> {
 export async function loadInventory(file: string, opts: LoadOptions = {}): Promise<LoadedInventory> {
   const path = resolve(file);
   const text = await (opts.readText ?? readInventoryText)(path);
-  return fromText(text, path, opts.home ?? homedir());
+  return fromText(text, path, opts.home ?? homedir(), { allowEven: opts.allowEven });
 }
 
 /** The pure part of loadInventory, for callers that already hold the text. */
-export function fromText(text: string, file: string, home: string): LoadedInventory {
-  const result = validateInventory(text, stripYamlExtension(basename(file)));
+export function fromText(text: string, file: string, home: string, opts: { allowEven?: boolean } = {}): LoadedInventory {
+  const result = validateInventory(text, stripYamlExtension(basename(file)), opts);
   if (!result.ok || !result.inventory) throw new InventoryInvalid(file, result.violations);
   const derived = deriveInventory(result.inventory, { inventoryDir: dirname(resolve(file)), home });
   return { file: resolve(file), inventory: result.inventory, derived, warnings: result.warnings };

@@ -131,7 +131,7 @@ export interface Derived {
   apiUrl: string;
   /** What joining servers dial on a cold build: the founder, because no VIP exists yet. */
   joinTarget: string;
-  /** Every server address, then the VIP, then 127.0.0.1; no duplicates, stable order. */
+  /** The SANs every server's config carries: the VIP, then 127.0.0.1 (each server adds its own address). */
   tlsSans: string[];
   /** From k3s.serviceCidr: the `kubernetes` Service's ClusterIP and cluster DNS, as k3s derives them. */
   serviceAddresses: ServiceAddresses;

@@ -25,6 +25,11 @@ export interface ValidateJson {
   causes: { id: string; message: string; path: string }[];
 }
 
+export interface ValidateOptions {
+  /** `--allow-even` (and a `--remove`, which judges the servers that stay): an even server count passes. */
+  allowEven?: boolean;
+}
+
 /** A waiver's reason is judged by WAIVER_INVALID, not as a generic placeholder. */
 const isWaiverReason = (s: PathSegment[]) => s.length === 3 && s[0] === 'waivers' && s[2] === 'reason';
 
@@ -32,7 +37,7 @@ const isWaiverReason = (s: PathSegment[]) => s.length === 3 && s[0] === 'waivers
  * Validate inventory text. `fileBaseName` is the file's name without folder (".yaml"/".yml" is
  * stripped); `environment` must equal it. Pure: no I/O.
  */
-export function validateInventory(text: string, fileBaseName?: string): ValidationResult {
+export function validateInventory(text: string, fileBaseName?: string, opts: ValidateOptions = {}): ValidationResult {
   const parsed = parseYaml(text);
   if (!parsed.ok) return { ok: false, violations: parsed.violations, warnings: [] };
   const { data, positionOf } = parsed.parsed;
@@ -56,7 +61,7 @@ export function validateInventory(text: string, fileBaseName?: string): Validati
   if (unexplained.length === 0 && !holes) {
     const base = fileBaseName === undefined ? undefined : stripYamlExtension(fileBaseName);
     const contracts = checkContracts(asInventory(schema.value), base);
-    violations = [...violations, ...contracts.violations];
+    violations = [...violations, ...contracts.violations.filter((v) => !(opts.allowEven && v.id === 'SERVER_COUNT_EVEN'))];
     warnings = contracts.warnings;
   }
   violations = inFileOrder(violations.map(toPlain), (path) => positionOf(parsePath(path)));

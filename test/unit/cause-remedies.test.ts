@@ -481,6 +481,19 @@ const rows: Record<CauseId, Row | Row[]> = {
     ),
   },
 
+  // --remove: phases/k3s/remove-steps.ts waitGone
+  NODE_NOT_REMOVED: {
+    names: /node-password\.k3s/,
+    example: stop(
+      'NODE_NOT_REMOVED',
+      {
+        command: 'k3s kubectl delete node worker-2 (on k3s-prod-1); k3s kubectl get node, secret -n kube-system worker-2.node-password.k3s',
+        seen: 'Secret kube-system/worker-2.node-password.k3s still there',
+      },
+      { host: 'worker-2' },
+    ),
+  },
+
   // kube-vip: phases/kube-vip/*.ts
   VIP_INTERFACE_INVALID: {
     names: /controlPlane\.interface/,

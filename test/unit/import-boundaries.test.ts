@@ -51,12 +51,12 @@ const phaseBreaks = (g: Graph) => layerBreaks(g, 'phases/', ['modes/', 'cli/']);
 
 /**
  * The phase unit a file belongs to, or undefined for what every unit may import (phases/steps/, the DAG
- * in phases/index.ts) and for what is no phase. k3s is one unit with its phases (founder, join, agents, the rolling change).
+ * in phases/index.ts) and for what is no phase. k3s is one unit with its phases (founder, join, agents, the rolling change, the removal).
  */
 function phaseUnit(file: string): string | undefined {
   if (!file.startsWith('phases/') || file.startsWith('phases/steps/') || file === 'phases/index.ts') return undefined;
   const top = file.slice('phases/'.length).split('/')[0].replace(/\.ts$/, '');
-  return ({ 'k3s-founder': 'k3s', 'k3s-join': 'k3s', 'k3s-rolling': 'k3s', agents: 'k3s' } as Record<string, string>)[top] ?? top;
+  return ({ 'k3s-founder': 'k3s', 'k3s-join': 'k3s', 'k3s-rolling': 'k3s', 'k3s-remove': 'k3s', agents: 'k3s' } as Record<string, string>)[top] ?? top;
 }
 
 function sideways(g: Graph): string[] {

@@ -25,8 +25,8 @@ describe('derived endpoints', () => {
     expect(derived.joinTarget).toBe('https://192.168.2.11:6443');
   });
 
-  it('the TLS SANs are every server address, the VIP and 127.0.0.1, each once', () => {
-    expect(prod().derived.tlsSans).toEqual(['192.168.2.10', '192.168.2.11', '192.168.2.12', '192.168.2.9', '127.0.0.1']);
+  it('the TLS SANs every server shares are the VIP and 127.0.0.1 (each server adds its own address: no server lists the others)', () => {
+    expect(prod().derived.tlsSans).toEqual(['192.168.2.9', '127.0.0.1']);
   });
 
   it("the kubernetes ClusterIP and cluster DNS are k3s.serviceCidr's first and tenth addresses", () => {
@@ -60,7 +60,7 @@ describe('derived endpoints', () => {
     const single = fromText(text, '/repo/inventory/single-server.yaml', home);
     expect(single.derived.highlyAvailable).toBe(false);
     expect(single.derived.joiners).toEqual([]);
-    expect(single.derived.tlsSans).toEqual(['192.168.2.10', '192.168.2.9', '127.0.0.1']);
+    expect(single.derived.tlsSans).toEqual(['192.168.2.9', '127.0.0.1']);
     expect(single.warnings).toHaveLength(1);
   });
 });

@@ -31,7 +31,7 @@ describe('k3s config.yaml', () => {
       'cluster-cidr': '10.42.0.0/16',
       'service-cidr': '10.43.0.0/16',
     });
-    expect(c['tls-san']).toEqual(['192.168.2.10', '192.168.2.11', '192.168.2.12', '192.168.2.9', '127.0.0.1']);
+    expect(c['tls-san']).toEqual(['192.168.2.11', '192.168.2.9', '127.0.0.1']);
   });
 
   it('renders the unit k3s expects: notify, restart every 5 s, no start timeout', () => {

@@ -1,11 +1,11 @@
 // The VIP's hand-over before a rolling restart writes kube-vip's lease to another server as a compare-and-swap
-// (phases/k3s/rolling-drain.ts writeLease). kube-vip renews the lease every second, so a renewal between the
+// (src/k3s/vip-handover.ts writeLease). kube-vip renews the lease every second, so a renewal between the
 // read and the write is common: the apiserver refuses that write with a 409 Conflict, and it is read and
 // written again. Any other refusal ends it at once.
 import { describe, expect, it } from 'vitest';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { writeLease } from '../../phases/k3s/rolling-drain.ts';
+import { writeLease } from '../../src/k3s/vip-handover.ts';
 
 const via: HostRef = { name: 's1', address: '10.0.0.10', role: 'server', founder: true };
 const target: HostRef = { name: 's3', address: '10.0.0.12', role: 'server', founder: false };

@@ -102,7 +102,9 @@ describe('--replace: the founder role for this run', () => {
     expect(hostsOf('k3s-prod-1', 'cilium')).toEqual(['k3s-prod-1']);
     const topology = replaceTopology(inv, 'k3s-prod-1');
     const old = topology.joiners.find((h) => h.name === 'k3s-prod-1')!;
-    const config = parse(serverConfig(inv, old, 't', joinKeyFor({ topology, host: old, datastore: '', joinLine: '' })));
+    const config = parse(
+      serverConfig(inv, old, 't', joinKeyFor({ replacing: topology.replacing, target: topology.joinTarget, host: old, datastore: '', joinLine: '' })),
+    );
     expect(config.server).toBe('https://192.168.2.11:6443');
     expect(config['cluster-init']).toBeUndefined();
   });
@@ -119,7 +121,7 @@ describe('--replace: the founder role for this run', () => {
 describe('how a server joins: kept once it holds a datastore', () => {
   const [founder, joiner] = serverRefs(inv);
   const key = (host = founder, datastore = '', joinLine = '', replacing = false) =>
-    joinKeyFor({ topology: { ...topologyOf(inv), ...(replacing && { replacing: host.name }) }, host, datastore, joinLine });
+    joinKeyFor({ target: topologyOf(inv).joinTarget, ...(replacing && { replacing: host.name }), host, datastore, joinLine });
 
   it('by role on a fresh server', () => {
     expect(key(founder)).toEqual({ 'cluster-init': true });
