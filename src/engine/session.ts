@@ -2,6 +2,7 @@
 // selected phases, and on the way out (done, stopped or Ctrl-C) release the locks, close the
 // connections and leave the journal consistent.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
 import { CauseError, causesOf, stopOf } from '../errors.ts';
@@ -105,6 +106,9 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   let lockLost: CauseError | undefined;
   const lockAbort = new AbortController();
   const signal = AbortSignal.any([deps.signal, lockAbort.signal]);
+  // Every host's concurrent commands, waits and connections listen on the run's signal and let go when they
+  // end: their number grows with the hosts (eleven at seven hosts), it is no leak, so Node's warning past ten is off.
+  setMaxListeners(0, signal, deps.signal);
   const result: SessionResult = { logFile: log.file, summary: emptySummary(plan.check) };
   const started = deps.clock.now();
   const needed = neededHosts(opts);
