@@ -40,6 +40,8 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   hostname: 'hostname',
   // routes, addresses, links (node-baseline, kube-vip) and listeners (node-baseline's port check)
   ip: 'iproute2',
+  // a reset removes the tc filters Cilium attached to the host's links (phases/k3s/reset-leftovers.ts)
+  tc: 'iproute2',
   ss: 'iproute2',
   modprobe: 'kmod',
   sysctl: 'procps',
@@ -59,6 +61,10 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   xargs: 'findutils',
   kill: 'procps',
   umount: 'mount',
+  // a reset lists and removes Cilium's leftovers and k3s's files (phases/k3s/reset-leftovers.ts)
+  ls: 'coreutils',
+  readlink: 'coreutils',
+  rmdir: 'coreutils',
 };
 
 /**
