@@ -6,6 +6,7 @@ export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--no-backup] [--json]
   bootstrap <env> --replace SERVER [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
+  bootstrap <env> --reset [--node NAME] [--yes] [--inventory FILE] [--check] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
@@ -32,6 +33,10 @@ export type Command =
       noBackup?: boolean;
       replace?: string;
       restore?: string;
+      /** `--reset`: the cluster (or `--node`'s host) taken down for good; `--yes` skips the typed confirmation. */
+      reset?: boolean;
+      node?: string;
+      yes?: boolean;
     }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
@@ -64,6 +69,9 @@ export function parseCommand(argv: string[]): Command {
         list: { type: 'boolean', default: false },
         server: { type: 'string' },
         replace: { type: 'string' },
+        reset: { type: 'boolean', default: false },
+        node: { type: 'string' },
+        yes: { type: 'boolean', default: false },
         merge: { type: 'boolean', default: false },
         context: { type: 'string' },
         output: { type: 'string' },
@@ -84,6 +92,8 @@ export function parseCommand(argv: string[]): Command {
       .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[])
       .concat(v['no-backup'] ? (['no-backup'] as never[]) : []);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
+    const resetOnly = resetFlags(v)[0];
+    if (resetOnly) throw new UsageError(`--${resetOnly} belongs to bootstrap <env> --reset, not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
     if (v.server !== undefined && first !== 'backup') throw new UsageError(`--server belongs to bootstrap backup, not to ${first}`);
@@ -119,6 +129,7 @@ export function parseCommand(argv: string[]): Command {
   if (v.server !== undefined) throw new UsageError('--server belongs to bootstrap backup <env>, not to a run');
   for (const k of ['context', 'output'] as const) if (v[k] !== undefined) throw new UsageError(`--${k} belongs to bootstrap kubeconfig <env>, not to a run`);
   if (v.merge) throw new UsageError('--merge belongs to bootstrap kubeconfig <env>, not to a run');
+  refuseResetMisuse(v);
   // The backup it skips is a rolling change's, which a recovery never makes.
   if (v['no-backup'] && (v.replace !== undefined || v.restore !== undefined))
     throw new UsageError(`--no-backup belongs to a build's rolling change, not to --${v.replace !== undefined ? 'replace' : 'restore'}`);
@@ -143,5 +154,26 @@ export function parseCommand(argv: string[]): Command {
     ...(v['no-backup'] && { noBackup: true }),
     ...(v.replace !== undefined && { replace: v.replace }),
     ...(v.restore !== undefined && { restore: v.restore }),
+    ...(v.reset && { reset: true, yes: v.yes! }),
+    ...(v.node !== undefined && { node: v.node }),
   };
+}
+
+/** The reset's flags given. */
+function resetFlags(v: Record<string, unknown>): string[] {
+  return (['reset', 'node', 'yes'] as const).filter((k) => v[k] !== undefined && v[k] !== false);
+}
+
+/**
+ * A reset is a run of its own: --node and --yes belong to it, and nothing that selects phases or names
+ * another kind of run goes with it (--remove is the membership change of another mode).
+ */
+function refuseResetMisuse(v: Record<string, unknown>): void {
+  if (!v.reset) {
+    const stray = resetFlags(v)[0];
+    if (stray) throw new UsageError(`--${stray} belongs to --reset (bootstrap <env> --reset [--node NAME] [--yes])`);
+    return;
+  }
+  const other = ['replace', 'restore', 'remove', 'from', 'only', 'until', 'resume', 'no-backup'].find((k) => v[k] !== undefined && v[k] !== false);
+  if (other) throw new UsageError(`--reset takes the cluster down: it cannot be combined with --${other}`);
 }

@@ -13,6 +13,7 @@ import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { kubeconfigCauses } from './kubeconfig.ts';
 import { replaceCauses } from './replace.ts';
+import { resetCauses } from './reset.ts';
 import { rollingCauses } from './rolling.ts';
 import { kubeVipCauses } from './kubevip.ts';
 import { sshCauses } from './ssh.ts';
@@ -24,6 +25,7 @@ const all = {
   ...baselineCauses,
   ...k3sCauses,
   ...replaceCauses,
+  ...resetCauses,
   ...rollingCauses,
   ...kubeVipCauses,
   ...ciliumCauses,

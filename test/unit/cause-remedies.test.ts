@@ -481,6 +481,12 @@ const rows: Record<CauseId, Row | Row[]> = {
     ),
   },
 
+  // bootstrap <env> --reset: cli/reset-command.ts confirmReset (its stop as a test raises it: test/unit/reset.test.ts)
+  RESET_NOT_CONFIRMED: {
+    names: /environment's name/,
+    example: stop('RESET_NOT_CONFIRMED', { seen: 'typed "prd", not the environment\'s name "prod"' }, { message: '"prd" is not prod: nothing changed' }),
+  },
+
   // kube-vip: phases/kube-vip/*.ts
   VIP_INTERFACE_INVALID: {
     names: /controlPlane\.interface/,
