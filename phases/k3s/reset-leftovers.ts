@@ -186,31 +186,31 @@ export function removals(left: Leftovers, opts: { vip: string; unit: string }): 
   }
   if (left.vipOn.length)
     out.push({
-      what: `the control-plane VIP ${opts.vip} off ${left.vipOn.join(', ')}`,
+      what: `remove the control-plane VIP ${opts.vip} from ${left.vipOn.join(', ')}`,
       command: left.vipOn.map((nic) => `ip addr del ${opts.vip}/32 dev ${nic} 2>/dev/null`).join('; ') + '; true',
     });
   if (left.tc.length)
     out.push({
-      what: `Cilium's tc filters on ${[...new Set(left.tc.map((f) => f.dev))].join(', ')} (${left.tc.map((f) => `${f.dev} ${f.dir} pref ${f.pref}`).join(', ')})`,
+      what: `remove Cilium's tc filters from ${[...new Set(left.tc.map((f) => f.dev))].join(', ')} (${left.tc.map((f) => `${f.dev} ${f.dir} pref ${f.pref}`).join(', ')})`,
       command: left.tc.map((f) => `tc filter del dev ${f.dev} ${f.dir} pref ${f.pref} 2>/dev/null`).join('; ') + '; true',
     });
   if (left.links.length)
     out.push({
-      what: `Cilium's links ${left.links.join(', ')}`,
+      what: `remove Cilium's links ${left.links.join(', ')}`,
       command: `for l in ${left.links.join(' ')}; do ip link delete "$l" 2>/dev/null; done; true`,
     });
   if (left.bpf.length) {
     const maps = left.bpf.filter((p) => p.startsWith(`${BPFFS_MAPS}/`));
     const dir = left.bpf.filter((p) => p === BPFFS_CILIUM);
     out.push({
-      what: `Cilium's BPF pins: ${[...dir, ...(maps.length ? [`${plural(maps.length, 'map')} ${BPFFS_MAPS}/cilium_*`] : [])].join(', ')}`,
-      command: `rm -rf ${BPFFS_CILIUM}; rm -f ${BPFFS_MAPS}/cilium_*`,
+      what: `remove Cilium's BPF pins: ${[...dir, ...(maps.length ? [`${plural(maps.length, 'map')} ${BPFFS_MAPS}/cilium_*`] : [])].join(', ')}`,
+      command: `rm -rf ${BPFFS_CILIUM} ${BPFFS_MAPS}/cilium_*`,
     });
   }
   const withRules = left.xtables.filter((x) => x.lines > 0);
   if (withRules.length)
     out.push({
-      what: `Cilium's iptables rules (its CILIUM_* chains and the jumps to them, every table): ${withRules.map((x) => `${plural(x.lines, 'line')} in ${x.save}`).join(', ')}`,
+      what: `remove Cilium's iptables rules (its CILIUM_* chains and the jumps to them, every table): ${withRules.map((x) => `${plural(x.lines, 'line')} in ${x.save}`).join(', ')}`,
       command: withRules.map((x) => `${x.save} | grep -iv cilium | ${x.save.replace(/-save$/, '-restore')}`).join(' && '),
     });
   else if (!left.xtables.length && left.nft && (left.nft.rules.length || left.nft.chains.length)) {
@@ -222,23 +222,23 @@ export function removals(left: Leftovers, opts: { vip: string; unit: string }): 
     const flush = left.nft.chains.map((c) => `${n} flush chain ${c}`);
     const del = left.nft.chains.map((c) => `${n} delete chain ${c}`);
     out.push({
-      what: `Cilium's iptables rules through nft (no iptables on the host): ${plural(left.nft.chains.length, 'chain')} ${left.nft.chains.map((c) => c.split(' ').reverse()[0]).join(', ')}, ${plural(left.nft.rules.length, 'jump')} to them`,
+      what: `remove Cilium's iptables rules through nft (no iptables on the host): ${plural(left.nft.chains.length, 'chain')} ${left.nft.chains.map((c) => c.split(' ').reverse()[0]).join(', ')}, ${plural(left.nft.rules.length, 'jump')} to them`,
       command: [...rules, ...flush, ...del].join(' && '),
     });
   }
   if (left.cni.length)
     out.push({
-      what: `Cilium's CNI configuration and binary: ${left.cni.filter((p) => !p.endsWith('.cilium_bak')).join(', ')}${left.cni.some((p) => p.endsWith('.cilium_bak')) ? ' (files it renamed *.cilium_bak get their names back)' : ''}`,
+      what: `remove Cilium's CNI configuration and binary: ${left.cni.filter((p) => !p.endsWith('.cilium_bak')).join(', ')}${left.cni.some((p) => p.endsWith('.cilium_bak')) ? ' (files it renamed *.cilium_bak get their names back)' : ''}`,
       command: `for f in ${CNI_CONF_DIR}/*.cilium_bak; do [ -e "$f" ] && mv "$f" "\${f%.cilium_bak}"; done; rm -f ${CNI_CONF_DIR}/*cilium* ${CNI_BIN}`,
     });
   if (left.ciliumDirs.length)
     out.push({
-      what: `Cilium's runtime state: ${left.ciliumDirs.join(', ')}`,
+      what: `remove Cilium's runtime state: ${left.ciliumDirs.join(', ')}`,
       command: `for m in $(awk '$2 ~ "^(/run/cilium|/var/run/cilium)" { print $2 }' /proc/self/mounts | sort -r); do umount -f "$m"; done; rm -rf ${CILIUM_DIRS.join(' ')}`,
     });
   if (left.files.length || left.enabled.length || left.k3sLinks.length)
     out.push({
-      what: `k3s's files: ${[...left.files, ...left.k3sLinks].join(', ') || 'none'}${left.enabled.length ? `; ${left.enabled.join(', ')} disabled` : ''}`,
+      what: `remove k3s's files: ${[...left.files, ...left.k3sLinks].join(', ') || 'none'}${left.enabled.length ? `; ${left.enabled.join(', ')} disabled` : ''}`,
       command: [
         ...(left.enabled.length ? [`systemctl disable ${left.enabled.join(' ')} 2>/dev/null`] : []),
         `rm -rf ${K3S_FILES.join(' ')}`,

@@ -39,7 +39,10 @@ export function staying(host: HostRef, order: HostRef[], node: string | undefine
 export function memberStep(order: HostRef[], node: string | undefined): Step {
   return {
     id: 'reset-member',
-    title: node === undefined ? 'etcd member removed while quorum allows (every server but the last)' : 'Node deleted from the cluster, its etcd member gone',
+    title:
+      node === undefined
+        ? 'etcd member removed while quorum allows (every server but the last)'
+        : "Node deleted from the cluster (a server's etcd member with it)",
     // Only a host that still has k3s is still a member as far as it knows: a reset host plans nothing here.
     probe: (host): Record<string, ProbeCommand> => ({
       k3s: { command: `systemctl is-active ${roleOf(host).unit}; [ -e ${DATA_DIR} ] && echo data; true` },
@@ -55,7 +58,7 @@ export function memberStep(order: HostRef[], node: string | undefined): Step {
           {
             kind: 'action',
             description: server
-              ? `delete Node ${host.name} through a server that stays (${stays.map((s) => s.name).join(', ')}; never forced: k3s's finalizer removes its etcd member) and wait up to 120 s until the member is gone; ${node === undefined ? 'skipped, and said, when the servers that answer are no majority of the members' : 'refused (QUORUM_AT_RISK) when the servers that answer are no majority of the members'}`
+              ? `delete Node ${host.name} through a server that stays (${stays.map((s) => s.name).join(', ')}; never forced: k3s's finalizer removes its etcd member), wait up to 120 s until the member is gone (${node === undefined ? 'skipped with a warning' : 'refused, QUORUM_AT_RISK,'} when the servers that answer are no majority of the members)`
               : `delete Node ${host.name} through a server (${stays.map((s) => s.name).join(', ')}; never forced) and wait until it is gone`,
             runs: [
               `sudo k3s kubectl get --raw='/readyz' (on ${[host, ...stays].map((s) => s.name).join(', ')}: who answers)`,

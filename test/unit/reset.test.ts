@@ -113,26 +113,26 @@ describe("a host's removals (from its probe, pure)", () => {
 
   it("lists everything the probe saw, in the order it must go: k3s stopped first, iptables before k3s's files", () => {
     const r = removals(readLeftovers(everything), { vip, unit: 'k3s.service' });
-    expect(r.map((x) => x.what.split(/[ (:]/)[0] + ' ' + x.what.split(' ')[1])).toEqual([
-      'stop k3s.service',
-      'the control-plane',
-      "Cilium's tc",
-      "Cilium's links",
-      "Cilium's BPF",
-      "Cilium's iptables",
-      "Cilium's CNI",
-      "Cilium's runtime",
-      "k3s's files:",
+    expect(r.map((x) => x.what.split(' ').slice(0, 3).join(' '))).toEqual([
+      'stop k3s.service and',
+      'remove the control-plane',
+      "remove Cilium's tc",
+      "remove Cilium's links",
+      "remove Cilium's BPF",
+      "remove Cilium's iptables",
+      "remove Cilium's CNI",
+      "remove Cilium's runtime",
+      "remove k3s's files:",
     ]);
     expect(r[0].what).toBe(
       'stop k3s.service and everything it started as k3s-killall.sh does (2 container shims and their processes, 1 mount, 1 CNI namespace)',
     );
-    expect(r[1]).toEqual({ what: 'the control-plane VIP 192.168.2.9 off eth0', command: 'ip addr del 192.168.2.9/32 dev eth0 2>/dev/null; true' });
+    expect(r[1]).toEqual({ what: 'remove the control-plane VIP 192.168.2.9 from eth0', command: 'ip addr del 192.168.2.9/32 dev eth0 2>/dev/null; true' });
     expect(r[2].command).toBe('tc filter del dev eth0 ingress pref 1 2>/dev/null; tc filter del dev eth0 egress pref 1 2>/dev/null; true');
-    expect(r[3].what).toBe("Cilium's links cilium_net, cilium_host, cilium_vxlan, lxc0a1b2c3d4e5f");
+    expect(r[3].what).toBe("remove Cilium's links cilium_net, cilium_host, cilium_vxlan, lxc0a1b2c3d4e5f");
     expect(r[4]).toEqual({
-      what: "Cilium's BPF pins: /sys/fs/bpf/cilium, 2 maps /sys/fs/bpf/tc/globals/cilium_*",
-      command: 'rm -rf /sys/fs/bpf/cilium; rm -f /sys/fs/bpf/tc/globals/cilium_*',
+      what: "remove Cilium's BPF pins: /sys/fs/bpf/cilium, 2 maps /sys/fs/bpf/tc/globals/cilium_*",
+      command: 'rm -rf /sys/fs/bpf/cilium /sys/fs/bpf/tc/globals/cilium_*',
     });
     // Only the iptables with rules of Cilium's; k3s's bundled one, by its path, before its folder goes.
     expect(r[5].command).toBe(
@@ -140,7 +140,7 @@ describe("a host's removals (from its probe, pure)", () => {
     );
     expect(r[6].command).toContain('rm -f /etc/cni/net.d/*cilium* /opt/cni/bin/cilium-cni');
     expect(r[8].what).toBe(
-      "k3s's files: /var/lib/rancher/k3s, /etc/rancher/k3s, /etc/systemd/system/k3s.service, /etc/systemd/system/k3s.service.env, /usr/local/bin/k3s; k3s.service disabled",
+      "remove k3s's files: /var/lib/rancher/k3s, /etc/rancher/k3s, /etc/systemd/system/k3s.service, /etc/systemd/system/k3s.service.env, /usr/local/bin/k3s; k3s.service disabled",
     );
     expect(r[8].command).toMatch(
       /^systemctl disable k3s\.service 2>\/dev\/null; rm -rf \/var\/lib\/rancher\/k3s \/etc\/rancher\/node \/var\/lib\/kubelet \/run\/k3s \/var\/lib\/cni \/etc\/rancher\/k3s /,
@@ -159,7 +159,7 @@ describe("a host's removals (from its probe, pure)", () => {
     });
     expect(removals(left, { vip, unit: 'k3s.service' })).toEqual([
       {
-        what: "Cilium's iptables rules through nft (no iptables on the host): 2 chains CILIUM_INPUT, CILIUM_FORWARD, 1 jump to them",
+        what: "remove Cilium's iptables rules through nft (no iptables on the host): 2 chains CILIUM_INPUT, CILIUM_FORWARD, 1 jump to them",
         command:
           '/usr/sbin/nft delete rule ip filter INPUT handle 7 && /usr/sbin/nft flush chain ip filter CILIUM_INPUT && /usr/sbin/nft flush chain ip filter CILIUM_FORWARD && /usr/sbin/nft delete chain ip filter CILIUM_INPUT && /usr/sbin/nft delete chain ip filter CILIUM_FORWARD',
       },
