@@ -49,7 +49,8 @@ export function memberStep(order: HostRef[], node: string | undefined): Step {
     }),
     plan: ({ host, probe, ctx }) => {
       const stays = staying(host, order, node, ctx.topology.servers);
-      const hasK3s = /\b(active|activating)\b|\bdata\b/.test(probe.k3s?.stdout ?? '');
+      const seen = (probe.k3s?.stdout ?? '').split('\n').map((l) => l.trim());
+      const hasK3s = seen.some((l) => l === 'active' || l === 'activating' || l === 'data');
       // An agent's Node only matters when the cluster stays; a server with none staying is the last one standing.
       if (!hasK3s || !stays.length || (host.role === 'agent' && node === undefined)) return { changes: [] };
       const server = host.role === 'server';

@@ -22,6 +22,10 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   chmod: 'coreutils',
   chown: 'coreutils',
   mv: 'coreutils',
+  // a reset lists and removes Cilium's leftovers and k3s's files (phases/k3s/reset-leftovers.ts)
+  ls: 'coreutils',
+  readlink: 'coreutils',
+  rmdir: 'coreutils',
   head: 'coreutils',
   tail: 'coreutils',
   cut: 'coreutils',
@@ -61,10 +65,6 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   xargs: 'findutils',
   kill: 'procps',
   umount: 'mount',
-  // a reset lists and removes Cilium's leftovers and k3s's files (phases/k3s/reset-leftovers.ts)
-  ls: 'coreutils',
-  readlink: 'coreutils',
-  rmdir: 'coreutils',
 };
 
 /**
