@@ -1,5 +1,5 @@
 // What k3s and the add-ons it ran leave on a host, and the commands that take each away: the read-only
-// probe lists what is there (pure parsing here), the reset's host step (host.ts) plans from it.
+// probe lists what is there (pure parsing here), the reset's host step (reset-phase.ts hostStep) plans from it.
 //
 // Where each comes from, upstream:
 // - k3s's own uninstall (k3s-io/k3s install.sh at commit 0136cf2, create_uninstall and create_killall): the
@@ -11,19 +11,27 @@
 // - Cilium's own cleanup (cilium/cilium at commit 797ab26, cilium-dbg/cmd/cleanup.go): its links (the prefix
 //   `cilium_`: cilium_host, cilium_net, cilium_vxlan, cilium_geneve…; the pods' `lxc` veths), the tc filters
 //   it attached to other links (names with bpf_netdev, bpf_host, bpf_lxc, bpf_overlay, bpf_network, cil_ or
-//   cilium), its maps pinned in <bpffs>/tc/globals (names starting `cilium_`), its other pins under
-//   <bpffs>/cilium (pkg/bpf/bpffs_linux.go CiliumPath: where the tcx and socket-LB links of 1.19 are pinned,
-//   so removing the pins detaches those programs once no process holds them), its runtime folder
-//   /var/run/cilium and library folder /var/lib/cilium (pkg/defaults: RuntimePath, LibraryPath), its CNI
-//   configurations in /etc/cni/net.d (05-cilium.conflist and older names; other CNIs' files it renamed to
-//   *.cilium_bak are renamed back); the chart installs the cilium-cni binary in /opt/cni/bin (cni.binPath).
+//   cilium; removed before the maps their tail calls use), its maps pinned in <bpffs>/tc/globals (names
+//   starting `cilium_`), its other pins under <bpffs>/cilium (cilium/cilium at commit 0267401,
+//   pkg/bpf/bpffs_linux.go CiliumPath), its runtime folder /var/run/cilium and library folder /var/lib/cilium
+//   (pkg/defaults RuntimePath, LibraryPath; the latter is the container's, gone from a host unless Cilium ran
+//   on it outside one), its CNI configurations in /etc/cni/net.d (05-cilium.conflist and older names; other
+//   CNIs' files it renamed *.cilium_bak are renamed back). The 1.19.5 chart (install/kubernetes/cilium,
+//   values.yaml and templates/cilium-agent/daemonset.yaml) mounts exactly these from the host: bpf.root
+//   /sys/fs/bpf, daemon.runPath /var/run/cilium, cni.confPath /etc/cni/net.d, and cni.binPath /opt/cni/bin,
+//   where its install-cni-binaries init container puts cilium-cni.
 //   Its iptables rules are the CILIUM_* chains and the rules that jump to them, each with "cilium" in it:
-//   every line with "cilium" (any case) goes, as k3s's documentation for Cilium says
-//   (`iptables-save | grep -iv cilium | iptables-restore`, docs.k3s.io "Basic Network Options", Custom CNI).
+//   every line with "cilium" (any case) goes, as k3s's documentation for Cilium says (k3s-io/docs at commit
+//   72100bc, docs/networking/basic-network-options.md, Custom CNI, Cilium: `iptables-save | grep -iv cilium |
+//   iptables-restore`, and the same for ip6tables).
 //
 // Differences from k3s's uninstall: /etc/rancher/node (the node password) goes too (a host rejoining
 // another cluster must not present this one's password); the links bootstrap never makes are not looked
 // for beyond kubectl/crictl/ctr; nothing of the SELinux packages (Debian has none).
+// Differences from Cilium's cleanup: its XDP programs are not looked for (attached only with
+// loadBalancer.acceleration, off in the 1.19.5 chart's defaults, which the GitOps fixture's values keep), nor
+// its socket-LB programs on the cgroup root other than through their pins, nor routes other than those that
+// go with its links.
 // Left on purpose: what node-baseline wrote for the host (its hostname and /etc/hosts line,
 // /etc/sysctl.d/90-k3s.conf, /etc/modules-load.d/k3s.conf: the host's preparation, which a rebuild writes
 // the same), the operator's user, SSH keys, packages, and kubelet's logs under /var/log.
