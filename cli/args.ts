@@ -5,8 +5,8 @@ import { UsageError } from '../src/errors.ts';
 export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--no-backup] [--json]
   bootstrap <env> --replace SERVER [--inventory FILE] [--check] [--until PHASE] [--json]
-  bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap <env> --reset [--node NAME] [--yes] [--inventory FILE] [--check] [--json]
+  bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
   bootstrap plan [<env>] [--inventory FILE] [--json]
   bootstrap verify <env> [--inventory FILE] [--drill] [--json]
@@ -31,12 +31,12 @@ export type Command =
       json: boolean;
       /** A rolling change without the backup it takes first (said loudly). */
       noBackup?: boolean;
-      replace?: string;
-      restore?: string;
       /** `--reset`: the cluster (or `--node`'s host) taken down for good; `--yes` skips the typed confirmation. */
       reset?: boolean;
       node?: string;
       yes?: boolean;
+      replace?: string;
+      restore?: string;
     }
   | { kind: 'validate' | 'plan'; env?: string; inventory?: string; json: boolean }
   | { kind: 'causes'; json: boolean }
@@ -47,6 +47,27 @@ export type Command =
   | { kind: 'help' };
 
 const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup', 'kubeconfig', 'artifacts']);
+
+/** The reset's flags given. */
+function resetFlags(v: Record<string, unknown>): string[] {
+  return (['reset', 'node', 'yes'] as const).filter((k) => v[k] !== undefined && v[k] !== false);
+}
+
+/**
+ * A reset is a run of its own: --node and --yes belong to it, and nothing that selects phases or names
+ * another kind of run goes with it (--remove is the membership change of another mode).
+ */
+function refuseResetMisuse(v: Record<string, unknown>): void {
+  if (!v.reset) {
+    const stray = resetFlags(v)[0];
+    if (stray) throw new UsageError(`--${stray} belongs to --reset (bootstrap <env> --reset [--node NAME] [--yes])`);
+    return;
+  }
+  const other = ['replace', 'restore', 'remove', 'allow-even', 'from', 'only', 'until', 'resume', 'no-backup'].find(
+    (k) => v[k] !== undefined && v[k] !== false,
+  );
+  if (other) throw new UsageError(`--reset takes the cluster down: it cannot be combined with --${other}`);
+}
 
 export function parseCommand(argv: string[]): Command {
   let parsed;
@@ -66,12 +87,12 @@ export function parseCommand(argv: string[]): Command {
         json: { type: 'boolean', default: false },
         drill: { type: 'boolean', default: false },
         restore: { type: 'string' },
-        list: { type: 'boolean', default: false },
-        server: { type: 'string' },
-        replace: { type: 'string' },
         reset: { type: 'boolean', default: false },
         node: { type: 'string' },
         yes: { type: 'boolean', default: false },
+        list: { type: 'boolean', default: false },
+        server: { type: 'string' },
+        replace: { type: 'string' },
         merge: { type: 'boolean', default: false },
         context: { type: 'string' },
         output: { type: 'string' },
@@ -92,11 +113,11 @@ export function parseCommand(argv: string[]): Command {
       .concat((['from', 'only', 'until', 'replace', 'restore'] as const).filter((k) => v[k] !== undefined) as never[])
       .concat(v['no-backup'] ? (['no-backup'] as never[]) : []);
     if (runOnly.length) throw new UsageError(`--${runOnly[0]} belongs to a run (bootstrap <env>), not to ${first}`);
-    const resetOnly = resetFlags(v)[0];
-    if (resetOnly) throw new UsageError(`--${resetOnly} belongs to bootstrap <env> --reset, not to ${first}`);
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
     if (v.server !== undefined && first !== 'backup') throw new UsageError(`--server belongs to bootstrap backup, not to ${first}`);
+    const resetOnly = resetFlags(v)[0];
+    if (resetOnly) throw new UsageError(`--${resetOnly} belongs to bootstrap <env> --reset, not to ${first}`);
     const kubeconfigOnly = (['merge', 'context', 'output'] as const).find((k) => (k === 'merge' ? v.merge : v[k] !== undefined));
     if (kubeconfigOnly && first !== 'kubeconfig') throw new UsageError(`--${kubeconfigOnly} belongs to bootstrap kubeconfig, not to ${first}`);
     if (v.context !== undefined && !v.merge) throw new UsageError('--context names the context --merge writes: give --merge too');
@@ -152,28 +173,9 @@ export function parseCommand(argv: string[]): Command {
     resume: v.resume!,
     json: v.json!,
     ...(v['no-backup'] && { noBackup: true }),
-    ...(v.replace !== undefined && { replace: v.replace }),
-    ...(v.restore !== undefined && { restore: v.restore }),
     ...(v.reset && { reset: true, yes: v.yes! }),
     ...(v.node !== undefined && { node: v.node }),
+    ...(v.replace !== undefined && { replace: v.replace }),
+    ...(v.restore !== undefined && { restore: v.restore }),
   };
-}
-
-/** The reset's flags given. */
-function resetFlags(v: Record<string, unknown>): string[] {
-  return (['reset', 'node', 'yes'] as const).filter((k) => v[k] !== undefined && v[k] !== false);
-}
-
-/**
- * A reset is a run of its own: --node and --yes belong to it, and nothing that selects phases or names
- * another kind of run goes with it (--remove is the membership change of another mode).
- */
-function refuseResetMisuse(v: Record<string, unknown>): void {
-  if (!v.reset) {
-    const stray = resetFlags(v)[0];
-    if (stray) throw new UsageError(`--${stray} belongs to --reset (bootstrap <env> --reset [--node NAME] [--yes])`);
-    return;
-  }
-  const other = ['replace', 'restore', 'remove', 'from', 'only', 'until', 'resume', 'no-backup'].find((k) => v[k] !== undefined && v[k] !== false);
-  if (other) throw new UsageError(`--reset takes the cluster down: it cannot be combined with --${other}`);
 }

@@ -13,9 +13,9 @@ import { inventoryCauses } from './inventory.ts';
 import { k3sCauses } from './k3s.ts';
 import { kubeconfigCauses } from './kubeconfig.ts';
 import { replaceCauses } from './replace.ts';
-import { resetCauses } from './reset.ts';
 import { rollingCauses } from './rolling.ts';
 import { kubeVipCauses } from './kubevip.ts';
+import { resetCauses } from './reset.ts';
 import { sshCauses } from './ssh.ts';
 import { verifyCauses } from './verify.ts';
 
@@ -25,9 +25,9 @@ const all = {
   ...baselineCauses,
   ...k3sCauses,
   ...replaceCauses,
-  ...resetCauses,
   ...rollingCauses,
   ...kubeVipCauses,
+  ...resetCauses,
   ...ciliumCauses,
   ...verifyCauses,
   ...fluxCauses,
