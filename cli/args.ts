@@ -5,6 +5,7 @@ import { UsageError } from '../src/errors.ts';
 export const USAGE = `usage:
   bootstrap <env> [--inventory FILE] [--check] [--from PHASE | --only PHASE | --until PHASE] [--resume] [--no-backup] [--allow-even] [--json]
   bootstrap <env> --replace SERVER [--inventory FILE] [--check] [--until PHASE] [--json]
+  bootstrap <env> --reset [--node NAME] [--yes] [--inventory FILE] [--check] [--json]
   bootstrap <env> --restore BACKUP [--inventory FILE] [--check] [--until PHASE] [--json]
   bootstrap <env> --remove NAME[,NAME…] [--allow-even] [--inventory FILE] [--check] [--json]
   bootstrap validate [<env>] [--inventory FILE] [--json]
@@ -31,6 +32,10 @@ export type Command =
       json: boolean;
       /** A rolling change without the backup it takes first (said loudly). */
       noBackup?: boolean;
+      /** `--reset`: the cluster (or `--node`'s host) taken down for good; `--yes` skips the typed confirmation. */
+      reset?: boolean;
+      node?: string;
+      yes?: boolean;
       replace?: string;
       restore?: string;
       /** `--remove`: the nodes to take out of the cluster, as named. */
@@ -47,6 +52,27 @@ export type Command =
   | { kind: 'help' };
 
 const SUBCOMMANDS = new Set(['validate', 'plan', 'causes', 'verify', 'backup', 'kubeconfig', 'artifacts']);
+
+/** The reset's flags given. */
+function resetFlags(v: Record<string, unknown>): string[] {
+  return (['reset', 'node', 'yes'] as const).filter((k) => v[k] !== undefined && v[k] !== false);
+}
+
+/**
+ * A reset is a run of its own: --node and --yes belong to it, and nothing that selects phases or names
+ * another kind of run goes with it (--remove is the membership change of another mode).
+ */
+function refuseResetMisuse(v: Record<string, unknown>): void {
+  if (!v.reset) {
+    const stray = resetFlags(v)[0];
+    if (stray) throw new UsageError(`--${stray} belongs to --reset (bootstrap <env> --reset [--node NAME] [--yes])`);
+    return;
+  }
+  const other = ['replace', 'restore', 'remove', 'allow-even', 'from', 'only', 'until', 'resume', 'no-backup'].find(
+    (k) => v[k] !== undefined && v[k] !== false,
+  );
+  if (other) throw new UsageError(`--reset takes the cluster down: it cannot be combined with --${other}`);
+}
 
 export function parseCommand(argv: string[]): Command {
   let parsed;
@@ -66,6 +92,9 @@ export function parseCommand(argv: string[]): Command {
         json: { type: 'boolean', default: false },
         drill: { type: 'boolean', default: false },
         restore: { type: 'string' },
+        reset: { type: 'boolean', default: false },
+        node: { type: 'string' },
+        yes: { type: 'boolean', default: false },
         list: { type: 'boolean', default: false },
         server: { type: 'string' },
         replace: { type: 'string' },
@@ -95,6 +124,8 @@ export function parseCommand(argv: string[]): Command {
     if (v.drill && first !== 'verify') throw new UsageError(`--drill belongs to bootstrap verify, not to ${first}`);
     if (v.list && first !== 'backup') throw new UsageError(`--list belongs to bootstrap backup, not to ${first}`);
     if (v.server !== undefined && first !== 'backup') throw new UsageError(`--server belongs to bootstrap backup, not to ${first}`);
+    const resetOnly = resetFlags(v)[0];
+    if (resetOnly) throw new UsageError(`--${resetOnly} belongs to bootstrap <env> --reset, not to ${first}`);
     const kubeconfigOnly = (['merge', 'context', 'output'] as const).find((k) => (k === 'merge' ? v.merge : v[k] !== undefined));
     if (kubeconfigOnly && first !== 'kubeconfig') throw new UsageError(`--${kubeconfigOnly} belongs to bootstrap kubeconfig, not to ${first}`);
     if (v.context !== undefined && !v.merge) throw new UsageError('--context names the context --merge writes: give --merge too');
@@ -127,6 +158,7 @@ export function parseCommand(argv: string[]): Command {
   if (v.server !== undefined) throw new UsageError('--server belongs to bootstrap backup <env>, not to a run');
   for (const k of ['context', 'output'] as const) if (v[k] !== undefined) throw new UsageError(`--${k} belongs to bootstrap kubeconfig <env>, not to a run`);
   if (v.merge) throw new UsageError('--merge belongs to bootstrap kubeconfig <env>, not to a run');
+  refuseResetMisuse(v);
   // The backup it skips is a rolling change's, which a recovery never makes.
   if (v['no-backup'] && (v.replace !== undefined || v.restore !== undefined))
     throw new UsageError(`--no-backup belongs to a build's rolling change, not to --${v.replace !== undefined ? 'replace' : 'restore'}`);
@@ -157,6 +189,8 @@ export function parseCommand(argv: string[]): Command {
     resume: v.resume!,
     json: v.json!,
     ...(v['no-backup'] && { noBackup: true }),
+    ...(v.reset && { reset: true, yes: v.yes! }),
+    ...(v.node !== undefined && { node: v.node }),
     ...(v.replace !== undefined && { replace: v.replace }),
     ...(v.restore !== undefined && { restore: v.restore }),
     ...(remove && { remove }),

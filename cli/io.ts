@@ -6,4 +6,9 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Redraws the terminal's current line (a progress bar); only when stderr is a terminal. */
   status?: (line: string) => void;
+  /**
+   * Asks the operator a question on the terminal and resolves with the line typed (undefined when the prompt
+   * was interrupted); only when stdin is a terminal (a reset's confirmation: cli/reset-command.ts).
+   */
+  ask?: (question: string) => Promise<string | undefined>;
 }

@@ -15,7 +15,24 @@ const defaultIo = (): Io => ({
   env: process.env,
   // A progress bar redraws one line of the terminal; not a terminal, nothing is redrawn.
   ...(process.stderr.isTTY && { status: (l: string) => process.stderr.write(`\r\x1b[K${l}`) }),
+  ...(process.stdin.isTTY && { ask: askOnTerminal }),
 });
+
+/** One line read from the terminal after `question` (on stderr: stdout may be --json's); Ctrl-C resolves undefined. */
+async function askOnTerminal(question: string): Promise<string | undefined> {
+  const { createInterface } = await import('node:readline');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  return new Promise((resolve) => {
+    rl.on('SIGINT', () => {
+      rl.close();
+      resolve(undefined);
+    });
+    rl.question(question, (answer) => {
+      rl.close();
+      resolve(answer);
+    });
+  });
+}
 
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
   try {
@@ -61,6 +78,10 @@ async function dispatch(cmd: Command, io: Io): Promise<number> {
       return artifactsCommand({ ...cmd, file: inventoryPath(cmd) }, io);
     }
     case 'run': {
+      if (cmd.reset) {
+        const { resetCommand } = await import('./reset-command.ts');
+        return resetCommand({ ...cmd, file: inventoryPath(cmd) }, io);
+      }
       const { runCommand } = await import('./run-command.ts');
       return runCommand({ ...cmd, file: inventoryPath(cmd) }, io);
     }

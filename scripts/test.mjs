@@ -97,6 +97,7 @@ const LAB_SECONDS = {
   'cilium-cold-build.test.ts': 323,
   'twin-addons-cilium.test.ts': 287,
   'twin-addons-flux.test.ts': 268,
+  'reset.test.ts': 285,
   'demo.test.ts': 262,
   'twin-k3s.test.ts': 218,
   'k3s-cold-build.test.ts': 202,

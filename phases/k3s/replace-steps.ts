@@ -68,10 +68,10 @@ export const deleteOldNode: Step = {
   },
 };
 
-const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --timeout=90s`;
+export const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --timeout=90s`;
 const nodeArgs = (name: string) => `get node ${name} -o name`;
 
-async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
+export async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
   let seen = 'not looked yet';
   const gone = await poll(ctx, ctx.signal, {
     everyMs: POLL_MS,

@@ -22,6 +22,10 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   chmod: 'coreutils',
   chown: 'coreutils',
   mv: 'coreutils',
+  // a reset lists and removes Cilium's leftovers and k3s's files (phases/k3s/reset-leftovers.ts)
+  ls: 'coreutils',
+  readlink: 'coreutils',
+  rmdir: 'coreutils',
   head: 'coreutils',
   tail: 'coreutils',
   cut: 'coreutils',
@@ -40,6 +44,8 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   hostname: 'hostname',
   // routes, addresses, links (node-baseline, kube-vip) and listeners (node-baseline's port check)
   ip: 'iproute2',
+  // a reset removes the tc filters Cilium attached to the host's links (phases/k3s/reset-leftovers.ts)
+  tc: 'iproute2',
   ss: 'iproute2',
   modprobe: 'kmod',
   sysctl: 'procps',

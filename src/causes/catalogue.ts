@@ -16,6 +16,7 @@ import { replaceCauses } from './replace.ts';
 import { removeCauses } from './remove.ts';
 import { rollingCauses } from './rolling.ts';
 import { kubeVipCauses } from './kubevip.ts';
+import { resetCauses } from './reset.ts';
 import { sshCauses } from './ssh.ts';
 import { verifyCauses } from './verify.ts';
 
@@ -27,6 +28,7 @@ const all = {
   ...replaceCauses,
   ...rollingCauses,
   ...kubeVipCauses,
+  ...resetCauses,
   ...ciliumCauses,
   ...verifyCauses,
   ...fluxCauses,

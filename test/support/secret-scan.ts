@@ -7,10 +7,17 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { secretHits } from './secrets.ts';
 
+/** The state folder's file of that name and the copies a reset moved aside (`<name>.reset-<time>`). */
+const withAside = (envState: string, name: string) =>
+  existsSync(envState)
+    ? readdirSync(envState)
+        .filter((f) => f === name || f.startsWith(`${name}.reset-`))
+        .map((f) => join(envState, f))
+    : [];
+
 function secretsOf(envState: string, inventoryFile: string): string[] {
   const secrets: string[] = [];
-  const tokenFile = join(envState, 'cluster-token.json');
-  if (existsSync(tokenFile)) {
+  for (const tokenFile of withAside(envState, 'cluster-token.json')) {
     const text = readFileSync(tokenFile, 'utf8');
     try {
       const t = JSON.parse(text);
@@ -20,8 +27,7 @@ function secretsOf(envState: string, inventoryFile: string): string[] {
       for (const m of text.matchAll(/"(?:secret|full)":"([^"]{16,})/g)) secrets.push(m[1]);
     }
   }
-  const kubeconfig = join(envState, 'kubeconfig');
-  if (existsSync(kubeconfig)) {
+  for (const kubeconfig of withAside(envState, 'kubeconfig')) {
     for (const u of parse(readFileSync(kubeconfig, 'utf8'))?.users ?? []) {
       const key = u?.user?.['client-key-data'];
       if (typeof key === 'string') secrets.push(Buffer.from(key, 'base64').toString('utf8').trim(), key);

@@ -472,6 +472,11 @@ const rows: Record<CauseId, Row | Row[]> = {
       { host: 'k3s-prod-3', message: 'Only 1 of the other servers answer; 2 of 3 etcd members are needed to replace k3s-prod-3' },
     ),
   },
+  // bootstrap <env> --reset: cli/reset-command.ts confirmReset (its stop as a test raises it: test/unit/reset.test.ts)
+  RESET_NOT_CONFIRMED: {
+    names: /environment's name/,
+    example: stop('RESET_NOT_CONFIRMED', { seen: 'typed "prd", not the environment\'s name "prod"' }, { message: '"prd" is not prod: nothing changed' }),
+  },
   ETCD_MEMBER_NOT_REMOVED: {
     names: /\/db\/info/,
     example: stop(

@@ -1,0 +1,118 @@
+// Before a server that is not the last one standing is wiped, its etcd member leaves the cluster: its Node
+// is deleted NORMALLY through a server that stays (k3s's etcd finalizer then removes the member; a forced
+// delete would skip that), and the member's going is waited for, bounded (phases/k3s/replace-steps.ts
+// waitMemberGone, ETCD_MEMBER_NOT_REMOVED). The server is still running then: it answers for its own
+// member, so a two-member cluster can still agree to let one go.
+//
+// Whether quorum allows it is read when the step runs (the servers reset before it changed the member
+// list): the servers that answer (/readyz), the leaving one counted, must be a majority of the members.
+// When they are not, a whole-cluster reset skips the removal and says so (a warning: the cluster is being
+// taken down anyway); a reset of one node (--node) stops with QUORUM_AT_RISK instead, before anything
+// changed on the host (modes/reset.ts checked the same before the run).
+// An agent's Node is deleted only when the cluster stays (--node): in a whole-cluster reset it goes with it.
+import { CauseError } from '../../src/errors.ts';
+import type { RunContext } from '../../src/engine/context.ts';
+import type { ActionContext } from '../../src/engine/changes.ts';
+import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
+import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { DATA_DIR, roleOf } from '../../src/k3s/paths.ts';
+import { kubectl } from '../../src/k3s/remote.ts';
+import { deleteArgs, waitMemberGone } from './replace-steps.ts';
+
+/** What the removal's run may take: the reads (20 s each, in parallel), kubectl's delete (100 s), the wait (120 s). */
+const MEMBER_BUDGET_MS = 20_000 + 100_000 + 120_000 + 20_000;
+const DELETE_TIMEOUT_MS = 100_000;
+
+/** Pure: may the members let one go? `answering` counts the servers whose API is ready, the leaving one included. */
+export function removalAllowed(memberCount: number, answering: number): { ok: boolean; needed: number } {
+  const needed = Math.floor(memberCount / 2) + 1;
+  return { ok: answering >= needed, needed };
+}
+
+/** The servers that stay while `host` is reset: in a whole-cluster reset those reset after it, else every other. */
+export function staying(host: HostRef, order: HostRef[], node: string | undefined, servers: HostRef[]): HostRef[] {
+  if (node !== undefined) return servers.filter((s) => s.name !== host.name);
+  const at = order.findIndex((h) => h.name === host.name);
+  return order.slice(at + 1).filter((h) => h.role === 'server');
+}
+
+export function memberStep(order: HostRef[], node: string | undefined): Step {
+  return {
+    id: 'reset-member',
+    title:
+      node === undefined
+        ? 'etcd member removed while quorum allows (every server but the last)'
+        : "Node deleted from the cluster (a server's etcd member with it)",
+    // Only a host that still has k3s is still a member as far as it knows: a reset host plans nothing here.
+    probe: (host): Record<string, ProbeCommand> => ({
+      k3s: { command: `systemctl is-active ${roleOf(host).unit}; [ -e ${DATA_DIR} ] && echo data; true` },
+    }),
+    plan: ({ host, probe, ctx }) => {
+      const stays = staying(host, order, node, ctx.topology.servers);
+      const seen = (probe.k3s?.stdout ?? '').split('\n').map((l) => l.trim());
+      const hasK3s = seen.some((l) => l === 'active' || l === 'activating' || l === 'data');
+      // An agent's Node only matters when the cluster stays; a server with none staying is the last one standing.
+      if (!hasK3s || !stays.length || (host.role === 'agent' && node === undefined)) return { changes: [] };
+      const server = host.role === 'server';
+      return {
+        changes: [
+          {
+            kind: 'action',
+            description: server
+              ? `delete Node ${host.name} through a server that stays (${stays.map((s) => s.name).join(', ')}; never forced: k3s's finalizer removes its etcd member), wait up to 120 s until the member is gone (${node === undefined ? 'skipped with a warning' : 'refused, QUORUM_AT_RISK,'} when the servers that answer are no majority of the members)`
+              : `delete Node ${host.name} through a server (${stays.map((s) => s.name).join(', ')}; never forced) and wait until it is gone`,
+            runs: [
+              `sudo k3s kubectl get --raw='/readyz' (on ${[host, ...stays].map((s) => s.name).join(', ')}: who answers)`,
+              `sudo ${MEMBER_LIST_COMMAND} (on the first that answers: the members)`,
+              `sudo k3s kubectl ${deleteArgs(host.name)} (on it)`,
+              `every 2 s, at most 120 s, until both say it is gone: sudo k3s kubectl get node ${host.name} -o name; sudo ${MEMBER_LIST_COMMAND}`,
+            ],
+            budgetMs: MEMBER_BUDGET_MS,
+            run: (actx) => removeMember(actx, host, stays, node !== undefined),
+          },
+        ],
+      };
+    },
+  };
+}
+
+async function ready(ctx: RunContext, s: HostRef): Promise<boolean> {
+  const r = await kubectl(ctx, s, "get --raw='/readyz'", 20_000).catch(() => undefined);
+  return r?.code === 0 && r.stdout.trim() === 'ok';
+}
+
+async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[], refuse: boolean): Promise<void> {
+  const answers = await Promise.all([host, ...stays].map(async (s) => ({ s, ok: await ready(ctx, s) })));
+  const via = answers.find((a) => a.ok && a.s.name !== host.name)?.s;
+  const list = via
+    ? await ctx
+        .remote(via)
+        .exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 20_000, signal: ctx.signal })
+        .catch(() => undefined)
+    : undefined;
+  const members = list && readMembers(list);
+  const memberCount = members?.length ?? stays.length + 1;
+  const answering = answers.filter((a) => a.ok && (host.role === 'server' || a.s.name !== host.name)).length;
+  const verdict = host.role === 'server' ? removalAllowed(memberCount, answering) : { ok: via !== undefined, needed: 1 };
+  if (!via || !verdict.ok) {
+    const seen = answers.map((a) => `${a.s.name}: ${a.ok ? 'API ready' : 'no ready API'}`).join('; ');
+    const why =
+      host.role === 'server'
+        ? `${answering} of ${memberCount} etcd members answer, ${verdict.needed} are needed to remove ${host.name}'s`
+        : `no server answers to delete ${host.name}'s Node through`;
+    if (refuse)
+      throw new CauseError('QUORUM_AT_RISK', {
+        host: host.name,
+        message: `${why}: nothing on ${host.name} changed`,
+        evidence: { command: "k3s kubectl get --raw='/readyz' on each server", seen },
+      });
+    ctx.emit({
+      type: 'warning',
+      host: host.name,
+      message: `member removal skipped: ${why} (${seen}); ${host.name} is wiped with its member left in the cluster, which is being taken down`,
+    });
+    return;
+  }
+  const del = await kubectl(ctx, via, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  await waitMemberGone(ctx, via, host, `${del.stdout}${del.stderr}`.trim());
+}
