@@ -1,14 +1,18 @@
-// Before a server that is not the last one standing is wiped, its etcd member leaves the cluster: its Node
-// is deleted NORMALLY through a server that stays (k3s's etcd finalizer then removes the member; a forced
-// delete would skip that), and the member's going is waited for, bounded (phases/k3s/replace-steps.ts
-// waitMemberGone, ETCD_MEMBER_NOT_REMOVED). The server is still running then: it answers for its own
-// member, so a two-member cluster can still agree to let one go.
+// Before a server that is not the last one standing is wiped, its etcd member leaves the cluster: its k3s is
+// stopped first, then its Node is deleted NORMALLY through a server that stays (k3s's etcd finalizer then
+// removes the member; a forced delete would skip that), and the member's going is waited for, bounded
+// (phases/k3s/replace-steps.ts waitMemberGone, ETCD_MEMBER_NOT_REMOVED). Stopped first, because a k3s still
+// running when its member is removed finds etcd's tombstone and joins again as a new member (k3s-io/k3s
+// v1.33.5+k3s1 pkg/etcd/etcd.go, as phases/k3s/remove-steps.ts says), and a running kubelet registers its
+// Node again: the same order as --remove.
 //
 // Whether quorum allows it is read when the step runs (the servers reset before it changed the member
-// list): the servers that answer (/readyz), the leaving one counted, must be a majority of the members.
-// When they are not, a whole-cluster reset skips the removal and says so (a warning: the cluster is being
-// taken down anyway); a reset of one node (--node) stops with QUORUM_AT_RISK instead, before anything
-// changed on the host (modes/reset.ts checked the same before the run).
+// list): the servers that stay and answer (/readyz) must be a majority of the members, the leaving one
+// counted as down (it is stopped first). So the second-to-last server keeps its member: two members
+// cannot let one go once it is stopped. When they are not a majority, a whole-cluster reset skips the
+// removal and says so (a warning: the cluster is being taken down anyway); a reset of one node (--node)
+// stops with QUORUM_AT_RISK instead, before anything changed on the host (modes/reset.ts checked the same
+// before the run).
 // An agent's Node is deleted only when the cluster stays (--node): in a whole-cluster reset it goes with it.
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
@@ -23,7 +27,7 @@ import { deleteArgs, waitMemberGone } from './replace-steps.ts';
 const MEMBER_BUDGET_MS = 20_000 + 100_000 + 120_000 + 20_000;
 const DELETE_TIMEOUT_MS = 100_000;
 
-/** Pure: may the members let one go? `answering` counts the servers whose API is ready, the leaving one included. */
+/** Pure: may the members let one go? `answering` counts the servers that stay whose API is ready (the leaving one is stopped). */
 export function removalAllowed(memberCount: number, answering: number): { ok: boolean; needed: number } {
   const needed = Math.floor(memberCount / 2) + 1;
   return { ok: answering >= needed, needed };
@@ -59,12 +63,13 @@ export function memberStep(order: HostRef[], node: string | undefined): Step {
           {
             kind: 'action',
             description: server
-              ? `delete Node ${host.name} through a server that stays (${stays.map((s) => s.name).join(', ')}; never forced: k3s's finalizer removes its etcd member), wait up to 120 s until the member is gone (${node === undefined ? 'skipped with a warning' : 'refused, QUORUM_AT_RISK,'} when the servers that answer are no majority of the members)`
-              : `delete Node ${host.name} through a server (${stays.map((s) => s.name).join(', ')}; never forced) and wait until it is gone`,
+              ? `stop k3s on ${host.name}, delete its Node through a server that stays (${stays.map((s) => s.name).join(', ')}; never forced: k3s's finalizer removes its etcd member), wait up to 120 s until the member is gone (${node === undefined ? 'skipped with a warning' : 'refused, QUORUM_AT_RISK,'} when the servers that answer are no majority of the members)`
+              : `stop k3s-agent on ${host.name}, delete its Node through a server (${stays.map((s) => s.name).join(', ')}; never forced) and wait until it is gone`,
             runs: [
-              `sudo k3s kubectl get --raw='/readyz' (on ${[host, ...stays].map((s) => s.name).join(', ')}: who answers)`,
+              `sudo k3s kubectl get --raw='/readyz' (on ${stays.map((s) => s.name).join(', ')}: who answers)`,
               `sudo ${MEMBER_LIST_COMMAND} (on the first that answers: the members)`,
-              `sudo k3s kubectl ${deleteArgs(host.name)} (on it)`,
+              `sudo systemctl stop ${roleOf(host).unit} (on ${host.name}: a running k3s would join again, its kubelet register its Node again)`,
+              `sudo k3s kubectl ${deleteArgs(host.name)} (on the first that answers)`,
               `every 2 s, at most 120 s, until both say it is gone: sudo k3s kubectl get node ${host.name} -o name; sudo ${MEMBER_LIST_COMMAND}`,
             ],
             budgetMs: MEMBER_BUDGET_MS,
@@ -82,8 +87,8 @@ async function ready(ctx: RunContext, s: HostRef): Promise<boolean> {
 }
 
 async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[], refuse: boolean): Promise<void> {
-  const answers = await Promise.all([host, ...stays].map(async (s) => ({ s, ok: await ready(ctx, s) })));
-  const via = answers.find((a) => a.ok && a.s.name !== host.name)?.s;
+  const answers = await Promise.all(stays.map(async (s) => ({ s, ok: await ready(ctx, s) })));
+  const via = answers.find((a) => a.ok)?.s;
   const list = via
     ? await ctx
         .remote(via)
@@ -92,13 +97,13 @@ async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[],
     : undefined;
   const members = list && readMembers(list);
   const memberCount = members?.length ?? stays.length + 1;
-  const answering = answers.filter((a) => a.ok && (host.role === 'server' || a.s.name !== host.name)).length;
+  const answering = answers.filter((a) => a.ok).length;
   const verdict = host.role === 'server' ? removalAllowed(memberCount, answering) : { ok: via !== undefined, needed: 1 };
   if (!via || !verdict.ok) {
     const seen = answers.map((a) => `${a.s.name}: ${a.ok ? 'API ready' : 'no ready API'}`).join('; ');
     const why =
       host.role === 'server'
-        ? `${answering} of ${memberCount} etcd members answer, ${verdict.needed} are needed to remove ${host.name}'s`
+        ? `${answering} of ${memberCount} etcd members answer without ${host.name}, ${verdict.needed} are needed to remove its member`
         : `no server answers to delete ${host.name}'s Node through`;
     if (refuse)
       throw new CauseError('QUORUM_AT_RISK', {
@@ -113,6 +118,15 @@ async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[],
     });
     return;
   }
+  const stop = await ctx
+    .remote(host)
+    .exec(`systemctl stop ${roleOf(host).unit}`, { sudo: true, timeoutMs: 120_000, signal: ctx.signal })
+    .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  if (stop.code !== 0)
+    throw new CauseError('APPLY_FAILED', {
+      host: host.name,
+      evidence: { command: `systemctl stop ${roleOf(host).unit}`, exitCode: stop.code, excerpt: `${stop.stdout}${stop.stderr}`.trim().slice(-500) },
+    });
   const del = await kubectl(ctx, via, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   await waitMemberGone(ctx, via, host, `${del.stdout}${del.stderr}`.trim());
 }
