@@ -73,6 +73,8 @@ export function joinViaHost(ctx: Pick<ReadContext, 'facts' | 'topology'>): HostR
 export const joinTargetPreflight = {
   hosts: (c: Pick<ReadContext, 'topology'>) => c.topology.servers,
   probe: () => ({ target: JOIN_TARGET_PROBE }),
+  // A server that does not answer SSH is no join target (a dead founder among them): judged without it.
+  mayBeDown: true,
   check: (seen: Map<HostRef, ProbeResults>, ctx: ReadContext) => {
     const states = [...seen].map(([h, r]) => serverState(h, r.target));
     return { stops: [], facts: [joinVia(chooseJoinTarget(states, ctx.topology.founder, ctx.inventory.derived.apiEndpoint.port, ctx.topology.replacing))] };

@@ -88,6 +88,11 @@ interface Preflight {
   probe: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** Pure: the causes that forbid the phase, and run facts for its steps and gates (src/engine/facts.ts runFact). */
   check: (seen: Map<HostRef, ProbeResults>, ctx: ReadContext) => CauseError[] | { stops: CauseError[]; facts?: FactValue<'run'>[] };
+  /**
+   * Its hosts are looked at when they answer SSH: one that does not is a warning when the run connects, and
+   * is left out of `seen` (the check judges without it) instead of stopping the run.
+   */
+  mayBeDown?: boolean;
 }
 
 /** How many of a phase's hosts run at once (1 for a serial phase). */

@@ -92,7 +92,7 @@ export async function prepareAll(phases: Phase[], ctx: EngineContext, summary: R
 /** The phase's cross-host check: probe every host (read-only, in parallel), then one pure verdict. */
 async function runPreflight(phase: Phase, hosts: HostRef[], ctx: EngineContext, summary: RunSummary, waived: Map<string, string>) {
   const preflight = phase.preflight!;
-  const targets = preflight.hosts?.(ctx) ?? hosts;
+  const targets = (preflight.hosts?.(ctx) ?? hosts).filter((h) => !preflight.mayBeDown || answers(ctx, h));
   const results = new Map<HostRef, ProbeResults>();
   const errors = await eachLimited(targets, parallelismOf(ctx.inventory), async (host) => {
     const [probes] = await runProbeSets(host, ctx, [{ label: 'pre', commands: preflight.probe(host, ctx) }]);
@@ -109,6 +109,16 @@ async function runPreflight(phase: Phase, hosts: HostRef[], ctx: EngineContext, 
   if (stops.length) {
     summary.stopped++;
     throw stopOf(stops);
+  }
+}
+
+/** Whether the run holds a connection to `host` (one that did not answer was said when the run connected). */
+function answers(ctx: EngineContext, host: HostRef): boolean {
+  try {
+    ctx.remote(host);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -268,7 +268,7 @@ function neededHosts(opts: SessionOptions): HostRef[] {
   const c = { inventory: opts.inventory, topology: opts.plan.topology };
   for (const p of opts.plan.phases) {
     if (!p.hostsMayBeDown) for (const h of p.hosts(c)) names.add(h.name);
-    for (const h of p.preflight?.hosts?.(c) ?? []) names.add(h.name);
+    if (!p.preflight?.mayBeDown) for (const h of p.preflight?.hosts?.(c) ?? []) names.add(h.name);
   }
   return allHosts(opts.plan.topology).filter((h) => names.has(h.name));
 }
