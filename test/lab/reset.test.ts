@@ -58,7 +58,13 @@ describeAsRoot('bootstrap <env> --reset', () => {
   const stateDir = freshStateDir();
   const envState = join(stateDir, 'lab');
   let inventory: string;
-  const block = (name: string, values: Record<string, string> = {}) => runBlock(labBlock(RUNBOOK, name), { env: 'lab', inventory, stateDir, values });
+  /** The runbook's block `name`, run; its output kept for the runbook when BOOTSTRAP_CAPTURE_DIR names a folder. */
+  const block = async (name: string, values: Record<string, string> = {}) => {
+    const r = await runBlock(labBlock(RUNBOOK, name), { env: 'lab', inventory, stateDir, values });
+    const dir = process.env.BOOTSTRAP_CAPTURE_DIR;
+    if (dir) writeFileSync(join(dir, `reset-${name}.txt`), `${r.stdout}${r.stderr}\n(exit ${r.code})\n`);
+    return r;
+  };
 
   beforeAll(async () => {
     await ensureLab();
