@@ -62,7 +62,9 @@ describeAsRoot('bootstrap <env> --reset', () => {
   const block = async (name: string, values: Record<string, string> = {}) => {
     const r = await runBlock(labBlock(RUNBOOK, name), { env: 'lab', inventory, stateDir, values });
     const dir = process.env.BOOTSTRAP_CAPTURE_DIR;
-    if (dir) writeFileSync(join(dir, `reset-${name}.txt`), `${r.stdout}${r.stderr}\n(exit ${r.code})\n`);
+    // A block run twice (the check, before and after) keeps both: -1, -2.
+    const file = (n: number): string => (existsSync(join(dir!, `reset-${name}-${n}.txt`)) ? file(n + 1) : join(dir!, `reset-${name}-${n}.txt`));
+    if (dir) writeFileSync(file(1), `${r.stdout}${r.stderr}\n(exit ${r.code})\n`);
     return r;
   };
 
