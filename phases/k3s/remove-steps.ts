@@ -23,7 +23,7 @@ import { killallCommand } from '../../src/k3s/killall.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
-import { membersOf } from './replace-quorum.ts';
+import { membersOf, orphanMemberStop } from './replace-quorum.ts';
 import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
 import { DRAIN_BUDGET_MS, drainThrough } from './rolling-evict.ts';
 
@@ -77,20 +77,7 @@ export const deleteForRemoval: Step = {
     const facts = factsOf(ctx);
     const members = host.role === 'server' ? membersOf(facts.members, host) : [];
     const node = facts.nodes.includes(host.name);
-    if (!node && members.length)
-      return {
-        changes: [],
-        stops: [
-          new CauseError('ETCD_MEMBER_NOT_REMOVED', {
-            host: host.name,
-            message: `The Node ${host.name} is gone but etcd still lists a member of it`,
-            evidence: {
-              command: `k3s kubectl get --raw /db/info (on ${facts.via})`,
-              seen: members.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; '),
-            },
-          }),
-        ],
-      };
+    if (!node && members.length) return { changes: [], stops: [orphanMemberStop(host, facts.via, members)] };
     if (!node) return { changes: [] };
     const gone = [`Node ${host.name}`, ...(host.role === 'server' ? ['its etcd member'] : [])];
     return {

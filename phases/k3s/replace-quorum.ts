@@ -108,3 +108,15 @@ export function membersOf(members: Member[], server: { name: string; address: st
 }
 
 const firstLine = (s: string) => s.trim().split('\n')[0] ?? '';
+
+/** The stop of a Node already gone while etcd still lists a member of it (read through `via`): a rejoin would be a duplicate. */
+export function orphanMemberStop(host: HostRef, via: string, members: Member[]): CauseError {
+  return new CauseError('ETCD_MEMBER_NOT_REMOVED', {
+    host: host.name,
+    message: `The Node ${host.name} is gone but etcd still lists a member of it`,
+    evidence: {
+      command: `k3s kubectl get --raw /db/info (on ${via})`,
+      seen: members.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; '),
+    },
+  });
+}

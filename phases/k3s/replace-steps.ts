@@ -11,7 +11,7 @@ import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts'
 import { SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { killallCommand, K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
-import { membersOf, replaceFacts } from './replace-quorum.ts';
+import { membersOf, orphanMemberStop, replaceFacts } from './replace-quorum.ts';
 import { joinTargetOf } from './join-target.ts';
 
 const MEMBER_GONE_BUDGET_MS = 120_000;
@@ -26,21 +26,7 @@ export const deleteOldNode: Step = {
     // Absent without a quorum check (a run that replaces nothing): nothing to delete.
     const facts = ctx.facts.run(replaceFacts);
     if (!replacing(host, ctx) || !facts) return { changes: [] };
-    if (facts.orphanMembers.length) {
-      return {
-        changes: [],
-        stops: [
-          new CauseError('ETCD_MEMBER_NOT_REMOVED', {
-            host: host.name,
-            message: `The Node ${host.name} is gone but etcd still lists a member of it`,
-            evidence: {
-              command: `k3s kubectl get --raw /db/info (on ${facts.via})`,
-              seen: facts.orphanMembers.map((m) => `${m.id} ${m.name || '(unstarted)'} ${m.peerURLs.join(',')}`).join('; '),
-            },
-          }),
-        ],
-      };
-    }
+    if (facts.orphanMembers.length) return { changes: [], stops: [orphanMemberStop(host, facts.via, facts.orphanMembers)] };
     if (!facts.nodePresent) return { changes: [] };
     return {
       changes: [
