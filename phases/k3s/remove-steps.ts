@@ -24,6 +24,7 @@ import { roleOf } from '../../src/k3s/paths.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
 import { membersOf, orphanMemberStop } from './replace-quorum.ts';
+import { deleteArgs } from './replace-steps.ts';
 import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
 import { DRAIN_BUDGET_MS, drainThrough } from './rolling-evict.ts';
 
@@ -66,7 +67,6 @@ export const drainForRemoval: Step = {
   },
 };
 
-const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --timeout=90s`;
 const nodeArgs = (name: string) => `get node ${name} -o name --request-timeout=5s`;
 const secretArgs = (name: string) => `get secret -n kube-system ${passwordSecret(name)} -o name --request-timeout=5s`;
 

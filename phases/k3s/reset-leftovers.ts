@@ -36,7 +36,7 @@
 // /etc/sysctl.d/90-k3s.conf, /etc/modules-load.d/k3s.conf: the host's preparation, which a rebuild writes
 // the same), the operator's user, SSH keys, packages, and kubelet's logs under /var/log.
 import { DATA_DIR, K3S_BIN, roleOf, SERVER_ROLE } from '../../src/k3s/paths.ts';
-import { K3S_STATE, killallCommand } from '../../src/k3s/killall.ts';
+import { K3S_STATE, killallCommand, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import type { ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 
 /** The role units: a host may hold either (a server demoted by hand): both are looked for. */
@@ -66,9 +66,7 @@ export function leftoverProbes(vip: string): Record<string, ProbeCommand> {
     units: {
       command: UNITS.map((u) => `echo "${u.unit} $(systemctl is-active ${u.unit} 2>/dev/null) $(systemctl is-enabled ${u.unit} 2>/dev/null)"`).join('; '),
     },
-    shims: {
-      command: `ps -e -o pid= -o args= | awk '/${`${DATA_DIR}/data/[^/]*/bin/containerd-shim`.replace(/\//g, '\\/')}/ { print $1 }' | wc -l`,
-    },
+    shims: { command: SHIMS_PROBE },
     mounts: { command: `awk '$2 ~ "^(/run/k3s|/var/lib/kubelet|/run/netns/cni-|/run/cilium|/var/run/cilium)" { print $2 }' /proc/self/mounts` },
     netns: { command: `ip netns list 2>/dev/null | awk '$1 ~ /^cni-/ { print $1 }'` },
     vip: { command: `ip -o -4 addr show | awk '$4 == "${vip}/32" { print $2 }'` },
@@ -189,7 +187,7 @@ export function removals(left: Leftovers, opts: { vip: string; unit: string }): 
     const units = left.active.length ? left.active : [opts.unit];
     out.push({
       what: `stop ${units.join(', ')} and everything it started as k3s-killall.sh does (${plural(left.shims, 'container shim')} and their processes, ${plural(left.mounts.length, 'mount')}, ${plural(left.netns.length, 'CNI namespace')})`,
-      command: units.map((u) => killallOf(u, opts.vip)).join('; '),
+      command: units.map((u) => killallCommand(u, opts.vip)).join('; '),
     });
   }
   if (left.vipOn.length)
@@ -260,9 +258,6 @@ export function removals(left: Leftovers, opts: { vip: string; unit: string }): 
     });
   return out;
 }
-
-/** k3s's killall for one unit (src/k3s/killall.ts), as the removal runs it. */
-const killallOf = (unit: string, vip: string) => killallCommand(unit, vip);
 
 /** What the plan says when there is no iptables and no nft: nothing to clean, and why. */
 export function iptablesNote(left: Leftovers): string | undefined {
