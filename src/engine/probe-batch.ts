@@ -1,37 +1,67 @@
 // A phase's read-only probes on one host run as ONE remote execution: starting a remote process
 // costs tens of milliseconds on small machines, and a converged run is almost all probes.
-// Each command's stdout and stderr are base64-framed so no output can be mistaken for a frame, and
-// stdout is kept exactly (trailing newlines too: file contents are compared byte for byte).
+// Inside the batch each probe costs one process beyond its own commands (the subshell that keeps an `exit`
+// in it from ending the batch; sh execs a lone simple command in it without another fork): the frames are
+// shell builtins. Each batch's frames carry a random nonce, so no probe's output can be mistaken for one,
+// and stdout comes back byte for byte (trailing newlines too: file contents are compared exactly).
+import { randomBytes } from 'node:crypto';
 import type { ProbeCommand, ProbeResults } from './phase.ts';
 
 const MARK = '__bootstrap_probe__';
 
-/** The shell script that runs every command and frames its output and exit status. */
-export function batchScript(commands: Record<string, ProbeCommand>): string {
-  // stderr goes to a scratch file per command (a private temp dir, removed on exit): capturing two
-  // streams separately has no portable in-memory form in sh.
+/** The frame marker of one batch: the fixed prefix (never logged, tests look for it) and a nonce. */
+export function batchMarker(): string {
+  return `${MARK}${randomBytes(8).toString('hex')}`;
+}
+
+/**
+ * The shell script that runs every command and frames its output and exit status with `marker`:
+ *   `<marker> B <key>` NL stdout NL `<marker> E <key> <rc>` NL, then, only when it wrote any,
+ *   `<marker> S <key>` NL stderr NL `<marker> s` NL.
+ * The newline before each closing frame is the frame's own (the parser takes it off), so output without a
+ * trailing newline stays without one.
+ */
+export function batchScript(commands: Record<string, ProbeCommand>, marker: string): string {
+  // stderr goes to a scratch file (a private temp dir, removed on exit): capturing two streams separately
+  // has no portable in-memory form in sh. It is read back only when not empty (`[ -s ]` is a builtin).
   // A login shell of a non-root user has no sbin in PATH on Debian; read-only tools live there (sysctl, modprobe -n).
-  const lines = ['set +e', 'PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"; export PATH', 't=$(mktemp -d) || exit 97', 'trap \'rm -rf "$t"\' EXIT'];
+  const lines = [
+    'set +e',
+    'PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"; export PATH',
+    't=$(mktemp -d) || exit 97',
+    'trap \'rm -rf "$t"\' EXIT',
+    `m=${marker}`,
+  ];
   for (const [key, cmd] of Object.entries(commands)) {
     if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
-    // A subshell per command: one failing or exiting command cannot end the batch. The trailing "."
-    // survives command substitution, which would otherwise strip trailing newlines.
-    lines.push(`out=$( ( ${cmd.command}\n) 2>"$t/err" </dev/null; rc=$?; echo .; exit $rc ); rc=$?; out=\${out%.}`);
-    lines.push(`printf '${MARK} %s %s %s %s\\n' '${key}' "$rc" "$(printf '%s' "$out" | base64 -w0)" "$(base64 -w0 < "$t/err")"`);
+    // A subshell per command: one failing or exiting command cannot end the batch. The newline before `)`
+    // ends a trailing comment in the command.
+    lines.push(`printf '%s B %s\\n' "$m" '${key}'`);
+    lines.push(`( ${cmd.command}\n) 2>"$t/e" </dev/null`);
+    lines.push(`printf '\\n%s E %s %s\\n' "$m" '${key}' "$?"`);
+    lines.push(`[ -s "$t/e" ] && { printf '%s S %s\\n' "$m" '${key}'; cat "$t/e"; printf '\\n%s s\\n' "$m"; }`);
   }
+  // The batch's own status says whether it ran to its end (a probe's status is in its frame).
+  lines.push('exit 0');
   return lines.join('\n') + '\n';
 }
 
-/** The results of `batchScript`'s run, by key. A key with no frame is missing (the batch was cut short). */
-export function parseBatch(stdout: string, keys: string[]): ProbeResults {
+/**
+ * The results of `batchScript(…, marker)`'s run, by key. A key with no closing frame is missing (the batch
+ * was cut short).
+ */
+export function parseBatch(stdout: string, keys: string[], marker: string): ProbeResults {
   const results: ProbeResults = {};
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith(MARK + ' ')) continue;
-    const [, key, rc, out = '', err = ''] = line.split(' ');
-    results[key] = { stdout: decode(out), stderr: decode(err), code: Number(rc) };
+  // Every frame line starts a line; a probe's own output cannot hold the marker (its nonce is this batch's).
+  const frames = [...stdout.matchAll(new RegExp(`(?<=^|\\n)${marker} ([BESs])(?: ([^ \\n]+))?(?: (\\d+))?\\n`, 'g'))];
+  for (let i = 0; i + 1 < frames.length; i++) {
+    const [line, kind, key] = frames[i];
+    const next = frames[i + 1];
+    // What lies between this frame's line and the next one, less the newline that opens the next.
+    const body = stdout.slice(frames[i].index + line.length, next.index - 1);
+    if (kind === 'B' && next[1] === 'E' && next[2] === key) results[key] = { stdout: body, stderr: '', code: Number(next[3]) };
+    else if (kind === 'S' && next[1] === 's' && results[key]) results[key].stderr = body;
   }
   for (const k of keys) if (!results[k]) results[k] = { stdout: '', stderr: '', code: null };
   return results;
 }
-
-const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');

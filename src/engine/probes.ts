@@ -8,7 +8,7 @@ import { sudoWantsPassword } from '../transport/sudo.ts';
 import type { ExecResult, LoggedCommand } from '../transport/types.ts';
 import type { RunContext } from './context.ts';
 import type { HostRef, ProbeCommand, ProbeResults } from './phase.ts';
-import { batchScript, parseBatch } from './probe-batch.ts';
+import { batchMarker, batchScript, parseBatch } from './probe-batch.ts';
 
 /** One probe batch's budget (a host's read-only probes, run as one remote execution). */
 export const PROBE_BUDGET_MS = 60_000;
@@ -26,14 +26,15 @@ export async function probeBatch(
   o: { sudo: boolean; timeoutMs: number },
 ): Promise<{ res: ExecResult; results: ProbeResults }> {
   const keys = Object.keys(batch);
+  const marker = batchMarker();
   const res = await ctx.remote(host).exec('sh -s', {
     sudo: o.sudo,
-    stdin: batchScript(batch),
+    stdin: batchScript(batch, marker),
     timeoutMs: o.timeoutMs,
     signal: ctx.signal,
-    logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys), o.sudo, r),
+    logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys, marker), o.sudo, r),
   });
-  return { res, results: parseBatch(res.stdout, keys) };
+  return { res, results: parseBatch(res.stdout, keys, marker) };
 }
 
 /**
