@@ -15,7 +15,6 @@ export const HOST_TOOLS: Readonly<Record<string, string>> = {
   // probe batches (src/engine/probe-batch.ts), file writes and uploads (src/engine/apply.ts), locks, reads
   cat: 'coreutils',
   mktemp: 'coreutils',
-  base64: 'coreutils',
   rm: 'coreutils',
   mkdir: 'coreutils',
   dirname: 'coreutils',
@@ -87,8 +86,8 @@ export function toolStops(host: HostRef, r: ProbeResult | undefined): CauseError
   const missing = missingTools(r);
   const command = 'command -v ' + Object.keys(HOST_TOOLS).join(' ');
   if (missing === undefined) {
-    // The batch itself (mktemp, base64, sh) did not run as it must: nothing it reported can be trusted.
-    const seen = `the check of the host's tools did not run (exit ${r?.code ?? 'none'}): sh, mktemp or base64 (dash, coreutils) may be missing`;
+    // The batch itself (mktemp, sh) did not run as it must: nothing it reported can be trusted.
+    const seen = `the check of the host's tools did not run (exit ${r?.code ?? 'none'}): sh or mktemp (dash, coreutils) may be missing`;
     return [
       new CauseError('TOOL_MISSING', { host: host.name, evidence: { command, exitCode: r?.code, seen, excerpt: (r?.stderr ?? '').trim() || undefined } }),
     ];

@@ -16,8 +16,7 @@ export const PROBE_BUDGET_MS = 60_000;
 /**
  * Runs `batch` on `host` as ONE remote execution (`sh -s`, through sudo when `sudo`) within `timeoutMs`,
  * and returns the execution's result with each probe's answer (a probe the batch did not reach: code null).
- * The run log shows each probe as its own command with its exit code and decoded output, never the base64
- * frames. Rejects when the host cannot be reached at all (as `exec` does).
+ * The run log shows each probe as its own command with its exit code and output, never the frames. Rejects when the host cannot be reached at all (as `exec` does).
  */
 export async function probeBatch(
   host: HostRef,
@@ -73,8 +72,8 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
         });
       }
       if (res.code !== 0) {
-        // The frames are base64: say in words which probes answered and which did not, and show the
-        // batch's own error output (decoded probe output stays in the run log, redacted).
+        // Say in words which probes answered and which did not, and show the batch's own error output
+        // (each probe's output stays in the run log, redacted).
         const missing = keys.filter((k) => results[k].code === null);
         const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${missing.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ')}` : ''}`;
         throw new CauseError('PROBE_FAILED', {

@@ -322,7 +322,7 @@ describe('HOST_TOOLS lists every program the engine runs on a host', () => {
 
   it('finds the commands (the scan reaches sh -c scripts built from constants)', () => {
     // restore-passwords.ts waits with sleep inside `sh -c ${shq(…)}`; node-baseline's port check uses ss.
-    expect([...uses.keys()]).toEqual(expect.arrayContaining(['sleep', 'ss', 'systemctl', 'mktemp', 'base64', 'k3s']));
+    expect([...uses.keys()]).toEqual(expect.arrayContaining(['sleep', 'ss', 'systemctl', 'mktemp', 'k3s']));
   });
 
   it('each program is in HOST_TOOLS, a shell builtin or k3s', () => {

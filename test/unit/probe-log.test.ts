@@ -1,5 +1,5 @@
 // What the run log gets for a batch of probes: each probe as its own command, exit code and decoded output,
-// for every caller of the one batch runner (verify's cluster reads too), never the base64 frames. The batch
+// for every caller of the one batch runner (verify's cluster reads too), never the frames. The batch
 // runs through a real local `sh -s`, as it runs on a host.
 import { spawnSync } from 'node:child_process';
 import { expect, it } from 'vitest';
