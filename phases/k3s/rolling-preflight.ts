@@ -19,9 +19,10 @@ import { CORDONED_QUERY, cordonedIn } from './rolling-evict.ts';
 export async function prepareTarget(ctx: PrepareContext): Promise<TargetBinary> {
   return ctx.once(targetBinary, async () => {
     const path = ctx.inventory.derived.paths.k3sBinary;
-    const [bytes, sha256] = await Promise.all([readFile(path), sha256FileOnce(path)]);
     const version = ctx.inventory.inventory.k3s.version;
-    return { version, etcd: releaseEtcd(version) ?? etcdVersionIn(bytes.toString('latin1')), sha256 };
+    // The whole binary (70 MB) is read only for a release the upgrade-path table does not know.
+    const etcd = releaseEtcd(version) ?? etcdVersionIn((await readFile(path)).toString('latin1'));
+    return { version, etcd, sha256: await sha256FileOnce(path) };
   });
 }
 

@@ -4,6 +4,7 @@ import { open, readFile } from 'node:fs/promises';
 import { CauseError } from '../../src/errors.ts';
 import { archOfHeader } from '../../src/util/elf-arch.ts';
 import { runLocal } from '../../src/local/process.ts';
+import { fileIdentity, remembered } from '../../src/util/file-memo.ts';
 import { normaliseArch } from './checks.ts';
 import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
@@ -30,7 +31,13 @@ export const nodeVersionDeps: VersionDeps = {
     }
   },
   read: (path) => readFile(path),
-  run: (path, args) => runLocal(path, args, 15_000),
+  // Remembered across runs for this very file (src/util/file-memo.ts): a converged run starts no k3s process here.
+  run: (path, args) =>
+    remembered(
+      `run ${args.join(' ')}\0${fileIdentity(path)}`,
+      () => runLocal(path, args, 15_000),
+      (r) => r.code === 0,
+    ),
   platform: { os: process.platform, arch: process.arch },
 };
 

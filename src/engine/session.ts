@@ -15,6 +15,7 @@ import { Facts, type FactValue } from './facts.ts';
 import type { EngineEvent, Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
 import { parallelismOf } from '../inventory/parallelism.ts';
+import { closeFileMemo, openFileMemo } from '../util/file-memo.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
 import type { HostRef, Phase } from './phase.ts';
 import { Redactor, RunLog } from './run-log.ts';
@@ -70,6 +71,9 @@ export interface SessionResult {
   error?: unknown;
 }
 
+/** The state folder's file of facts derived from local files (sha256 sums, the k3s binary's version). */
+const MEMO_FILE = 'derived-facts.json';
+
 export async function runSession(deps: SessionDeps, opts: SessionOptions): Promise<SessionResult> {
   const { plan } = opts;
   const runId = `${new Date(deps.clock.now()).toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
@@ -93,6 +97,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
     },
   };
   let journal: Journal | undefined;
+  // Sums and other facts derived from the operator's local files, kept from earlier runs (src/util/file-memo.ts).
+  openFileMemo(join(opts.stateDir, MEMO_FILE));
 
   const remotes = new Map<string, Remote>();
   const unreachable = new Map<string, unknown>();
@@ -245,6 +251,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }),
     );
     await Promise.all([...remotes.values()].map((r) => r.close().catch(() => undefined)));
+    closeFileMemo();
   }
   result.summary.durationMs = deps.clock.now() - started;
   const end: Extract<EngineEvent, { type: 'run-end' }> = { type: 'run-end', summary: result.summary, logFile: log.file, reportFile: report.file };

@@ -1,11 +1,13 @@
 // The images the add-ons the engine installs will pull, computed from what the engine renders: the kube-vip
 // DaemonSet, the Cilium chart's values (the chart's values.yaml under the HelmRelease's values, as Helm
 // coalesces them) and the Flux install manifest. An air-gapped site must have each in an image archive.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { parseAllDocuments, parse } from 'yaml';
 import type { LoadedInventory } from '../inventory/load.ts';
 import { tarFiles } from '../util/tar.ts';
+import { fileIdentity, remembered } from '../util/file-memo.ts';
 import { ciliumValuesFor } from '../gitops/values-source.ts';
 import { KUBE_VIP_IMAGE } from './pins.ts';
 
@@ -97,16 +99,37 @@ export async function requiredImages(
   const chart = inv.derived.paths.ciliumChart;
   if (chart && inv.inventory.gitops) {
     const values = await ciliumValues().catch(() => undefined);
-    const tgz = await readFile(chart).catch(() => undefined);
-    // A chart that is no gzip tarball is the cilium phase's ARTIFACT_INVALID; its images are left out here.
-    const defaults = tgz && tryOrUndefined(() => chartDefaults(tgz));
-    if (values && defaults) out.push(...ciliumImages(coalesce(defaults, values as Record<string, any>)));
+    if (values) out.push(...(await chartImages(chart, values as Record<string, any>)));
   }
   const flux = inv.derived.paths.fluxInstall;
-  if (flux) {
-    const text = await readFile(flux, 'utf8').catch(() => undefined);
-    if (text) out.push(...manifestImages(text, (w) => `Flux ${w}`));
-  }
+  if (flux) out.push(...(await fluxImages(flux)));
   const seen = new Set<string>();
   return out.filter((r) => !seen.has(r.image) && seen.add(r.image));
+}
+
+/**
+ * The images Cilium's chart pulls with `values` over its defaults. Parsing the chart's values.yaml is most of
+ * a converged run's local CPU, so the answer is remembered for this chart file and these values
+ * (src/util/file-memo.ts). A chart that is no gzip tarball is the cilium phase's ARTIFACT_INVALID; its
+ * images are left out here.
+ */
+async function chartImages(chart: string, values: Record<string, any>): Promise<RequiredImage[]> {
+  const identity = tryOrUndefined(() => fileIdentity(chart));
+  if (!identity) return [];
+  const valuesSum = createHash('sha256').update(JSON.stringify(values)).digest('hex');
+  return remembered(`cilium-images\0${identity}\0${valuesSum}`, async () => {
+    const tgz = await readFile(chart).catch(() => undefined);
+    const defaults = tgz && tryOrUndefined(() => chartDefaults(tgz));
+    return defaults ? ciliumImages(coalesce(defaults, values)) : [];
+  });
+}
+
+/** The images Flux's install manifests pull, remembered for this file as chartImages is. */
+async function fluxImages(flux: string): Promise<RequiredImage[]> {
+  const identity = tryOrUndefined(() => fileIdentity(flux));
+  if (!identity) return [];
+  return remembered(`flux-images\0${identity}`, async () => {
+    const text = await readFile(flux, 'utf8').catch(() => undefined);
+    return text ? manifestImages(text, (w) => `Flux ${w}`) : [];
+  });
 }
