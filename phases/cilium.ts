@@ -13,6 +13,8 @@ import { unlessFluxOwns } from './cilium/flux-owned.ts';
 import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSetting } from './cilium/cgroup.ts';
 import { HELMCHART_MANIFEST } from '../src/k3s/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
+import { chartInfo, schemaViolations } from './cilium/chart.ts';
+import { fileIdentity, jsonSum, remembered } from '../src/util/file-memo.ts';
 import { ciliumRolledOut } from './cilium/rollout-gate.ts';
 import { notingRelease } from './cilium/release-wait.ts';
 import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
@@ -40,7 +42,13 @@ export const cilium: Phase = {
     if (!chartPath) throw new Error('the inventory has a cilium section but no derived chart path');
     try {
       const { source } = await renderCiliumRelease(ctx);
-      const plan = ciliumInstallPlan(ctx.inventory, source, await readFile(chartPath), chartPath);
+      const tgz = await readFile(chartPath);
+      // The schema check is most of the phase's local CPU: remembered for this chart file and these values.
+      const valuesSum = jsonSum(source.values);
+      const violations = await remembered(`cilium-values-schema\0${fileIdentity(chartPath)}\0${valuesSum}`, async () =>
+        schemaViolations(source.values, chartInfo(tgz, chartPath).schema),
+      );
+      const plan = ciliumInstallPlan(ctx.inventory, source, tgz, chartPath, violations);
       // No manifest: the plan's stops stop the run before any preflight or step reads it.
       return { stops: plan.stops, facts: plan.manifest === undefined ? [] : [prepared({ manifest: plan.manifest, cgroup: cgroupSetting(source.values) })] };
     } catch (err) {

@@ -60,11 +60,18 @@ export function checkChartVersion(pinned: string | undefined, chart: ChartInfo, 
   ];
 }
 
-/** VALUES_SCHEMA_INVALID, one per violation, each with the values path (as Helm validates user values). */
-// Compiling Cilium's 160 kB schema takes a few hundred ms: once per schema object.
+// Compiling Cilium's 160 kB schema takes a few hundred ms (over a second on a small machine): once per schema
+// object, and a run whose chart and values are those of an earlier run does not compile it at all
+// (phases/cilium.ts remembers the violations).
 const compiled = new WeakMap<object, ValidateFunction>();
 
-export function checkValuesSchema(values: unknown, schema: Record<string, unknown> | undefined): CauseError[] {
+/** One place Cilium's values break the chart's values.schema.json: what the stop says (plain data, so it can be remembered). */
+export interface SchemaViolation {
+  seen: string;
+  excerpt: string;
+}
+
+export function schemaViolations(values: unknown, schema: Record<string, unknown> | undefined): SchemaViolation[] {
   if (!schema) return [];
   let validate = compiled.get(schema);
   if (!validate) {
@@ -75,6 +82,14 @@ export function checkValuesSchema(values: unknown, schema: Record<string, unknow
   return (validate.errors ?? []).map((e) => {
     const path = `spec.values${e.instancePath.replace(/\/([^/]+)/g, (_, k: string) => (/^\d+$/.test(k) ? `[${k}]` : `.${k.replaceAll('~1', '/').replaceAll('~0', '~')}`))}`;
     const seen = `${path} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? ` (${JSON.stringify(e.params.allowedValues)})` : ''}`;
-    return new CauseError('VALUES_SCHEMA_INVALID', { message: `Cilium values: ${seen}`, evidence: { seen, excerpt: `schema ${e.schemaPath}` } });
+    return { seen, excerpt: `schema ${e.schemaPath}` };
   });
+}
+
+/** VALUES_SCHEMA_INVALID, one per violation, each with the values path (as Helm validates user values). */
+export const schemaStops = (violations: SchemaViolation[]): CauseError[] =>
+  violations.map(({ seen, excerpt }) => new CauseError('VALUES_SCHEMA_INVALID', { message: `Cilium values: ${seen}`, evidence: { seen, excerpt } }));
+
+export function checkValuesSchema(values: unknown, schema: Record<string, unknown> | undefined): CauseError[] {
+  return schemaStops(schemaViolations(values, schema));
 }

@@ -3,7 +3,7 @@
 // The cgroup probe is per node and separate (cgroup.ts: checkCgroupHostRoot).
 import { CauseError } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { chartInfo, checkChartVersion, checkValuesSchema } from './chart.ts';
+import { chartInfo, checkChartVersion, schemaStops, schemaViolations, type SchemaViolation } from './chart.ts';
 import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { checkCiliumValues, expectationsFrom } from './values-gates.ts';
 import type { CiliumValues } from '../../src/gitops/values-source.ts';
@@ -14,13 +14,20 @@ export interface CiliumInstallPlan {
   stops: CauseError[];
 }
 
-export function ciliumInstallPlan(inv: LoadedInventory, source: CiliumValues, chartTgz: Buffer, chartPath: string): CiliumInstallPlan {
+/** `violations`: the values' schema violations when already known for this chart (else checked here). */
+export function ciliumInstallPlan(
+  inv: LoadedInventory,
+  source: CiliumValues,
+  chartTgz: Buffer,
+  chartPath: string,
+  violations?: SchemaViolation[],
+): CiliumInstallPlan {
   const chart = chartInfo(chartTgz, chartPath);
   const stops = [
     ...checkAdoptable(source),
     ...checkChartVersion(source.chartVersion, chart, chartPath),
     ...checkCiliumValues(source.values, expectationsFrom(inv)),
-    ...checkValuesSchema(source.values, chart.schema),
+    ...schemaStops(violations ?? schemaViolations(source.values, chart.schema)),
   ];
   if (stops.length) return { stops };
   const manifest = renderHelmChart({ releaseName: source.releaseName, namespace: source.namespace, chartTgz, values: source.values, version: chart.version });

@@ -60,6 +60,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
       }
     };
     const errors = await eachLimited(hosts, limit, runOne);
+    opts.journal?.checkpoint();
     summary.phaseDurations[phase.id] = ctx.clock.now() - phaseStart;
     if (errors.length) {
       const stop = stopOf(errors);

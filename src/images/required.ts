@@ -1,13 +1,12 @@
 // The images the add-ons the engine installs will pull, computed from what the engine renders: the kube-vip
 // DaemonSet, the Cilium chart's values (the chart's values.yaml under the HelmRelease's values, as Helm
 // coalesces them) and the Flux install manifest. An air-gapped site must have each in an image archive.
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { parseAllDocuments, parse } from 'yaml';
 import type { LoadedInventory } from '../inventory/load.ts';
 import { tarFiles } from '../util/tar.ts';
-import { fileIdentity, remembered } from '../util/file-memo.ts';
+import { fileIdentity, jsonSum, remembered } from '../util/file-memo.ts';
 import { ciliumValuesFor } from '../gitops/values-source.ts';
 import { KUBE_VIP_IMAGE } from './pins.ts';
 
@@ -116,7 +115,7 @@ export async function requiredImages(
 async function chartImages(chart: string, values: Record<string, any>): Promise<RequiredImage[]> {
   const identity = tryOrUndefined(() => fileIdentity(chart));
   if (!identity) return [];
-  const valuesSum = createHash('sha256').update(JSON.stringify(values)).digest('hex');
+  const valuesSum = jsonSum(values);
   return remembered(`cilium-images\0${identity}\0${valuesSum}`, async () => {
     const tgz = await readFile(chart).catch(() => undefined);
     const defaults = tgz && tryOrUndefined(() => chartDefaults(tgz));

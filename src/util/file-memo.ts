@@ -4,6 +4,7 @@
 // change times in nanoseconds. Any write to a file, or a file replaced by another, changes its ctime or inode,
 // so a remembered fact is never used for content it was not derived from (the trust git's index puts in
 // the same fields). Without a store (tests, tools outside a run) facts are remembered for the process only.
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic-file.ts';
@@ -26,6 +27,9 @@ export function fileIdentity(path: string): string {
   const s = statSync(path, { bigint: true });
   return `${path}\0${s.dev}\0${s.ino}\0${s.size}\0${s.mtimeNs}\0${s.ctimeNs}`;
 }
+
+/** The sha256 of a JSON value, for a key that depends on data as well as files (Cilium's values). */
+export const jsonSum = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
 /** Remember facts in `file` across runs (a run's state folder). A missing or unreadable file starts empty. */
 export function openFileMemo(file: string): void {

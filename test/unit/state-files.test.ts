@@ -40,6 +40,9 @@ describe('state files', () => {
     writeFileSync(join(dir, 'journal.json'), '{"torn');
     const j = new Journal(dir, 'r3', { resume: false, now: new Date() });
     j.complete('node-baseline', 'h1', {});
-    expect(JSON.parse(readFileSync(join(dir, 'journal.json'), 'utf8')).runId).toBe('r3');
+    // Written once per phase, at its end (the engine's checkpoint), not per host.
+    expect(readFileSync(join(dir, 'journal.json'), 'utf8')).toBe('{"torn');
+    j.checkpoint();
+    expect(JSON.parse(readFileSync(join(dir, 'journal.json'), 'utf8'))).toMatchObject({ runId: 'r3', completed: { 'node-baseline': { h1: {} } } });
   });
 });
