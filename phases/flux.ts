@@ -21,6 +21,7 @@ import { kubectl } from '../src/k3s/remote.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
 import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf } from './flux/handover.ts';
+import { checkoutRevision, readCheckoutRevision } from './flux/checkout-revision.ts';
 import { crdWaitChange } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
 import { helmChartValues } from './flux/parity.ts';
@@ -72,7 +73,12 @@ export const flux: Phase = {
       const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
       // The hand-over and the gate read Cilium's release (src/gitops/cilium-release.ts), rendered once a run.
       await renderCiliumRelease(ctx);
-      return { stops: [], facts: [prepared({ install, secret: [deployKeySecret(key)], sync: syncObjects(gitops) })] };
+      // What the GitRepository serves when it holds the checkout: then a converged run needs no fetch to prove it.
+      const revision = p.gitopsCheckout ? await readCheckoutRevision(p.gitopsCheckout, gitops.branch) : undefined;
+      return {
+        stops: [],
+        facts: [prepared({ install, secret: [deployKeySecret(key)], sync: syncObjects(gitops) }), checkoutRevision(revision)],
+      };
     } catch (err) {
       return { stops: causesOrThrow(err) };
     }
