@@ -29,7 +29,9 @@ import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-relea
 import { kubectl } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
+import { checkoutRevision } from './checkout-revision.ts';
 import { FLUX_NAMESPACE } from './controllers.ts';
+import { SYNC_SOURCE } from './manifests.ts';
 import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
@@ -117,7 +119,7 @@ function adoptionChange(o: CiliumOwnership, waitMs: number): Change {
     runs: [
       `sudo k3s kubectl get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json   (the values installed now)`,
       `sudo k3s kubectl get pods,deployments -n ${FLUX_NAMESPACE} -o json   (at every poll: a crash-looping controller is named at once, with its sudo k3s kubectl logs)`,
-      `sudo k3s kubectl annotate --overwrite <the GitRepositories and Kustomizations> --all -n <namespace> ${REQUESTED_AT}=<now>   (a reconcile request)`,
+      `sudo k3s kubectl annotate --overwrite <the GitRepositories and Kustomizations> --all -n <namespace> ${REQUESTED_AT}=<now>   (a reconcile request, unless the source serves the checkout's commit and everything is current)`,
       `sudo k3s kubectl ${LIST}   (until Ready; the objects of a running health check read too)`,
       `sudo k3s kubectl get helmreleases.helm.toolkit.fluxcd.io -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o json   (until Ready)`,
       `sudo ${DAEMONSET_PROBE.command}   (its template generation, against the one before Flux's install)`,
@@ -198,7 +200,8 @@ export async function checkAdoption(
   ds?: { before?: number },
 ): Promise<void> {
   const o = ownershipOf(ctx);
-  await waitFluxReady(ctx, host, signal);
+  const revision = ctx.facts.run(checkoutRevision);
+  await waitFluxReady(ctx, host, signal, revision ? { source: SYNC_SOURCE, revision } : undefined);
   const hr = await waitHelmReleaseReady(ctx, host, o.helmRelease, signal);
   const after = ds ? templateGenerationOf(...(await readTemplateGeneration(ctx, host))) : undefined;
   const drift = parityDrift(o, reference.values, reference.whose, hr.spec?.values ?? {}, ds ? { before: ds.before, after } : undefined);

@@ -2,7 +2,7 @@
 // failed without Stalled, stops at once on Stalled or a crash-looping controller, and ends at its budget with
 // what it saw last.
 import { describe, expect, it } from 'vitest';
-import { waitFluxReady, waitHelmReleaseReady } from '../../phases/flux/ready-wait.ts';
+import { LIST, waitFluxReady, waitHelmReleaseReady } from '../../phases/flux/ready-wait.ts';
 import { causesOf } from '../../src/errors.ts';
 
 const TOKEN = new Date(0).toISOString();
@@ -228,6 +228,49 @@ describe('waitFluxReady on a converged cluster (issue 17: no needless wait)', ()
     expect(causes[0][1]).toContain("written before this run's reconcile request");
     expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io']);
     expect(pauses).toEqual([250, 250, 250, 250, 250, 250, 250, 250, 1_000, 1_000, 3_000]);
+  });
+});
+
+describe("waitFluxReady when the source already serves the operator's checkout (issue 17: a gate that proves without waiting)", () => {
+  const checkout = { source: { name: 'flux-system', namespace: 'flux-system' }, revision: 'main@sha1:1' };
+  const runWith = async (f: ReturnType<typeof fakeCtx>) =>
+    waitFluxReady(f.ctx, { name: 'k3s-1', address: '', role: 'server', founder: true }, f.signal, checkout).then(
+      () => [],
+      (err) => causesOf(err).map((c) => [c.causeId, c.message]),
+    );
+
+  it('everything current at that revision: passes at the first look, nothing requested, no pause', async () => {
+    const f = fakeCtx([[repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')]]);
+    f.ctx.clock.sleep = async () => {
+      throw new Error('no pause expected');
+    };
+    expect(await runWith(f)).toEqual([]);
+    expect(f.commands.sort()).toEqual([`k3s kubectl ${LIST}`, 'k3s kubectl get pods,deployments -n flux-system -o json']);
+  });
+
+  it('the source serves another revision than the checkout: it is asked to fetch, as before', async () => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:0', EARLIER), ksApplied('main@sha1:0')],
+      [repoAt('main@sha1:1', TOKEN), ksApplied('main@sha1:0')],
+      [repoAt('main@sha1:1', TOKEN), answeredBy(ksApplied('main@sha1:1'), TOKEN)],
+    ]);
+    expect(await runWith(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
+  });
+
+  it('that revision, but a Kustomization not current: every source and Kustomization is asked, as before', async () => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1', EARLIER, { generation: 2 })],
+      [repoAt('main@sha1:1', TOKEN), answeredBy(ksApplied('main@sha1:1'), TOKEN)],
+    ]);
+    expect(await runWith(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
+  });
+
+  it('a crash-looping controller is still named, though everything reports Ready at that revision', async () => {
+    const backOff = 'back-off 10s restarting failed container=manager pod=x';
+    const f = fakeCtx([[repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')]], 100, { pods: [controllerPod('source-controller', 1, backOff)] });
+    expect((await runWith(f)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
   });
 });
 
