@@ -160,10 +160,15 @@ const SOURCE_ANSWER_QUICK_LOOKS = 8;
  * anything else asks them, as before, and the wait goes on.
  */
 export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal, checkout?: { source: NamedObject; revision: string }): Promise<void> {
-  // First the controllers: a reconcile request to one that cannot run is never answered.
-  let pull = await lookAtControllers(ctx, host);
+  // First the controllers: a reconcile request to one that cannot run is never answered. The list is read
+  // beside them (one round trip, not two); it is judged only once they are.
+  const listed = listFlux(ctx, host);
+  let pull = await lookAtControllers(ctx, host).catch(async (err) => {
+    await listed.catch(() => undefined);
+    throw err;
+  });
   const token = new Date(ctx.clock.now()).toISOString();
-  const before = await listFlux(ctx, host);
+  const before = await listed;
   if (before && checkout && servesRevision(before.sources, before.kustomizations, checkout.source, checkout.revision)) return;
   // Whether the Kustomizations were asked too (else only the sources, and the wait looks for their answer first).
   let allAsked = !before || !upToDate(before.sources, before.kustomizations);
@@ -210,9 +215,9 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   const ready = await poll<{ ready: any } | { stalled: true }>(ctx, signal, {
     everyMs: pollMs,
     look: async () => {
-      // helm-controller crash-looping answers nothing: named at once.
-      await lookAtControllers(ctx, host);
       const res = await kubectl(ctx, host, command).catch(() => undefined);
+      // helm-controller crash-looping answers nothing: named at once (a Ready release needs no controller to prove it).
+      if (res?.code !== 0 || !isReady(JSON.parse(res.stdout))) await lookAtControllers(ctx, host);
       if (res?.code === 0) {
         const obj = JSON.parse(res.stdout);
         const literal = literalVariables(obj.spec?.values ?? {});
