@@ -20,7 +20,7 @@ import { missingSections } from '../src/inventory/sections.ts';
 import { kubectl } from '../src/k3s/remote.ts';
 import { appliedObjects } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
-import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf } from './flux/handover.ts';
+import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, helmChartAbsent, ownershipOf, templateGenerationOf } from './flux/handover.ts';
 import { checkoutRevision, readCheckoutRevision } from './flux/checkout-revision.ts';
 import { crdWaitChange } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
@@ -40,7 +40,10 @@ export const fluxReady: Gate = {
   async run(host, ctx, budget) {
     const signal = fluxWaitSignal(ctx, budget);
     const o = ownershipOf(ctx);
-    const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
+    // Gone when the hand-over's probe read it: not read again.
+    const chart = ctx.facts.get(host.name, helmChartAbsent)
+      ? { code: 1, stdout: '' }
+      : await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
     const reference =
       chart.code === 0
         ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }

@@ -226,6 +226,16 @@ async function proveAdoption(ctx: ActionContext): Promise<void> {
   await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get(host.name, ciliumGenerationBefore) });
 }
 
+/**
+ * The HelmChart was absent when the hand-over's probe read it (its read answered, with nothing): the
+ * hand-over is done and nothing of this run brings the chart back, so the gate compares with the render
+ * without reading it again. Undefined when the probe saw the chart or could not read it.
+ */
+export const helmChartAbsent = hostFact<boolean | undefined>('flux.helmChartAbsent');
+
+/** Pure: the probe's read answered, and with nothing (`--ignore-not-found`): the chart is gone. A failed read says nothing. */
+export const readAbsent = (r: { code: number | null; stdout: string }) => r.code === 0 && r.stdout.trim() === '';
+
 export const handoverStep: Step = {
   id: 'cilium-handover',
   title: 'hand Cilium over to Flux',
@@ -238,6 +248,7 @@ export const handoverStep: Step = {
   },
   plan: ({ probe, ctx }): Plan => {
     const changes = handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 });
-    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx)), ...changes] : [] };
+    const absent = readAbsent(probe.helmChart) || undefined;
+    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx)), ...changes] : [], facts: [helmChartAbsent(absent)] };
   },
 };
