@@ -18,7 +18,7 @@ import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { missingSections } from '../src/inventory/sections.ts';
 import { kubectl } from '../src/k3s/remote.ts';
-import { appliedObjects } from './flux/applied-step.ts';
+import { appliedObjects, FLUX_APPLY_STEPS } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
 import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, helmChartAbsent, ownershipOf, templateGenerationOf } from './flux/handover.ts';
 import { checkoutRevision, readCheckoutRevision } from './flux/checkout-revision.ts';
@@ -88,7 +88,7 @@ export const flux: Phase = {
   },
   steps: [
     appliedObjects({
-      id: 'install',
+      id: FLUX_APPLY_STEPS[0],
       title: "Flux's install manifests (flux.install)",
       objects: installObjects,
       // The cilium DaemonSet's template generation before anything of Flux runs: a roll across the hand-over shows.
@@ -98,8 +98,8 @@ export const flux: Phase = {
         facts: [ciliumGenerationBefore(templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code))],
       }),
     }),
-    appliedObjects({ id: 'deploy-key', title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),
-    appliedObjects({ id: 'sync', title: 'GitRepository and Kustomization flux-system', objects: sync }),
+    appliedObjects({ id: FLUX_APPLY_STEPS[1], title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),
+    appliedObjects({ id: FLUX_APPLY_STEPS[2], title: 'GitRepository and Kustomization flux-system', objects: sync }),
     handoverStep,
   ],
   gates: [fluxReady],

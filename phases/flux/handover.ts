@@ -29,6 +29,7 @@ import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-relea
 import { kubectl } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
+import { appliesThisRun, FLUX_APPLY_STEPS } from './applied-step.ts';
 import { checkoutRevision } from './checkout-revision.ts';
 import { FLUX_NAMESPACE } from './controllers.ts';
 import { SYNC_SOURCE } from './manifests.ts';
@@ -201,7 +202,9 @@ export async function checkAdoption(
 ): Promise<void> {
   const o = ownershipOf(ctx);
   const revision = ctx.facts.run(checkoutRevision);
-  await waitFluxReady(ctx, host, signal, revision ? { source: SYNC_SOURCE, revision } : undefined);
+  // Statuses prove nothing this run applied (a new deploy key, install or sync spec): then a reconcile, as before.
+  const applied = FLUX_APPLY_STEPS.some((id) => ctx.facts.get(host.name, appliesThisRun(id)) !== false);
+  await waitFluxReady(ctx, host, signal, revision && !applied ? { source: SYNC_SOURCE, revision } : undefined);
   const hr = await waitHelmReleaseReady(ctx, host, o.helmRelease, signal);
   const after = ds ? templateGenerationOf(...(await readTemplateGeneration(ctx, host))) : undefined;
   const drift = parityDrift(o, reference.values, reference.whose, hr.spec?.values ?? {}, ds ? { before: ds.before, after } : undefined);

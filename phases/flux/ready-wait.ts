@@ -140,7 +140,8 @@ const SOURCE_ANSWER_QUICK_LOOKS = 8;
  * Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise.
  *
  * It reads first. When `checkout` is given (the GitRepository the flux phase applies and the revision the
- * operator's checkout holds: checkout-revision.ts) and that source already serves it with everything current
+ * operator's checkout holds: checkout-revision.ts; the caller gives none when this run applied anything of
+ * Flux, e.g. a new deploy key, which no status shows) and that source already serves it with everything current
  * (servesRevision in root-cause.ts), it passes at once: no request, no pause. The run renders from the
  * checkout and pushes nothing, so a branch that moved elsewhere since is not what this run proves (the
  * source fetches it within its interval, and the next run sees a revision that is not the checkout's).
