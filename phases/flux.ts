@@ -18,9 +18,10 @@ import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { missingSections } from '../src/inventory/sections.ts';
 import { kubectl } from '../src/k3s/remote.ts';
-import { appliedObjects } from './flux/applied-step.ts';
+import { appliedObjects, FLUX_APPLY_STEPS } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
-import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, ownershipOf, templateGenerationOf } from './flux/handover.ts';
+import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, helmChartAbsent, ownershipOf, templateGenerationOf } from './flux/handover.ts';
+import { checkoutRevision, readCheckoutRevision } from './flux/checkout-revision.ts';
 import { crdWaitChange } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
 import { helmChartValues } from './flux/parity.ts';
@@ -39,7 +40,10 @@ export const fluxReady: Gate = {
   async run(host, ctx, budget) {
     const signal = fluxWaitSignal(ctx, budget);
     const o = ownershipOf(ctx);
-    const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
+    // Gone when the hand-over's probe read it: not read again.
+    const chart = ctx.facts.get(host.name, helmChartAbsent)
+      ? { code: 1, stdout: '' }
+      : await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
     const reference =
       chart.code === 0
         ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
@@ -72,14 +76,19 @@ export const flux: Phase = {
       const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
       // The hand-over and the gate read Cilium's release (src/gitops/cilium-release.ts), rendered once a run.
       await renderCiliumRelease(ctx);
-      return { stops: [], facts: [prepared({ install, secret: [deployKeySecret(key)], sync: syncObjects(gitops) })] };
+      // What the GitRepository serves when it holds the checkout: then a converged run needs no fetch to prove it.
+      const revision = p.gitopsCheckout ? await readCheckoutRevision(p.gitopsCheckout, gitops.branch) : undefined;
+      return {
+        stops: [],
+        facts: [prepared({ install, secret: [deployKeySecret(key)], sync: syncObjects(gitops) }), checkoutRevision(revision)],
+      };
     } catch (err) {
       return { stops: causesOrThrow(err) };
     }
   },
   steps: [
     appliedObjects({
-      id: 'install',
+      id: FLUX_APPLY_STEPS[0],
       title: "Flux's install manifests (flux.install)",
       objects: installObjects,
       // The cilium DaemonSet's template generation before anything of Flux runs: a roll across the hand-over shows.
@@ -89,8 +98,8 @@ export const flux: Phase = {
         facts: [ciliumGenerationBefore(templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code))],
       }),
     }),
-    appliedObjects({ id: 'deploy-key', title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),
-    appliedObjects({ id: 'sync', title: 'GitRepository and Kustomization flux-system', objects: sync }),
+    appliedObjects({ id: FLUX_APPLY_STEPS[1], title: 'deploy-key Secret flux-system/flux-system', objects: secretObjects, secret: true }),
+    appliedObjects({ id: FLUX_APPLY_STEPS[2], title: 'GitRepository and Kustomization flux-system', objects: sync }),
     handoverStep,
   ],
   gates: [fluxReady],

@@ -3,6 +3,7 @@
 // with one server-side apply. Reused for Flux's install, the deploy-key Secret and the sync objects.
 import type { CommandChange } from '../../src/engine/changes.ts';
 import type { ReadContext } from '../../src/engine/context.ts';
+import { hostFact } from '../../src/engine/facts.ts';
 import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
 import { APPLIED_HASH, drift, kubectlRef, objectKey, toYaml, type Drift, type KubeObject } from './manifests.ts';
 
@@ -80,6 +81,15 @@ export function applyChange(d: Drift, opts: { secret?: boolean } = {}): CommandC
   ];
 }
 
+/** The flux phase's steps that apply objects (phases/flux.ts), by id. */
+export const FLUX_APPLY_STEPS = ['install', 'deploy-key', 'sync'] as const;
+
+/**
+ * Whether the step `id` applies anything this run (its plan saw objects absent or changed): the gate after it
+ * then proves the new objects by a reconcile (a new deploy key shows in no status), never by the statuses alone.
+ */
+export const appliesThisRun = (id: string) => hostFact<boolean>(`flux.applies.${id}`);
+
 export interface AppliedObjectsSpec {
   id: string;
   title: string;
@@ -100,7 +110,11 @@ export function appliedObjects(spec: AppliedObjectsSpec): Step {
       const live = parseLive(probe);
       const d = driftOf(spec.objects(ctx), live);
       const more = spec.extend?.(live, probe, ctx, d) ?? {};
-      return { changes: [...applyChange(d, { secret: spec.secret }), ...(more.changes ?? [])], stops: more.stops, facts: more.facts };
+      return {
+        changes: [...applyChange(d, { secret: spec.secret }), ...(more.changes ?? [])],
+        stops: more.stops,
+        facts: [...(more.facts ?? []), appliesThisRun(spec.id)(d.create.length + d.update.length > 0)],
+      };
     },
   };
 }

@@ -29,7 +29,10 @@ import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-relea
 import { kubectl } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
+import { appliesThisRun, FLUX_APPLY_STEPS } from './applied-step.ts';
+import { checkoutRevision } from './checkout-revision.ts';
 import { FLUX_NAMESPACE } from './controllers.ts';
+import { SYNC_SOURCE } from './manifests.ts';
 import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
@@ -117,7 +120,7 @@ function adoptionChange(o: CiliumOwnership, waitMs: number): Change {
     runs: [
       `sudo k3s kubectl get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json   (the values installed now)`,
       `sudo k3s kubectl get pods,deployments -n ${FLUX_NAMESPACE} -o json   (at every poll: a crash-looping controller is named at once, with its sudo k3s kubectl logs)`,
-      `sudo k3s kubectl annotate --overwrite <the GitRepositories and Kustomizations> --all -n <namespace> ${REQUESTED_AT}=<now>   (a reconcile request)`,
+      `sudo k3s kubectl annotate --overwrite <the GitRepositories and Kustomizations> --all -n <namespace> ${REQUESTED_AT}=<now>   (a reconcile request, unless the source serves the checkout's commit and everything is current)`,
       `sudo k3s kubectl ${LIST}   (until Ready; the objects of a running health check read too)`,
       `sudo k3s kubectl get helmreleases.helm.toolkit.fluxcd.io -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o json   (until Ready)`,
       `sudo ${DAEMONSET_PROBE.command}   (its template generation, against the one before Flux's install)`,
@@ -198,7 +201,10 @@ export async function checkAdoption(
   ds?: { before?: number },
 ): Promise<void> {
   const o = ownershipOf(ctx);
-  await waitFluxReady(ctx, host, signal);
+  const revision = ctx.facts.run(checkoutRevision);
+  // Statuses prove nothing this run applied (a new deploy key, install or sync spec): then a reconcile, as before.
+  const applied = FLUX_APPLY_STEPS.some((id) => ctx.facts.get(host.name, appliesThisRun(id)) !== false);
+  await waitFluxReady(ctx, host, signal, revision && !applied ? { source: SYNC_SOURCE, revision } : undefined);
   const hr = await waitHelmReleaseReady(ctx, host, o.helmRelease, signal);
   const after = ds ? templateGenerationOf(...(await readTemplateGeneration(ctx, host))) : undefined;
   const drift = parityDrift(o, reference.values, reference.whose, hr.spec?.values ?? {}, ds ? { before: ds.before, after } : undefined);
@@ -223,6 +229,16 @@ async function proveAdoption(ctx: ActionContext): Promise<void> {
   await checkAdoption(ctx, host, signal, reference, { before: ctx.facts.get(host.name, ciliumGenerationBefore) });
 }
 
+/**
+ * The HelmChart was absent when the hand-over's probe read it (its read answered, with nothing): the
+ * hand-over is done and nothing of this run brings the chart back, so the gate compares with the render
+ * without reading it again. Undefined when the probe saw the chart or could not read it.
+ */
+export const helmChartAbsent = hostFact<boolean | undefined>('flux.helmChartAbsent');
+
+/** Pure: the probe's read answered, and with nothing (`--ignore-not-found`): the chart is gone. A failed read says nothing. */
+export const readAbsent = (r: { code: number | null; stdout: string }) => r.code === 0 && r.stdout.trim() === '';
+
 export const handoverStep: Step = {
   id: 'cilium-handover',
   title: 'hand Cilium over to Flux',
@@ -235,6 +251,7 @@ export const handoverStep: Step = {
   },
   plan: ({ probe, ctx }): Plan => {
     const changes = handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 });
-    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx)), ...changes] : [] };
+    const absent = readAbsent(probe.helmChart) || undefined;
+    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx)), ...changes] : [], facts: [helmChartAbsent(absent)] };
   },
 };

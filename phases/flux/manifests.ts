@@ -10,6 +10,8 @@ export const APPLIED_HASH = 'bootstrap/applied-sha256';
 const FLUX_NAMESPACE = 'flux-system';
 /** The name `flux bootstrap` gives the Secret, the GitRepository and the Kustomization. */
 const SYNC_NAME = 'flux-system';
+/** The GitRepository the flux phase applies (syncObjects). */
+export const SYNC_SOURCE = { name: SYNC_NAME, namespace: FLUX_NAMESPACE };
 /** The CRDs the sync objects need before they can be created. */
 const SYNC_CRDS = ['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io'];
 

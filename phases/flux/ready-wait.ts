@@ -23,6 +23,7 @@ import {
   literalVariables,
   readyCondition,
   REQUESTED_AT,
+  servesRevision,
   stalledCondition,
   upToDate,
   type FluxObject,
@@ -138,12 +139,19 @@ const SOURCE_ANSWER_QUICK_LOOKS = 8;
 /**
  * Resolves when every GitRepository and Kustomization is Ready; throws the root causes otherwise.
  *
- * It reads first. When something is not current (upToDate in root-cause.ts: a new generation, a source
- * revision not applied yet, a failure, an unanswered request), it asks every source and Kustomization to
- * reconcile at once, as it always did. When everything is current (a converged rerun), it asks the sources
- * alone: a GitRepository's status only says what the branch held at its last fetch (every spec.interval,
- * 1m here), so Ready there cannot tell a push of a minute ago, and this run cannot either (Flux owns the
- * repository; the run pushes nothing). Without that fetch a rerun after a push would pass on the old
+ * It reads first. When `checkout` is given (the GitRepository the flux phase applies and the revision the
+ * operator's checkout holds: checkout-revision.ts; the caller gives none when this run applied anything of
+ * Flux, e.g. a new deploy key, which no status shows) and that source already serves it with everything current
+ * (servesRevision in root-cause.ts), it passes at once: no request, no pause. The run renders from the
+ * checkout and pushes nothing, so a branch that moved elsewhere since is not what this run proves (the
+ * source fetches it within its interval, and the next run sees a revision that is not the checkout's).
+ *
+ * Otherwise, when something is not current (upToDate in root-cause.ts: a new generation, a source revision
+ * not applied yet, a failure, an unanswered request), it asks every source and Kustomization to reconcile at
+ * once, as it always did. When everything is current but the checkout cannot tell (no `checkout`) or the
+ * source serves another revision than the checkout, it asks the sources alone: a GitRepository's status
+ * only says what the branch held at its last fetch (every spec.interval, 1m here), so Ready there cannot
+ * tell a push of a minute ago, and this run cannot either (Flux owns the repository; the run pushes nothing). Without that fetch a rerun after a push would pass on the old
  * revision, and the parity check after it would compare the old HelmRelease with the new checkout
  * (CILIUM_PARITY_DRIFT that is not one); nor would a deploy key this run replaced be proven. The fetch is
  * cheap: source-controller compares the remote head with its artifact and stops there when they match
@@ -152,11 +160,17 @@ const SOURCE_ANSWER_QUICK_LOOKS = 8;
  * without asking the Kustomizations (their build, apply and health checks were the rest of the wait);
  * anything else asks them, as before, and the wait goes on.
  */
-export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal): Promise<void> {
-  // First the controllers: a reconcile request to one that cannot run is never answered.
-  let pull = await lookAtControllers(ctx, host);
+export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: AbortSignal, checkout?: { source: NamedObject; revision: string }): Promise<void> {
+  // First the controllers: a reconcile request to one that cannot run is never answered. The list is read
+  // beside them (one round trip, not two); it is judged only once they are.
+  const listed = listFlux(ctx, host);
+  let pull = await lookAtControllers(ctx, host).catch(async (err) => {
+    await listed.catch(() => undefined);
+    throw err;
+  });
   const token = new Date(ctx.clock.now()).toISOString();
-  const before = await listFlux(ctx, host);
+  const before = await listed;
+  if (before && checkout && servesRevision(before.sources, before.kustomizations, checkout.source, checkout.revision)) return;
   // Whether the Kustomizations were asked too (else only the sources, and the wait looks for their answer first).
   let allAsked = !before || !upToDate(before.sources, before.kustomizations);
   if (before) await requestReconcile(ctx, host, allAsked ? [...before.sources, ...before.kustomizations] : before.sources, token);
@@ -202,9 +216,9 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   const ready = await poll<{ ready: any } | { stalled: true }>(ctx, signal, {
     everyMs: pollMs,
     look: async () => {
-      // helm-controller crash-looping answers nothing: named at once.
-      await lookAtControllers(ctx, host);
       const res = await kubectl(ctx, host, command).catch(() => undefined);
+      // helm-controller crash-looping answers nothing: named at once (a Ready release needs no controller to prove it).
+      if (res?.code !== 0 || !isReady(JSON.parse(res.stdout))) await lookAtControllers(ctx, host);
       if (res?.code === 0) {
         const obj = JSON.parse(res.stdout);
         const literal = literalVariables(obj.spec?.values ?? {});

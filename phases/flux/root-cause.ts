@@ -206,7 +206,8 @@ const sourceKey = (k: FluxObject) => (k.spec?.sourceRef ? `${k.spec.sourceRef.na
  * - GitRepository status.artifact, "the last successful GitRepository reconciliation", and observedGeneration,
  *   "the last observed generation" (fluxcd/source-controller v1.9.0, api/v1/gitrepository_types.go).
  * What none of them can say is whether the branch has moved since the source's last fetch (spec.interval,
- * 1m here): only a fetch tells, so the wait asks the sources for one whatever this says (ready-wait.ts).
+ * 1m here): only a fetch tells, so the wait asks the sources for one whatever this says, unless the source
+ * already serves the checkout's commit (servesRevision, ready-wait.ts).
  */
 export function upToDate(sources: FluxObject[], kustomizations: FluxObject[]): boolean {
   if (!sources.length || !kustomizations.length) return false;
@@ -220,6 +221,16 @@ export function upToDate(sources: FluxObject[], kustomizations: FluxObject[]): b
       return settled(k) && revision !== undefined && k.status?.lastAppliedRevision === revision;
     })
   );
+}
+
+/**
+ * Flux has nothing left to do for `revision`: the GitRepository `source` serves it (status.artifact.revision,
+ * in source-controller's format: checkout-revision.ts) and everything is upToDate. A converged run proves
+ * this without asking any controller for anything (ready-wait.ts).
+ */
+export function servesRevision(sources: FluxObject[], kustomizations: FluxObject[], source: { name: string; namespace: string }, revision: string): boolean {
+  const s = sources.find((x) => key(x) === `${source.namespace}/${source.name}`);
+  return s?.status?.artifact?.revision === revision && upToDate(sources, kustomizations);
 }
 
 /** The labels kustomize-controller puts on every object it applies (fluxcd/kustomize-controller v1.9.0, internal/controller/kustomization_controller.go: SetOwnerLabels, with its owner group). */

@@ -1,7 +1,7 @@
 // The objects the flux phase applies, and how a step plans them from what `kubectl get` printed.
 import { describe, expect, it } from 'vitest';
 import { describeChange } from '../../src/engine/changes.ts';
-import { applyChange, driftOf, parseLive, probeObjects } from '../../phases/flux/applied-step.ts';
+import { appliedObjects, appliesThisRun, applyChange, driftOf, parseLive, probeObjects } from '../../phases/flux/applied-step.ts';
 import { crdWaitChange } from '../../phases/flux/install-wait.ts';
 import {
   APPLIED_HASH,
@@ -144,6 +144,15 @@ describe('plan from the probe', () => {
     const live = parseLive({ objects0: ok(columns(cluster)), objects1: ok(columns(namespaced)) });
     const d = driftOf(objs, live);
     expect([...applyChange(d), ...crdWaitChange(objs, live, d)]).toEqual([]);
+  });
+
+  it("the step's plan records whether it applies anything this run (the Flux gate proves new objects by a reconcile)", () => {
+    const step = appliedObjects({ id: 'install', title: 't', objects: () => objs });
+    const cluster = objs.filter((o) => !o.metadata.namespace);
+    const namespaced = objs.filter((o) => o.metadata.namespace);
+    const factOf = (probe: any) => (step.plan({ probe, ctx: {} } as any) as any).facts.find((f: any) => f.key === appliesThisRun('install').key)?.value;
+    expect(factOf({ objects0: ok(columns(cluster)), objects1: ok(columns(namespaced)) })).toBe(false);
+    expect(factOf({ objects0: ok(columns(cluster)), objects1: ok('') })).toBe(true);
   });
 
   it('one object applied with other content: update only it; a CRD not Established yet: wait', () => {

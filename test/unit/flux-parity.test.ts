@@ -1,7 +1,7 @@
 // Cilium parity across the hand-over: the differing keys as dotted paths, and the roll of the agents.
 import { describe, expect, it } from 'vitest';
 import { helmChartValues, rolled, valuesDiff } from '../../phases/flux/parity.ts';
-import { handoverChanges, parityDrift, pick, templateGenerationOf, type CiliumOwnership } from '../../phases/flux/handover.ts';
+import { handoverChanges, parityDrift, pick, readAbsent, templateGenerationOf, type CiliumOwnership } from '../../phases/flux/handover.ts';
 import { helmChartObject, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 
 const own: CiliumOwnership = { helmChart: { name: 'cilium', namespace: 'kube-system' }, helmRelease: { name: 'cilium', namespace: 'kube-system' }, values: {} };
@@ -101,6 +101,10 @@ describe('handoverChanges', () => {
   });
   it('plans nothing once the HelmChart and its manifest are gone', () => {
     expect(handoverChanges(own, { helmChart: undefined, manifest: false })).toEqual([]);
+    // The gate then knows the chart is gone without reading it again; a read that failed or found it says nothing.
+    expect(readAbsent({ code: 0, stdout: '\n' })).toBe(true);
+    expect(readAbsent({ code: 1, stdout: '' })).toBe(false);
+    expect(readAbsent({ code: 0, stdout: '{"kind":"HelmChart"}' })).toBe(false);
   });
   it('reads the probe: gone when empty, the annotation, the finalizers and the deletion mark', () => {
     expect(helmChartObject({ stdout: '', stderr: '', code: 0 })).toBeUndefined();

@@ -2,7 +2,7 @@
 // failed without Stalled, stops at once on Stalled or a crash-looping controller, and ends at its budget with
 // what it saw last.
 import { describe, expect, it } from 'vitest';
-import { waitFluxReady, waitHelmReleaseReady } from '../../phases/flux/ready-wait.ts';
+import { LIST, waitFluxReady, waitHelmReleaseReady } from '../../phases/flux/ready-wait.ts';
 import { causesOf } from '../../src/errors.ts';
 
 const TOKEN = new Date(0).toISOString();
@@ -231,6 +231,49 @@ describe('waitFluxReady on a converged cluster (issue 17: no needless wait)', ()
   });
 });
 
+describe("waitFluxReady when the source already serves the operator's checkout (issue 17: a gate that proves without waiting)", () => {
+  const checkout = { source: { name: 'flux-system', namespace: 'flux-system' }, revision: 'main@sha1:1' };
+  const runWith = async (f: ReturnType<typeof fakeCtx>) =>
+    waitFluxReady(f.ctx, { name: 'k3s-1', address: '', role: 'server', founder: true }, f.signal, checkout).then(
+      () => [],
+      (err) => causesOf(err).map((c) => [c.causeId, c.message]),
+    );
+
+  it('everything current at that revision: passes at the first look, nothing requested, no pause', async () => {
+    const f = fakeCtx([[repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')]]);
+    f.ctx.clock.sleep = async () => {
+      throw new Error('no pause expected');
+    };
+    expect(await runWith(f)).toEqual([]);
+    expect(f.commands.sort()).toEqual([`k3s kubectl ${LIST}`, 'k3s kubectl get pods,deployments -n flux-system -o json']);
+  });
+
+  it('the source serves another revision than the checkout: it is asked to fetch, as before', async () => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:0', EARLIER), ksApplied('main@sha1:0')],
+      [repoAt('main@sha1:1', TOKEN), ksApplied('main@sha1:0')],
+      [repoAt('main@sha1:1', TOKEN), answeredBy(ksApplied('main@sha1:1'), TOKEN)],
+    ]);
+    expect(await runWith(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
+  });
+
+  it('that revision, but a Kustomization not current: every source and Kustomization is asked, as before', async () => {
+    const f = fakeCtx([
+      [repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1', EARLIER, { generation: 2 })],
+      [repoAt('main@sha1:1', TOKEN), answeredBy(ksApplied('main@sha1:1'), TOKEN)],
+    ]);
+    expect(await runWith(f)).toEqual([]);
+    expect(annotated(f)).toEqual(['gitrepositories.source.toolkit.fluxcd.io', 'kustomizations.kustomize.toolkit.fluxcd.io']);
+  });
+
+  it('a crash-looping controller is still named, though everything reports Ready at that revision', async () => {
+    const backOff = 'back-off 10s restarting failed container=manager pod=x';
+    const f = fakeCtx([[repoAt('main@sha1:1', EARLIER), ksApplied('main@sha1:1')]], 100, { pods: [controllerPod('source-controller', 1, backOff)] });
+    expect((await runWith(f)).map(([id]) => id)).toEqual(['FLUX_CONTROLLER_CRASHLOOP']);
+  });
+});
+
 /** A Flux controller's pod as kubelet reports it: running, or waiting CrashLoopBackOff after its last exit. */
 const controllerPod = (app: string, restartCount: number, waiting?: string) => ({
   metadata: { name: `${app}-5d8b9c7f4b-x2k4p`, namespace: 'flux-system', labels: { app, 'pod-template-hash': '5d8b9c7f4b' }, uid: 'u1' },
@@ -272,7 +315,8 @@ describe('a crash-looping Flux controller', () => {
       excerpt: GATE_LINE,
     });
     expect(f.commands.filter((c) => c.includes(' annotate '))).toEqual([]);
-    expect(f.looks()).toBe(0);
+    // The list is read beside the controllers (one round trip), and not judged.
+    expect(f.looks()).toBe(1);
   });
 
   it('appearing during the wait is named at the next look, not when the budget ends', async () => {
@@ -340,6 +384,12 @@ describe('waitHelmReleaseReady', () => {
     expect(f.looks()).toBe(1);
   });
 
+  it('a release Ready for its generation: one read, the controllers not read', async () => {
+    const f = fakeCtx([hr(2, 2, [{ type: 'Ready', status: 'True', reason: 'UpgradeSucceeded', message: 'ok' }]) as any]);
+    expect(await runHr(f)).toEqual([]);
+    expect(f.commands).toEqual(['k3s kubectl get helmreleases.helm.toolkit.fluxcd.io -n kube-system cilium -o json']);
+  });
+
   it('helm-controller crash-looping is named at once', async () => {
     const pending = hr(2, 1, [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Fulfilling prerequisites' }]);
     const backOff = 'back-off 40s restarting failed container=manager pod=helm-controller-5d8b9c7f4b-x2k4p_flux-system(u1)';
@@ -350,7 +400,8 @@ describe('waitHelmReleaseReady', () => {
       'helm-controller is crash-looping: pod flux-system/helm-controller-5d8b9c7f4b-x2k4p on k3s-1, container manager exited with code 1 (Error) and was restarted 3 times',
     );
     expect(message).toMatch(/; its last log line: b$/);
-    expect(f.looks()).toBe(0);
+    // The release is read first (a Ready one needs no controller to prove it); this one is not: the controllers then, in the same look.
+    expect(f.looks()).toBe(1);
   });
 
   it('SourceNotReady (errWaitForChart: observedGeneration not written) is waited on to the budget and named', async () => {

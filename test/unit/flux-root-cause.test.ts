@@ -8,6 +8,7 @@ import {
   fluxState,
   literalVariables,
   rootOf,
+  servesRevision,
   upToDate,
   type Condition,
   type FluxObject,
@@ -348,6 +349,46 @@ describe('upToDate: nothing left for Flux to do for what its sources hold (kusto
     ['a Kustomization of a source this wait does not read (OCIRepository)', [source()], [applied('flux-system', {}, 'OCIRepository')]],
   ])('not with %s', (_what, sources, kustomizations) => {
     expect(upToDate(sources as FluxObject[], kustomizations as FluxObject[])).toBe(false);
+  });
+});
+
+describe("servesRevision: the flux phase's GitRepository serves the checkout's revision and nothing is left to do", () => {
+  const REV = 'main@sha1:abc';
+  const SYNC = { name: 'flux-system', namespace: 'flux-system' };
+  const source = (name = 'flux-system', o: Partial<FluxObject['status']> = {}, generation = 1): FluxObject => ({
+    ...src(SRC_OK),
+    metadata: { name, namespace: 'flux-system', generation },
+    status: { ...src(SRC_OK).status, artifact: { revision: REV }, ...o },
+  });
+  const applied = (name: string, o: Partial<FluxObject['status']> = {}, sourceName = 'flux-system'): FluxObject => {
+    const k = ks(name, OK);
+    return { ...k, spec: { ...k.spec, sourceRef: { kind: 'GitRepository', name: sourceName } }, status: { ...k.status, lastAppliedRevision: REV, ...o } };
+  };
+
+  it('holds for the revision the source serves, with everything upToDate (another source too)', () => {
+    expect(servesRevision([source(), source('apps')], [applied('flux-system'), applied('apps', {}, 'apps')], SYNC, REV)).toBe(true);
+  });
+
+  it.each([
+    [
+      'the source serves another revision (the checkout moved)',
+      [source('flux-system', { artifact: { revision: 'main@sha1:old' } })],
+      [applied('flux-system', { lastAppliedRevision: 'main@sha1:old' })],
+      REV,
+    ],
+    ['the checkout is of another branch', [source()], [applied('flux-system')], 'other@sha1:abc'],
+    ['the source is of an older generation (its spec changed)', [source('flux-system', {}, 2)], [applied('flux-system')], REV],
+    [
+      'the source is not Ready',
+      [{ ...source(), status: { ...source().status, conditions: cond('False', 'GitOperationFailed', 'x') } }],
+      [applied('flux-system')],
+      REV,
+    ],
+    ['a Kustomization has not applied it yet', [source()], [applied('flux-system', { lastAppliedRevision: 'main@sha1:old' })], REV],
+    ['another source is not current', [source(), source('apps', {}, 2)], [applied('flux-system'), applied('apps', {}, 'apps')], REV],
+    ['the source is not there', [source('apps')], [applied('apps', {}, 'apps')], REV],
+  ])('not when %s', (_what, sources, kustomizations, revision) => {
+    expect(servesRevision(sources as FluxObject[], kustomizations as FluxObject[], SYNC, revision as string)).toBe(false);
   });
 });
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { fluxInstallYaml } from '../../lab/flux-install.ts';
+import { readCheckoutRevision } from '../../phases/flux/checkout-revision.ts';
 import { publishGitopsSync } from '../../lab/gitops-publish.ts';
 import { GITOPS_REPO, gitServerPaths, privateAccounts, serveScript, sshdConfig } from '../../lab/gitops-server.ts';
 
@@ -62,6 +63,19 @@ describe('publishing the GitOps checkout', () => {
     expect(git('rev-parse', 'other')).toBe(second);
     expect(git('show', 'other:clusters/a.yaml')).toBe('a: 2');
     expect(git('log', '-1', '--format=%an <%ae> %aI', 'main')).toBe('bootstrap lab <lab@bootstrap.invalid> 2026-01-01T00:00:00+00:00');
+  });
+
+  it('the checkout holds the published commit as its branch, checked out and clean: the revision the flux phase expects Flux to serve', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'publish-'));
+    const checkout = join(dir, 'checkout');
+    mkdirSync(join(checkout, 'clusters'), { recursive: true });
+    writeFileSync(join(checkout, 'clusters', 'a.yaml'), 'a: 1\n');
+    const first = publishGitopsSync(checkout, 'main', join(dir, 'repo.git'));
+    expect(await readCheckoutRevision(checkout, 'main')).toBe(`main@sha1:${first}`);
+    writeFileSync(join(checkout, 'clusters', 'a.yaml'), 'a: 2\n');
+    const second = publishGitopsSync(checkout, 'main', join(dir, 'repo.git'));
+    expect(await readCheckoutRevision(checkout, 'main')).toBe(`main@sha1:${second}`);
+    expect(execFileSync('git', ['-C', checkout, 'status', '--porcelain'], { encoding: 'utf8' })).toBe('');
   });
 });
 
