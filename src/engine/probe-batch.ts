@@ -6,14 +6,30 @@ import type { ProbeCommand, ProbeResults } from './phase.ts';
 
 const MARK = '__bootstrap_probe__';
 
-/** The shell script that runs every command and frames its output and exit status. */
-export function batchScript(commands: Record<string, ProbeCommand>): string {
+/**
+ * The shell script that runs every command and frames its output and exit status. `concurrent`: the commands
+ * run at once, each into files of the scratch dir, and are framed in order once all have ended (for reads
+ * that each wait on something slow and need nothing from each other).
+ */
+export function batchScript(commands: Record<string, ProbeCommand>, o: { concurrent?: boolean } = {}): string {
   // stderr goes to a scratch file per command (a private temp dir, removed on exit): capturing two
   // streams separately has no portable in-memory form in sh.
   // A login shell of a non-root user has no sbin in PATH on Debian; read-only tools live there (sysctl, modprobe -n).
   const lines = ['set +e', 'PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"; export PATH', 't=$(mktemp -d) || exit 97', 'trap \'rm -rf "$t"\' EXIT'];
+  for (const key of Object.keys(commands)) if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
+  if (o.concurrent) {
+    const entries = Object.entries(commands);
+    entries.forEach(([, cmd], i) => lines.push(`( ( ${cmd.command}\n) >"$t/${i}.out" 2>"$t/${i}.err" </dev/null; echo $? >"$t/${i}.rc" ) &`));
+    lines.push('wait');
+    // A command whose status was never written (its subshell killed) gets no frame: it did not answer.
+    entries.forEach(([key], i) =>
+      lines.push(
+        `if [ -s "$t/${i}.rc" ]; then printf '${MARK} %s %s %s %s\\n' '${key}' "$(cat "$t/${i}.rc")" "$(base64 -w0 < "$t/${i}.out")" "$(base64 -w0 < "$t/${i}.err")"; fi`,
+      ),
+    );
+    return lines.join('\n') + '\n';
+  }
   for (const [key, cmd] of Object.entries(commands)) {
-    if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
     // A subshell per command: one failing or exiting command cannot end the batch. The trailing "."
     // survives command substitution, which would otherwise strip trailing newlines.
     lines.push(`out=$( ( ${cmd.command}\n) 2>"$t/err" </dev/null; rc=$?; echo .; exit $rc ); rc=$?; out=\${out%.}`);

@@ -23,12 +23,12 @@ export async function probeBatch(
   host: HostRef,
   ctx: RunContext,
   batch: Record<string, ProbeCommand>,
-  o: { sudo: boolean; timeoutMs: number },
+  o: { sudo: boolean; timeoutMs: number; concurrent?: boolean },
 ): Promise<{ res: ExecResult; results: ProbeResults }> {
   const keys = Object.keys(batch);
   const res = await ctx.remote(host).exec('sh -s', {
     sudo: o.sudo,
-    stdin: batchScript(batch),
+    stdin: batchScript(batch, { concurrent: o.concurrent }),
     timeoutMs: o.timeoutMs,
     signal: ctx.signal,
     logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys), o.sudo, r),
