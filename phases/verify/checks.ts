@@ -3,8 +3,9 @@
 // checks lacked: a server sees what the cluster sees, the operator's laptop does not).
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import type { Gate, HostRef } from '../../src/engine/phase.ts';
+import type { Gate, HostRef, ProbeResult } from '../../src/engine/phase.ts';
 import { parallelismOf } from '../../src/inventory/parallelism.ts';
+import type { Remote } from '../../src/transport/types.ts';
 import { eachLimited } from '../../src/util/limit.ts';
 import { agentRefs, allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
@@ -261,7 +262,9 @@ export const ciliumAgentsLive: Gate = {
           stops.push(...drift);
           return;
         }
-        const status = (await batch(ctx, h, { status: CILIUM_STATUS_COMMAND })).status;
+        // The agent's health probe at once in the same remote execution: the next check's first look.
+        const { status, health } = await batch(ctx, h, { status: CILIUM_STATUS_COMMAND, health: CILIUM_HEALTH_COMMAND }, { concurrent: true });
+        healthTaken.set(ctx.remote(h), health);
         const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
         if (!kprOn(mode)) {
           const seen = mode
@@ -298,6 +301,12 @@ export const CILIUM_HEALTH_COMMAND = [
   'k3s crictl exec "$id" cilium-health status --probe -o json',
 ].join(' ');
 
+/**
+ * Per run and host (a run's connections are its own objects): the health probe ciliumAgentsLive ran beside
+ * the agent's status, so that ciliumNodeHealth's first look costs no remote execution of its own.
+ */
+const healthTaken = new WeakMap<Remote, ProbeResult>();
+
 export const ciliumNodeHealth: Gate = {
   id: 'cilium-node-health',
   title: "nodes reach each other (Cilium's health probes)",
@@ -310,7 +319,10 @@ export const ciliumNodeHealth: Gate = {
       const rows: Row[] = [];
       const stops: CauseError[] = [];
       await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
-        const res = (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
+        // Taken with the agent's status by the check before (once: a later look probes again).
+        const taken = healthTaken.get(ctx.remote(h));
+        healthTaken.delete(ctx.remote(h));
+        const res = taken ?? (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
         const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
         if (!health) {
           const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
