@@ -34,12 +34,22 @@ export async function readCluster<T>(ctx: RunContext, read: (api: ClusterReads) 
   return { ok: false, seen: failures.join('; ') };
 }
 
-/** The API client, loaded when verify first reads: @kubernetes/client-node costs most of a second to load. */
+/** The API client, loaded only by a run that reads: @kubernetes/client-node costs most of a second to load. */
 let client: Promise<[typeof import('../../src/kube/api-access.ts'), typeof import('../../src/kube/cluster-reads.ts')]> | undefined;
 
-async function readsThrough(ctx: RunContext, server: HostRef): Promise<ClusterReads> {
+/**
+ * Starts loading the API client (once a process) without waiting for it: verify's prepare calls it, so that
+ * the loading overlaps the phases before verify, which mostly wait on their hosts.
+ */
+export function loadApiClient() {
   client ??= Promise.all([import('../../src/kube/api-access.ts'), import('../../src/kube/cluster-reads.ts')]);
-  const [{ clusterApi }, { clusterReads }] = await client;
+  // Not lost if it fails: the first read awaits the same promise and names why.
+  client.catch(() => undefined);
+  return client;
+}
+
+async function readsThrough(ctx: RunContext, server: HostRef): Promise<ClusterReads> {
+  const [{ clusterApi }, { clusterReads }] = await loadApiClient();
   try {
     return clusterReads(await clusterApi(ctx, server));
   } catch (err) {
