@@ -85,11 +85,12 @@ export const etcdVoters: Gate = {
   run: (_host, ctx, signal) =>
     settle(ctx, signal, etcdVoters, async () => {
       const servers = serverRefs(ctx.inventory);
-      // The Nodes (EtcdIsVoter) and each server's own etcd at once; the first member list that answers is the
-      // one judged (etcd's list is the same everywhere).
+      // The Nodes (EtcdIsVoter) and etcd's member list at once. etcd's list is the same everywhere: the first
+      // server's is the one judged, and only when it does not answer are the others asked (each its own etcd).
+      const membersOn = async (s: HostRef) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members });
       const [read, lists] = await Promise.all([
         readCluster(ctx, (api) => api.nodes()),
-        Promise.all(servers.map(async (s) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members }))),
+        membersOn(servers[0]).then(async (first) => (readMembers(first.r) ? [first] : [first, ...(await Promise.all(servers.slice(1).map(membersOn)))])),
       ]);
       if (!read.ok) return unreadable(read.seen, founderName(servers));
       const nodes = nodesSeen(read.value);
@@ -163,8 +164,9 @@ export const apiReady: Gate = {
         ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name })),
       ];
       const commands = Object.fromEntries(targets.map((t) => [t.key, readyzVia(t.address, port)]));
+      // Each address's /readyz at once on each server: they wait on different API servers, not on each other.
       const [seen, operator] = await Promise.all([
-        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) }))),
+        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands, { concurrent: true }) }))),
         fromOperator(ctx, host, targets, port),
       ]);
       const fromServers = apiVerdict(targets, port, seen);
