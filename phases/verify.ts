@@ -8,6 +8,7 @@ import type { Phase } from '../src/engine/phase.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
+import { loadApiClient } from './verify/read.ts';
 
 // The API before etcd's voters: a server whose k3s is down refuses its API at once, while its EtcdIsVoter
 // condition turns False only at the etcd leader's next tick (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go manageLearners, every 15 s), so
@@ -22,6 +23,12 @@ const CHECKS = [nodesReady, apiReady, etcdVoters, vipLeaseHeld, ciliumAgentsLive
 export function verifyPhase(opts: { drill?: boolean; standalone?: boolean } = {}): Phase {
   const checks = CHECKS.map((gate) => ({ ...gate, readOnly: opts.standalone === true }));
   return {
+    // A run whose checks will read starts loading the Kubernetes API client now, beside the phases before
+    // verify; `bootstrap <env> --check` (the checks only say "would wait") loads nothing.
+    prepare: async (ctx) => {
+      if (!ctx.check || opts.standalone) void loadApiClient();
+      return { stops: [] };
+    },
     id: 'verify',
     title: opts.drill ? 'prove the cluster highly available, with a failover drill' : 'prove the cluster highly available',
     needs: ['cilium'],

@@ -3,19 +3,21 @@
 // checks lacked: a server sees what the cluster sees, the operator's laptop does not).
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import type { Gate, HostRef } from '../../src/engine/phase.ts';
+import type { Gate, HostRef, ProbeResult } from '../../src/engine/phase.ts';
+import { parallelismOf } from '../../src/inventory/parallelism.ts';
+import type { Remote } from '../../src/transport/types.ts';
+import { eachLimited } from '../../src/util/limit.ts';
 import { agentRefs, allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { apiVerdict, operatorVerdict, type Target } from './api-verdict.ts';
 import { readyzVia } from '../../src/k3s/remote.ts';
-import { NOT_FOUND } from '../../src/k3s/remote.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { nodeHealth } from './node-health.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
-import { describeStranger, notInInventory, parseNodes, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
+import { describeStranger, notInInventory, nodesSeen, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
 import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
 
 const unreadable = (seen: string, host?: string): Verdict => ({
@@ -41,9 +43,9 @@ export const nodesReady: Gate = {
   run: (_host, ctx, signal) =>
     settle(ctx, signal, nodesReady, async () => {
       const hosts = allHostRefs(ctx.inventory);
-      const read = await readCluster(ctx, 'get nodes -o json');
+      const read = await readCluster(ctx, (api) => api.nodes());
       if (!read.ok) return unreadable(read.seen, founderName(hosts));
-      const nodes = parseNodes(read.res.stdout);
+      const nodes = nodesSeen(read.value);
       const names = hosts.map((h) => h.name);
       const rows = readiness(nodes, names);
       const stops = rows
@@ -83,11 +85,15 @@ export const etcdVoters: Gate = {
   run: (_host, ctx, signal) =>
     settle(ctx, signal, etcdVoters, async () => {
       const servers = serverRefs(ctx.inventory);
-      const read = await readCluster(ctx, 'get nodes -o json');
+      // The Nodes (EtcdIsVoter) and etcd's member list at once. etcd's list is the same everywhere: the first
+      // server's is the one judged, and only when it does not answer are the others asked (each its own etcd).
+      const membersOn = async (s: HostRef) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members });
+      const [read, lists] = await Promise.all([
+        readCluster(ctx, (api) => api.nodes()),
+        membersOn(servers[0]).then(async (first) => (readMembers(first.r) ? [first] : [first, ...(await Promise.all(servers.slice(1).map(membersOn)))])),
+      ]);
       if (!read.ok) return unreadable(read.seen, founderName(servers));
-      const nodes = parseNodes(read.res.stdout);
-      // Each server's own etcd; the first that answers is the list judged (etcd's list is the same everywhere).
-      const lists = await Promise.all(servers.map(async (s) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members })));
+      const nodes = nodesSeen(read.value);
       const answered = lists.map((l) => ({ ...l, members: readMembers(l.r) })).find((l) => l.members);
       if (!answered) {
         const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
@@ -158,8 +164,9 @@ export const apiReady: Gate = {
         ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name })),
       ];
       const commands = Object.fromEntries(targets.map((t) => [t.key, readyzVia(t.address, port)]));
+      // Each address's /readyz at once on each server: they wait on different API servers, not on each other.
       const [seen, operator] = await Promise.all([
-        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands) }))),
+        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands, { concurrent: true }) }))),
         fromOperator(ctx, host, targets, port),
       ]);
       const fromServers = apiVerdict(targets, port, seen);
@@ -190,8 +197,8 @@ export const vipLeaseHeld: Gate = {
     settle(ctx, signal, vipLeaseHeld, async () => {
       const servers = serverRefs(ctx.inventory);
       const command = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`;
-      const read = await readCluster(ctx, command);
-      const holder: string = read.ok ? (JSON.parse(read.res.stdout).spec?.holderIdentity ?? '') : '';
+      const read = await readCluster(ctx, (api) => api.lease(KUBE_VIP_NAMESPACE, KUBE_VIP_LEASE));
+      const holder = read.ok ? (read.value.spec?.holderIdentity ?? '') : '';
       if (holder && servers.some((s) => s.name === holder)) return { rows: [{ host: holder, ok: true, detail: `holds ${KUBE_VIP_LEASE}` }], stops: [] };
       const seen = !read.ok
         ? `the lease cannot be read: ${read.seen}`
@@ -225,60 +232,60 @@ export const ciliumAgentsLive: Gate = {
     settle(ctx, signal, ciliumAgentsLive, async () => {
       const hosts = allHostRefs(ctx.inventory);
       const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-      const read = await readCluster(ctx, 'get pods -n kube-system -l k8s-app=cilium -o json');
+      const read = await readCluster(ctx, (api) => api.pods('kube-system', 'k8s-app=cilium'));
       if (!read.ok) return unreadable(read.seen, founderName(hosts));
-      const pods = (JSON.parse(read.res.stdout).items as any[]).map((p) => {
-        const c = (p.spec?.containers ?? []).find((x: any) => x.name === 'cilium-agent') ?? p.spec?.containers?.[0];
+      const pods = read.value.map((p) => {
+        const c = (p.spec?.containers ?? []).find((x) => x.name === 'cilium-agent') ?? p.spec?.containers?.[0];
         return {
-          name: p.metadata.name as string,
-          node: p.spec?.nodeName as string | undefined,
-          env: Object.fromEntries((c?.env ?? []).filter((e: any) => typeof e.value === 'string').map((e: any) => [e.name, e.value])) as Record<string, string>,
-          ready: (p.status?.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True'),
+          name: p.metadata?.name ?? '',
+          node: p.spec?.nodeName,
+          env: Object.fromEntries((c?.env ?? []).flatMap((e) => (typeof e.value === 'string' ? [[e.name, e.value]] : []))) as Record<string, string>,
+          ready: (p.status?.conditions ?? []).some((x) => x.type === 'Ready' && x.status === 'True'),
         };
       });
       const rows: Row[] = [];
       const stops: CauseError[] = [];
-      await Promise.all(
-        hosts.map(async (h) => {
-          const pod = pods.find((p) => p.node === h.name && p.ready) ?? pods.find((p) => p.node === h.name);
-          if (!pod || !pod.ready) {
-            const seen = pod ? `agent ${pod.name} on ${h.name} is not Ready` : `no Cilium agent pod on ${h.name}`;
-            rows.push({ host: h.name, ok: false, detail: seen });
-            stops.push(
-              new CauseError('CILIUM_AGENTS_NOT_READY', {
-                host: h.name,
-                evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen },
-              }),
-            );
-            return;
-          }
-          const drift = checkAgentServiceHost([pod], vip, port, ctx.inventory.derived.serviceAddresses.kubernetes);
-          if (drift.length) {
-            rows.push({ host: h.name, ok: false, detail: drift[0].evidence.seen ?? 'service host drift' });
-            stops.push(...drift);
-            return;
-          }
-          const status = (await batch(ctx, h, { status: CILIUM_STATUS_COMMAND })).status;
-          const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
-          if (!kprOn(mode)) {
-            const seen = mode
-              ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}`
-              : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
-            rows.push({ host: h.name, ok: false, detail: seen });
-            stops.push(
-              mode
-                ? new CauseError('KPR_MISMATCH', {
-                    host: h.name,
-                    message: `The running Cilium agent on ${h.name} does not replace kube-proxy`,
-                    evidence: { command: CILIUM_STATUS_COMMAND, seen },
-                  })
-                : new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_STATUS_COMMAND, exitCode: status.code, seen } }),
-            );
-            return;
-          }
-          rows.push({ host: h.name, ok: true, detail: `${pod.name} Ready, kube-proxy replacement ${mode}, KUBERNETES_SERVICE_HOST=${vip}` });
-        }),
-      );
+      await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
+        const pod = pods.find((p) => p.node === h.name && p.ready) ?? pods.find((p) => p.node === h.name);
+        if (!pod || !pod.ready) {
+          const seen = pod ? `agent ${pod.name} on ${h.name} is not Ready` : `no Cilium agent pod on ${h.name}`;
+          rows.push({ host: h.name, ok: false, detail: seen });
+          stops.push(
+            new CauseError('CILIUM_AGENTS_NOT_READY', {
+              host: h.name,
+              evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen },
+            }),
+          );
+          return;
+        }
+        const drift = checkAgentServiceHost([pod], vip, port, ctx.inventory.derived.serviceAddresses.kubernetes);
+        if (drift.length) {
+          rows.push({ host: h.name, ok: false, detail: drift[0].evidence.seen ?? 'service host drift' });
+          stops.push(...drift);
+          return;
+        }
+        // The agent's health probe at once in the same remote execution: the next check's first look.
+        const { status, health } = await batch(ctx, h, { status: CILIUM_STATUS_COMMAND, health: CILIUM_HEALTH_COMMAND }, { concurrent: true });
+        healthTaken.set(ctx.remote(h), health);
+        const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
+        if (!kprOn(mode)) {
+          const seen = mode
+            ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}`
+            : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
+          rows.push({ host: h.name, ok: false, detail: seen });
+          stops.push(
+            mode
+              ? new CauseError('KPR_MISMATCH', {
+                  host: h.name,
+                  message: `The running Cilium agent on ${h.name} does not replace kube-proxy`,
+                  evidence: { command: CILIUM_STATUS_COMMAND, seen },
+                })
+              : new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_STATUS_COMMAND, exitCode: status.code, seen } }),
+          );
+          return;
+        }
+        rows.push({ host: h.name, ok: true, detail: `${pod.name} Ready, kube-proxy replacement ${mode}, KUBERNETES_SERVICE_HOST=${vip}` });
+      });
       const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);
       rows.sort((a, b) => order(a) - order(b));
       return { rows, stops };
@@ -296,6 +303,12 @@ export const CILIUM_HEALTH_COMMAND = [
   'k3s crictl exec "$id" cilium-health status --probe -o json',
 ].join(' ');
 
+/**
+ * Per run and host (a run's connections are its own objects): the health probe ciliumAgentsLive ran beside
+ * the agent's status, so that ciliumNodeHealth's first look costs no remote execution of its own.
+ */
+const healthTaken = new WeakMap<Remote, ProbeResult>();
+
 export const ciliumNodeHealth: Gate = {
   id: 'cilium-node-health',
   title: "nodes reach each other (Cilium's health probes)",
@@ -307,32 +320,33 @@ export const ciliumNodeHealth: Gate = {
       const hosts = allHostRefs(ctx.inventory);
       const rows: Row[] = [];
       const stops: CauseError[] = [];
-      await Promise.all(
-        hosts.map(async (h) => {
-          const res = (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
-          const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
-          if (!health) {
-            const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
-            rows.push({ host: h.name, ok: false, detail: seen });
-            stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }));
-            return;
-          }
-          if (!health.unreachable.length) {
-            rows.push({ host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` });
-            return;
-          }
-          const lines = health.unreachable.map((u) => `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them`);
-          rows.push({ host: h.name, ok: false, detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}` });
-          const first = health.unreachable[0]!;
-          stops.push(
-            new CauseError('CILIUM_NODE_UNREACHABLE', {
-              host: h.name,
-              message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
-              evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
-            }),
-          );
-        }),
-      );
+      await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
+        // Taken with the agent's status by the check before (once: a later look probes again).
+        const taken = healthTaken.get(ctx.remote(h));
+        healthTaken.delete(ctx.remote(h));
+        const res = taken ?? (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
+        const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
+        if (!health) {
+          const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
+          rows.push({ host: h.name, ok: false, detail: seen });
+          stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }));
+          return;
+        }
+        if (!health.unreachable.length) {
+          rows.push({ host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` });
+          return;
+        }
+        const lines = health.unreachable.map((u) => `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them`);
+        rows.push({ host: h.name, ok: false, detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}` });
+        const first = health.unreachable[0]!;
+        stops.push(
+          new CauseError('CILIUM_NODE_UNREACHABLE', {
+            host: h.name,
+            message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
+            evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
+          }),
+        );
+      });
       const order = (r: { host?: string }) => hosts.findIndex((h) => h.name === r.host);
       rows.sort((a, b) => order(a) - order(b));
       stops.sort((a, b) => order(a) - order(b));
@@ -348,18 +362,18 @@ export const corednsReady: Gate = {
   run: (host, ctx, signal) =>
     settle(ctx, signal, corednsReady, async () => {
       const command = 'get deployment -n kube-system coredns -o json';
-      const read = await readCluster(ctx, command);
+      const read = await readCluster(ctx, (api) => api.deployment('kube-system', 'coredns'));
       let seen: string;
       let scaledToZero = false;
-      if (read.ok) {
-        const d = JSON.parse(read.res.stdout);
+      if (read.ok && read.value) {
+        const d = read.value;
         const want = Number(d.spec?.replicas ?? 1);
         const ready = Number(d.status?.readyReplicas ?? 0);
         if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
         scaledToZero = want === 0;
         seen = want === 0 ? 'deployment kube-system/coredns is scaled to 0 replicas' : `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
       } else {
-        seen = NOT_FOUND.test(read.seen) ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
+        seen = read.ok ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
       }
       return {
         rows: [{ host: host.name, ok: false, detail: seen }],

@@ -72,7 +72,7 @@ export const failoverDrill: Step = {
           kind: 'action',
           description: TITLE,
           runs: [
-            `sudo k3s kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json   (through a server that answers: who holds the VIP)`,
+            `GET /apis/coordination.k8s.io/v1/namespaces/${KUBE_VIP_NAMESPACE}/leases/${KUBE_VIP_LEASE}   (the Kubernetes API through a server that answers: who holds the VIP)`,
             'sudo systemctl stop <the unit of k3s>   (on the VIP holder)',
             `every 0.5 s, at most ${FAILOVER_LIMIT_MS / 1000} s, on each other server: sudo ${readyz(vip, port)}; sudo ${HOLDER}`,
             'sudo systemctl start <the unit of k3s>   (on the VIP holder, whatever happened)',
@@ -89,8 +89,8 @@ export const failoverDrill: Step = {
 async function drill(ctx: ActionContext): Promise<void> {
   const { host, signal } = ctx;
   const servers = serverRefs(ctx.inventory);
-  const lease = await readCluster(ctx, `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`);
-  const holderName: string = lease.ok ? (JSON.parse(lease.res.stdout).spec?.holderIdentity ?? '') : '';
+  const lease = await readCluster(ctx, (api) => api.lease(KUBE_VIP_NAMESPACE, KUBE_VIP_LEASE));
+  const holderName = lease.ok ? (lease.value.spec?.holderIdentity ?? '') : '';
   const drilled = servers.find((s) => s.name === holderName);
   if (!drilled) {
     throw new CauseError('VIP_LEASE_NOT_HELD', {

@@ -1,38 +1,94 @@
-// Reading the cluster for verify, over the run's SSH connections: through any server that answers (the
-// founder first), and running several read-only commands on one host as one batch.
-import { type CauseError, stopOf } from '../../src/errors.ts';
+// Reading the cluster for verify, over the run's SSH connections: the cluster's objects through the
+// Kubernetes API of any server that answers (the founder first), and what only a host can tell (its own view
+// of the API, etcd's member list, the Cilium agent's status) as several read-only commands in one batch.
+import { CauseError, stopOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { probeBatch } from '../../src/engine/probes.ts';
-import type { ExecResult } from '../../src/transport/types.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
-import { kubectl } from '../../src/k3s/remote.ts';
+import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import type { ClusterReads } from '../../src/kube/cluster-reads.ts';
 import { poll } from '../../src/engine/poll.ts';
 
 export const VERIFY_PHASE = 'verify';
 const POLL_MS = 3_000;
 
-/** `k3s kubectl <args>` on the first server whose API answers; the last failure when none does. */
-export async function readCluster(ctx: RunContext, args: string): Promise<{ ok: true; vantage: HostRef; res: ExecResult } | { ok: false; seen: string }> {
+export type ClusterRead<T> = { ok: true; vantage: HostRef; value: T } | { ok: false; seen: string };
+
+/**
+ * One read of the cluster (`read`: what it asks of the API) through the first server whose API answers, the
+ * founder first: through the Kubernetes API over the run's SSH connection to that server
+ * (src/kube/api-access.ts); every server's failure when none answers.
+ */
+export async function readCluster<T>(ctx: RunContext, read: (api: ClusterReads) => Promise<T>): Promise<ClusterRead<T>> {
   const failures: string[] = [];
   for (const server of serverRefs(ctx.inventory).sort((a, b) => Number(b.founder) - Number(a.founder))) {
     try {
-      const res = await kubectl(ctx, server, `${args} --request-timeout=5s`, 10_000);
-      if (res.code === 0) return { ok: true, vantage: server, res };
-      failures.push(`${server.name}: ${(res.stderr || res.stdout).trim().split('\n').at(-1) || `exit ${res.code}`}`);
+      return { ok: true, vantage: server, value: await read(await readsThrough(ctx, server)) };
     } catch (err) {
-      failures.push(`${server.name}: ${(err as Error).message}`);
+      // A damaged kubeconfig in the state folder is the operator's to fix, whichever server is asked.
+      if (err instanceof CauseError && err.causeId === 'STATE_FILE_CORRUPT') throw err;
+      failures.push(`${server.name}: ${err instanceof CauseError ? (err.evidence.seen ?? err.message) : (err as Error).message}`);
     }
   }
   return { ok: false, seen: failures.join('; ') };
 }
 
-/** Several read-only commands on one host in one remote execution (root: k3s.yaml and the etcd keys are 0600). */
-export async function batch(ctx: RunContext, host: HostRef, commands: Record<string, string>): Promise<ProbeResults> {
+/** The API client, loaded only by a run that reads: @kubernetes/client-node costs most of a second to load. */
+let client: Promise<[typeof import('../../src/kube/api-access.ts'), typeof import('../../src/kube/cluster-reads.ts')]> | undefined;
+
+/**
+ * Starts loading the API client (once a process) without waiting for it: verify's prepare calls it, so that
+ * the loading overlaps the phases before verify, which mostly wait on their hosts.
+ */
+export function loadApiClient() {
+  client ??= Promise.all([import('../../src/kube/api-access.ts'), import('../../src/kube/cluster-reads.ts')]);
+  // Not lost if it fails: the first read awaits the same promise and names why.
+  client.catch(() => undefined);
+  return client;
+}
+
+async function readsThrough(ctx: RunContext, server: HostRef): Promise<ClusterReads> {
+  const [{ clusterApi }, { clusterReads }] = await loadApiClient();
+  try {
+    return clusterReads(await clusterApi(ctx, server));
+  } catch (err) {
+    // No kubeconfig in the state folder yet (a state folder of another machine, or one emptied): verify only
+    // reads, and `k3s kubectl` on the server (as root, with k3s's own admin kubeconfig) sees the same
+    // cluster, so the reads go there instead of stopping the proof for a file only the API's way needs.
+    if (err instanceof CauseError && err.causeId === 'KUBECONFIG_NOT_FETCHED') return hostReads(ctx, server);
+    throw err;
+  }
+}
+
+/** The same reads as `k3s kubectl get … -o json` on the server (one remote process each). */
+function hostReads(ctx: RunContext, server: HostRef): ClusterReads {
+  const get = async (what: string) => {
+    const res = await kubectl(ctx, server, `get ${what} -o json --request-timeout=5s`, 10_000);
+    if (res.code !== 0) throw new Error(lastLine(res));
+    return JSON.parse(res.stdout);
+  };
+  return {
+    nodes: async () => (await get('nodes')).items ?? [],
+    lease: (namespace, name) => get(`lease -n ${namespace} ${name}`),
+    pods: async (namespace, selector) => (await get(`pods -n ${namespace} -l ${selector}`)).items ?? [],
+    deployment: (namespace, name) =>
+      get(`deployment -n ${namespace} ${name}`).catch((err: Error) => {
+        if (NOT_FOUND.test(err.message)) return undefined;
+        throw err;
+      }),
+  };
+}
+
+/**
+ * Several read-only commands on one host in one remote execution (root: k3s.yaml and the etcd keys are 0600);
+ * `concurrent`: at once (src/engine/probe-batch.ts).
+ */
+export async function batch(ctx: RunContext, host: HostRef, commands: Record<string, string>, o: { concurrent?: boolean } = {}): Promise<ProbeResults> {
   const probes = Object.fromEntries(Object.entries(commands).map(([k, command]) => [k, { command }]));
   const keys = Object.keys(probes);
   try {
-    return (await probeBatch(host, ctx, probes, { sudo: true, timeoutMs: 30_000 })).results;
+    return (await probeBatch(host, ctx, probes, { sudo: true, timeoutMs: 30_000, concurrent: o.concurrent })).results;
   } catch (err) {
     const why = `cannot run on ${host.name}: ${(err as Error).message}`;
     return Object.fromEntries(keys.map((k) => [k, { stdout: '', stderr: why, code: null }]));

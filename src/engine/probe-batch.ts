@@ -19,9 +19,11 @@ export function batchMarker(): string {
  *   `<marker> B <key>` NL stdout NL `<marker> E <key> <rc>` NL, then, only when it wrote any,
  *   `<marker> S <key>` NL stderr NL `<marker> s` NL.
  * The newline before each closing frame is the frame's own (the parser takes it off), so output without a
- * trailing newline stays without one.
+ * trailing newline stays without one. `concurrent`: the commands run at once, each into files of the
+ * scratch dir, and are framed in order once all have ended (for reads that each wait on something slow and
+ * need nothing from each other).
  */
-export function batchScript(commands: Record<string, ProbeCommand>, marker: string): string {
+export function batchScript(commands: Record<string, ProbeCommand>, marker: string, o: { concurrent?: boolean } = {}): string {
   // stderr goes to a scratch file (a private temp dir, removed on exit): capturing two streams separately
   // has no portable in-memory form in sh. It is read back only when not empty (`[ -s ]` is a builtin).
   // A login shell of a non-root user has no sbin in PATH on Debian; read-only tools live there (sysctl, modprobe -n).
@@ -32,14 +34,27 @@ export function batchScript(commands: Record<string, ProbeCommand>, marker: stri
     'trap \'rm -rf "$t"\' EXIT',
     `m=${marker}`,
   ];
-  for (const [key, cmd] of Object.entries(commands)) {
-    if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
-    // A subshell per command: one failing or exiting command cannot end the batch. The newline before `)`
-    // ends a trailing comment in the command.
-    lines.push(`printf '%s B %s\\n' "$m" '${key}'`);
-    lines.push(`( ${cmd.command}\n) 2>"$t/e" </dev/null`);
-    lines.push(`printf '\\n%s E %s %s\\n' "$m" '${key}' "$?"`);
-    lines.push(`[ -s "$t/e" ] && { printf '%s S %s\\n' "$m" '${key}'; cat "$t/e"; printf '\\n%s s\\n' "$m"; }`);
+  const entries = Object.entries(commands);
+  for (const [key] of entries) if (!/^[A-Za-z0-9_.:/-]+$/.test(key)) throw new Error(`probe key ${key} has characters the batch cannot frame`);
+  const stderrFrame = (key: string, file: string) => `[ -s "${file}" ] && { printf '%s S %s\\n' "$m" '${key}'; cat "${file}"; printf '\\n%s s\\n' "$m"; }`;
+  if (o.concurrent) {
+    // A subshell per command, in the background; its status is written once it has ended.
+    entries.forEach(([, cmd], i) => lines.push(`( ( ${cmd.command}\n) >"$t/${i}.out" 2>"$t/${i}.err" </dev/null; echo $? >"$t/${i}.rc" ) &`));
+    lines.push('wait');
+    // A command whose status was never written (its subshell killed) gets no closing frame: it did not answer.
+    entries.forEach(([key], i) => {
+      lines.push(`if read rc < "$t/${i}.rc"; then printf '%s B %s\\n' "$m" '${key}'; [ -s "$t/${i}.out" ] && cat "$t/${i}.out"`);
+      lines.push(`printf '\\n%s E %s %s\\n' "$m" '${key}' "$rc"; ${stderrFrame(key, `$t/${i}.err`)}; fi`);
+    });
+  } else {
+    for (const [key, cmd] of entries) {
+      // A subshell per command: one failing or exiting command cannot end the batch. The newline before `)`
+      // ends a trailing comment in the command.
+      lines.push(`printf '%s B %s\\n' "$m" '${key}'`);
+      lines.push(`( ${cmd.command}\n) 2>"$t/e" </dev/null`);
+      lines.push(`printf '\\n%s E %s %s\\n' "$m" '${key}' "$?"`);
+      lines.push(stderrFrame(key, '$t/e'));
+    }
   }
   // The batch's own status says whether it ran to its end (a probe's status is in its frame).
   lines.push('exit 0');

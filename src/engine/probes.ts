@@ -22,13 +22,13 @@ export async function probeBatch(
   host: HostRef,
   ctx: RunContext,
   batch: Record<string, ProbeCommand>,
-  o: { sudo: boolean; timeoutMs: number },
+  o: { sudo: boolean; timeoutMs: number; concurrent?: boolean },
 ): Promise<{ res: ExecResult; results: ProbeResults }> {
   const keys = Object.keys(batch);
   const marker = batchMarker();
   const res = await ctx.remote(host).exec('sh -s', {
     sudo: o.sudo,
-    stdin: batchScript(batch, marker),
+    stdin: batchScript(batch, marker, { concurrent: o.concurrent }),
     timeoutMs: o.timeoutMs,
     signal: ctx.signal,
     logAs: (r: ExecResult) => batchLogEntries(batch, parseBatch(r.stdout, keys, marker), o.sudo, r),

@@ -17,12 +17,20 @@ export interface NodeSeen {
 }
 
 export function parseNodes(json: string): NodeSeen[] {
-  const items = (JSON.parse(json).items ?? []) as any[];
+  return nodesSeen(JSON.parse(json).items ?? []);
+}
+
+/**
+ * The same from the Node objects themselves: as JSON (kubectl) or as @kubernetes/client-node's V1Node, which
+ * has the same fields but a Date for each time; a time is shown as the API writes it (RFC 3339, in seconds).
+ */
+export function nodesSeen(items: readonly object[]): NodeSeen[] {
+  const time = (t: unknown) => (t instanceof Date ? t.toISOString().replace(/\.000Z$/, 'Z') : String(t));
   const cond = (n: any, type: string): Condition | undefined => {
     const c = (n.status?.conditions ?? []).find((x: any) => x.type === type);
-    return c ? { status: c.status, reason: c.reason, message: c.message, ...(c.lastHeartbeatTime && { heartbeat: c.lastHeartbeatTime }) } : undefined;
+    return c ? { status: c.status, reason: c.reason, message: c.message, ...(c.lastHeartbeatTime && { heartbeat: time(c.lastHeartbeatTime) }) } : undefined;
   };
-  return items.map((n) => ({
+  return (items as any[]).map((n) => ({
     name: n.metadata?.name,
     ready: cond(n, 'Ready'),
     etcdVoter: cond(n, 'EtcdIsVoter'),

@@ -52,7 +52,7 @@ function httpWords(code: number): string {
  * The CauseError of a request that failed: its HTTP status and message, or no answer at all — then the SSH
  * connection's refusal to forward it (SSH_FORWARD_FAILED) when that is why.
  */
-function failedAs(request: string, at: { node?: string; command: string }, err: unknown, forward?: unknown): CauseError {
+export function failedAs(request: string, at: { node?: string; command: string }, err: unknown, forward?: unknown): CauseError {
   if (err instanceof CauseError) return err;
   const f = apiFailure(err);
   if (!f && forward instanceof CauseError) return forward;

@@ -36,6 +36,8 @@ describe("the engine's network access from the operator's machine", () => {
       'src/artifacts/http.ts',
       // the engine's Kubernetes client, dialling a tunnel's local port
       'src/kube/client.ts',
+      // verify's reads of the cluster (CoreV1Api, AppsV1Api, CoordinationV1Api), through the same tunnel
+      'src/kube/cluster-reads.ts',
       // the drain's API calls (CoreV1Api), made with that client through the same tunnel
       'src/kube/drain-client.ts',
       // TLS over a stream forwarded by an SSH connection (remote.forward)
