@@ -23,7 +23,9 @@ function credsOf(kubeconfig: string): Creds {
 
 function readyz(address: string, creds: Creds, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host: address, port: 6443, path: '/readyz', method: 'GET', ...creds, servername: address, timeout: timeoutMs }, (res) => {
+    // No servername: the address is an IP, which SNI cannot carry (Node warns DEP0123); the certificate is
+    // still checked against it (an IP SAN).
+    const req = request({ host: address, port: 6443, path: '/readyz', method: 'GET', ...creds, timeout: timeoutMs }, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
       res.on('end', () => resolve(res.statusCode === 200 && body.trim() === 'ok'));
