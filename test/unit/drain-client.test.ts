@@ -19,6 +19,7 @@ import { CORDONED_BY } from '../../src/k3s/drain.ts';
 import { clusterApi } from '../../src/kube/api-access.ts';
 import { apiFailure, clientDrainApi } from '../../src/kube/drain-client.ts';
 import type { Remote } from '../../src/transport/types.ts';
+import { answer, statusOf } from '../support/kube-api-fixture.ts';
 
 const via: HostRef = { name: 'k3s-prod-1', address: '192.168.2.10', role: 'server', founder: true };
 
@@ -33,15 +34,6 @@ const PDB_429 = {
   details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web needs 2 healthy pods and has 2 currently' }] },
   code: 429,
 };
-const status = (code: number, reason: string, message: string) => ({
-  kind: 'Status',
-  apiVersion: 'v1',
-  metadata: {},
-  status: 'Failure',
-  message,
-  reason,
-  code,
-});
 
 let dir: string;
 let server: Server;
@@ -51,11 +43,6 @@ let node: { metadata: { name: string; annotations: Record<string, string> }; spe
 
 function openssl(...args: string[]) {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-}
-
-function answer(res: ServerResponse, code: number, body: unknown) {
-  res.writeHead(code, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
 }
 
 function route(req: IncomingMessage, body: string, res: ServerResponse) {
@@ -71,7 +58,7 @@ function route(req: IncomingMessage, body: string, res: ServerResponse) {
     return answer(res, 200, node);
   }
   if (url === '/api/v1/nodes/k3s-prod-9')
-    return answer(res, 403, status(403, 'Forbidden', 'nodes "k3s-prod-9" is forbidden: User "ops" cannot get resource "nodes"'));
+    return answer(res, 403, statusOf(403, 'Forbidden', 'nodes "k3s-prod-9" is forbidden: User "ops" cannot get resource "nodes"'));
   if (url.startsWith('/api/v1/pods?'))
     return answer(res, 200, {
       kind: 'PodList',
@@ -105,9 +92,9 @@ function route(req: IncomingMessage, body: string, res: ServerResponse) {
   if (url === '/api/v1/namespaces/shop/pods/web-1/eviction') return answer(res, 429, PDB_429);
   if (url === '/api/v1/namespaces/shop/pods/db-0/eviction')
     return answer(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
-  if (url === '/api/v1/namespaces/shop/pods/db-0') return answer(res, 404, status(404, 'NotFound', 'pods "db-0" not found'));
+  if (url === '/api/v1/namespaces/shop/pods/db-0') return answer(res, 404, statusOf(404, 'NotFound', 'pods "db-0" not found'));
   if (url === '/api/v1/namespaces/shop/pods/web-1') return answer(res, 200, { metadata: { name: 'web-1', namespace: 'shop', uid: 'u1' } });
-  answer(res, 500, status(500, 'InternalError', `no route ${req.method} ${url}`));
+  answer(res, 500, statusOf(500, 'InternalError', `no route ${req.method} ${url}`));
 }
 
 /** A Remote whose forwards reach the test's API server (as ssh direct-tcpip reaches 127.0.0.1:6443 on a server). */
