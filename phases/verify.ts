@@ -8,7 +8,7 @@ import type { Phase } from '../src/engine/phase.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
-import { loadApiClient } from './verify/read.ts';
+import { loadApiClient } from '../src/kube/reads-through.ts';
 
 // The API before etcd's voters: a server whose k3s is down refuses its API at once, while its EtcdIsVoter
 // condition turns False only at the etcd leader's next tick (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go manageLearners, every 15 s), so

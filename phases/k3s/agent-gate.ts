@@ -13,7 +13,8 @@ import type { Gate } from '../../src/engine/phase.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
 import { journalCursor } from './facts.ts';
 import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
-import { excerpt, journalSince, kubectl } from '../../src/k3s/remote.ts';
+import { excerpt, journalSince } from '../../src/k3s/remote.ts';
+import { readsThrough } from '../../src/kube/reads-through.ts';
 import { poll } from '../../src/engine/poll.ts';
 
 export interface NodeLeaseView {
@@ -62,13 +63,14 @@ export const agentRegistered: Gate = {
     const registered = await poll(ctx, signal, {
       everyMs: 2_000,
       look: async () => {
-        const node = await kubectl(ctx, founder, `get node ${host.name} -o jsonpath='{.status.nodeInfo.machineID}'`, 10_000).catch(() => undefined);
-        const machine = machineOf(node?.stdout.trim() ?? '', hostMachineId);
-        if (node?.code === 0 && !machine.same) seen = machine.seen;
-        else if (node?.code === 0) {
-          const lease = await kubectl(ctx, founder, `get lease -n kube-node-lease ${host.name} -o jsonpath='{.spec}'`, 10_000).catch(() => undefined);
-          const spec = lease?.code === 0 ? parseSpec(lease.stdout) : undefined;
-          const judged = leaseFreshness(spec, ctx.clock.now());
+        // Through the founder's API (the run's tunnel): two requests, no kubectl process on the founder per look.
+        const api = await readsThrough(ctx, founder).catch(() => undefined);
+        const node = await api?.node(host.name).catch(() => undefined);
+        const machine = machineOf(node?.status?.nodeInfo?.machineID ?? '', hostMachineId);
+        if (node && !machine.same) seen = machine.seen;
+        else if (node) {
+          const lease = await api?.lease('kube-node-lease', host.name).catch(() => undefined);
+          const judged = leaseFreshness(leaseView(lease?.spec), ctx.clock.now());
           if (judged.fresh) return true;
           seen = judged.seen;
         }
@@ -94,10 +96,12 @@ export const agentRegistered: Gate = {
   },
 };
 
-function parseSpec(text: string): NodeLeaseView | undefined {
-  try {
-    return JSON.parse(text) as NodeLeaseView;
-  } catch {
-    return undefined;
-  }
+/**
+ * The Lease's spec as leaseFreshness reads it. client-node types renewTime as a Date but passes the API's
+ * MicroTime text through (as kubectl prints it); either is taken.
+ */
+function leaseView(spec: { renewTime?: Date | string; leaseDurationSeconds?: number } | undefined): NodeLeaseView | undefined {
+  if (!spec) return undefined;
+  const renewTime = spec.renewTime instanceof Date ? spec.renewTime.toISOString() : spec.renewTime;
+  return { ...(renewTime !== undefined && { renewTime }), ...(spec.leaseDurationSeconds !== undefined && { leaseDurationSeconds: spec.leaseDurationSeconds }) };
 }

@@ -6,8 +6,8 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { probeBatch } from '../../src/engine/probes.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
-import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import type { ClusterReads } from '../../src/kube/cluster-reads.ts';
+import { readsThrough } from '../../src/kube/reads-through.ts';
 import { poll } from '../../src/engine/poll.ts';
 
 export const VERIFY_PHASE = 'verify';
@@ -32,52 +32,6 @@ export async function readCluster<T>(ctx: RunContext, read: (api: ClusterReads) 
     }
   }
   return { ok: false, seen: failures.join('; ') };
-}
-
-/** The API client, loaded only by a run that reads: @kubernetes/client-node costs most of a second to load. */
-let client: Promise<[typeof import('../../src/kube/api-access.ts'), typeof import('../../src/kube/cluster-reads.ts')]> | undefined;
-
-/**
- * Starts loading the API client (once a process) without waiting for it: verify's prepare calls it, so that
- * the loading overlaps the phases before verify, which mostly wait on their hosts.
- */
-export function loadApiClient() {
-  client ??= Promise.all([import('../../src/kube/api-access.ts'), import('../../src/kube/cluster-reads.ts')]);
-  // Not lost if it fails: the first read awaits the same promise and names why.
-  client.catch(() => undefined);
-  return client;
-}
-
-async function readsThrough(ctx: RunContext, server: HostRef): Promise<ClusterReads> {
-  const [{ clusterApi }, { clusterReads }] = await loadApiClient();
-  try {
-    return clusterReads(await clusterApi(ctx, server));
-  } catch (err) {
-    // No kubeconfig in the state folder yet (a state folder of another machine, or one emptied): verify only
-    // reads, and `k3s kubectl` on the server (as root, with k3s's own admin kubeconfig) sees the same
-    // cluster, so the reads go there instead of stopping the proof for a file only the API's way needs.
-    if (err instanceof CauseError && err.causeId === 'KUBECONFIG_NOT_FETCHED') return hostReads(ctx, server);
-    throw err;
-  }
-}
-
-/** The same reads as `k3s kubectl get … -o json` on the server (one remote process each). */
-function hostReads(ctx: RunContext, server: HostRef): ClusterReads {
-  const get = async (what: string) => {
-    const res = await kubectl(ctx, server, `get ${what} -o json --request-timeout=5s`, 10_000);
-    if (res.code !== 0) throw new Error(lastLine(res));
-    return JSON.parse(res.stdout);
-  };
-  return {
-    nodes: async () => (await get('nodes')).items ?? [],
-    lease: (namespace, name) => get(`lease -n ${namespace} ${name}`),
-    pods: async (namespace, selector) => (await get(`pods -n ${namespace} -l ${selector}`)).items ?? [],
-    deployment: (namespace, name) =>
-      get(`deployment -n ${namespace} ${name}`).catch((err: Error) => {
-        if (NOT_FOUND.test(err.message)) return undefined;
-        throw err;
-      }),
-  };
 }
 
 /**
@@ -131,5 +85,4 @@ export async function settle(
   if (v.stops.length) throw stopOf(v.stops);
 }
 
-export const lastLine = (r: { stdout: string; stderr: string; code: number | null }) =>
-  (r.stderr || r.stdout).trim().split('\n').at(-1) || (r.code === null ? 'no answer' : `exit ${r.code}`);
+export { lastLine } from '../../src/kube/reads-through.ts';

@@ -21,6 +21,8 @@ import { apiFailure, failedAs } from './drain-client.ts';
 /** What verify reads; the objects as the API holds them (the JSON of `kubectl get -o json`, times as Dates). */
 export interface ClusterReads {
   nodes(): Promise<V1Node[]>;
+  /** undefined when the API answers that there is no such Node. */
+  node(name: string): Promise<V1Node | undefined>;
   lease(namespace: string, name: string): Promise<V1Lease>;
   pods(namespace: string, labelSelector: string): Promise<V1Pod[]>;
   /** undefined when the API answers that there is no such Deployment. */
@@ -58,6 +60,13 @@ export function clusterReads(kc: KubeConfig): ClusterReads {
   };
   return {
     nodes: async () => (await call('GET /api/v1/nodes', 'k3s kubectl get nodes -o json', () => core.listNode({}, bounded))).items,
+    node: (name) =>
+      call(`GET /api/v1/nodes/${name}`, `k3s kubectl get node ${name} -o json`, () =>
+        core.readNode({ name }, bounded).catch((err: unknown) => {
+          if (apiFailure(err)?.status === 404) return undefined;
+          throw err;
+        }),
+      ),
     lease: (namespace, name) =>
       call(`GET /apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`, `k3s kubectl get lease -n ${namespace} ${name} -o json`, () =>
         coordination.readNamespacedLease({ namespace, name }, bounded),

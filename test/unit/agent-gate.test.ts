@@ -1,7 +1,9 @@
-// The agent gate: a Node counts only with a live heartbeat (its Lease renewed within its duration).
-import { describe, expect, it } from 'vitest';
+// The agent gate: a Node counts only with a live heartbeat (its Lease renewed within its duration), both read
+// through the founder's Kubernetes API over the run's tunnel.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentRegistered, leaseFreshness } from '../../phases/k3s/agent-gate.ts';
 import { fixture } from '../support/engine-fixture.ts';
+import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
 const T = Date.parse('2026-12-01T10:00:00Z');
 const agent = { name: 'agent-1', address: '10.0.0.20', role: 'agent' as const, founder: false };
@@ -24,21 +26,36 @@ describe('leaseFreshness', () => {
 });
 
 describe('agentRegistered', () => {
-  /** The node's kubelet on machine `nodeMachine`, the host `hostMachine`, its journal `journal`. */
-  const answering = (lease: string, { nodeMachine = 'm-1', hostMachine = 'm-1', journal = '' } = {}) => ({
-    host: 'x',
+  // The founder's API (its Node and Lease reads, through the run's tunnel): a small HTTPS server standing for it.
+  let api: KubeApiFixture;
+  let served: { nodeMachine: string; lease: string } = { nodeMachine: 'm-1', lease: '' };
+  beforeAll(async () => {
+    api = await kubeApiFixture((req, res) => {
+      if (req.url === '/api/v1/nodes/agent-1')
+        return answer(res, 200, { kind: 'Node', apiVersion: 'v1', metadata: { name: 'agent-1' }, status: { nodeInfo: { machineID: served.nodeMachine } } });
+      if (req.url === '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/agent-1')
+        return answer(res, 200, { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', metadata: { name: 'agent-1' }, spec: JSON.parse(served.lease) });
+      answer(res, 404, statusOf(404, 'NotFound', `no route ${req.url}`));
+    });
+  });
+  afterAll(() => api.close());
+
+  /** The agent's host: machine `hostMachine`, its journal `journal`. */
+  const agentHost = ({ hostMachine = 'm-1', journal = '' }) => ({
+    host: 'agent-1',
     close: async () => undefined,
     exec: async (cmd: string) => {
       const out = (stdout: string, code = 0) => ({ command: cmd, stdout, stderr: '', code, durationMs: 1 });
-      if (cmd.includes('get node')) return out(nodeMachine);
-      if (cmd.includes('get lease')) return out(lease);
       if (cmd.includes('machine-id')) return out(`${hostMachine}\n`);
       return out(journal); // journalctl
     },
   });
-  const run = async (lease: string, machines?: Parameters<typeof answering>[1]) => {
+  /** The Node's kubelet on machine `nodeMachine`, its Lease `lease`; the host `hostMachine`, its journal `journal`. */
+  const run = async (lease: string, { nodeMachine = 'm-1', hostMachine = 'm-1', journal = '' } = {}) => {
+    served = { nodeMachine, lease };
     const { ctx } = fixture({ check: false, hosts: [founder, agent] });
     const inventory = { derived: { servers: [founder], agents: [agent], founder } } as any;
+    const founderRemote = api.remote('server-1');
     const ended = new AbortController();
     ended.abort(); // one look, then the budget is over
     return agentRegistered
@@ -47,8 +64,9 @@ describe('agentRegistered', () => {
         {
           ...ctx,
           inventory,
+          stateDir: api.stateDir(),
           clock: { now: () => T, sleep: async (_ms: number, signal?: AbortSignal) => signal?.throwIfAborted() },
-          remote: () => answering(lease, machines) as any,
+          remote: (h: { name: string }) => (h.name === 'server-1' ? founderRemote : agentHost({ hostMachine, journal })) as any,
         },
         ended.signal,
       )
