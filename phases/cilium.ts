@@ -14,7 +14,7 @@ import { cgroupProbeCommand, cgroupSetting, checkCgroupHostRoot, type CgroupSett
 import { HELMCHART_MANIFEST } from '../src/k3s/helmchart.ts';
 import { ciliumInstallPlan } from './cilium/install-plan.ts';
 import { chartInfo, schemaViolations } from './cilium/chart.ts';
-import { fileIdentity, jsonSum, remembered } from '../src/util/file-memo.ts';
+import { factKey, remembered } from '../src/util/file-memo.ts';
 import { ciliumRolledOut } from './cilium/rollout-gate.ts';
 import { notingRelease } from './cilium/release-wait.ts';
 import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
@@ -44,8 +44,7 @@ export const cilium: Phase = {
       const { source } = await renderCiliumRelease(ctx);
       const tgz = await readFile(chartPath);
       // The schema check is most of the phase's local CPU: remembered for this chart file and these values.
-      const valuesSum = jsonSum(source.values);
-      const violations = await remembered(`cilium-values-schema\0${fileIdentity(chartPath)}\0${valuesSum}`, async () =>
+      const violations = await remembered(factKey('cilium-values-schema', chartPath, source.values), async () =>
         schemaViolations(source.values, chartInfo(tgz, chartPath).schema),
       );
       const plan = ciliumInstallPlan(ctx.inventory, source, tgz, chartPath, violations);

@@ -4,7 +4,7 @@ import { open, readFile } from 'node:fs/promises';
 import { CauseError } from '../../src/errors.ts';
 import { archOfHeader } from '../../src/util/elf-arch.ts';
 import { runLocal } from '../../src/local/process.ts';
-import { fileIdentity, remembered } from '../../src/util/file-memo.ts';
+import { factKey, remembered } from '../../src/util/file-memo.ts';
 import { normaliseArch } from './checks.ts';
 import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
 
@@ -34,7 +34,7 @@ export const nodeVersionDeps: VersionDeps = {
   // Remembered across runs for this very file (src/util/file-memo.ts): a converged run starts no k3s process here.
   run: (path, args) =>
     remembered(
-      `run ${args.join(' ')}\0${fileIdentity(path)}`,
+      factKey(`run ${args.join(' ')}`, path),
       () => runLocal(path, args, 15_000),
       (r) => r.code === 0,
     ),

@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { parseAllDocuments, parse } from 'yaml';
 import type { LoadedInventory } from '../inventory/load.ts';
 import { tarFiles } from '../util/tar.ts';
-import { fileIdentity, jsonSum, remembered } from '../util/file-memo.ts';
+import { factKey, remembered } from '../util/file-memo.ts';
 import { ciliumValuesFor } from '../gitops/values-source.ts';
 import { KUBE_VIP_IMAGE } from './pins.ts';
 
@@ -113,10 +113,9 @@ export async function requiredImages(
  * images are left out here.
  */
 async function chartImages(chart: string, values: Record<string, any>): Promise<RequiredImage[]> {
-  const identity = tryOrUndefined(() => fileIdentity(chart));
-  if (!identity) return [];
-  const valuesSum = jsonSum(values);
-  return remembered(`cilium-images\0${identity}\0${valuesSum}`, async () => {
+  const key = tryOrUndefined(() => factKey('cilium-images', chart, values));
+  if (!key) return [];
+  return remembered(key, async () => {
     const tgz = await readFile(chart).catch(() => undefined);
     const defaults = tgz && tryOrUndefined(() => chartDefaults(tgz));
     return defaults ? ciliumImages(coalesce(defaults, values)) : [];
@@ -125,9 +124,9 @@ async function chartImages(chart: string, values: Record<string, any>): Promise<
 
 /** The images Flux's install manifests pull, remembered for this file as chartImages is. */
 async function fluxImages(flux: string): Promise<RequiredImage[]> {
-  const identity = tryOrUndefined(() => fileIdentity(flux));
-  if (!identity) return [];
-  return remembered(`flux-images\0${identity}`, async () => {
+  const key = tryOrUndefined(() => factKey('flux-images', flux));
+  if (!key) return [];
+  return remembered(key, async () => {
     const text = await readFile(flux, 'utf8').catch(() => undefined);
     return text ? manifestImages(text, (w) => `Flux ${w}`) : [];
   });

@@ -23,13 +23,19 @@ let store: Store | undefined;
 const pending = new Map<string, Promise<unknown>>();
 
 /** The identity of a local file's content, as the key of what is derived from it (throws as statSync does). */
-export function fileIdentity(path: string): string {
+function fileIdentity(path: string): string {
   const s = statSync(path, { bigint: true });
   return `${path}\0${s.dev}\0${s.ino}\0${s.size}\0${s.mtimeNs}\0${s.ctimeNs}`;
 }
 
-/** The sha256 of a JSON value, for a key that depends on data as well as files (Cilium's values). */
-export const jsonSum = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+/**
+ * The key of a fact named `kind` derived from the file at `path` (its identity: fileIdentity, which throws as
+ * statSync does) and, when given, from `data` too (Cilium's values: by the sha256 of their JSON).
+ */
+export function factKey(kind: string, path: string, data?: unknown): string {
+  const key = `${kind}\0${fileIdentity(path)}`;
+  return data === undefined ? key : `${key}\0${createHash('sha256').update(JSON.stringify(data)).digest('hex')}`;
+}
 
 /** Remember facts in `file` across runs (a run's state folder). A missing or unreadable file starts empty. */
 export function openFileMemo(file: string): void {

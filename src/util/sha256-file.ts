@@ -1,7 +1,7 @@
 // The sha256 of a local file, streamed (a 70 MB binary or a 1 GB image archive is never held in memory).
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { fileIdentity, remembered } from './file-memo.ts';
+import { factKey, remembered } from './file-memo.ts';
 
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -17,5 +17,5 @@ export async function sha256File(path: string): Promise<string> {
  * is hashed again. A failed read is not kept, and a missing file is a rejection, as with sha256File.
  */
 export async function sha256FileOnce(path: string): Promise<string> {
-  return remembered(`sha256\0${fileIdentity(path)}`, () => sha256File(path));
+  return remembered(factKey('sha256', path), () => sha256File(path));
 }

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { closeFileMemo, fileIdentity, openFileMemo, remembered } from '../../src/util/file-memo.ts';
+import { closeFileMemo, factKey, openFileMemo, remembered } from '../../src/util/file-memo.ts';
 
 afterEach(() => closeFileMemo());
 
@@ -22,13 +22,13 @@ it('derives once across two runs while the file is unchanged, and again once it 
   const sum = counting((n) => `sum ${n}`);
 
   openFileMemo(store);
-  expect(await remembered(`sha256\0${fileIdentity(file)}`, sum.derive)).toBe('sum 1');
-  expect(await remembered(`sha256\0${fileIdentity(file)}`, sum.derive)).toBe('sum 1');
+  expect(await remembered(factKey('sha256', file), sum.derive)).toBe('sum 1');
+  expect(await remembered(factKey('sha256', file), sum.derive)).toBe('sum 1');
   closeFileMemo();
   expect(statSync(store).mode & 0o777).toBe(0o600);
 
   openFileMemo(store);
-  expect(await remembered(`sha256\0${fileIdentity(file)}`, sum.derive)).toBe('sum 1');
+  expect(await remembered(factKey('sha256', file), sum.derive)).toBe('sum 1');
   expect(sum.calls()).toBe(1);
   closeFileMemo();
 
@@ -38,7 +38,7 @@ it('derives once across two runs while the file is unchanged, and again once it 
   writeFileSync(file, 'release two');
   utimesSync(file, atime, mtime);
   openFileMemo(store);
-  expect(await remembered(`sha256\0${fileIdentity(file)}`, sum.derive)).toBe('sum 2');
+  expect(await remembered(factKey('sha256', file), sum.derive)).toBe('sum 2');
   closeFileMemo();
   // Only the fact this run used is kept: the old file's is gone.
   expect(Object.values(JSON.parse(readFileSync(store, 'utf8')))).toEqual(['sum 2']);
