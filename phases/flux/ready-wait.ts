@@ -92,6 +92,16 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
 }
 
 /**
+ * kubectl annotate --all lists the objects, then patches each: one pruned in between (a Kustomization the
+ * revision just applied no longer holds) is a NotFound for that object alone, the others annotated, exit 1.
+ * Nothing is left to ask of an object that is gone, and the wait's next list no longer shows it.
+ */
+export function onlyGoneSinceListed(stderr: string): boolean {
+  const lines = stderr.split('\n').filter((l) => l.trim());
+  return lines.length > 0 && lines.every((l) => l.startsWith('Error from server (NotFound): '));
+}
+
+/**
  * Asks the controllers to reconcile `objects` now, as `flux reconcile kustomization --with-source` does, so
  * the wait judges the branch's head and not a status from before this run (a new deploy key, a new revision).
  * Harmless to repeat: it changes no spec, only the request token the controllers answer.
@@ -107,7 +117,7 @@ async function requestReconcile(ctx: RunContext, host: HostRef, objects: FluxObj
   for (const t of targets) {
     const command = `annotate --overwrite ${t} ${REQUESTED_AT}=${token}`;
     const res = await kubectl(ctx, host, command);
-    if (res.code !== 0)
+    if (res.code !== 0 && !onlyGoneSinceListed(res.stderr))
       throw new CauseError('APPLY_FAILED', {
         host: host.name,
         evidence: { command: `kubectl ${command}`, exitCode: res.code, excerpt: res.stderr.trim().slice(-500) },

@@ -277,13 +277,19 @@ const INJECTIONS: Record<string, Injection> = {
   'agent-reinstalled': {
     // A new disk and host key under the same address and name; the cluster still has the old host's Node.
     inject: () => wipe(AGENT),
+    // Deleting the Node deletes the Secret; the reinstalled agent, refused every 5 s until then, may register
+    // at once with its new password, which makes the Secret anew: gone or another one, the old one is gone.
     heal: async () => {
+      const secretUid = async () => {
+        const r = await kubectl(`get secret -n kube-system ${AGENT}.node-password.k3s --ignore-not-found -o jsonpath='{.metadata.uid}'`);
+        return r.code === 0 ? r.stdout.trim() : undefined;
+      };
+      const old = await secretUid();
       await kubectl(`delete node ${AGENT} --wait=true`);
-      await until(
-        `${AGENT}'s node-password Secret gone with its Node`,
-        60_000,
-        async () => (await kubectl(`get secret -n kube-system ${AGENT}.node-password.k3s --ignore-not-found -o name`)).stdout.trim() === '',
-      );
+      await until(`${AGENT}'s node-password Secret gone with its Node`, 60_000, async () => {
+        const now = await secretUid();
+        return now !== undefined && now !== old;
+      });
     },
   },
   'join-stalled': {

@@ -215,13 +215,16 @@ describeAsRoot('kube-vip twin', () => {
   ])("%s: upstream's log line, the engine names %s, no VIP", async (_what, cause, line, edit) => {
     await removeKubeVip();
     await deploy(manifest(edit));
+    // The budget is the pods' start on a loaded machine (CI runs two labs) plus the twin's 10 s dial timeout;
+    // when it ends, the error says what each pod had logged last.
     const all = await waitUntil(
       `"${line}" in the kube-vip logs`,
       async () => {
         const l = await logs();
-        return l.length === 3 && l.every((x) => x.includes(line)) ? l : undefined;
+        if (l.length === 3 && l.every((x) => x.includes(line))) return l;
+        throw new Error(`${l.length} pod(s); their last lines: ${l.map((x) => x.trim().split('\n').pop() ?? '(none)').join(' | ')}`);
       },
-      60_000,
+      120_000,
       2000,
     );
     for (const l of all) expect(matchKubeVipLog(l, CLUSTER_IP)?.causeId).toBe(cause);

@@ -35,7 +35,11 @@ const podsAndDeployments = (pods: unknown[], deployments: unknown[] = []) =>
     items: [...pods.map((p) => ({ kind: 'Pod', ...(p as object) })), ...deployments.map((d) => ({ kind: 'Deployment', ...(d as object) }))],
   });
 
-function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]; deployments?: unknown[]; imageArchives?: string[]; log?: string } = {}) {
+function fakeCtx(
+  lists: unknown[][],
+  budgetLooks = 100,
+  opts: { pods?: unknown[]; deployments?: unknown[]; imageArchives?: string[]; log?: string; annotate?: { code: number; stdout: string; stderr: string } } = {},
+) {
   const commands: string[] = [];
   let looks = 0;
   const controller = new AbortController();
@@ -46,7 +50,7 @@ function fakeCtx(lists: unknown[][], budgetLooks = 100, opts: { pods?: unknown[]
     remote: () => ({
       exec: async (cmd: string) => {
         commands.push(cmd);
-        if (cmd.includes(' annotate ')) return { code: 0, stdout: '', stderr: '' };
+        if (cmd.includes(' annotate ')) return opts.annotate ?? { code: 0, stdout: '', stderr: '' };
         if (cmd.includes(' get pods,deployments ')) return { code: 0, stdout: podsAndDeployments(opts.pods ?? [], opts.deployments), stderr: '' };
         if (cmd.includes(' logs ')) return { code: 0, stdout: opts.log ?? '', stderr: '' };
         const items = lists[Math.min(looks, lists.length - 1)];
@@ -80,6 +84,26 @@ describe('waitFluxReady', () => {
       `k3s kubectl annotate --overwrite gitrepositories.source.toolkit.fluxcd.io --all -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
       `k3s kubectl annotate --overwrite kustomizations.kustomize.toolkit.fluxcd.io --all -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
     ]);
+  });
+
+  it("a Kustomization pruned between annotate's list and its patch is not a failure: the others were asked, the wait goes on", async () => {
+    const gone = 'Error from server (NotFound): kustomizations.kustomize.toolkit.fluxcd.io "tier-b" not found\n';
+    const f = fakeCtx(
+      [
+        [repo('True', 'Succeeded', 'stored', 'older'), ks],
+        [repo('True', 'Succeeded', 'stored'), ks],
+      ],
+      100,
+      { annotate: { code: 1, stdout: 'kustomization.kustomize.toolkit.fluxcd.io/flux-system annotated\n', stderr: gone } },
+    );
+    expect(await run(f)).toEqual([]);
+  });
+
+  it('any other refusal of the reconcile request stops with the command and what kubectl said', async () => {
+    const f = fakeCtx([[repo('True', 'Succeeded', 'stored', 'older'), ks]], 100, {
+      annotate: { code: 1, stdout: '', stderr: 'Error from server (Forbidden): gitrepositories.source.toolkit.fluxcd.io "flux-system" is forbidden\n' },
+    });
+    expect((await run(f)).map(([id]) => id)).toEqual(['APPLY_FAILED']);
   });
 
   it('a failure the controller reported for this request, not Stalled, is waited on: it may clear before the budget', async () => {
