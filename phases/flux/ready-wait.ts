@@ -96,7 +96,7 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
  * revision just applied no longer holds) is a NotFound for that object alone, the others annotated, exit 1.
  * Nothing is left to ask of an object that is gone, and the wait's next list no longer shows it.
  */
-export function onlyGoneSinceListed(stderr: string): boolean {
+function onlyGoneSinceListed(stderr: string): boolean {
   const lines = stderr.split('\n').filter((l) => l.trim());
   return lines.length > 0 && lines.every((l) => l.startsWith('Error from server (NotFound): '));
 }
