@@ -57,7 +57,7 @@ export const agentRegistered: Gate = {
       (
         await ctx
           .remote(host)
-          .exec('cat /etc/machine-id', { timeoutMs: 10_000, signal })
+          .exec('cat /etc/machine-id', { readOnly: true, timeoutMs: 10_000, signal })
           .catch(() => undefined)
       )?.stdout.trim() ?? '';
     const registered = await poll(ctx, signal, {

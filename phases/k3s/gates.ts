@@ -236,7 +236,7 @@ const UNIT_STATE = `-p ActiveState -p SubState -p ExecStartPre ${SERVER_ROLE.uni
 async function unitState(ctx: RunContext, host: HostRef): Promise<string> {
   const r = await ctx
     .remote(host)
-    .exec(`systemctl show ${UNIT_STATE}`, { timeoutMs: 10_000, signal: ctx.signal })
+    .exec(`systemctl show ${UNIT_STATE}`, { readOnly: true, timeoutMs: 10_000, signal: ctx.signal })
     .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   const lines = r.stdout.split('\n');
   const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1) ?? '';

@@ -145,7 +145,9 @@ const serviceStep: Step = {
   probe: (host) => ({
     enabled: { command: `systemctl is-enabled ${roleOf(host).unit}` },
     active: { command: `systemctl is-active ${roleOf(host).unit}` },
-    // Where the journal stands now: gates read only what k3s logs after this point.
+    // Where the journal stands now: gates read only what k3s logs after this point. An answer the run
+    // asked ahead (src/engine/prefetch.ts) is as good: it is kept only while nothing changed, so a start
+    // here finds k3s stopped since (a stopped unit logs nothing), and a restart follows a change (asked again).
     cursor: { command: `journalctl -u ${roleOf(host).unit} -n 0 --show-cursor -q --no-pager | sed -n 's/^-- cursor: //p'`, sudo: true },
   }),
   plan: ({ host, probe, ctx }) => {

@@ -46,7 +46,7 @@ export async function readServers(ctx: RunContext, joiner: HostRef): Promise<Ser
   return Promise.all(
     others.map(async (s): Promise<ServerSeen> => {
       try {
-        const res = await ctx.remote(s).exec(MEMBER_PROBE, { sudo: true, timeoutMs: 10_000, signal: ctx.signal });
+        const res = await ctx.remote(s).exec(MEMBER_PROBE, { readOnly: true, sudo: true, timeoutMs: 10_000, signal: ctx.signal });
         const [state = '', data = ''] = res.stdout
           .trim()
           .split('\n')

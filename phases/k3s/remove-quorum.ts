@@ -134,7 +134,7 @@ export async function checkRemoval(ctx: RunContext): Promise<FactValue<'run'>[]>
       },
     });
   const [list, nodes, secrets, holder] = await Promise.all([
-    ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: ANSWER_TIMEOUT_MS, signal: ctx.signal }),
+    ctx.remote(via).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: ANSWER_TIMEOUT_MS, signal: ctx.signal }),
     kubectl(ctx, via, "get nodes -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", ANSWER_TIMEOUT_MS),
     kubectl(ctx, via, "get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", ANSWER_TIMEOUT_MS),
     kubectl(ctx, via, VIP_HOLDER_ARGS, ANSWER_TIMEOUT_MS),

@@ -148,7 +148,9 @@ async function lookGone(ctx: RunContext, via: HostRef, host: HostRef, what: 'nod
       }
       const [node, list] = await Promise.all([
         kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(failed),
-        host.role === 'server' ? ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(failed) : undefined,
+        host.role === 'server'
+          ? ctx.remote(via).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(failed)
+          : undefined,
       ]);
       const all = list && readMembers(list);
       left = leftOf(what, host, { node, members: all ? membersOf(all, host) : undefined });

@@ -90,7 +90,7 @@ async function readSurvivor(ctx: RunContext, s: HostRef, replaced: string): Prom
       return { name: s.name, down: `API not ready (${firstLine(ready.stderr || ready.stdout) || `exit ${ready.code}`})` };
     const [node, list] = await Promise.all([
       kubectl(ctx, s, `get node ${replaced} -o name`, 20_000),
-      ctx.remote(s).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 20_000, signal: ctx.signal }),
+      ctx.remote(s).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 20_000, signal: ctx.signal }),
     ]);
     // etcd's own member list (k3s's /db/info); none this time: the servers' count stands in.
     const members = readMembers(list);

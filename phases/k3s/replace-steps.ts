@@ -67,7 +67,7 @@ export async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRe
       const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
       const list = await ctx
         .remote(via)
-        .exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
+        .exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal })
         .catch(() => undefined);
       const all = list && readMembers(list);
       const members = all ? membersOf(all, host) : undefined;

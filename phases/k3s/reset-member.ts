@@ -92,7 +92,7 @@ async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[],
   const list = via
     ? await ctx
         .remote(via)
-        .exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 20_000, signal: ctx.signal })
+        .exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 20_000, signal: ctx.signal })
         .catch(() => undefined)
     : undefined;
   const members = list && readMembers(list);

@@ -33,7 +33,7 @@ export function restoreComplete(backup: Backup): Gate {
           // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
           const res = await ctx
             .remote(host)
-            .exec(listObjectsCommand(), { sudo: true, timeoutMs: 60_000, signal })
+            .exec(listObjectsCommand(), { readOnly: true, sudo: true, timeoutMs: 60_000, signal })
             .catch(() => undefined);
           if (res?.code === 0) {
             const now = missingObjects(expected, objectKeys(res.stdout));

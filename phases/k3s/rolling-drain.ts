@@ -62,7 +62,7 @@ export function drainAction(host: HostRef, ctx: ReadContext, view: RollingView):
 async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: RollingView): Promise<void> {
   const { port } = ctx.inventory.derived.apiEndpoint;
   const servers = serverRefs(ctx.inventory);
-  const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal });
   const members = readMembers(list);
   const problems: string[] = [];
   if (!members) problems.push(`the member list on ${via.name} did not answer: ${lastLines(`${list.stdout}${list.stderr}`, 2).trim()}`);
@@ -80,7 +80,7 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
       .map(async (s) => {
         const r = await ctx
           .remote(via)
-          .exec(readyzVia(s.address, port), { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
+          .exec(readyzVia(s.address, port), { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal })
           .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
         return { s, ok: r.code === 0 && r.stdout.trim() === 'ok', said: lastLines(`${r.stdout}${r.stderr}`, 1).trim() };
       }),

@@ -46,7 +46,7 @@ async function serverServes(ctx: RunContext, host: HostRef): Promise<Look> {
       command: "k3s kubectl get --raw='/readyz'",
       seen: `${host.name}'s API: ${lastLines(`${own.stdout}${own.stderr}`, 1).trim() || 'no answer'}`,
     };
-  const list = await ctx.remote(host).exec(MEMBER_LIST_COMMAND, { sudo: true, timeoutMs: 10_000, signal: ctx.signal });
+  const list = await ctx.remote(host).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 10_000, signal: ctx.signal });
   const members = readMembers(list);
   const verdict = members && compareMembers(members, [host]);
   if (!verdict?.voters[host.name])
@@ -57,7 +57,7 @@ async function serverServes(ctx: RunContext, host: HostRef): Promise<Look> {
     };
   const v = await ctx
     .remote(host)
-    .exec(readyzVia(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal })
+    .exec(readyzVia(vip, port), { readOnly: true, sudo: true, timeoutMs: 10_000, signal: ctx.signal })
     .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   if (v.code !== 0 || v.stdout.trim() !== 'ok')
     return {

@@ -51,7 +51,7 @@ export function livezAnswer(res: { code: number | null; stdout: string; stderr: 
 async function answerFromServer(ctx: RunContext, host: HostRef): Promise<Answer> {
   const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
   const command = livezCommand(vip, port);
-  const res = await ctx.remote(host).exec(command, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const res = await ctx.remote(host).exec(command, { sudo: true, timeoutMs: 15_000, signal: ctx.signal, readOnly: true });
   const a = livezAnswer(res);
   if (a.ok) return a;
   return { ok: false, certificate: a.certificate, seen: `from ${host.name}: ${a.said}`, command, exitCode: res.code };
@@ -127,7 +127,7 @@ export const vipAnswers: Gate = {
   budgetMs: VIP_BUDGET_MS,
   async run(host, ctx, signal) {
     // The operator's side is checked once, by the founder's gate.
-    const ca = host.founder ? (await ctx.remote(host).exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000 })).stdout : '';
+    const ca = host.founder ? (await ctx.remote(host).exec(`cat ${SERVER_CA}`, { readOnly: true, sudo: true, timeoutMs: 15_000 })).stdout : '';
     let last: Answer = { ok: false, certificate: false, seen: 'not tried', command: '' };
     const answered = await poll(ctx, signal, {
       everyMs: POLL_MS,

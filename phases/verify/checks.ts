@@ -178,7 +178,7 @@ export const apiReady: Gate = {
 async function fromOperator(ctx: RunContext, via: HostRef, targets: Target[], port: number) {
   const ca = await ctx
     .remote(via)
-    .exec(`cat ${SERVER_CA}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal })
+    .exec(`cat ${SERVER_CA}`, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal })
     .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   if (ca.code !== 0 || !ca.stdout.includes('BEGIN CERTIFICATE')) {
     const why = `the cluster CA could not be read on ${via.name}: ${lastLine(ca)}`;

@@ -11,6 +11,7 @@ import type { Clock } from './clock.ts';
 import type { Emit } from './events.ts';
 import type { Facts, FactsView, RunFact } from './facts.ts';
 import type { HostRef } from './host-ref.ts';
+import type { ProbeMemo } from './probe-memo.ts';
 
 export interface ReadContext {
   env: string;
@@ -69,6 +70,8 @@ export interface RunContext extends PrepareContext {
   /** One connection per host, opened by the engine before the first phase. */
   remote(host: HostRef): Remote;
   emit: Emit;
+  /** The probes' answers the run may reuse (src/engine/probe-memo.ts); absent: every probe is asked. */
+  probeMemo?: ProbeMemo;
 }
 
 /** The context the engine holds (src/engine/session.ts builds it): the run's facts store, which only it writes. */

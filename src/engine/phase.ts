@@ -7,31 +7,11 @@ import type { Change } from './changes.ts';
 import type { LocalContext, PrepareContext, ReadContext, RunContext } from './context.ts';
 import type { FactValue } from './facts.ts';
 import type { HostRef } from './host-ref.ts';
+import type { ProbeCommand, ProbeResults } from './probe-types.ts';
 
 export type { HostRef } from './host-ref.ts';
 
-/** One read-only remote command of a probe. Output is captured, never changes anything. */
-export interface ProbeCommand {
-  command: string;
-  /** Needs root to read (e.g. files under /var/lib/rancher). */
-  sudo?: boolean;
-  /** Its output is a secret (a token, a kubeconfig): the run log records that it ran, never what it printed. */
-  secret?: boolean;
-}
-
-export interface ProbeResult {
-  stdout: string;
-  stderr: string;
-  /** Exit status of the command (non-zero is data, not an error: "file absent" is exit 1 of test -f). */
-  code: number | null;
-  /**
-   * The operator's clock (epoch ms) when the batch holding this probe was sent and when its answer came
-   * back: whatever the host printed of its own clock was read between the two.
-   */
-  window?: { sentMs: number; answeredMs: number };
-}
-
-export type ProbeResults = Record<string, ProbeResult>;
+export type { ProbeCommand, ProbeResult, ProbeResults } from './probe-types.ts';
 
 /** What a step's plan returns: the changes to make, or the causes that forbid going on. */
 export interface Plan {

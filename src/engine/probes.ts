@@ -7,7 +7,7 @@ import { connectionLost } from '../transport/lost.ts';
 import { sudoWantsPassword } from '../transport/sudo.ts';
 import type { ExecResult, LoggedCommand } from '../transport/types.ts';
 import type { RunContext } from './context.ts';
-import type { HostRef, ProbeCommand, ProbeResults } from './phase.ts';
+import type { HostRef, ProbeCommand, ProbeResult, ProbeResults } from './phase.ts';
 import { batchMarker, batchScript, parseBatch } from './probe-batch.ts';
 
 /** One probe batch's budget (a host's read-only probes, run as one remote execution). */
@@ -27,6 +27,7 @@ export async function probeBatch(
   const keys = Object.keys(batch);
   const marker = batchMarker();
   const res = await ctx.remote(host).exec('sh -s', {
+    readOnly: true,
     sudo: o.sudo,
     stdin: batchScript(batch, marker, { concurrent: o.concurrent }),
     timeoutMs: o.timeoutMs,
@@ -38,9 +39,34 @@ export async function probeBatch(
 
 /**
  * A step's or a preflight's probes: read-only commands in at most two remote executions (one as the user,
- * one through sudo). A batch that does not answer stops the run with a named cause.
+ * one through sudo). A batch that does not answer stops the run with a named cause. What the run already
+ * asked and nothing since can have changed (src/engine/probe-memo.ts) is not asked again: an answer at hand
+ * is taken, one still on its way waited for (and asked here after all when it does not come).
  */
-export async function runProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][]): Promise<ProbeResults> {
+export async function runProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][], o: { timeoutMs?: number } = {}): Promise<ProbeResults> {
+  const memo = ctx.probeMemo;
+  if (!memo) return askProbes(host, ctx, commands, o);
+  const now: [string, ProbeCommand][] = [];
+  const waiting: [string, ProbeCommand, Promise<ProbeResult | undefined>][] = [];
+  for (const [key, cmd] of commands) {
+    const seen = memo.find(host, cmd);
+    if (seen === undefined) now.push([key, cmd]);
+    else waiting.push([key, cmd, Promise.resolve(seen)]);
+  }
+  // Sent before anything is awaited, so that a phase asking the same a moment later waits for these answers.
+  const asked = askProbes(host, ctx, now, o);
+  // Its failure is thrown below, once the answers waited for are in; until then it must not count as unhandled.
+  asked.catch(() => undefined);
+  const waited = await Promise.all(waiting.map(async ([key, cmd, answer]) => [key, cmd, await answer] as const));
+  const missed = waited.filter(([, , answer]) => !answer).map(([key, cmd]): [string, ProbeCommand] => [key, cmd]);
+  const known: ProbeResults = Object.fromEntries(waited.flatMap(([key, , answer]) => (answer ? [[key, answer]] : [])));
+  const [first, again] = await Promise.all([asked, askProbes(host, ctx, missed, o)]);
+  return { ...known, ...first, ...again };
+}
+
+/** runProbes without looking in the memo; what it asks is announced to it and its answers kept. */
+async function askProbes(host: HostRef, ctx: RunContext, commands: [string, ProbeCommand][], o: { timeoutMs?: number }): Promise<ProbeResults> {
+  const memo = ctx.probeMemo;
   const plain: Record<string, ProbeCommand> = {};
   const root: Record<string, ProbeCommand> = {};
   for (const [key, cmd] of commands) (cmd.sudo ? root : plain)[key] = cmd;
@@ -55,7 +81,17 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
       const keys = Object.keys(batch);
       if (!keys.length) return {};
       const sentMs = ctx.clock.now();
-      const { res, results } = await probeBatch(host, ctx, batch, { sudo, timeoutMs: PROBE_BUDGET_MS });
+      const mark = memo?.mark() ?? 0;
+      const sent = probeBatch(host, ctx, batch, { sudo, timeoutMs: o.timeoutMs ?? PROBE_BUDGET_MS });
+      // Another phase's probe that asks the same meanwhile waits for this answer instead of asking again.
+      if (memo)
+        for (const k of keys)
+          memo.asking(
+            host,
+            batch[k],
+            sent.then((b) => (b.res.code === 0 ? b.results[k] : undefined)).catch(() => undefined),
+          );
+      const { res, results } = await sent;
       ctx.signal.throwIfAborted();
       if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
       if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
@@ -82,7 +118,10 @@ export async function runProbes(host: HostRef, ctx: RunContext, commands: [strin
         });
       }
       const window = { sentMs, answeredMs: ctx.clock.now() };
-      for (const k of keys) results[k].window = window;
+      for (const k of keys) {
+        results[k].window = window;
+        memo?.keep(mark, host, batch[k], results[k]);
+      }
       return results;
     }),
   );

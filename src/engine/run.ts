@@ -11,6 +11,7 @@ import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { hostRecord } from './facts.ts';
 import { concurrencyOf, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
+import { prefetchProbes } from './prefetch.ts';
 import { runProbes } from './probes.ts';
 import { parallelismOf } from '../inventory/parallelism.ts';
 
@@ -41,6 +42,8 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
   const started = ctx.clock.now();
   const waived = new Map((opts.waivers ?? []).map((w) => [w.cause, w.reason]));
   if (!opts.prepared) await prepareAll(opts.phases, ctx, summary);
+  // With a probe memo (a session's run): every phase's probes sent now, answered while the phases run (src/engine/prefetch.ts).
+  prefetchProbes(opts.phases, ctx);
 
   for (const phase of opts.phases) {
     const phaseStart = ctx.clock.now();
@@ -183,7 +186,13 @@ async function runSteps(
       status = 'would-change';
       summary.wouldChange++;
     } else if (plan.changes.length) {
-      await applyPlan(plan.changes, host, ctx, { phase: phase.id, step: step.id });
+      // Whatever the run's probes answered before may no longer hold, on any host (src/engine/probe-memo.ts).
+      ctx.probeMemo?.forget();
+      try {
+        await applyPlan(plan.changes, host, ctx, { phase: phase.id, step: step.id });
+      } finally {
+        ctx.probeMemo?.forget();
+      }
       status = 'changed';
       summary.changed++;
       changedBefore = true;

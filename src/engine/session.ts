@@ -14,6 +14,7 @@ import type { EngineContext, LoadedInventory, RunContext, Topology } from './con
 import { Facts, type FactValue } from './facts.ts';
 import type { EngineEvent, Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
+import { forgettingClock, forgettingRemote, ProbeMemo } from './probe-memo.ts';
 import { parallelismOf } from '../inventory/parallelism.ts';
 import { closeFileMemo, openFileMemo } from '../util/file-memo.ts';
 import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
@@ -127,22 +128,28 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       emit({ type: 'warning', message: 'nothing to resume: the previous run finished (or none was recorded); running every phase' });
     const facts = new Facts();
     if (plan.facts) facts.setRun(plan.facts);
+    const probeMemo = new ProbeMemo();
+    const phaseRemotes = new Map<string, Remote>();
     const ctx: EngineContext = {
       env: opts.env,
       check: plan.check,
       inventory: opts.inventory,
       remote: (host) => {
         const r = remotes.get(host.name);
-        if (r) return r;
+        if (r) {
+          if (!phaseRemotes.has(host.name)) phaseRemotes.set(host.name, forgettingRemote(r, probeMemo));
+          return phaseRemotes.get(host.name)!;
+        }
         const err = unreachable.get(host.name);
         if (err) throw err;
         throw new Error(`no connection to ${host.name}: it is not in the inventory`);
       },
-      clock: deps.clock,
+      clock: forgettingClock(deps.clock, probeMemo),
       emit,
       signal,
       stateDir: opts.stateDir,
       facts,
+      probeMemo,
       once: (fact, compute) => facts.once(fact, compute),
       redact: (s) => redactor.add(s),
       topology: plan.topology,

@@ -26,16 +26,22 @@ export const readyzVia = (address: string, port: number, timeoutS = 5) =>
 /** Who holds kube-vip's lease (its holderIdentity, a node name), as `k3s kubectl` arguments. */
 export const VIP_HOLDER_ARGS = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
 
+/** kubectl's verbs that only read: the run's probe answers stay good (src/engine/probe-memo.ts). */
+const READ_VERBS = new Set(['get', 'logs', 'describe', 'version', 'api-resources']);
+
 export async function kubectl(ctx: RunContext, host: HostRef, args: string, timeoutMs = 15_000): Promise<ExecResult> {
-  return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal });
+  return ctx.remote(host).exec(`k3s kubectl ${args}`, { sudo: true, timeoutMs, signal: ctx.signal, readOnly: READ_VERBS.has(args.trim().split(' ')[0]) });
 }
 
 /** k3s's journal on `host` after `cursor` (from the service step's probe), or its last lines. */
 export async function journalSince(ctx: RunContext, host: HostRef, cursor: string | undefined, lines = 300): Promise<string> {
   const where = cursor ? `--after-cursor=${shq(cursor)}` : `-n ${lines}`;
-  const res = await ctx
-    .remote(host)
-    .exec(`journalctl -u ${roleOf(host).unit} ${where} --no-pager -o cat | tail -n ${lines}`, { sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const res = await ctx.remote(host).exec(`journalctl -u ${roleOf(host).unit} ${where} --no-pager -o cat | tail -n ${lines}`, {
+    sudo: true,
+    timeoutMs: 15_000,
+    signal: ctx.signal,
+    readOnly: true,
+  });
   return res.stdout;
 }
 

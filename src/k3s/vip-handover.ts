@@ -96,8 +96,8 @@ export async function handOver(ctx: RunContext, host: HostRef, via: HostRef, tar
         const failed = (e: Error) => ({ code: null, stdout: '', stderr: e.message });
         const [lease, onHost, answer] = await Promise.all([
           kubectl(ctx, via, VIP_HOLDER_ARGS).catch(failed),
-          ctx.remote(host).exec(vipOnHost(vip), { timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
-          ctx.remote(via).exec(readyzVia(vip, port), { sudo: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
+          ctx.remote(host).exec(vipOnHost(vip), { readOnly: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
+          ctx.remote(via).exec(readyzVia(vip, port), { readOnly: true, sudo: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
         ]);
         const now = lease.code === 0 ? lease.stdout.trim() : '';
         const carried = onHost.stdout.trim() !== '0';

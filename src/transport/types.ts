@@ -21,6 +21,11 @@ export interface ExecOptions {
   timeoutMs?: number;
   /** The command or its output holds a secret: the run log records it redacted. */
   secret?: boolean;
+  /**
+   * It only reads (a probe batch, a `kubectl get`): the run's other probes' answers stay good. Any command
+   * not marked so may change the host, and the run asks its probes again (src/engine/probe-memo.ts).
+   */
+  readOnly?: boolean;
   /** Abort (Ctrl-C): close the channel. */
   signal?: AbortSignal;
   /**
