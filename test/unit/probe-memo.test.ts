@@ -13,27 +13,20 @@ import { fixture, hosts } from '../support/engine-fixture.ts';
 
 const H = hosts('h1', 'h2');
 
+/** A phase of `steps` on both hosts, at once. */
+const phaseOf = (id: string, steps: Phase['steps'], gates: Gate[] = []): Phase => ({ id, title: id, needs: [], hosts: () => H, concurrency: 4, steps, gates });
+
 /** A phase whose one step writes `<dir>/<host>.<name>` with `content` (a managed file: probe, plan, apply). */
-const writer = (id: string, dir: string, name: string, content: string, gates: Gate[] = []): Phase => ({
-  id,
-  title: id,
-  needs: [],
-  hosts: () => H,
-  concurrency: 4,
-  steps: [
-    managedFile({ id: 'f', title: name, path: (h) => join(dir, `${h.name}.${name}`), local: async () => undefined, content: () => content, mode: '0644' }),
-  ],
-  gates,
-});
+const writer = (id: string, dir: string, name: string, content: string, gates: Gate[] = []): Phase =>
+  phaseOf(
+    id,
+    [managedFile({ id: 'f', title: name, path: (h) => join(dir, `${h.name}.${name}`), local: async () => undefined, content: () => content, mode: '0644' })],
+    gates,
+  );
 
 /** A phase whose one step only reads `<dir>/<host>.<name>` and records what it saw. */
-const reader = (id: string, dir: string, name: string, seen: Record<string, string>): Phase => ({
-  id,
-  title: id,
-  needs: [],
-  hosts: () => H,
-  concurrency: 4,
-  steps: [
+const reader = (id: string, dir: string, name: string, seen: Record<string, string>): Phase =>
+  phaseOf(id, [
     {
       id: 'read',
       title: `read ${name}`,
@@ -43,8 +36,7 @@ const reader = (id: string, dir: string, name: string, seen: Record<string, stri
         return { changes: [] };
       },
     },
-  ],
-});
+  ]);
 
 function memoFixture() {
   const f = fixture({ check: false, hosts: H });
