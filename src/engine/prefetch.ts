@@ -10,6 +10,7 @@
 // host that does not answer, a batch over its budget): the phase that needs the answer names the cause.
 import type { EngineContext } from './context.ts';
 import type { HostRef, Phase, ProbeCommand } from './phase.ts';
+import { probeIdentity } from './probe-memo.ts';
 import { runProbes } from './probes.ts';
 
 /**
@@ -37,7 +38,7 @@ function probesAhead(phases: Phase[], ctx: EngineContext): { host: HostRef; comm
       const group = byHost.get(host.name) ?? { host, commands: [] };
       byHost.set(host.name, group);
       for (const [name, cmd] of Object.entries(built ?? {})) {
-        const key = `${cmd.sudo ? 'sudo' : ''}\0${cmd.command}`;
+        const key = probeIdentity(cmd);
         if (asked.has(key)) continue;
         asked.add(key);
         group.commands.push([`${label}.${name}`, cmd]);
@@ -71,7 +72,7 @@ function probesAhead(phases: Phase[], ctx: EngineContext): { host: HostRef; comm
 /**
  * Sends every phase's probes on every host, a batch per phase and host (the connection's channel limit
  * bounds how many run at once), and returns without waiting: a phase that needs an answer still on its way
- * waits for it (ProbeMemo.lookup), so the first phases start at once and a slow read of a later phase
+ * waits for it (ProbeMemo.find), so the first phases start at once and a slow read of a later phase
  * (a `k3s kubectl` on a busy server) holds up only that phase. Never stops the run.
  */
 export function prefetchProbes(phases: Phase[], ctx: EngineContext): void {

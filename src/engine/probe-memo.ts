@@ -17,6 +17,11 @@ import type { Clock } from './clock.ts';
 import type { HostRef } from './host-ref.ts';
 import type { ProbeCommand, ProbeResult } from './probe-types.ts';
 
+/** What tells one probe from another on a host: its command and whether it runs through sudo. */
+export function probeIdentity(cmd: ProbeCommand): string {
+  return `${cmd.sudo ? 'sudo' : ''}\0${cmd.command}`;
+}
+
 export class ProbeMemo {
   private readonly answers = new Map<string, ProbeResult>();
   /** Probes asked and not answered yet, with the generation they were sent in. */
@@ -24,7 +29,7 @@ export class ProbeMemo {
   private generation = 0;
 
   private static key(host: HostRef, cmd: ProbeCommand): string {
-    return `${host.name}\0${cmd.sudo ? 'sudo' : ''}\0${cmd.command}`;
+    return `${host.name}\0${probeIdentity(cmd)}`;
   }
 
   /**
