@@ -11,6 +11,7 @@ import {
   clusterCA,
   kubectl,
   kubectlJson,
+  removeManifest,
   tlsHandshake,
   VIP,
   vipHolders,
@@ -69,14 +70,27 @@ async function holder(from = S1): Promise<string> {
   return (await kubectl(from, "get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'", true)).trim();
 }
 
-/** Back to "no kube-vip ever deployed": objects deleted, no lease, no VIP on any NIC. */
+/** Back to "no kube-vip ever deployed": no manifest, objects deleted, no lease, no VIP on any NIC. */
 async function removeKubeVip(): Promise<void> {
-  await kubectl(S1, 'delete ds -n kube-system kube-vip-ds --ignore-not-found', true);
-  await kubectl(S1, 'delete clusterrolebinding system:kube-vip-binding --ignore-not-found', true);
-  await kubectl(S1, 'delete clusterrole system:kube-vip-role --ignore-not-found', true);
+  // The manifest goes first: a server whose deployer is still retrying the last one (an apply that met another
+  // server's write) would otherwise create the ClusterRole again after it is deleted here.
+  for (const h of SERVERS) await removeManifest(h, 'kube-vip.yaml');
+  const deleteRbac = async () => {
+    await kubectl(S1, 'delete clusterrolebinding system:kube-vip-binding --ignore-not-found');
+    await kubectl(S1, 'delete clusterrole system:kube-vip-role --ignore-not-found');
+  };
+  await kubectl(S1, 'delete ds -n kube-system kube-vip-ds --ignore-not-found');
+  await deleteRbac();
   await waitUntil('kube-vip pods gone', async () => (await kubeVipPods()).length === 0, 60_000);
-  // Only now: a leader still running would create the lease again (client-go creates a lease it cannot find).
-  await kubectl(S1, 'delete lease -n kube-system plndr-cp-lock --ignore-not-found', true);
+  // Only now: a leader still running would create the lease again (client-go creates a lease it cannot find),
+  // and an apply in flight when the manifest went has ended.
+  await kubectl(S1, 'delete lease -n kube-system plndr-cp-lock --ignore-not-found');
+  await deleteRbac();
+  const left = await kubectl(
+    S1,
+    'get -n kube-system clusterrole/system:kube-vip-role clusterrolebinding/system:kube-vip-binding ds/kube-vip-ds --ignore-not-found -o name',
+  );
+  expect(left.trim()).toBe('');
   await cleanAddonTraces(SERVERS);
 }
 

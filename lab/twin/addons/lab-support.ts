@@ -12,6 +12,11 @@ export async function writeManifest(host: string, name: string, text: string): P
   await hostExec(host, `mkdir -p ${MANIFESTS} && cat > ${MANIFESTS}/${name}.tmp && mv ${MANIFESTS}/${name}.tmp ${MANIFESTS}/${name}`, { input: text });
 }
 
+/** Takes a manifest out of the auto-deploy folder: the server applies it no more (its objects stay). */
+export async function removeManifest(host: string, name: string): Promise<void> {
+  await hostExec(host, `rm -f ${MANIFESTS}/${name}`);
+}
+
 export async function kubectl(host: string, args: string, allowFail = false): Promise<string> {
   const r = await hostExec(host, `k3s kubectl ${args}`, { allowFail, timeoutMs: 120_000 });
   return r.stdout;
