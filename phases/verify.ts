@@ -4,10 +4,12 @@
 // VIP (live, from the running agents), every node reaching every other by Cilium's own health probes, CoreDNS ready. Each check prints a row per host and stops with a
 // named cause. With `drill` (bootstrap verify <env> --drill), a failover drill follows: it stops k3s on the
 // VIP holder, so it is the one part that changes state: a step after the checks (check mode never runs it).
-import type { Phase } from '../src/engine/phase.ts';
+import type { HostRef, Phase } from '../src/engine/phase.ts';
+import type { RunContext } from '../src/engine/context.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
+import { startLooks } from './verify/read.ts';
 import { loadApiClient } from '../src/kube/reads-through.ts';
 
 // The API before etcd's voters: a server whose k3s is down refuses its API at once, while its EtcdIsVoter
@@ -21,7 +23,16 @@ const CHECKS = [nodesReady, apiReady, etcdVoters, vipLeaseHeld, ciliumAgentsLive
  * since what they would see depends on the changes the earlier phases would make.
  */
 export function verifyPhase(opts: { drill?: boolean; standalone?: boolean } = {}): Phase {
-  const checks = CHECKS.map((gate) => ({ ...gate, readOnly: opts.standalone === true }));
+  // The first check's turn starts every check's first look (phases/verify/read.ts startLooks); each reports in
+  // its own turn, in this order.
+  const checks = CHECKS.map((gate) => ({
+    ...gate,
+    readOnly: opts.standalone === true,
+    run: (host: HostRef, ctx: RunContext, signal: AbortSignal) => {
+      startLooks(ctx, host, CHECKS);
+      return gate.run(host, ctx, signal);
+    },
+  }));
   return {
     // A run whose checks will read starts loading the Kubernetes API client now, beside the phases before
     // verify; `bootstrap <env> --check` (the checks only say "would wait") loads nothing.

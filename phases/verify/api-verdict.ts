@@ -16,7 +16,16 @@ export interface Target {
 const answered = (r: ProbeResults[string]) => r.code === 0 && r.stdout.trim() === 'ok';
 const lastLine = (r: ProbeResults[string]) => (r.stderr || r.stdout).trim().split('\n').at(-1) || (r.code === null ? 'no answer' : `exit ${r.code}`);
 
-export function apiVerdict(targets: Target[], port: number, seen: { vantage: string; results: ProbeResults }[]): Verdict {
+/**
+ * `asked`: how each address was asked, for the evidence (by default `k3s kubectl … get --raw /readyz` on
+ * each server).
+ */
+export function apiVerdict(
+  targets: Target[],
+  port: number,
+  seen: { vantage: string; results: ProbeResults }[],
+  asked: (t: Target) => string = (t) => readyzVia(t.address, port),
+): Verdict {
   const rows: Row[] = seen.map(({ vantage, results }) => {
     const bad = targets.filter((t) => !answered(results[t.key]));
     return {
@@ -35,7 +44,7 @@ export function apiVerdict(targets: Target[], port: number, seen: { vantage: str
         host: t.owner ?? from[0].vantage,
         message: `The API is not ready via ${t.address}:${port} (${t.owner ? `${t.owner}'s own address` : 'the VIP'}) from ${from.map((f) => f.vantage).join(', ')}`,
         evidence: {
-          command: readyzVia(t.address, port),
+          command: asked(t),
           exitCode: from[0].results[t.key].code,
           seen: from.map((f) => `https://${t.address}:${port}/readyz from ${f.vantage}: ${lastLine(f.results[t.key])}`).join('; '),
         },

@@ -3,7 +3,7 @@
 // checks lacked: a server sees what the cluster sees, the operator's laptop does not).
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import type { Gate, HostRef, ProbeResult } from '../../src/engine/phase.ts';
+import type { HostRef, ProbeResult } from '../../src/engine/phase.ts';
 import { parallelismOf } from '../../src/inventory/parallelism.ts';
 import type { Remote } from '../../src/transport/types.ts';
 import { eachLimited } from '../../src/util/limit.ts';
@@ -13,12 +13,14 @@ import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts
 import { apiVerdict, operatorVerdict, type Target } from './api-verdict.ts';
 import { readyzVia } from '../../src/k3s/remote.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
+import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
+import { readyzThrough, type ApiCredentials, type Readyz } from '../../src/kube/readyz-through.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { nodeHealth } from './node-health.ts';
 import { MEMBER_LIST_COMMAND, compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { describeStranger, notInInventory, nodesSeen, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
-import { batch, lastLine, readCluster, settle, type Row, type Verdict } from './read.ts';
+import { batch, checkGate, lastLine, readCluster, type Row, type Verdict } from './read.ts';
 
 const unreadable = (seen: string, host?: string): Verdict => ({
   rows: [{ host: host ?? '-', ok: false, detail: 'no server answered kubectl' }],
@@ -35,36 +37,34 @@ const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s 
 
 const founderName = (hosts: HostRef[]) => hosts.find((h) => h.founder)?.name;
 
-export const nodesReady: Gate = {
+export const nodesReady = checkGate({
   id: 'nodes-ready',
   title: 'node Ready',
   budgetMs: 60_000,
-  readOnly: true,
-  run: (_host, ctx, signal) =>
-    settle(ctx, signal, nodesReady, async () => {
-      const hosts = allHostRefs(ctx.inventory);
-      const read = await readCluster(ctx, (api) => api.nodes());
-      if (!read.ok) return unreadable(read.seen, founderName(hosts));
-      const nodes = nodesSeen(read.value);
-      const names = hosts.map((h) => h.name);
-      const rows = readiness(nodes, names);
-      const stops = rows
-        .filter((r) => !r.ok)
-        .map(
-          (r) =>
-            new CauseError('NODE_NOT_READY', {
-              host: r.host,
-              message: `Node ${r.host} is not Ready`,
-              evidence: { command: 'kubectl get nodes', seen: `${r.host}: ${r.detail}` },
-            }),
-        );
-      for (const n of notInInventory(nodes, names)) {
-        rows.push({ host: n.name, ok: false, detail: describeStranger(n) });
-        stops.push(strangerError(n, 'kubectl get nodes'));
-      }
-      return { rows, stops };
-    }),
-};
+  look: async (_host, ctx) => {
+    const hosts = allHostRefs(ctx.inventory);
+    const read = await readCluster(ctx, (api) => api.nodes());
+    if (!read.ok) return unreadable(read.seen, founderName(hosts));
+    const nodes = nodesSeen(read.value);
+    const names = hosts.map((h) => h.name);
+    const rows = readiness(nodes, names);
+    const stops = rows
+      .filter((r) => !r.ok)
+      .map(
+        (r) =>
+          new CauseError('NODE_NOT_READY', {
+            host: r.host,
+            message: `Node ${r.host} is not Ready`,
+            evidence: { command: 'kubectl get nodes', seen: `${r.host}: ${r.detail}` },
+          }),
+      );
+    for (const n of notInInventory(nodes, names)) {
+      rows.push({ host: n.name, ok: false, detail: describeStranger(n) });
+      stops.push(strangerError(n, 'kubectl get nodes'));
+    }
+    return { rows, stops };
+  },
+});
 
 /** A Node the inventory does not list, its etcd member named when it has one. */
 function strangerError(n: NodeSeen, command: string, member?: string): CauseError {
@@ -77,102 +77,138 @@ function strangerError(n: NodeSeen, command: string, member?: string): CauseErro
 
 const MEMBER_LIST_SHOWN = 'k3s kubectl get --raw /db/info';
 
-export const etcdVoters: Gate = {
+export const etcdVoters = checkGate({
   id: 'etcd-voters',
   title: 'etcd voter',
   budgetMs: 60_000,
-  readOnly: true,
-  run: (_host, ctx, signal) =>
-    settle(ctx, signal, etcdVoters, async () => {
-      const servers = serverRefs(ctx.inventory);
-      // The Nodes (EtcdIsVoter) and etcd's member list at once. etcd's list is the same everywhere: the first
-      // server's is the one judged, and only when it does not answer are the others asked (each its own etcd).
-      const membersOn = async (s: HostRef) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members });
-      const [read, lists] = await Promise.all([
-        readCluster(ctx, (api) => api.nodes()),
-        membersOn(servers[0]).then(async (first) => (readMembers(first.r) ? [first] : [first, ...(await Promise.all(servers.slice(1).map(membersOn)))])),
-      ]);
-      if (!read.ok) return unreadable(read.seen, founderName(servers));
-      const nodes = nodesSeen(read.value);
-      const answered = lists.map((l) => ({ ...l, members: readMembers(l.r) })).find((l) => l.members);
-      if (!answered) {
-        const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
-        return {
-          rows: lists.map((l) => ({ host: l.s.name, ok: false, detail: `member list: ${lastLine(l.r)}` })),
-          stops: [
+  look: async (_host, ctx) => {
+    const servers = serverRefs(ctx.inventory);
+    // The Nodes (EtcdIsVoter) and etcd's member list at once. etcd's list is the same everywhere: the first
+    // server's is the one judged, and only when it does not answer are the others asked (each its own etcd).
+    const membersOn = async (s: HostRef) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members });
+    const [read, lists] = await Promise.all([
+      readCluster(ctx, (api) => api.nodes()),
+      membersOn(servers[0]).then(async (first) => (readMembers(first.r) ? [first] : [first, ...(await Promise.all(servers.slice(1).map(membersOn)))])),
+    ]);
+    if (!read.ok) return unreadable(read.seen, founderName(servers));
+    const nodes = nodesSeen(read.value);
+    const answered = lists.map((l) => ({ ...l, members: readMembers(l.r) })).find((l) => l.members);
+    if (!answered) {
+      const seen = lists.map((l) => `${l.s.name}: ${lastLine(l.r)}`).join('; ');
+      return {
+        rows: lists.map((l) => ({ host: l.s.name, ok: false, detail: `member list: ${lastLine(l.r)}` })),
+        stops: [
+          new CauseError('ETCD_MEMBERS_MISMATCH', {
+            host: servers[0].name,
+            message: 'No server answered the etcd member list',
+            evidence: { command: `${MEMBER_LIST_SHOWN} (on each server)`, seen },
+          }),
+        ],
+      };
+    }
+    const members = answered.members!;
+    const verdict = compareMembers(members, servers, nodes);
+    const rows: Row[] = servers.map((s) => {
+      const m = verdict.voters[s.name];
+      const miss = verdict.missing.find((x) => x.server === s.name);
+      return m ? { host: s.name, ok: true, detail: `voter ${m.name}` } : { host: s.name, ok: false, detail: miss?.why ?? 'not a voter' };
+    });
+    // An extra member of a Node the inventory does not list is that Node's story (NODE_NOT_IN_INVENTORY);
+    // one of no Node at all is etcd's own mismatch.
+    const strangers = notInInventory(
+      nodes,
+      [...servers, ...agentRefs(ctx.inventory)].map((h) => h.name),
+    );
+    const ofStranger = (m: Member) => strangers.find((n) => memberOfNode(m, n.name));
+    for (const m of verdict.extra) {
+      const n = ofStranger(m);
+      rows.push({
+        host: n?.name ?? answered.s.name,
+        ok: false,
+        detail: `${n ? 'member of a Node not in the inventory' : 'extra member'} ${describeMember(m)}`,
+      });
+    }
+    const strangerStops = verdict.extra.flatMap((m) => {
+      const n = ofStranger(m);
+      return n ? [strangerError(n, `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes`, describeMember(m))] : [];
+    });
+    const line = mismatchLine({ ...verdict, extra: verdict.extra.filter((m) => !ofStranger(m)) });
+    const stops = strangerStops.concat(
+      line
+        ? [
             new CauseError('ETCD_MEMBERS_MISMATCH', {
-              host: servers[0].name,
-              message: 'No server answered the etcd member list',
-              evidence: { command: `${MEMBER_LIST_SHOWN} (on each server)`, seen },
+              host: verdict.missing[0]?.server ?? answered.s.name,
+              message: `etcd's voters are not the servers: ${line}`,
+              evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
             }),
-          ],
-        };
-      }
-      const members = answered.members!;
-      const verdict = compareMembers(members, servers, nodes);
-      const rows: Row[] = servers.map((s) => {
-        const m = verdict.voters[s.name];
-        const miss = verdict.missing.find((x) => x.server === s.name);
-        return m ? { host: s.name, ok: true, detail: `voter ${m.name}` } : { host: s.name, ok: false, detail: miss?.why ?? 'not a voter' };
-      });
-      // An extra member of a Node the inventory does not list is that Node's story (NODE_NOT_IN_INVENTORY);
-      // one of no Node at all is etcd's own mismatch.
-      const strangers = notInInventory(
-        nodes,
-        [...servers, ...agentRefs(ctx.inventory)].map((h) => h.name),
-      );
-      const ofStranger = (m: Member) => strangers.find((n) => memberOfNode(m, n.name));
-      for (const m of verdict.extra) {
-        const n = ofStranger(m);
-        rows.push({
-          host: n?.name ?? answered.s.name,
-          ok: false,
-          detail: `${n ? 'member of a Node not in the inventory' : 'extra member'} ${describeMember(m)}`,
-        });
-      }
-      const strangerStops = verdict.extra.flatMap((m) => {
-        const n = ofStranger(m);
-        return n ? [strangerError(n, `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes`, describeMember(m))] : [];
-      });
-      const line = mismatchLine({ ...verdict, extra: verdict.extra.filter((m) => !ofStranger(m)) });
-      const stops = strangerStops.concat(
-        line
-          ? [
-              new CauseError('ETCD_MEMBERS_MISMATCH', {
-                host: verdict.missing[0]?.server ?? answered.s.name,
-                message: `etcd's voters are not the servers: ${line}`,
-                evidence: { command: `${MEMBER_LIST_SHOWN} (on ${answered.s.name}); kubectl get nodes (EtcdIsVoter)`, seen: line },
-              }),
-            ]
-          : [],
-      );
-      return { rows, stops };
-    }),
-};
+          ]
+        : [],
+    );
+    return { rows, stops };
+  },
+});
 
-export const apiReady: Gate = {
+export const apiReady = checkGate({
   id: 'api-ready',
   title: "API /readyz via the VIP and every server, from every server; TLS from the operator's side",
   budgetMs: 40_000,
-  readOnly: true,
-  run: (host, ctx, signal) =>
-    settle(ctx, signal, apiReady, async () => {
-      const servers = serverRefs(ctx.inventory);
-      const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-      const targets: Target[] = [
-        { key: 'vip', label: `VIP ${vip}`, address: vip },
-        ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name })),
-      ];
-      const commands = Object.fromEntries(targets.map((t) => [t.key, readyzVia(t.address, port)]));
-      // Each address's /readyz at once on each server: they wait on different API servers, not on each other.
-      const [seen, operator] = await Promise.all([
-        Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands, { concurrent: true }) }))),
-        fromOperator(ctx, host, targets, port),
-      ]);
-      const fromServers = apiVerdict(targets, port, seen);
-      return { rows: [...fromServers.rows, ...operator.rows], stops: [...fromServers.stops, ...operator.stops] };
-    }),
-};
+  look: async (host, ctx) => {
+    const servers = serverRefs(ctx.inventory);
+    const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+    const targets: Target[] = [
+      { key: 'vip', label: `VIP ${vip}`, address: vip },
+      ...servers.map((s, i) => ({ key: `s${i}`, label: `${s.name} ${s.address}`, address: s.address, owner: s.name })),
+    ];
+    const creds = await apiCredentialsOf(ctx);
+    if (creds) return throughServers(ctx, host, servers, targets, port, creds);
+    // No kubeconfig in the state folder (a state folder of another machine): each server asks with its own
+    // admin kubeconfig, `k3s kubectl` there.
+    const commands = Object.fromEntries(targets.map((t) => [t.key, readyzVia(t.address, port)]));
+    // Each address's /readyz at once on each server: they wait on different API servers, not on each other.
+    const [seen, operator] = await Promise.all([
+      Promise.all(servers.map(async (vantage) => ({ vantage: vantage.name, results: await batch(ctx, vantage, commands, { concurrent: true }) }))),
+      fromOperator(ctx, host, targets, port),
+    ]);
+    const fromServers = apiVerdict(targets, port, seen);
+    return { rows: [...fromServers.rows, ...operator.rows], stops: [...fromServers.stops, ...operator.stops] };
+  },
+});
+
+/**
+ * Every address's /readyz from every server, all at once and without a process on any host: each server's
+ * sshd opens the connection (src/kube/readyz-through.ts), the engine speaks TLS with the admin kubeconfig.
+ * The operator's vantage is the TLS of these requests through `via`'s connection.
+ */
+async function throughServers(ctx: RunContext, via: HostRef, servers: HostRef[], targets: Target[], port: number, creds: ApiCredentials): Promise<Verdict> {
+  const seen = await Promise.all(
+    servers.map(async (vantage) => ({
+      vantage: vantage.name,
+      answers: Object.fromEntries(
+        await Promise.all(targets.map(async (t) => [t.key, await readyzThrough(ctx.remote(vantage), t.address, port, creds)] as const)),
+      ),
+    })),
+  );
+  const asResult = (r: Readyz) => (r.ok ? { code: 0, stdout: 'ok', stderr: '' } : { code: 1, stdout: '', stderr: r.seen });
+  const fromServers = apiVerdict(
+    targets,
+    port,
+    seen.map(({ vantage, answers }) => ({ vantage, results: Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, asResult(r)])) })),
+    (t) => `GET https://${t.address}:${port}/readyz from each server (the engine, through its SSH connection to the server, with the admin kubeconfig)`,
+  );
+  const mine = seen.find((s) => s.vantage === via.name)?.answers ?? {};
+  const operator = operatorVerdict(
+    targets,
+    port,
+    via.name,
+    Object.fromEntries(
+      targets.map((t) => {
+        const r = mine[t.key];
+        return [t.key, r?.tls ? { ok: true } : { ok: false, seen: `${t.address}:${port} through ${via.name}: ${r?.seen ?? `${via.name} is no server`}` }];
+      }),
+    ),
+  );
+  return { rows: [...fromServers.rows, ...operator.rows], stops: [...fromServers.stops, ...operator.stops] };
+}
 
 /** The engine's own vantage, through the SSH connection it holds to `via` (works behind a bastion or NAT). */
 async function fromOperator(ctx: RunContext, via: HostRef, targets: Target[], port: number) {
@@ -188,29 +224,27 @@ async function fromOperator(ctx: RunContext, via: HostRef, targets: Target[], po
   return operatorVerdict(targets, port, via.name, Object.fromEntries(seen.map(([k, h]) => [k, h.ok ? { ok: true } : { ok: false, seen: h.seen }])));
 }
 
-export const vipLeaseHeld: Gate = {
+export const vipLeaseHeld = checkGate({
   id: 'vip-lease',
   title: 'kube-vip lease held by a server',
   budgetMs: 40_000,
-  readOnly: true,
-  run: (host, ctx, signal) =>
-    settle(ctx, signal, vipLeaseHeld, async () => {
-      const servers = serverRefs(ctx.inventory);
-      const command = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`;
-      const read = await readCluster(ctx, (api) => api.lease(KUBE_VIP_NAMESPACE, KUBE_VIP_LEASE));
-      const holder = read.ok ? (read.value.spec?.holderIdentity ?? '') : '';
-      if (holder && servers.some((s) => s.name === holder)) return { rows: [{ host: holder, ok: true, detail: `holds ${KUBE_VIP_LEASE}` }], stops: [] };
-      const seen = !read.ok
-        ? `the lease cannot be read: ${read.seen}`
-        : holder
-          ? `held by ${holder}, which is no server of the inventory`
-          : 'the lease has no holder';
-      return {
-        rows: [{ host: host.name, ok: false, detail: seen }],
-        stops: [new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
-      };
-    }),
-};
+  look: async (host, ctx) => {
+    const servers = serverRefs(ctx.inventory);
+    const command = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json`;
+    const read = await readCluster(ctx, (api) => api.lease(KUBE_VIP_NAMESPACE, KUBE_VIP_LEASE));
+    const holder = read.ok ? (read.value.spec?.holderIdentity ?? '') : '';
+    if (holder && servers.some((s) => s.name === holder)) return { rows: [{ host: holder, ok: true, detail: `holds ${KUBE_VIP_LEASE}` }], stops: [] };
+    const seen = !read.ok
+      ? `the lease cannot be read: ${read.seen}`
+      : holder
+        ? `held by ${holder}, which is no server of the inventory`
+        : 'the lease has no holder';
+    return {
+      rows: [{ host: host.name, ok: false, detail: seen }],
+      stops: [new CauseError('VIP_LEASE_NOT_HELD', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
+    };
+  },
+});
 
 /**
  * The agent's own status, as on a real node: k3s's embedded crictl finds the running cilium-agent container,
@@ -223,74 +257,82 @@ export const CILIUM_STATUS_COMMAND = [
   'k3s crictl exec "$id" cilium-dbg status -o json',
 ].join(' ');
 
-export const ciliumAgentsLive: Gate = {
+export const ciliumAgentsLive = checkGate({
   id: 'cilium-agents',
   title: 'Cilium agent Ready, kube-proxy replacement on, dialling the VIP (live)',
   budgetMs: 60_000,
-  readOnly: true,
-  run: (_host, ctx, signal) =>
-    settle(ctx, signal, ciliumAgentsLive, async () => {
-      const hosts = allHostRefs(ctx.inventory);
-      const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-      const read = await readCluster(ctx, (api) => api.pods('kube-system', 'k8s-app=cilium'));
-      if (!read.ok) return unreadable(read.seen, founderName(hosts));
-      const pods = read.value.map((p) => {
-        const c = (p.spec?.containers ?? []).find((x) => x.name === 'cilium-agent') ?? p.spec?.containers?.[0];
-        return {
-          name: p.metadata?.name ?? '',
-          node: p.spec?.nodeName,
-          env: Object.fromEntries((c?.env ?? []).flatMap((e) => (typeof e.value === 'string' ? [[e.name, e.value]] : []))) as Record<string, string>,
-          ready: (p.status?.conditions ?? []).some((x) => x.type === 'Ready' && x.status === 'True'),
-        };
-      });
-      const rows: Row[] = [];
-      const stops: CauseError[] = [];
-      await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
-        const pod = pods.find((p) => p.node === h.name && p.ready) ?? pods.find((p) => p.node === h.name);
-        if (!pod || !pod.ready) {
-          const seen = pod ? `agent ${pod.name} on ${h.name} is not Ready` : `no Cilium agent pod on ${h.name}`;
-          rows.push({ host: h.name, ok: false, detail: seen });
-          stops.push(
-            new CauseError('CILIUM_AGENTS_NOT_READY', {
-              host: h.name,
-              evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen },
-            }),
-          );
-          return;
-        }
-        const drift = checkAgentServiceHost([pod], vip, port, ctx.inventory.derived.serviceAddresses.kubernetes);
-        if (drift.length) {
-          rows.push({ host: h.name, ok: false, detail: drift[0].evidence.seen ?? 'service host drift' });
-          stops.push(...drift);
-          return;
-        }
-        // The agent's health probe at once in the same remote execution: the next check's first look.
-        const { status, health } = await batch(ctx, h, { status: CILIUM_STATUS_COMMAND, health: CILIUM_HEALTH_COMMAND }, { concurrent: true });
-        healthTaken.set(ctx.remote(h), health);
-        const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
-        if (!kprOn(mode)) {
-          const seen = mode
-            ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}`
-            : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
-          rows.push({ host: h.name, ok: false, detail: seen });
-          stops.push(
-            mode
-              ? new CauseError('KPR_MISMATCH', {
-                  host: h.name,
-                  message: `The running Cilium agent on ${h.name} does not replace kube-proxy`,
-                  evidence: { command: CILIUM_STATUS_COMMAND, seen },
-                })
-              : new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_STATUS_COMMAND, exitCode: status.code, seen } }),
-          );
-          return;
-        }
-        rows.push({ host: h.name, ok: true, detail: `${pod.name} Ready, kube-proxy replacement ${mode}, KUBERNETES_SERVICE_HOST=${vip}` });
-      });
-      const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);
-      rows.sort((a, b) => order(a) - order(b));
-      return { rows, stops };
-    }),
-};
+  look: async (_host, ctx) => {
+    const hosts = allHostRefs(ctx.inventory);
+    const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+    // Every agent's status and health probe (one remote execution a host) asked before the pods are read, so
+    // that both overlap; the health answer is the next check's first look.
+    const asked = new Map(
+      hosts.map((h) => {
+        const answer = batch(ctx, h, { status: CILIUM_STATUS_COMMAND, health: CILIUM_HEALTH_COMMAND }, { concurrent: true });
+        healthTaken.set(
+          ctx.remote(h),
+          answer.then((a) => a.health),
+        );
+        return [h.name, answer] as const;
+      }),
+    );
+    const read = await readCluster(ctx, (api) => api.pods('kube-system', 'k8s-app=cilium'));
+    if (!read.ok) return unreadable(read.seen, founderName(hosts));
+    const pods = read.value.map((p) => {
+      const c = (p.spec?.containers ?? []).find((x) => x.name === 'cilium-agent') ?? p.spec?.containers?.[0];
+      return {
+        name: p.metadata?.name ?? '',
+        node: p.spec?.nodeName,
+        env: Object.fromEntries((c?.env ?? []).flatMap((e) => (typeof e.value === 'string' ? [[e.name, e.value]] : []))) as Record<string, string>,
+        ready: (p.status?.conditions ?? []).some((x) => x.type === 'Ready' && x.status === 'True'),
+      };
+    });
+    const rows: Row[] = [];
+    const stops: CauseError[] = [];
+    await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
+      const pod = pods.find((p) => p.node === h.name && p.ready) ?? pods.find((p) => p.node === h.name);
+      if (!pod || !pod.ready) {
+        const seen = pod ? `agent ${pod.name} on ${h.name} is not Ready` : `no Cilium agent pod on ${h.name}`;
+        rows.push({ host: h.name, ok: false, detail: seen });
+        stops.push(
+          new CauseError('CILIUM_AGENTS_NOT_READY', {
+            host: h.name,
+            evidence: { command: 'kubectl get pods -n kube-system -l k8s-app=cilium -o wide', seen },
+          }),
+        );
+        return;
+      }
+      const drift = checkAgentServiceHost([pod], vip, port, ctx.inventory.derived.serviceAddresses.kubernetes);
+      if (drift.length) {
+        rows.push({ host: h.name, ok: false, detail: drift[0].evidence.seen ?? 'service host drift' });
+        stops.push(...drift);
+        return;
+      }
+      const { status } = await asked.get(h.name)!;
+      const mode = status.code === 0 ? kprMode(status.stdout) : undefined;
+      if (!kprOn(mode)) {
+        const seen = mode
+          ? `agent ${pod.name} reports kube-proxy-replacement mode ${mode}`
+          : `agent ${pod.name}'s status (cilium-dbg status) did not answer: ${lastLine(status)}`;
+        rows.push({ host: h.name, ok: false, detail: seen });
+        stops.push(
+          mode
+            ? new CauseError('KPR_MISMATCH', {
+                host: h.name,
+                message: `The running Cilium agent on ${h.name} does not replace kube-proxy`,
+                evidence: { command: CILIUM_STATUS_COMMAND, seen },
+              })
+            : new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_STATUS_COMMAND, exitCode: status.code, seen } }),
+        );
+        return;
+      }
+      rows.push({ host: h.name, ok: true, detail: `${pod.name} Ready, kube-proxy replacement ${mode}, KUBERNETES_SERVICE_HOST=${vip}` });
+    });
+    const order = (r: Row) => hosts.findIndex((h) => h.name === r.host);
+    rows.sort((a, b) => order(a) - order(b));
+    return { rows, stops };
+  },
+});
 
 /**
  * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status
@@ -304,83 +346,79 @@ export const CILIUM_HEALTH_COMMAND = [
 ].join(' ');
 
 /**
- * Per run and host (a run's connections are its own objects): the health probe ciliumAgentsLive ran beside
+ * Per run and host (a run's connections are its own objects): the health probe ciliumAgentsLive asked beside
  * the agent's status, so that ciliumNodeHealth's first look costs no remote execution of its own.
  */
-const healthTaken = new WeakMap<Remote, ProbeResult>();
+const healthTaken = new WeakMap<Remote, Promise<ProbeResult>>();
 
-export const ciliumNodeHealth: Gate = {
+export const ciliumNodeHealth = checkGate({
   id: 'cilium-node-health',
   title: "nodes reach each other (Cilium's health probes)",
   // --probe measures now, so there is nothing to wait for but a restarting agent: a short budget.
   budgetMs: 30_000,
-  readOnly: true,
-  run: (_host, ctx, signal) =>
-    settle(ctx, signal, ciliumNodeHealth, async () => {
-      const hosts = allHostRefs(ctx.inventory);
-      const rows: Row[] = [];
-      const stops: CauseError[] = [];
-      await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
-        // Taken with the agent's status by the check before (once: a later look probes again).
-        const taken = healthTaken.get(ctx.remote(h));
-        healthTaken.delete(ctx.remote(h));
-        const res = taken ?? (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
-        const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
-        if (!health) {
-          const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
-          rows.push({ host: h.name, ok: false, detail: seen });
-          stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }));
-          return;
-        }
-        if (!health.unreachable.length) {
-          rows.push({ host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` });
-          return;
-        }
-        const lines = health.unreachable.map((u) => `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them`);
-        rows.push({ host: h.name, ok: false, detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}` });
-        const first = health.unreachable[0]!;
-        stops.push(
-          new CauseError('CILIUM_NODE_UNREACHABLE', {
-            host: h.name,
-            message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
-            evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
-          }),
-        );
-      });
-      const order = (r: { host?: string }) => hosts.findIndex((h) => h.name === r.host);
-      rows.sort((a, b) => order(a) - order(b));
-      stops.sort((a, b) => order(a) - order(b));
-      return { rows, stops };
-    }),
-};
+  look: async (_host, ctx) => {
+    const hosts = allHostRefs(ctx.inventory);
+    const rows: Row[] = [];
+    const stops: CauseError[] = [];
+    await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
+      // Taken with the agent's status by the check before (once: a later look probes again).
+      const taken = healthTaken.get(ctx.remote(h));
+      healthTaken.delete(ctx.remote(h));
+      const res = (await taken) ?? (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
+      const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
+      if (!health) {
+        const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
+        rows.push({ host: h.name, ok: false, detail: seen });
+        stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }));
+        return;
+      }
+      if (!health.unreachable.length) {
+        rows.push({ host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` });
+        return;
+      }
+      const lines = health.unreachable.map((u) => `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them`);
+      rows.push({ host: h.name, ok: false, detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}` });
+      const first = health.unreachable[0]!;
+      stops.push(
+        new CauseError('CILIUM_NODE_UNREACHABLE', {
+          host: h.name,
+          message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
+          evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
+        }),
+      );
+    });
+    const order = (r: { host?: string }) => hosts.findIndex((h) => h.name === r.host);
+    rows.sort((a, b) => order(a) - order(b));
+    stops.sort((a, b) => order(a) - order(b));
+    return { rows, stops };
+  },
+});
 
-export const corednsReady: Gate = {
+export const corednsReady = checkGate({
   id: 'coredns',
   title: 'CoreDNS ready',
   budgetMs: 60_000,
-  readOnly: true,
-  run: (host, ctx, signal) =>
-    settle(ctx, signal, corednsReady, async () => {
-      const command = 'get deployment -n kube-system coredns -o json';
-      const read = await readCluster(ctx, (api) => api.deployment('kube-system', 'coredns'));
-      let seen: string;
-      let scaledToZero = false;
-      if (read.ok && read.value) {
-        const d = read.value;
-        const want = Number(d.spec?.replicas ?? 1);
-        const ready = Number(d.status?.readyReplicas ?? 0);
-        if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
-        scaledToZero = want === 0;
-        seen = want === 0 ? 'deployment kube-system/coredns is scaled to 0 replicas' : `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
-      } else {
-        seen = read.ok ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
-      }
-      return {
-        rows: [{ host: host.name, ok: false, detail: seen }],
-        stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
-        // Zero replicas is a spec someone wrote: k3s re-applies its CoreDNS manifest only when it starts or the file
-        // changes, so nothing scales it back while the run waits: named at once.
-        final: scaledToZero,
-      };
-    }),
-};
+  look: async (host, ctx) => {
+    const command = 'get deployment -n kube-system coredns -o json';
+    const read = await readCluster(ctx, (api) => api.deployment('kube-system', 'coredns'));
+    let seen: string;
+    let scaledToZero = false;
+    if (read.ok && read.value) {
+      const d = read.value;
+      const want = Number(d.spec?.replicas ?? 1);
+      const ready = Number(d.status?.readyReplicas ?? 0);
+      if (want > 0 && ready >= want) return { rows: [{ host: read.vantage.name, ok: true, detail: `deployment coredns ${ready}/${want} ready` }], stops: [] };
+      scaledToZero = want === 0;
+      seen = want === 0 ? 'deployment kube-system/coredns is scaled to 0 replicas' : `deployment kube-system/coredns has ${ready}/${want} ready replicas`;
+    } else {
+      seen = read.ok ? 'deployment kube-system/coredns does not exist' : `deployment kube-system/coredns cannot be read: ${read.seen}`;
+    }
+    return {
+      rows: [{ host: host.name, ok: false, detail: seen }],
+      stops: [new CauseError('COREDNS_NOT_READY', { host: host.name, evidence: { command: `kubectl ${command}`, seen } })],
+      // Zero replicas is a spec someone wrote: k3s re-applies its CoreDNS manifest only when it starts or the file
+      // changes, so nothing scales it back while the run waits: named at once.
+      final: scaledToZero,
+    };
+  },
+});

@@ -3,7 +3,7 @@
 // of the API, etcd's member list, the Cilium agent's status) as several read-only commands in one batch.
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import type { HostRef, ProbeResults } from '../../src/engine/phase.ts';
+import type { Gate, HostRef, ProbeResults } from '../../src/engine/phase.ts';
 import { probeBatch } from '../../src/engine/probes.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import type { ClusterReads } from '../../src/kube/cluster-reads.ts';
@@ -62,11 +62,60 @@ export interface Verdict {
   final?: boolean;
 }
 
+/** A check of verify: what it is, and one look at the cluster (read-only) judged as a verdict. */
+export interface Check {
+  id: string;
+  title: string;
+  budgetMs: number;
+  look: (host: HostRef, ctx: RunContext) => Promise<Verdict>;
+}
+
+/** A first look older than this when its check's turn comes is not taken: the check looks again. */
+const FRESH_MS = 10_000;
+
+type Taken = { verdict: Verdict; atMs: number };
+
+/**
+ * Per run: each check's first look, all started together when the first check's turn comes, so that the
+ * checks' reads (on every host, each mostly waiting on a remote process) overlap instead of queueing. Each
+ * is taken once, by its check's first look, and only when it passed and is fresh.
+ */
+const firstLooks = new WeakMap<RunContext, Map<string, Promise<Taken | undefined>>>();
+
+export function startLooks(ctx: RunContext, host: HostRef, checks: Check[]): void {
+  if (firstLooks.has(ctx)) return;
+  const looks = new Map<string, Promise<Taken | undefined>>();
+  for (const c of checks)
+    looks.set(
+      c.id,
+      c.look(host, ctx).then(
+        (verdict) => ({ verdict, atMs: ctx.clock.now() }),
+        // Looked at again in the check's turn, which then meets the same failure itself.
+        () => undefined,
+      ),
+    );
+  firstLooks.set(ctx, looks);
+}
+
+async function takeFirstLook(ctx: RunContext, id: string): Promise<Verdict | undefined> {
+  const looks = firstLooks.get(ctx);
+  const look = looks?.get(id);
+  if (!look) return undefined;
+  looks!.delete(id);
+  const taken = await look;
+  return taken && !taken.verdict.stops.length && ctx.clock.now() - taken.atMs < FRESH_MS ? taken.verdict : undefined;
+}
+
+/** A check as a read-only gate of the engine (src/engine/phase.ts): it settles (below) on its looks. */
+export function checkGate(c: Check): Gate & Check {
+  return { ...c, readOnly: true, run: (host, ctx, signal) => settle(ctx, signal, c, async () => (await takeFirstLook(ctx, c.id)) ?? c.look(host, ctx)) };
+}
+
 /**
  * Looks until the verdict has no stop, is final, or the budget (less the time of one look) runs out, then prints
  * the table's rows for this check and stops with the causes of the last look.
  */
-export async function settle(
+async function settle(
   ctx: RunContext,
   signal: AbortSignal,
   check: { id: string; title: string; budgetMs: number },

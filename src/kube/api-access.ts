@@ -14,6 +14,7 @@ import type { Remote } from '../transport/types.ts';
 import { NotRegularFile, readProblem } from '../util/regular-file.ts';
 import { kubeConfigFor } from './client.ts';
 import { openTunnel, type Tunnel } from './tunnel.ts';
+import type { ApiCredentials } from './readyz-through.ts';
 
 /** Per run and host: a run's connections are its own objects, so the memo ends with them. */
 const opened = new WeakMap<Remote, Promise<KubeConfig>>();
@@ -42,6 +43,26 @@ function adminKubeConfig(stateDir: string, port: number): KubeConfig {
       evidence: { seen: `${path}: its current cluster has no certificate-authority-data` },
     });
   return kc;
+}
+
+/**
+ * The admin kubeconfig's cluster CA and client certificate and key (PEM), for a request the engine makes
+ * itself (src/kube/readyz-through.ts); its absence or damage as the same named causes.
+ */
+export function apiCredentials(stateDir: string): ApiCredentials {
+  const kc = adminKubeConfig(stateDir, 0);
+  const cluster = kc.getCurrentCluster()!;
+  const user = kc.getCurrentUser();
+  const pem = (data: string | undefined) => (data ? Buffer.from(data, 'base64').toString('utf8') : '');
+  const creds = { ca: pem(cluster.caData), cert: pem(user?.certData), key: pem(user?.keyData) };
+  if (!creds.ca || !creds.cert || !creds.key)
+    throw new CauseError('STATE_FILE_CORRUPT', {
+      message: 'The state folder kubeconfig cannot be used',
+      evidence: {
+        seen: `${kubeconfigPath(stateDir)}: its current cluster and user do not carry certificate-authority-data, client-certificate-data and client-key-data`,
+      },
+    });
+  return creds;
 }
 
 /**

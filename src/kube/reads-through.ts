@@ -7,6 +7,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { CauseError } from '../errors.ts';
 import { kubectl, NOT_FOUND } from '../k3s/remote.ts';
 import type { ClusterReads } from './cluster-reads.ts';
+import type { ApiCredentials } from './readyz-through.ts';
 
 /** A command's last line of output, for evidence (its status when it printed nothing). */
 export const lastLine = (r: { stdout: string; stderr: string; code: number | null }) =>
@@ -24,6 +25,20 @@ export function loadApiClient() {
   // Not lost if it fails: the first read awaits the same promise and names why.
   client.catch(() => undefined);
   return client;
+}
+
+/**
+ * The admin kubeconfig's CA and client certificate (src/kube/api-access.ts apiCredentials); undefined while
+ * the state folder holds no kubeconfig (the caller asks on the hosts instead, as hostReads does).
+ */
+export async function apiCredentialsOf(ctx: RunContext): Promise<ApiCredentials | undefined> {
+  const [{ apiCredentials }] = await loadApiClient();
+  try {
+    return apiCredentials(ctx.stateDir);
+  } catch (err) {
+    if (err instanceof CauseError && err.causeId === 'KUBECONFIG_NOT_FETCHED') return undefined;
+    throw err;
+  }
 }
 
 /** The reads through `server`. */

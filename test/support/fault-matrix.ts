@@ -73,6 +73,8 @@ const BASELINE = ['--only', 'node-baseline', '--json'];
 const VERIFY = ['--only', 'verify', '--json'];
 const JOIN = ['--only', 'k3s-join', '--json'];
 /** The moment k3s-lab-3, taken back to "never joined" by the row's setup, has k3s started to join. */
+/** verify's first check starts every check's first look (phases/verify/read.ts): a fault meant for a check goes in before. */
+const VERIFY_STARTS: Trigger = { at: 'phase-start', phase: 'verify' };
 const S3_STARTS_K3S: Trigger = { at: 'step-start', phase: 'k3s-join', step: 'service', host: S3 };
 const CONNECT = connectBudgetMs();
 // Rows that wait out a connection's whole budget run a phase that needs the host and prepares nothing slow
@@ -300,8 +302,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'k3s-stopped',
     fault: 'k3s stopped on a server',
-    moment: 'verify, after node Ready passed',
-    trigger: { at: 'gate-start', gate: apiReady.id },
+    moment: 'verify, as it starts (before its checks first look)',
+    trigger: VERIFY_STARTS,
     args: VERIFY,
     cause: 'API_UNREACHABLE_VIA',
     host: S3,
@@ -313,8 +315,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'apiserver-port-blocked',
     fault: 'port 6443 blocked on a server',
-    moment: 'verify, after node Ready passed',
-    trigger: { at: 'gate-start', gate: apiReady.id },
+    moment: 'verify, as it starts (before its checks first look)',
+    trigger: VERIFY_STARTS,
     args: VERIFY,
     cause: 'API_UNREACHABLE_VIA',
     host: S3,
@@ -326,8 +328,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'coredns-down',
     fault: 'CoreDNS scaled to 0',
-    moment: 'verify, before the CoreDNS check',
-    trigger: { at: 'gate-start', gate: apiReady.id },
+    moment: 'verify, as it starts (before its checks first look)',
+    trigger: VERIFY_STARTS,
     args: VERIFY,
     cause: 'COREDNS_NOT_READY',
     host: 'k3s-lab-1',
@@ -461,8 +463,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'cilium-agent-hung',
     fault: "the Cilium agent on a server hung (its container's processes frozen, SIGSTOP): its status API does not answer",
-    moment: "verify, before the Cilium agents' check",
-    trigger: { at: 'gate-start', gate: apiReady.id },
+    moment: 'verify, as it starts (before its checks first look)',
+    trigger: VERIFY_STARTS,
     args: VERIFY,
     cause: 'CILIUM_AGENTS_NOT_READY',
     host: S3,

@@ -1,0 +1,128 @@
+// /readyz asked from a host through its SSH connection (src/kube/readyz-through.ts), against a real HTTPS
+// server on 127.0.0.1 that, as kube-apiserver does, trusts client certificates of the cluster CA only.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readyzThrough, type ApiCredentials } from '../../src/kube/readyz-through.ts';
+import type { Remote } from '../../src/transport/types.ts';
+
+let dir = '';
+let server: Server;
+let port = 0;
+let creds: ApiCredentials;
+let foreign: ApiCredentials;
+/** What the server answers to /readyz next. */
+let reply: (res: import('node:http').ServerResponse) => void = () => undefined;
+const forwards: string[] = [];
+
+function remote(o: { refuse?: string } = {}): Remote {
+  return {
+    host: 'k3s-prod-2',
+    exec: async () => {
+      throw new Error('no process is started on the host');
+    },
+    close: async () => {},
+    forward: (to: string, p: number) =>
+      new Promise<Duplex>((resolve, reject) => {
+        forwards.push(`${to}:${p}`);
+        if (o.refuse) return reject(new Error(o.refuse));
+        const s = connect(port, '127.0.0.1', () => resolve(s));
+        s.once('error', reject);
+      }),
+  };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'readyz-'));
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  for (const ca of ['ca', 'other-ca']) openssl('req', '-x509', ...ec, '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-subj', `/CN=${ca}`, '-days', '1');
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  const sign = (name: string, cn: string, ca: string, ext?: string) => {
+    openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${ca}.pem`,
+      '-CAkey',
+      `${ca}.key`,
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '1',
+      ...(ext ? ['-extfile', ext] : []),
+    );
+  };
+  sign('api', 'kube-apiserver', 'ca', 'san.ext');
+  sign('admin', 'system:admin', 'ca');
+  sign('stranger', 'system:admin', 'other-ca');
+  const read = (f: string) => readFileSync(join(dir, f), 'utf8');
+  creds = { ca: read('ca.pem'), cert: read('admin.pem'), key: read('admin.key') };
+  foreign = { ca: read('other-ca.pem'), cert: read('stranger.pem'), key: read('stranger.key') };
+  server = createServer({ key: read('api.key'), cert: read('api.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    if (req.url !== '/readyz') return void res.writeHead(404).end();
+    reply(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('readyzThrough', () => {
+  it("ok: 200 `ok` over TLS verified against the cluster CA, with the admin's client certificate, through the host's forward", async () => {
+    reply = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    forwards.length = 0;
+    expect(await readyzThrough(remote(), '127.0.0.1', port, creds)).toEqual({ ok: true, tls: true, seen: 'ok' });
+    expect(forwards).toEqual([`127.0.0.1:${port}`]);
+  });
+
+  it("not ready: the status and the body's last line (the apiserver names its failing check there)", async () => {
+    reply = (res) => res.writeHead(500).end('[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n');
+    expect(await readyzThrough(remote(), '127.0.0.1', port, creds)).toEqual({ ok: false, tls: true, seen: 'HTTP 500: readyz check failed' });
+  });
+
+  it('a server whose certificate is not of the cluster CA: no TLS, in the words of the TLS error', async () => {
+    reply = (res) => res.writeHead(200).end('ok');
+    const r = await readyzThrough(remote(), '127.0.0.1', port, { ...creds, ca: foreign.ca });
+    expect(r).toMatchObject({ ok: false, tls: false });
+    expect(r.seen).toMatch(/certificate/);
+  });
+
+  it("an address the serving certificate does not name fails the check, as kubectl's would", async () => {
+    const r = await readyzThrough(remote(), 'localhost', port, creds);
+    expect(r).toMatchObject({ ok: false, tls: false });
+    expect(r.seen).toMatch(/altnames|IP|localhost/i);
+  });
+
+  it('the forward refused by the host: its words', async () => {
+    const r = await readyzThrough(remote({ refuse: 'direct-tcpip to 10.0.0.12:6443 from k3s-prod-2: Connection refused' }), '10.0.0.12', 6443, creds);
+    expect(r).toEqual({ ok: false, tls: false, seen: 'direct-tcpip to 10.0.0.12:6443 from k3s-prod-2: Connection refused' });
+  });
+
+  it('a server that accepts and never answers is left after the budget, its TLS seen', async () => {
+    reply = () => undefined;
+    const t0 = Date.now();
+    const r = await readyzThrough(remote(), '127.0.0.1', port, creds, 300);
+    expect(r).toEqual({ ok: false, tls: true, seen: 'no answer within 0.3 s' });
+    expect(Date.now() - t0).toBeLessThan(2_000);
+  });
+
+  it('a connection that cannot forward ports says so', async () => {
+    const { forward: _none, ...plain } = remote();
+    expect(await readyzThrough(plain, '127.0.0.1', port, creds)).toEqual({ ok: false, tls: false, seen: 'the connection to k3s-prod-2 cannot forward ports' });
+  });
+});
