@@ -10,6 +10,7 @@
 // cilium phase sees Flux owning Cilium (phases/cilium.ts), so neither recreates it. The gate compares the
 // live HelmRelease with what the bootstrap renders from the checkout: drift there is CILIUM_PARITY_DRIFT.
 import { readFile } from 'node:fs/promises';
+import { factKey, remembered } from '../src/util/file-memo.ts';
 import { causesOrThrow } from '../src/errors.ts';
 import type { ReadContext } from '../src/engine/context.ts';
 import { runFact } from '../src/engine/facts.ts';
@@ -72,7 +73,12 @@ export const flux: Phase = {
     if (!f || !gitops || !p.fluxInstall || !p.fluxDeployKeyFile || !p.fluxKnownHostsFile)
       throw new Error('the inventory has gitops and flux sections but no derived flux paths');
     try {
-      const install = parseInstall(await readFile(p.fluxInstall, 'utf8'), p.fluxInstall).map((o) => withAppliedHash(o));
+      // Parsing Flux's install manifests (thousands of lines of CRDs) is most of the phase's local CPU: the
+      // objects are remembered for this file (src/util/file-memo.ts), a converged run reads them as JSON.
+      const fluxInstall = p.fluxInstall;
+      const install = await remembered(factKey('flux-install-objects', fluxInstall), async () =>
+        parseInstall(await readFile(fluxInstall, 'utf8'), fluxInstall).map((o) => withAppliedHash(o)),
+      );
       const key = await readDeployKey(p.fluxDeployKeyFile, p.fluxKnownHostsFile, (s) => ctx.redact(s));
       // The hand-over and the gate read Cilium's release (src/gitops/cilium-release.ts), rendered once a run.
       await renderCiliumRelease(ctx);
