@@ -14,6 +14,25 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The npm packages bundled into dist/ (with what they import); every other one is loaded from node_modules. */
+const BUNDLED = ['@kubernetes/client-node'];
+
+/** An esbuild plugin: bare imports are external unless they are, or come from inside, one of `bundled`. */
+function externalBut(bundled) {
+  const inside = (path) => bundled.some((b) => path.includes(`/node_modules/${b}/`));
+  return {
+    name: 'external-but',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:')) return { external: true };
+        const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+        if (bundled.includes(name) || inside(args.importer)) return undefined;
+        return { external: true };
+      });
+    },
+  };
+}
+
 /** Builds the bundle into `outdir`; resolves with the number of source files it holds. */
 export async function buildCli(outdir = join(ROOT, 'dist')) {
   // esbuild is a devDependency: imported here so that bin/bootstrap.js never loads it.
@@ -30,14 +49,21 @@ export async function buildCli(outdir = join(ROOT, 'dist')) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
+    // Every npm package stays in node_modules but the Kubernetes client: its ESM build is about a thousand
+    // files, which Node takes most of a second to find, read and link; bundled (into the chunk of the modules
+    // that use it, loaded when a run first reads the API) it loads in about a fifth of that.
+    plugins: [externalBut(BUNDLED)],
+    // A CommonJS module inside the bundled client calls require: ESM has none of its own.
+    banner: { js: "import { createRequire as __bootstrapRequire } from 'node:module'; const require = __bootstrapRequire(import.meta.url);" },
     outdir,
     metafile: true,
     logLevel: 'warning',
   });
   const inputs = {};
   // tsconfig.json too: esbuild reads its compiler options (class fields, decorators) for every file.
-  for (const file of [...Object.keys(result.metafile.inputs), 'tsconfig.json']) {
+  // The bundled packages' files are not stamped: they change only with `npm ci`, which builds again.
+  const sources = Object.keys(result.metafile.inputs).filter((f) => !f.split('/').includes('node_modules'));
+  for (const file of [...sources, 'tsconfig.json']) {
     const st = statSync(join(ROOT, file));
     // -1 never matches a real mtime: a file written during the build keeps the bundle stale until the next one.
     inputs[relative(ROOT, join(ROOT, file))] = [st.mtimeMs >= startedMs ? -1 : st.mtimeMs, st.size];
