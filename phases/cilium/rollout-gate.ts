@@ -11,6 +11,7 @@ import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
 import { excerpt, kubectl } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
+import { apiRead } from '../../src/kube/api-read.ts';
 import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
@@ -35,13 +36,16 @@ interface Seen {
 }
 
 async function look(ctx: Parameters<Gate['run']>[1], host: Parameters<Gate['run']>[0]): Promise<Seen> {
-  // Four reads at once (one SSH channel each): a look costs one kubectl start, not four in a row.
+  // Four reads of the API at once, through the run's SSH connection to the server (no process on it).
   const [pods, nodes, ds, revs] = await Promise.all([
-    kubectl(ctx, host, `get pods -n kube-system -l ${AGENT_SELECTOR} -o json`),
-    kubectl(ctx, host, 'get nodes -o json'),
-    kubectl(ctx, host, 'get daemonset -n kube-system cilium -o json'),
+    apiRead(ctx, host, {
+      path: `/api/v1/namespaces/kube-system/pods?labelSelector=${encodeURIComponent(AGENT_SELECTOR)}`,
+      kubectl: `get pods -n kube-system -l ${AGENT_SELECTOR} -o json`,
+    }),
+    apiRead(ctx, host, { path: '/api/v1/nodes', kubectl: 'get nodes -o json' }),
+    apiRead(ctx, host, { path: '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium', kubectl: 'get daemonset -n kube-system cilium -o json' }),
     // The DaemonSet's revisions (filtered by owner in the judgement): which pods run the current template.
-    kubectl(ctx, host, 'get controllerrevisions -n kube-system -o json'),
+    apiRead(ctx, host, { path: '/apis/apps/v1/namespaces/kube-system/controllerrevisions', kubectl: 'get controllerrevisions -n kube-system -o json' }),
   ]);
   const d = ds.code === 0 ? JSON.parse(ds.stdout) : undefined;
   const revisions = d && revs.code === 0 ? (JSON.parse(revs.stdout).items as any[]) : [];

@@ -14,7 +14,7 @@ import { apiVerdict, operatorVerdict, type Target } from './api-verdict.ts';
 import { readyzVia } from '../../src/k3s/remote.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
-import { readyzThrough, type ApiCredentials, type Readyz } from '../../src/kube/readyz-through.ts';
+import { readyzThrough, type ApiCredentials, type Readyz } from '../../src/kube/get-through.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { nodeHealth } from './node-health.ts';
@@ -176,7 +176,7 @@ export const apiReady = checkGate({
 
 /**
  * Every address's /readyz from every server, all at once and without a process on any host: each server's
- * sshd opens the connection (src/kube/readyz-through.ts), the engine speaks TLS with the admin kubeconfig.
+ * sshd opens the connection (src/kube/get-through.ts), the engine speaks TLS with the admin kubeconfig.
  * The operator's vantage is the TLS of these requests through `via`'s connection.
  */
 async function throughServers(ctx: RunContext, via: HostRef, servers: HostRef[], targets: Target[], port: number, creds: ApiCredentials): Promise<Verdict> {

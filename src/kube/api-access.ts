@@ -11,10 +11,10 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { CauseError } from '../errors.ts';
 import { kubeconfigPath } from '../k3s/kubeconfig-file.ts';
 import type { Remote } from '../transport/types.ts';
-import { NotRegularFile, readProblem } from '../util/regular-file.ts';
+import { NotRegularFile, readProblem, readRegularText } from '../util/regular-file.ts';
 import { kubeConfigFor } from './client.ts';
 import { openTunnel, type Tunnel } from './tunnel.ts';
-import type { ApiCredentials } from './readyz-through.ts';
+import type { ApiCredentials } from './get-through.ts';
 
 /** Per run and host: a run's connections are its own objects, so the memo ends with them. */
 const opened = new WeakMap<Remote, Promise<KubeConfig>>();
@@ -47,20 +47,19 @@ function adminKubeConfig(stateDir: string, port: number): KubeConfig {
 
 /**
  * The admin kubeconfig's cluster CA and client certificate and key (PEM), for a request the engine makes
- * itself (src/kube/readyz-through.ts); its absence or damage as the same named causes.
+ * itself (src/kube/get-through.ts); its absence or damage as the same named causes.
  */
 export function apiCredentials(stateDir: string): ApiCredentials {
   const kc = adminKubeConfig(stateDir, 0);
   const cluster = kc.getCurrentCluster()!;
   const user = kc.getCurrentUser();
-  const pem = (data: string | undefined) => (data ? Buffer.from(data, 'base64').toString('utf8') : '');
-  const creds = { ca: pem(cluster.caData), cert: pem(user?.certData), key: pem(user?.keyData) };
-  if (!creds.ca || !creds.cert || !creds.key)
+  const pem = (data: string | undefined) => (data ? Buffer.from(data, 'base64').toString('utf8') : undefined);
+  // A CA in a file of its own (a kubeconfig the operator put there) is read as the client would read it.
+  const creds = { ca: pem(cluster.caData) ?? readRegularText(cluster.caFile!), cert: pem(user?.certData), key: pem(user?.keyData), token: user?.token };
+  if (!(creds.cert && creds.key) && !creds.token)
     throw new CauseError('STATE_FILE_CORRUPT', {
       message: 'The state folder kubeconfig cannot be used',
-      evidence: {
-        seen: `${kubeconfigPath(stateDir)}: its current cluster and user do not carry certificate-authority-data, client-certificate-data and client-key-data`,
-      },
+      evidence: { seen: `${kubeconfigPath(stateDir)}: its current user carries neither client-certificate-data and client-key-data nor a token` },
     });
   return creds;
 }

@@ -7,7 +7,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { CauseError } from '../errors.ts';
 import { kubectl, NOT_FOUND } from '../k3s/remote.ts';
 import type { ClusterReads } from './cluster-reads.ts';
-import type { ApiCredentials } from './readyz-through.ts';
+import type { ApiCredentials } from './get-through.ts';
 
 /** A command's last line of output, for evidence (its status when it printed nothing). */
 export const lastLine = (r: { stdout: string; stderr: string; code: number | null }) =>

@@ -1,4 +1,4 @@
-// /readyz asked from a host through its SSH connection (src/kube/readyz-through.ts), against a real HTTPS
+// /readyz asked from a host through its SSH connection (src/kube/get-through.ts), against a real HTTPS
 // server on 127.0.0.1 that, as kube-apiserver does, trusts client certificates of the cluster CA only.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readyzThrough, type ApiCredentials } from '../../src/kube/readyz-through.ts';
+import { readyzThrough, type ApiCredentials } from '../../src/kube/get-through.ts';
 import type { Remote } from '../../src/transport/types.ts';
 
 let dir = '';

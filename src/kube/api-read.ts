@@ -1,0 +1,46 @@
+// A gate's read of the cluster, answered as `k3s kubectl get … -o json` on a server answers it (exit 0 and the
+// JSON; else exit 1 and kubectl's `Error from server (<reason>): <message>`), but through the run's SSH
+// connection to that server (src/kube/get-through.ts): the API's own JSON, no k3s binary started on the host
+// for each read. While the state folder holds no kubeconfig (a state folder of another machine), it is
+// `k3s kubectl` on the server, as src/kube/reads-through.ts falls back.
+import type { RunContext } from '../engine/context.ts';
+import type { HostRef } from '../engine/host-ref.ts';
+import { kubectl } from '../k3s/remote.ts';
+import { getThrough } from './get-through.ts';
+import { apiCredentialsOf } from './reads-through.ts';
+
+export interface ApiRead {
+  /** The API path, query included (`/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dcilium`). */
+  path: string;
+  /** The same read as `k3s kubectl` arguments (`get pods -n kube-system -l k8s-app=cilium -o json`). */
+  kubectl: string;
+}
+
+type Answer = { code: number | null; stdout: string; stderr: string };
+
+/** The port k3s's API listens on at every server's 127.0.0.1 (the tunnel's target: src/kube/tunnel.ts). */
+const API_PORT = 6443;
+
+/**
+ * kubectl's words for an answer of the API that is not a success (kubernetes/kubectl pkg/cmd/util/helpers.go
+ * StandardErrorMessage): the Status's reason and message.
+ */
+function errorFromServer(status: number, body: string): string {
+  try {
+    const s = JSON.parse(body);
+    if (s?.kind === 'Status' && typeof s.message === 'string')
+      return s.reason ? `Error from server (${s.reason}): ${s.message}` : `Error from server: ${s.message}`;
+  } catch {
+    // Not a Status: the body's first line, below.
+  }
+  return `Error from server: an error on the server (HTTP ${status}): ${body.trim().split('\n')[0]?.slice(0, 300) ?? ''}`;
+}
+
+export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, timeoutMs = 15_000): Promise<Answer> {
+  const creds = await apiCredentialsOf(ctx);
+  if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
+  const got = await getThrough(ctx.remote(server), '127.0.0.1', API_PORT, read.path, creds, timeoutMs);
+  if (got.status === undefined) return { code: 1, stdout: '', stderr: `no answer from the API through ${server.name}: ${got.seen}` };
+  if (got.status === 200) return { code: 0, stdout: got.body, stderr: '' };
+  return { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
+}

@@ -1,0 +1,106 @@
+// A GET of the Kubernetes API at an address, asked from a host without starting a process there: the host's
+// sshd opens the TCP connection (ssh direct-tcpip over the run's connection to it, so the path is the host's
+// own), and the engine speaks TLS through it, verified against the cluster CA, authenticated with the admin
+// kubeconfig's client certificate, as `k3s kubectl --server https://<address>:<port> get --raw <path>` on the
+// host would. readyzThrough asks /readyz; apiRead (src/kube/api-read.ts) reads objects.
+import { request } from 'node:http';
+import { checkServerIdentity, connect, type PeerCertificate, type TLSSocket } from 'node:tls';
+import type { Duplex } from 'node:stream';
+import type { Remote } from '../transport/types.ts';
+import { CauseError } from '../errors.ts';
+
+/** The admin kubeconfig's cluster CA and its user's client certificate and key (PEM), or its bearer token. */
+export interface ApiCredentials {
+  ca: string;
+  cert?: string;
+  key?: string;
+  token?: string;
+}
+
+/**
+ * `tls`: the API answered with a certificate of the cluster CA naming the address; `status` and `body`: its
+ * answer, when one came; `seen`: why none came, in words (the address and the host are the caller's to name).
+ */
+export type Got = { tls: boolean } & ({ status: number; body: string } | { status?: undefined; seen: string });
+
+/** `ok`: /readyz answered 200 `ok`. `seen`: what was seen, in words. */
+export interface Readyz {
+  ok: boolean;
+  tls: boolean;
+  seen: string;
+}
+
+/** A body's last line, short: the apiserver's /readyz names its failed check in its last lines. */
+const lastLineOf = (body: string) => body.trim().split('\n').at(-1)?.slice(0, 300) ?? '';
+
+export async function readyzThrough(remote: Remote, address: string, port: number, creds: ApiCredentials, timeoutMs = 5_000): Promise<Readyz> {
+  const got = await getThrough(remote, address, port, '/readyz', creds, timeoutMs);
+  if (got.status === undefined) return { ok: false, tls: got.tls, seen: got.seen };
+  if (got.status === 200 && got.body.trim() === 'ok') return { ok: true, tls: got.tls, seen: 'ok' };
+  return { ok: false, tls: got.tls, seen: `HTTP ${got.status}${got.body.trim() ? `: ${lastLineOf(got.body)}` : ''}` };
+}
+
+/** Answers larger than this are cut (a list of every Pod of a big cluster is a few MB). */
+const MAX_BODY = 64 * 1024 * 1024;
+
+export async function getThrough(remote: Remote, address: string, port: number, path: string, creds: ApiCredentials, timeoutMs = 5_000): Promise<Got> {
+  if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports` };
+  let tls = false;
+  let stream: Duplex | undefined;
+  let socket: TLSSocket | undefined;
+  let done = false;
+  const answer = new Promise<Got>((resolve) => {
+    const fail = (why: string) => resolve({ tls, seen: why });
+    remote.forward!(address, port).then(
+      (s) => {
+        // Opened after the answer was given up on: closed at once.
+        if (done) return void s.destroy();
+        stream = s;
+        s.once('error', (err: Error) => fail(err.message));
+        socket = connect({
+          socket: s,
+          ca: creds.ca,
+          cert: creds.cert,
+          key: creds.key,
+          // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
+          host: address,
+          checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),
+        });
+        socket.once('secureConnect', () => (tls = true));
+        const req = request(
+          {
+            createConnection: () => socket!,
+            method: 'GET',
+            path,
+            headers: { host: `${address}:${port}`, connection: 'close', ...(creds.token && { authorization: `Bearer ${creds.token}` }) },
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => {
+              if (body.length < MAX_BODY) body += d;
+            });
+            res.once('end', () => resolve({ tls, status: res.statusCode ?? 0, body }));
+            res.once('error', (err: Error) => fail(err.message));
+          },
+        );
+        req.once('error', (err: Error) => fail(err.message));
+        req.end();
+      },
+      // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
+      (err: unknown) => fail(err instanceof CauseError ? (err.evidence.seen ?? err.message) : (err as Error).message),
+    );
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Got>((resolve) => {
+    timer = setTimeout(() => resolve({ tls, seen: `no answer within ${timeoutMs / 1000} s` }), timeoutMs);
+  });
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    done = true;
+    clearTimeout(timer);
+    socket?.destroy();
+    stream?.destroy();
+  }
+}
