@@ -15,6 +15,7 @@ import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-fil
 import { KUBECONFIG_FILE, SERVER_ROLE, TOKEN_FILE } from '../../src/k3s/paths.ts';
 import { excerpt, journalSince, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
+import { apiRead } from '../../src/kube/api-read.ts';
 import { readToken, secretOf, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 const POLL_MS = 2_000;
@@ -157,8 +158,14 @@ export const joinerIsVoter: Gate = {
       everyMs: POLL_MS,
       look: async () => {
         // The founder may be down (that is a cause the joiner's journal names): a failed query is no answer.
-        const res = await kubectl(ctx, founder, query, 10_000).catch(() => undefined);
-        voter = res?.code === 0 ? res.stdout.trim() : '';
+        // The Node is read through the run's SSH connection to that server, the condition picked here.
+        const res = await apiRead(
+          ctx,
+          founder,
+          { path: `/api/v1/nodes/${encodeURIComponent(host.name)}`, kubectl: `get node ${host.name} -o json` },
+          10_000,
+        ).catch(() => undefined);
+        voter = res?.code === 0 ? etcdVoterOf(res.stdout) : '';
         registered ||= res?.code === 0;
         if (voter.startsWith('True')) return true;
         const journal = await journalSince(ctx, host, cursor);
@@ -222,6 +229,12 @@ export const joinerIsVoter: Gate = {
     });
   },
 };
+
+/** A Node's EtcdIsVoter condition as `<status> <reason>` (what the jsonpath query of the evidence prints). */
+function etcdVoterOf(nodeJson: string): string {
+  const c = (JSON.parse(nodeJson)?.status?.conditions ?? []).find((x: { type?: string }) => x.type === 'EtcdIsVoter');
+  return c ? `${c.status ?? ''} ${c.reason ?? ''}`.trim() : '';
+}
 
 const UNIT_STATE = `-p ActiveState -p SubState -p ExecStartPre ${SERVER_ROLE.unit}`;
 
