@@ -1,6 +1,11 @@
 // Running one of the engine's gates against the lab directly, without a whole bootstrap run: its commands go
 // to the lab hosts as root (as the engine's `sudo` over SSH would), with the real clock and the gate's own
-// budget. For a lab test that sets a cluster up by hand and asks what the gate names.
+// budget. For a lab test that sets a cluster up by hand and asks what the gate names. Its state folder is
+// empty (no kubeconfig: a cluster set up by hand has given the engine none), so reads of the API go through
+// `k3s kubectl` on the server, as the engine's do for a state folder of another machine.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { systemClock } from '../../src/engine/clock.ts';
@@ -23,6 +28,7 @@ export async function runGate(gate: Gate, hostName: string, apiEndpoint: { host:
       derived: { apiEndpoint, serviceAddresses: serviceAddresses(LAB_SERVICE_CIDR), paths: { imageArchives: LAB_IMAGE_ARCHIVES.map((file) => ({ file })) } },
     },
     facts: { get: () => undefined },
+    stateDir: mkdtempSync(join(tmpdir(), 'lab-gate-state-')),
     clock: systemClock,
     signal,
     remote: (h: HostRef) => ({
