@@ -1,6 +1,6 @@
 // Behind a bastion the operator's machine has no route to the node LAN, so the engine may reach a node only
 // inside an SSH connection. This pins down where the engine's code opens network connections at all: SSH in
-// src/transport (which jumps through the bastion), and the TLS handshake and API tunnel in src/kube, both over
+// src/transport (which jumps through the bastion), and the TLS handshake, API requests and API tunnel in src/kube, all over
 // a stream forwarded through such a connection; and the download module of `bootstrap artifacts`, which dials
 // release sites, never a node. A new socket, HTTP client or fetch anywhere else fails here.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -40,6 +40,8 @@ describe("the engine's network access from the operator's machine", () => {
       'src/kube/cluster-reads.ts',
       // the drain's API calls (CoreV1Api), made with that client through the same tunnel
       'src/kube/drain-client.ts',
+      // HTTPS requests (verify's /readyz, the gates' reads) over a stream forwarded by an SSH connection
+      'src/kube/get-through.ts',
       // TLS over a stream forwarded by an SSH connection (remote.forward)
       'src/kube/handshake.ts',
       // a listener on 127.0.0.1 whose connections are forwarded by an SSH connection
@@ -50,6 +52,8 @@ describe("the engine's network access from the operator's machine", () => {
       'src/transport/link.ts',
     ]);
     expect(readFileSync(join(repoRoot, 'src/kube/handshake.ts'), 'utf8')).toContain('socket: stream');
+    // Its requests' only connection is the forwarded stream's TLS socket.
+    expect(readFileSync(join(repoRoot, 'src/kube/get-through.ts'), 'utf8')).toMatch(/socket: s,[\s\S]*createConnection: \(\) => socket!/);
     expect(readFileSync(join(repoRoot, 'src/kube/tunnel.ts'), 'utf8')).toContain("server.listen(0, '127.0.0.1'");
   });
 });
