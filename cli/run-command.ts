@@ -19,7 +19,7 @@ import { replaceRun } from '../modes/replace.ts';
 import { restoreRun } from '../modes/restore.ts';
 import { removeRun } from '../modes/remove.ts';
 import { knownSecrets } from './known-secrets.ts';
-import { EXIT_INTERRUPTED, onFirstAndSecondInterrupt } from './interrupt.ts';
+import { EXIT_INTERRUPTED, listenForInterrupts, onFirstAndSecondInterrupt } from './interrupt.ts';
 import type { Io } from './io.ts';
 import { defaultTransport, defaultPreflight, operatorSshConfig, sshTarget } from './transport-defaults.ts';
 
@@ -49,8 +49,8 @@ export interface RunDeps {
   target: (loaded: LoadedInventory, host: HostRef) => SshTarget;
   preflight?: (remote: Remote) => Promise<void>;
   clock: Clock;
-  /** Listens for SIGINT; returns a function that stops listening. */
-  onInterrupt: (handler: () => void) => () => void;
+  /** Listens for SIGINT (and the output's reader going away: cli/interrupt.ts); returns a function that stops listening. */
+  onInterrupt: (handler: (why?: string) => void) => () => void;
 }
 
 export function defaultRunDeps(): RunDeps {
@@ -60,10 +60,7 @@ export function defaultRunDeps(): RunDeps {
     target: (loaded, host) => sshTarget(loaded, host, config),
     preflight: defaultPreflight,
     clock: systemClock,
-    onInterrupt: (handler) => {
-      process.on('SIGINT', handler);
-      return () => process.off('SIGINT', handler);
-    },
+    onInterrupt: (handler) => listenForInterrupts(handler),
   };
 }
 
