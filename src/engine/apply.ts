@@ -41,7 +41,16 @@ export async function applyPlan(changes: Change[], host: HostRef, ctx: RunContex
     ctx.signal.throwIfAborted();
     if (change.kind === 'local') writeLocal(change, ctx.stateDir);
     else if (change.kind === 'action') await runAction(change, change.on ? hostNamed(ctx, change.on) : host, ctx, at);
-    else await applyChange(ctx.remote(change.kind === 'command' && change.on ? hostNamed(ctx, change.on) : host), change, ctx.signal, progress);
+    else {
+      try {
+        await applyChange(ctx.remote(change.kind === 'command' && change.on ? hostNamed(ctx, change.on) : host), change, ctx.signal, progress);
+      } catch (err) {
+        // Ctrl-C cancels the command under way, which then ends as if its budget ran out: the run's own stop
+        // is the cause, not the change (an upload cut off at the first press is no APPLY_FAILED).
+        ctx.signal.throwIfAborted();
+        throw err;
+      }
+    }
   }
 }
 

@@ -147,6 +147,42 @@ describe('failsAs', () => {
   });
 });
 
+describe('Ctrl-C during a change', () => {
+  it("the command it cuts off is the run's stop (its reason), not APPLY_FAILED nor the change's failsAs", async () => {
+    const ctrlC = new AbortController();
+    // The connection ends the cancelled command as it ends one past its budget: no exit code.
+    const cut = remotes(() => {
+      ctrlC.abort(new Error('interrupted'));
+      return { code: null };
+    });
+    const { ctx } = ctxWith(cut.remote);
+    const err = await applyPlan(
+      [{ kind: 'command', description: 'reset', command: 'k3s server --cluster-reset', failsAs: 'CLUSTER_RESET_FAILED' }],
+      h1,
+      { ...ctx, signal: ctrlC.signal },
+      { phase: 'p', step: 's' },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(CauseError);
+    expect((err as Error).message).toBe('interrupted');
+    // The same command failing on its own still names its cause.
+    const failed = remotes(() => ({ code: null }));
+    expect(
+      await failure(
+        applyPlan(
+          [{ kind: 'command', description: 'reset', command: 'k3s server --cluster-reset', failsAs: 'CLUSTER_RESET_FAILED' }],
+          h1,
+          ctxWith(failed.remote).ctx,
+          {
+            phase: 'p',
+            step: 's',
+          },
+        ),
+      ),
+    ).toMatchObject({ causeId: 'CLUSTER_RESET_FAILED' });
+  });
+});
+
 describe('on', () => {
   it("routes a command, and an action's host, to the named host's connection", async () => {
     const r = remotes();
