@@ -16,6 +16,7 @@ import { KUBECONFIG_FILE, SERVER_ROLE, TOKEN_FILE } from '../../src/k3s/paths.ts
 import { excerpt, journalSince, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { apiRead } from '../../src/kube/api-read.ts';
+import { nodesSeen } from '../../src/k3s/nodes.ts';
 import { readToken, secretOf, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 const POLL_MS = 2_000;
@@ -230,9 +231,9 @@ export const joinerIsVoter: Gate = {
   },
 };
 
-/** A Node's EtcdIsVoter condition as `<status> <reason>` (what the jsonpath query of the evidence prints). */
+/** A Node's EtcdIsVoter condition (src/k3s/nodes.ts) as `<status> <reason>`, what the evidence's jsonpath query prints. */
 function etcdVoterOf(nodeJson: string): string {
-  const c = (JSON.parse(nodeJson)?.status?.conditions ?? []).find((x: { type?: string }) => x.type === 'EtcdIsVoter');
+  const c = nodesSeen([JSON.parse(nodeJson)])[0]?.etcdVoter;
   return c ? `${c.status ?? ''} ${c.reason ?? ''}`.trim() : '';
 }
 
