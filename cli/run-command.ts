@@ -5,12 +5,13 @@ import { EXIT_WOULD_CHANGE, UsageError, causesOf } from '../src/errors.ts';
 import { systemClock, type Clock } from '../src/engine/clock.ts';
 import type { EngineEvent } from '../src/engine/events.ts';
 import type { HostRef } from '../src/engine/phase.ts';
-import { runSession, type RunPlan } from '../src/engine/session.ts';
+import { runSession, type RunPlan, type SessionDeps } from '../src/engine/session.ts';
 import { ensureStateDir, stateDirFor } from '../src/engine/state-dir.ts';
 import { loadInventory, type LoadedInventory } from '../src/inventory/load.ts';
 import type { Remote, SshTarget, Transport } from '../src/transport/types.ts';
 import { backupId, resolveBackup } from '../src/backup/store.ts';
 
+import { apiGetOf } from '../src/kube/api-read.ts';
 import { jsonRenderer } from '../src/view/json.ts';
 import { listrRenderer } from '../src/view/listr.ts';
 import { plainRenderer } from '../src/view/plain.ts';
@@ -48,6 +49,8 @@ export interface RunDeps {
   transport: Transport;
   target: (loaded: LoadedInventory, host: HostRef) => SshTarget;
   preflight?: (remote: Remote) => Promise<void>;
+  /** Probes that read the API asked through the SSH connections (src/kube/api-read.ts); absent: on the hosts. */
+  apiGet?: SessionDeps['apiGet'];
   clock: Clock;
   /** Listens for SIGINT (and the output's reader going away: cli/interrupt.ts); returns a function that stops listening. */
   onInterrupt: (handler: (why?: string) => void) => () => void;
@@ -59,6 +62,7 @@ export function defaultRunDeps(): RunDeps {
     transport: defaultTransport(config),
     target: (loaded, host) => sshTarget(loaded, host, config),
     preflight: defaultPreflight,
+    apiGet: apiGetOf,
     clock: systemClock,
     onInterrupt: (handler) => listenForInterrupts(handler),
   };
@@ -107,7 +111,7 @@ export async function runPlanned(loaded: LoadedInventory, plan: RunPlan, json: b
 /** One session of a mode's plan, on the chosen view's events; `signal` is the operator's Ctrl-C. */
 export function sessionOf(loaded: LoadedInventory, plan: RunPlan, stateDir: string, emit: (e: EngineEvent) => void, signal: AbortSignal, deps: RunDeps) {
   return runSession(
-    { transport: deps.transport, clock: deps.clock, emit, signal, preflight: deps.preflight },
+    { transport: deps.transport, clock: deps.clock, emit, signal, preflight: deps.preflight, apiGet: deps.apiGet },
     {
       env: loaded.inventory.environment,
       inventory: loaded,

@@ -7,6 +7,7 @@
 import { hostFact } from '../../src/engine/facts.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import { helmChartObject, helmChartProbe } from '../../src/k3s/helmchart-object.ts';
+import { rawGetProbe } from '../../src/k3s/remote.ts';
 import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
 
 /** Who owns Cilium, as the HelmChart step saw it: 'flux' once handed over (set only then). */
@@ -26,10 +27,8 @@ export function unlessFluxOwns(step: Step): Step {
       return {
         ...step.probe?.(host, ctx),
         helmChartObject: helmChartProbe(r.helmChart),
-        helmReleaseObject: {
-          command: `k3s kubectl get helmrelease.helm.toolkit.fluxcd.io -n ${r.helmRelease.namespace} ${r.helmRelease.name} --ignore-not-found -o name`,
-          sudo: true,
-        },
+        // helm-controller's HelmRelease v2 (fluxcd/helm-controller api/v2); absent, or no such kind yet: NotFound.
+        helmReleaseObject: rawGetProbe(`/apis/helm.toolkit.fluxcd.io/v2/namespaces/${r.helmRelease.namespace}/helmreleases/${r.helmRelease.name}`),
       };
     },
     plan: (input) => {

@@ -26,7 +26,7 @@ import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
 import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
-import { kubectl } from '../../src/k3s/remote.ts';
+import { kubectl, rawGetProbe } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { appliesThisRun, FLUX_APPLY_STEPS } from './applied-step.ts';
@@ -57,7 +57,7 @@ export const ciliumGenerationBefore = hostFact<number | undefined>('ciliumGenera
  * (kubernetes/kubernetes @152b09ac pkg/registry/apps/daemonset/strategy.go PrepareForUpdate), which is what
  * rolls the agents; metadata.generation also moves for a new rollout width.
  */
-export const DAEMONSET_PROBE = { command: 'k3s kubectl get daemonset -n kube-system cilium -o json', sudo: true };
+export const DAEMONSET_PROBE = rawGetProbe('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium');
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
 export function templateGenerationOf(stdout: string, code: number | null): number | undefined {

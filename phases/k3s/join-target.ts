@@ -20,13 +20,17 @@ export interface JoinVia {
 /** The join target of this run, set by k3s-join's preflight; absent before it ran (then the topology's). */
 const joinVia = runFact<JoinVia>('k3s-join.via');
 
+/** On each server: `present` when it holds etcd data. */
+const DATASTORE_PROBE: ProbeCommand = { command: `test -d ${DB_DIR}/etcd && echo present; true`, sudo: true };
+
 /**
- * On each server: `present` when it holds etcd data, then `ok` when its k3s runs and its API answers /readyz
- * (asked only where a datastore is, so a server still to join pays nothing).
+ * And its API's /readyz (`ok`): a GET through the run's connection to it when the run can; on the server, asked
+ * only where a datastore is and k3s runs, so a server still to join starts no k3s process.
  */
-const JOIN_TARGET_PROBE: ProbeCommand = {
-  command: `test -d ${DB_DIR}/etcd || exit 0; echo present; systemctl is-active -q ${SERVER_ROLE.unit} && k3s kubectl get --raw /readyz --request-timeout=5s 2>/dev/null; true`,
+const READYZ_PROBE: ProbeCommand = {
+  command: `test -d ${DB_DIR}/etcd && systemctl is-active -q ${SERVER_ROLE.unit} && k3s kubectl get --raw /readyz --request-timeout=5s`,
   sudo: true,
+  api: '/readyz',
 };
 
 export interface ServerState {
@@ -36,10 +40,10 @@ export interface ServerState {
   ready: boolean;
 }
 
-/** What one server's JOIN_TARGET_PROBE printed. */
-export function serverState(host: HostRef, r: ProbeResults[string] | undefined): ServerState {
-  const lines = (r?.stdout ?? '').split('\n').map((l) => l.trim());
-  return { name: host.name, address: host.address, datastore: lines.includes('present'), ready: lines.includes('ok') };
+/** What one server's probes saw: its datastore, and /readyz answering `ok` (only a holder's counts). */
+export function serverState(host: HostRef, r: ProbeResults): ServerState {
+  const datastore = r.datastore?.stdout.trim() === 'present';
+  return { name: host.name, address: host.address, datastore, ready: datastore && r.readyz?.code === 0 && r.readyz.stdout.trim() === 'ok' };
 }
 
 /**
@@ -72,11 +76,11 @@ export function joinViaHost(ctx: Pick<ReadContext, 'facts' | 'topology'>): HostR
 /** k3s-join's preflight: every server probed, the join target decided. */
 export const joinTargetPreflight = {
   hosts: (c: Pick<ReadContext, 'topology'>) => c.topology.servers,
-  probe: () => ({ target: JOIN_TARGET_PROBE }),
+  probe: () => ({ datastore: DATASTORE_PROBE, readyz: READYZ_PROBE }),
   // A server that does not answer SSH is no join target (a dead founder among them): judged without it.
   mayBeDown: true,
   check: (seen: Map<HostRef, ProbeResults>, ctx: ReadContext) => {
-    const states = [...seen].map(([h, r]) => serverState(h, r.target));
+    const states = [...seen].map(([h, r]) => serverState(h, r));
     return { stops: [], facts: [joinVia(chooseJoinTarget(states, ctx.topology.founder, ctx.inventory.derived.apiEndpoint.port, ctx.topology.replacing))] };
   },
 };

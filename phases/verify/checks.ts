@@ -11,14 +11,14 @@ import { agentRefs, allHostRefs, serverRefs } from '../../src/inventory/hosts.ts
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { apiVerdict, operatorVerdict, type Target } from './api-verdict.ts';
-import { readyzVia } from '../../src/k3s/remote.ts';
+import { rawGetProbe, readyzVia } from '../../src/k3s/remote.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
 import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
 import { readyzThrough, type ApiCredentials, type Readyz } from '../../src/kube/get-through.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
 import { nodeHealth } from './node-health.ts';
-import { MEMBER_LIST_COMMAND, compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
+import { compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { describeStranger, notInInventory, nodesSeen, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
 import { batch, checkGate, lastLine, readCluster, type Row, type Verdict } from './read.ts';
 
@@ -77,6 +77,9 @@ function strangerError(n: NodeSeen, command: string, member?: string): CauseErro
 
 const MEMBER_LIST_SHOWN = 'k3s kubectl get --raw /db/info';
 
+/** etcd's member list (src/k3s/etcd-members.ts MEMBER_LIST_COMMAND) as a probe: the same GET, through the run's connection when it can. */
+const MEMBER_LIST = rawGetProbe('/db/info');
+
 export const etcdVoters = checkGate({
   id: 'etcd-voters',
   title: 'etcd voter',
@@ -85,7 +88,7 @@ export const etcdVoters = checkGate({
     const servers = serverRefs(ctx.inventory);
     // The Nodes (EtcdIsVoter) and etcd's member list at once. etcd's list is the same everywhere: the first
     // server's is the one judged, and only when it does not answer are the others asked (each its own etcd).
-    const membersOn = async (s: HostRef) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST_COMMAND })).members });
+    const membersOn = async (s: HostRef) => ({ s, r: (await batch(ctx, s, { members: MEMBER_LIST })).members });
     const [read, lists] = await Promise.all([
       readCluster(ctx, (api) => api.nodes()),
       membersOn(servers[0]).then(async (first) => (readMembers(first.r) ? [first] : [first, ...(await Promise.all(servers.slice(1).map(membersOn)))])),

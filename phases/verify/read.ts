@@ -3,7 +3,7 @@
 // of the API, etcd's member list, the Cilium agent's status) as several read-only commands in one batch.
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import type { Gate, HostRef, ProbeResults } from '../../src/engine/phase.ts';
+import type { Gate, HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import { probeBatch } from '../../src/engine/probes.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import type { ClusterReads } from '../../src/kube/cluster-reads.ts';
@@ -38,8 +38,13 @@ export async function readCluster<T>(ctx: RunContext, read: (api: ClusterReads) 
  * Several read-only commands on one host in one remote execution (root: k3s.yaml and the etcd keys are 0600);
  * `concurrent`: at once (src/engine/probe-batch.ts).
  */
-export async function batch(ctx: RunContext, host: HostRef, commands: Record<string, string>, o: { concurrent?: boolean } = {}): Promise<ProbeResults> {
-  const probes = Object.fromEntries(Object.entries(commands).map(([k, command]) => [k, { command }]));
+export async function batch(
+  ctx: RunContext,
+  host: HostRef,
+  commands: Record<string, string | ProbeCommand>,
+  o: { concurrent?: boolean } = {},
+): Promise<ProbeResults> {
+  const probes = Object.fromEntries(Object.entries(commands).map(([k, c]) => [k, typeof c === 'string' ? { command: c } : c]));
   const keys = Object.keys(probes);
   try {
     return (await probeBatch(host, ctx, probes, { sudo: true, timeoutMs: 30_000, concurrent: o.concurrent })).results;

@@ -8,6 +8,12 @@ export interface ProbeCommand {
   sudo?: boolean;
   /** Its output is a secret (a token, a kubeconfig): the run log records that it ran, never what it printed. */
   secret?: boolean;
+  /**
+   * A path of the Kubernetes API this probe GETs: `command` is then `k3s kubectl get --raw <path>` on a server
+   * (src/k3s/remote.ts rawGetProbe), and a run that can reach the API through the host's SSH connection asks
+   * there instead (RunContext.apiGet), with no process started on the host; the answer reads the same.
+   */
+  api?: string;
 }
 
 export interface ProbeResult {

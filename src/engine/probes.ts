@@ -16,9 +16,36 @@ export const PROBE_BUDGET_MS = 60_000;
 /**
  * Runs `batch` on `host` as ONE remote execution (`sh -s`, through sudo when `sudo`) within `timeoutMs`,
  * and returns the execution's result with each probe's answer (a probe the batch did not reach: code null).
- * The run log shows each probe as its own command with its exit code and output, never the frames. Rejects when the host cannot be reached at all (as `exec` does).
+ * A probe that reads the API (ProbeCommand.api) is asked there when the run can (RunContext.apiGet), beside
+ * the execution; one the API did not answer joins a second execution. The run log shows each probe as its
+ * own command with its exit code and output, never the frames. Rejects when the host cannot be reached at
+ * all (as `exec` does).
  */
 export async function probeBatch(
+  host: HostRef,
+  ctx: RunContext,
+  batch: Record<string, ProbeCommand>,
+  o: { sudo: boolean; timeoutMs: number; concurrent?: boolean },
+): Promise<{ res: ExecResult; results: ProbeResults }> {
+  const apiGet = ctx.apiGet;
+  const viaApi = apiGet ? Object.keys(batch).filter((k) => batch[k].api !== undefined) : [];
+  if (!viaApi.length) return execBatch(host, ctx, batch, o);
+  const rest = Object.fromEntries(Object.entries(batch).filter(([k]) => !viaApi.includes(k)));
+  const [onHost, fromApi] = await Promise.all([
+    Object.keys(rest).length ? execBatch(host, ctx, rest, o) : undefined,
+    Promise.all(viaApi.map(async (k) => [k, await apiGet!(host, batch[k].api!, { timeoutMs: o.timeoutMs, label: k }).catch(() => undefined)] as const)),
+  ]);
+  const missed = fromApi.filter(([, r]) => !r).map(([k]) => k);
+  const again = missed.length ? await execBatch(host, ctx, Object.fromEntries(missed.map((k) => [k, batch[k]])), o) : undefined;
+  const answered: ProbeResults = Object.fromEntries(fromApi.flatMap(([k, r]) => (r ? [[k, r]] : [])));
+  // The executions' result (the first that did not end well); none ran: the API answered every probe.
+  const ran = [onHost, again].filter((b) => b !== undefined);
+  const res = ran.find((b) => b.res.code !== 0)?.res ?? ran[0]?.res ?? { command: 'sh -s', stdout: '', stderr: '', code: 0, durationMs: 0 };
+  return { res, results: Object.assign(answered, ...ran.map((b) => b.results)) };
+}
+
+/** probeBatch's one remote execution. */
+async function execBatch(
   host: HostRef,
   ctx: RunContext,
   batch: Record<string, ProbeCommand>,

@@ -10,7 +10,7 @@ import type { CommandLog, Remote, SshTarget, Transport } from '../transport/type
 import { withDeadline } from '../util/deadline.ts';
 import { eachLimited } from '../util/limit.ts';
 import type { Clock } from './clock.ts';
-import type { EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
+import type { ApiGet, EngineContext, LoadedInventory, RunContext, Topology } from './context.ts';
 import { Facts, type FactValue } from './facts.ts';
 import type { EngineEvent, Emit, RunSummary } from './events.ts';
 import { Journal } from './journal.ts';
@@ -30,6 +30,8 @@ export interface SessionDeps {
   signal: AbortSignal;
   /** Checks a fresh connection before use (sudo without a password); throws a CauseError. */
   preflight?: (remote: Remote) => Promise<void>;
+  /** The run's way to answer probes that read the API (RunContext.apiGet), recording them in `log`. */
+  apiGet?: (ctx: RunContext, log: CommandLog) => ApiGet;
 }
 
 /** What a run does, assembled by a mode (modes/): the session runs it as it is. */
@@ -154,6 +156,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       redact: (s) => redactor.add(s),
       topology: plan.topology,
     };
+    ctx.apiGet = deps.apiGet?.(ctx, commands);
     // The phases' local preparation (the state folder's token, the k3s binary's version, Cilium's values
     // from the GitOps repository) before any host is dialled: a torn token or an unresolved variable stops
     // the run without a single connection.

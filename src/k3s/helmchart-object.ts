@@ -2,6 +2,7 @@
 // exists, carries `helmcharts.helm.cattle.io/unmanaged`, holds the finalizer helm-controller adds to a
 // chart it manages, and is already marked for deletion. Pure.
 import type { ProbeCommand, ProbeResult } from '../engine/phase.ts';
+import { rawGetProbe } from './remote.ts';
 
 export const UNMANAGED = 'helmcharts.helm.cattle.io/unmanaged';
 /**
@@ -19,8 +20,9 @@ export interface HelmChartObject {
   deleting: boolean;
 }
 
+/** The chart as JSON; a missing one is kubectl's NotFound refusal (exit 1). */
 export function helmChartProbe(hc: { name: string; namespace: string }): ProbeCommand {
-  return { command: `k3s kubectl get helmchart.helm.cattle.io -n ${hc.namespace} ${hc.name} --ignore-not-found -o json`, sudo: true };
+  return rawGetProbe(`/apis/helm.cattle.io/v1/namespaces/${hc.namespace}/helmcharts/${hc.name}`);
 }
 
 /** The chart, or undefined when it is gone (or could not be read). */

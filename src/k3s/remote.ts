@@ -1,6 +1,6 @@
 // Reading k3s's state on a server over its SSH connection: its API through `k3s kubectl`, its journal.
 import type { RunContext } from '../engine/context.ts';
-import type { HostRef } from '../engine/phase.ts';
+import type { HostRef, ProbeCommand } from '../engine/phase.ts';
 import type { ExecResult } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 import { roleOf } from './paths.ts';
@@ -25,6 +25,16 @@ export const readyzVia = (address: string, port: number, timeoutS = 5) =>
 
 /** Who holds kube-vip's lease (its holderIdentity, a node name), as `k3s kubectl` arguments. */
 export const VIP_HOLDER_ARGS = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
+
+/**
+ * A probe that GETs `path` of the API (an object, a list, k3s's /db/info): `k3s kubectl get --raw` on the
+ * server, or the same GET through the run's SSH connection to it (ProbeCommand.api). Either prints the API's
+ * JSON body on success, and on a refusal exits 1 with `Error from server (<reason>): <message>` (a missing
+ * object: NotFound).
+ */
+export function rawGetProbe(path: string, timeoutS = 5): ProbeCommand {
+  return { command: `k3s kubectl get --raw ${shq(path)} --request-timeout=${timeoutS}s`, sudo: true, api: path };
+}
 
 /** kubectl's verbs that only read: the run's probe answers stay good (src/engine/probe-memo.ts). */
 const READ_VERBS = new Set(['get', 'logs', 'describe', 'version', 'api-resources']);

@@ -3,9 +3,10 @@
 // connection to that server (src/kube/get-through.ts): the API's own JSON, no k3s binary started on the host
 // for each read. While the state folder holds no kubeconfig (a state folder of another machine), it is
 // `k3s kubectl` on the server, as src/kube/reads-through.ts falls back.
-import type { RunContext } from '../engine/context.ts';
+import type { ApiGet, RunContext } from '../engine/context.ts';
 import type { HostRef } from '../engine/host-ref.ts';
 import { kubectl } from '../k3s/remote.ts';
+import type { CommandLog } from '../transport/types.ts';
 import { getThrough } from './get-through.ts';
 import { apiCredentialsOf } from './reads-through.ts';
 
@@ -43,4 +44,30 @@ export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, t
   if (got.status === undefined) return { code: 1, stdout: '', stderr: `no answer from the API through ${server.name}: ${got.seen}` };
   if (got.status === 200) return { code: 0, stdout: got.body, stderr: '' };
   return { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
+}
+
+/**
+ * The run's answers to probes that read the API (RunContext.apiGet): a GET at the host's own API through the
+ * run's SSH connection to it, recorded in the run log as the probe's command is. Nothing when the state folder
+ * holds no usable kubeconfig or no answer came: the probe then runs on the host, whose own view decides.
+ */
+export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
+  return async (host, path, o) => {
+    const creds = await apiCredentialsOf(ctx).catch(() => undefined);
+    if (!creds) return undefined;
+    const started = ctx.clock.now();
+    const got = await getThrough(ctx.remote(host), '127.0.0.1', API_PORT, path, creds, Math.min(o.timeoutMs, 15_000));
+    if (got.status === undefined) return undefined;
+    const answer = got.status === 200 ? { code: 0, stdout: got.body, stderr: '' } : { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
+    // No shell command: the run log names the request and where it went.
+    log.record({
+      host: host.name,
+      command: `GET ${path} (the API at 127.0.0.1:${API_PORT} on ${host.name}, through the SSH connection)${o.label ? `   # probe ${o.label}` : ''}`,
+      code: answer.code,
+      stdout: answer.stdout,
+      stderr: answer.stderr,
+      durationMs: ctx.clock.now() - started,
+    });
+    return { ...answer, window: { sentMs: started, answeredMs: ctx.clock.now() } };
+  };
 }

@@ -21,7 +21,9 @@ function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolea
   const ctx = { facts } as any;
   const step = unlessFluxOwns(inner);
   const probes = step.probe!({} as any, ctx);
-  const r = (found: boolean, out: string) => ({ stdout: found ? out : '', stderr: '', code: 0 });
+  // A GET of the object: its JSON, or the API's NotFound as kubectl prints it.
+  const r = (found: boolean, out: string, missing: string) =>
+    found ? { stdout: out, stderr: '', code: 0 } : { stdout: '', stderr: `Error from server (NotFound): ${missing} not found`, code: 1 };
   return {
     probes,
     plan: step.plan({
@@ -33,8 +35,13 @@ function planWith(seen: { file: boolean; helmChart: boolean; helmRelease: boolea
         helmChartObject: r(
           seen.helmChart,
           JSON.stringify({ metadata: { name: 'cilium', ...(seen.unmanaged ? { annotations: { 'helmcharts.helm.cattle.io/unmanaged': 'true' } } : {}) } }),
+          'helmcharts.helm.cattle.io "cilium"',
         ),
-        helmReleaseObject: r(seen.helmRelease, 'helmrelease.helm.toolkit.fluxcd.io/cilium\n'),
+        helmReleaseObject: r(
+          seen.helmRelease,
+          JSON.stringify({ kind: 'HelmRelease', metadata: { name: 'cilium' } }),
+          'helmreleases.helm.toolkit.fluxcd.io "cilium"',
+        ),
       },
     }),
   };
@@ -44,7 +51,12 @@ describe('the cilium step once Flux owns Cilium', () => {
   it('probes the HelmChart and the HelmRelease read-only, beside the file', () => {
     const { probes } = planWith({ file: false, helmChart: false, helmRelease: true });
     expect(Object.keys(probes)).toEqual(['file', 'helmChartObject', 'helmReleaseObject']);
-    expect(probes.helmReleaseObject.command).toBe('k3s kubectl get helmrelease.helm.toolkit.fluxcd.io -n kube-system cilium --ignore-not-found -o name');
+    // helm-controller's v2 HelmRelease, through the API's connection when the run can, else kubectl's raw GET on the server.
+    expect(probes.helmReleaseObject).toEqual({
+      command: 'k3s kubectl get --raw /apis/helm.toolkit.fluxcd.io/v2/namespaces/kube-system/helmreleases/cilium --request-timeout=5s',
+      sudo: true,
+      api: '/apis/helm.toolkit.fluxcd.io/v2/namespaces/kube-system/helmreleases/cilium',
+    });
   });
   it('plans nothing when the manifest and the HelmChart are gone and the HelmRelease exists', () => {
     expect(planWith({ file: false, helmChart: false, helmRelease: true }).plan).toEqual({ changes: [], facts: [ciliumOwner('flux')] });

@@ -41,20 +41,31 @@ describe('the join target of a server without a datastore', () => {
     expect(chooseJoinTarget(state({ 'k3s-prod-2': { datastore: true } }), founder, 6443).name).toBe('k3s-prod-2');
   });
 
-  it('reads the probe: `present` for a datastore, `ok` for /readyz', () => {
-    const r = (stdout: string) => ({ stdout, stderr: '', code: 0 });
-    expect(serverState(founder, r('present\nok\n'))).toMatchObject({ datastore: true, ready: true });
+  it('reads the probes: `present` for a datastore, `ok` from /readyz', () => {
+    const r = (datastore: string, readyz?: { code: number; stdout: string; stderr?: string }) => ({
+      datastore: { stdout: datastore, stderr: '', code: 0 },
+      ...(readyz && { readyz: { stderr: '', ...readyz } }),
+    });
+    expect(serverState(founder, r('present\n', { code: 0, stdout: 'ok' }))).toMatchObject({ datastore: true, ready: true });
+    // The API refuses (not ready yet: kubectl's words for its HTTP 500), or nothing answers there.
+    expect(serverState(founder, r('present\n', { code: 1, stdout: '', stderr: 'Error from server (InternalError): an error on the server' }))).toMatchObject({
+      datastore: true,
+      ready: false,
+    });
     expect(serverState(founder, r('present\n'))).toMatchObject({ datastore: true, ready: false });
-    expect(serverState(founder, r(''))).toMatchObject({ datastore: false, ready: false });
+    expect(serverState(founder, r('', { code: 0, stdout: 'ok' }))).toMatchObject({ datastore: false, ready: false });
   });
 
   it("is what a fresh joiner's config says; a server that holds a datastore keeps its join line", () => {
     const facts = new Facts();
     const ctx = { inventory: inv, topology: topologyOf(inv), facts } as unknown as ReadContext;
-    const r = (stdout: string) => ({ target: { stdout, stderr: '', code: 0 } });
+    const r = (datastore: string, ok = false) => ({
+      datastore: { stdout: datastore, stderr: '', code: 0 },
+      readyz: ok ? { stdout: 'ok', stderr: '', code: 0 } : { stdout: '', stderr: '', code: 1 },
+    });
     const seen = new Map([
       [servers[0], r('present\n')],
-      [servers[1], r('present\nok\n')],
+      [servers[1], r('present\n', true)],
       [servers[2], r('')],
     ]);
     const verdict = joinTargetPreflight.check(seen, ctx);
