@@ -11,6 +11,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { CauseError } from '../../src/errors.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
+import { apiReadLists } from '../../src/kube/api-read.ts';
 
 export const FLUX_NAMESPACE = 'flux-system';
 /** How many of the crashed run's log lines the cause carries. */
@@ -108,7 +109,13 @@ function crashLoopCause(c: CrashLoop, log: { command: string; lines?: string[] }
 
 /** flux-system's pods and Deployments in one read (a List of both kinds), or undefined when they cannot be read. */
 export async function readControllers(ctx: RunContext, host: HostRef): Promise<{ pods: any[]; deployments: any[] } | undefined> {
-  const res = await kubectl(ctx, host, `get pods,deployments -n ${FLUX_NAMESPACE} -o json`).catch(() => undefined);
+  const res = await apiReadLists(ctx, host, {
+    lists: [
+      { path: `/api/v1/namespaces/${FLUX_NAMESPACE}/pods`, kind: 'Pod' },
+      { path: `/apis/apps/v1/namespaces/${FLUX_NAMESPACE}/deployments`, kind: 'Deployment' },
+    ],
+    kubectl: `get pods,deployments -n ${FLUX_NAMESPACE} -o json`,
+  }).catch(() => undefined);
   if (res?.code !== 0) return undefined;
   const items: any[] = JSON.parse(res.stdout).items ?? [];
   return { pods: items.filter((i) => i.kind === 'Pod'), deployments: items.filter((i) => i.kind === 'Deployment') };

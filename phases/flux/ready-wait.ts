@@ -13,6 +13,7 @@ import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
+import { apiRead, apiReadLists } from '../../src/kube/api-read.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import {
@@ -35,6 +36,11 @@ export const FLUX_POLL_MAX_MS = 3_000;
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
 const pollMs = (n: number) => (n < 10 ? 1_000 : FLUX_POLL_MAX_MS);
 export const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
+/** LIST's two reads of the API: source-controller's and kustomize-controller's v1 kinds (fluxcd/source-controller api/v1, fluxcd/kustomize-controller api/v1). */
+const FLUX_LISTS = [
+  { path: '/apis/source.toolkit.fluxcd.io/v1/gitrepositories', kind: 'GitRepository' },
+  { path: '/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations', kind: 'Kustomization' },
+];
 
 /** The gates' budget for Flux Ready, and the default of flux.waitSeconds. */
 export const FLUX_WAIT_MAX_MS = 300_000;
@@ -52,7 +58,7 @@ export interface NamedObject {
 }
 
 async function listFlux(ctx: RunContext, host: HostRef): Promise<{ sources: FluxObject[]; kustomizations: FluxObject[] } | undefined> {
-  const res = await kubectl(ctx, host, LIST).catch(() => undefined);
+  const res = await apiReadLists(ctx, host, { lists: FLUX_LISTS, kubectl: LIST }).catch(() => undefined);
   if (!res || res.code !== 0) return undefined;
   const items = (JSON.parse(res.stdout).items ?? []) as FluxObject[];
   return { sources: items.filter((i) => i.kind === 'GitRepository'), kustomizations: items.filter((i) => i.kind === 'Kustomization') };
@@ -226,7 +232,10 @@ export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: N
   const ready = await poll<{ ready: any } | { stalled: true }>(ctx, signal, {
     everyMs: pollMs,
     look: async () => {
-      const res = await kubectl(ctx, host, command).catch(() => undefined);
+      const res = await apiRead(ctx, host, {
+        path: `/apis/helm.toolkit.fluxcd.io/v2/namespaces/${hr.namespace}/helmreleases/${hr.name}`,
+        kubectl: command,
+      }).catch(() => undefined);
       // helm-controller crash-looping answers nothing: named at once (a Ready release needs no controller to prove it).
       if (res?.code !== 0 || !isReady(JSON.parse(res.stdout))) await lookAtControllers(ctx, host);
       if (res?.code === 0) {

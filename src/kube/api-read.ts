@@ -71,3 +71,23 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
     return { ...answer, window: { sentMs: started, answeredMs: ctx.clock.now() } };
   };
 }
+
+export interface ApiLists {
+  /** Each list's API path and the kind of its items (a list of a built-in kind names it on the list only). */
+  lists: { path: string; kind: string }[];
+  /** The same read as `k3s kubectl` arguments (`get pods,deployments -n flux-system -o json`). */
+  kubectl: string;
+}
+
+/**
+ * Several kinds in one answer, as `k3s kubectl get <kind>,<kind> … -o json` gives them: a List whose items each
+ * carry their kind; the first list refused is the answer (kubectl refuses the whole read too).
+ */
+export async function apiReadLists(ctx: RunContext, server: HostRef, read: ApiLists, timeoutMs = 15_000): Promise<Answer> {
+  if (!(await apiCredentialsOf(ctx))) return kubectl(ctx, server, read.kubectl, timeoutMs);
+  const answers = await Promise.all(read.lists.map((l) => apiRead(ctx, server, { path: l.path, kubectl: read.kubectl }, timeoutMs)));
+  const refused = answers.find((a) => a.code !== 0);
+  if (refused) return refused;
+  const items = answers.flatMap((a, i) => ((JSON.parse(a.stdout).items ?? []) as any[]).map((item) => ({ kind: read.lists[i].kind, ...item })));
+  return { code: 0, stdout: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), stderr: '' };
+}

@@ -94,6 +94,8 @@ describe('the wait at its budget with health checks still running', () => {
     let looks = 0;
     const ctx: any = {
       signal: new AbortController().signal,
+      // No kubeconfig there: the reads go to `k3s kubectl` on the host, which this fake answers.
+      stateDir: '/nonexistent',
       clock: { now: () => 0, sleep: async (_ms: number, signal: AbortSignal) => signal.throwIfAborted() },
       remote: () => ({
         exec: async (cmd: string) => {

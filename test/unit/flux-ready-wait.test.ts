@@ -46,6 +46,8 @@ function fakeCtx(
   const ctx: any = {
     inventory: { derived: { paths: { imageArchives: (opts.imageArchives ?? []).map((path) => ({ path })) } } },
     signal: new AbortController().signal,
+    // No kubeconfig there: the reads go to `k3s kubectl` on the host, which this fake answers.
+    stateDir: '/nonexistent',
     clock: { now: () => 0, sleep: async (_ms: number, signal: AbortSignal) => signal.throwIfAborted() },
     remote: () => ({
       exec: async (cmd: string) => {
