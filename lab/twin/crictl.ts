@@ -10,10 +10,24 @@
 //   exec ID cilium-health status [--probe] [-o json] cilium/cilium cilium-health/cmd/status.go: GET /v1beta/status
 //                                                   (PUT /v1beta/status/probe with --probe) on the health socket
 //                                                   /var/run/cilium/health.sock, HealthStatusResponse as JSON.
+//   exec ID sh -c SCRIPT [NAME ARG…]                the agent image's shell (an Ubuntu root filesystem: cilium/cilium
+//                                                   images/runtime/Dockerfile; the chart runs bash in that image):
+//                                                   the script's output and status are the exec's (crictl exec without
+//                                                   -t keeps stdout and stderr apart, cri-tools cmd/crictl/exec.go).
+// What `sh -c` does not imitate: the twin's container has no root filesystem, so the HOST's /bin/sh runs the
+// script, with the host's tools (echo, printf, anything else on the host's PATH, which the image may lack or have
+// in another version) and the host's files; only `cilium-dbg` and `cilium-health` are the container's, small
+// wrappers first on the script's PATH that hand their arguments (one a line: none may hold a newline) back to
+// this crictl process, which answers them as `exec ID cilium-dbg …` does; their output reaches the script
+// whole once they ended (not streamed), and each costs the wrapper a poll of up to 10 ms. No namespaces, no
+// user of the container.
 // Refusals in their words: an unknown container as containerd's CRI Exec says it (containerd/containerd
 // internal/cri/server/container_exec.go "failed to find container %q in store: not found", gRPC NotFound),
 // wrapped by crictl (cmd/crictl/exec.go "execing command in container %s: %w") and logged by logrus.Fatal.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentContainer } from './addons/cilium/status-api.ts';
 
@@ -117,36 +131,8 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
       fatal(io, `execing command in container ${id}: rpc error: code = NotFound desc = failed to find container "${id}" in store: not found`);
       return 1;
     }
-    if (command[0] === 'cilium-health' && command[1] === 'status') {
-      const probe = command.includes('--probe');
-      const r = await socketGet(join(root, HEALTH_SOCKET), probe ? '/v1beta/status/probe' : '/v1beta/status', 30_000, probe ? 'PUT' : 'GET');
-      if ('error' in r) {
-        io.err(`${probe ? 'Cannot get status/probe' : 'Cannot get status'}: ${r.error}\n`);
-        return 1;
-      }
-      const hr = JSON.parse(r.body);
-      if (flagValue(command, '-o') === 'json' || flagValue(command, '--output') === 'json') io.out(`${JSON.stringify(hr, null, 2)}\n`);
-      else
-        io.out(
-          `Probe time:   ${hr.timestamp ?? ''}\nNodes:\n${(hr.nodes ?? []).map((n: any) => `  ${n.name}${n.name === hr.local?.name ? ' (localhost)' : ''}:\n    Host connectivity to ${n.host?.['primary-address']?.ip ?? ''}:\n      HTTP to agent:   ${n.host?.['primary-address']?.http?.status || 'OK'}\n`).join('')}`,
-        );
-      return 0;
-    }
-    if (command[0] !== 'cilium-dbg' || command[1] !== 'status') {
-      io.err(`OCI runtime exec failed: exec failed: unable to start container process: exec: "${command[0]}": executable file not found in $PATH: unknown\n`);
-      return 126;
-    }
-    const json = flagValue(command, '-o') === 'json' || flagValue(command, '--output') === 'json';
-    const r = await socketGet(socket, '/v1/healthz');
-    if ('error' in r) {
-      // cilium-dbg prints its client's hint (pkg/client Hint) and exits 1.
-      io.err(`${r.error}\nIs the agent running?\n`);
-      return 1;
-    }
-    const sr = JSON.parse(r.body);
-    if (json) io.out(`${JSON.stringify(sr, null, 2)}\n`);
-    else io.out(`KubeProxyReplacement:    ${sr['kube-proxy-replacement']?.mode ?? ''}\nCilium:                  ${sr.cilium?.state ?? ''}\n`);
-    return 0;
+    if (command[0] === 'sh' && command[1] === '-c' && command.length >= 3) return inContainerShell(command.slice(2), io, root);
+    return execIn(command, io, root);
   }
   io.err(
     `time="${io
@@ -155,4 +141,106 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
       .replace(/\.\d{3}Z$/, 'Z')}" level=fatal msg="No help topic for '${cmd ?? ''}'"\n`,
   );
   return 3;
+}
+
+/** One command of the agent's container, as `crictl exec ID COMMAND…` runs it (the container found). */
+async function execIn(command: string[], io: CrictlIO, root: string): Promise<number> {
+  if (command[0] === 'cilium-health' && command[1] === 'status') {
+    const probe = command.includes('--probe');
+    const r = await socketGet(join(root, HEALTH_SOCKET), probe ? '/v1beta/status/probe' : '/v1beta/status', 30_000, probe ? 'PUT' : 'GET');
+    if ('error' in r) {
+      io.err(`${probe ? 'Cannot get status/probe' : 'Cannot get status'}: ${r.error}\n`);
+      return 1;
+    }
+    const hr = JSON.parse(r.body);
+    if (flagValue(command, '-o') === 'json' || flagValue(command, '--output') === 'json') io.out(`${JSON.stringify(hr, null, 2)}\n`);
+    else
+      io.out(
+        `Probe time:   ${hr.timestamp ?? ''}\nNodes:\n${(hr.nodes ?? []).map((n: any) => `  ${n.name}${n.name === hr.local?.name ? ' (localhost)' : ''}:\n    Host connectivity to ${n.host?.['primary-address']?.ip ?? ''}:\n      HTTP to agent:   ${n.host?.['primary-address']?.http?.status || 'OK'}\n`).join('')}`,
+      );
+    return 0;
+  }
+  if (command[0] !== 'cilium-dbg' || command[1] !== 'status') {
+    io.err(`OCI runtime exec failed: exec failed: unable to start container process: exec: "${command[0]}": executable file not found in $PATH: unknown\n`);
+    return 126;
+  }
+  const json = flagValue(command, '-o') === 'json' || flagValue(command, '--output') === 'json';
+  const r = await socketGet(join(root, CILIUM_SOCKET), '/v1/healthz');
+  if ('error' in r) {
+    // cilium-dbg prints its client's hint (pkg/client Hint) and exits 1.
+    io.err(`${r.error}\nIs the agent running?\n`);
+    return 1;
+  }
+  const sr = JSON.parse(r.body);
+  if (json) io.out(`${JSON.stringify(sr, null, 2)}\n`);
+  else io.out(`KubeProxyReplacement:    ${sr['kube-proxy-replacement']?.mode ?? ''}\nCilium:                  ${sr.cilium?.state ?? ''}\n`);
+  return 0;
+}
+
+/** The commands of the agent's container the twin has (every other command of a script is the host's). */
+const IN_CONTAINER = ['cilium-dbg', 'cilium-health'];
+
+/**
+ * A command of the container inside `sh -c`: it hands its name and arguments (one a line) to the crictl process
+ * through a call folder, waits for that process's answer there (stdout, stderr, then the status) and passes
+ * it on as its own.
+ */
+const WRAPPER = `#!/bin/sh
+c=$(mktemp -d "$CRICTL_TWIN_CALLS/call.XXXXXX") || exit 126
+{ printf '%s\\n' "\${0##*/}"; for a in "$@"; do printf '%s\\n' "$a"; done; } >"$c/args"
+: >"$c/asked"
+while [ ! -e "$c/rc" ]; do sleep 0.01; done
+cat "$c/out"; cat "$c/err" >&2
+read rc <"$c/rc"; exit "$rc"
+`;
+
+/**
+ * `sh -c SCRIPT [NAME ARG…]` in the agent's container: the script's status is the exec's. The twin's
+ * container has no root filesystem, so the host's /bin/sh runs the script, a private folder first on its PATH
+ * holding `cilium-dbg` and `cilium-health` (WRAPPER), which this process answers as `exec ID cilium-dbg …`
+ * does; every other command the script runs (echo, printf) is the host's, as the image's would be.
+ */
+async function inContainerShell(args: string[], io: CrictlIO, root: string): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'crictl-sh-'));
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  for (const name of IN_CONTAINER) writeFileSync(join(bin, name), WRAPPER, { mode: 0o755 });
+  const answering: Promise<void>[] = [];
+  const taken = new Set<string>();
+  const answer = async (call: string) => {
+    const [name, ...rest] = readFileSync(join(call, 'args'), 'utf8').split('\n').slice(0, -1);
+    let out = '';
+    let err = '';
+    const code = await execIn([name, ...rest], { out: (t) => (out += t), err: (t) => (err += t), now: io.now }, root);
+    writeFileSync(join(call, 'out'), out);
+    writeFileSync(join(call, 'err'), err);
+    writeFileSync(join(call, 'rc.part'), `${code}\n`);
+    renameSync(join(call, 'rc.part'), join(call, 'rc'));
+  };
+  const look = setInterval(() => {
+    for (const f of readdirSync(dir))
+      if (f.startsWith('call.') && !taken.has(f) && existsSync(join(dir, f, 'asked'))) {
+        taken.add(f);
+        answering.push(answer(join(dir, f)));
+      }
+  }, 10);
+  try {
+    const child = spawn('/bin/sh', ['-c', ...args], {
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, CRICTL_TWIN_CALLS: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.setEncoding('utf8').on('data', (t: string) => io.out(t));
+    child.stderr.setEncoding('utf8').on('data', (t: string) => io.err(t));
+    return await new Promise<number>((resolve) => {
+      child.on('error', (e) => {
+        io.err(`OCI runtime exec failed: exec failed: unable to start container process: ${e.message}: unknown\n`);
+        resolve(126);
+      });
+      child.on('close', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143)));
+    });
+  } finally {
+    clearInterval(look);
+    await Promise.all(answering);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -258,4 +258,14 @@ describe("the k3s twin's crictl", () => {
       /^Cannot get status: Get "http:\/\/localhost\/v1beta\/status": dial unix .*health\.sock: connect: (no such file or directory|connection refused)\n$/,
     );
   });
+
+  it("sh -c in the container: the script's status is the exec's; commands the image lacks are not found", async () => {
+    expect(await run(['exec', '6f1c2d3e', 'sh', '-c', 'echo out; echo err >&2; exit 3'])).toEqual({ code: 3, out: 'out\n', err: 'err\n' });
+    expect((await run(['exec', '6f1c2d3e', 'sh', '-c', 'cilium-dbg version'])).err).toContain('exec: "cilium-dbg": executable file not found in $PATH');
+    // cilium-dbg inside the script is the container's: the agent's status, then the script goes on.
+    const st = await run(['exec', '6f1c2d3e', 'sh', '-c', 'cilium-dbg status -o json; echo "rc=$?"']);
+    expect(st.code).toBe(0);
+    expect(kprMode(st.out.slice(0, st.out.lastIndexOf('rc=')))).toBe('True');
+    expect(st.out.endsWith('}\nrc=0\n')).toBe(true);
+  });
 });
