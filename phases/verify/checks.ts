@@ -249,16 +249,102 @@ export const vipLeaseHeld = checkGate({
   },
 });
 
-/**
- * The agent's own status, as on a real node: k3s's embedded crictl finds the running cilium-agent container,
- * and `cilium-dbg status -o json` inside it prints the agent's StatusResponse (cilium/cilium
- * cilium-dbg/cmd/status.go; api/v1/models status_response.go). Nothing beyond k3s is needed on the host.
- */
-export const CILIUM_STATUS_COMMAND = [
+/** k3s's embedded crictl finds the node's running cilium-agent container; its ID is `$id` for what follows. */
+const FIND_AGENT = [
   'id=$(k3s crictl ps --name cilium-agent --state running -q | head -n 1);',
   `if [ -z "$id" ]; then echo '${NO_AGENT_CONTAINER}' >&2; exit 1; fi;`,
-  'k3s crictl exec "$id" cilium-dbg status -o json',
 ].join(' ');
+
+/**
+ * The agent's own status, as on a real node: `cilium-dbg status -o json` inside the cilium-agent container
+ * prints the agent's StatusResponse (cilium/cilium cilium-dbg/cmd/status.go; api/v1/models
+ * status_response.go). Nothing beyond k3s is needed on the host.
+ */
+const STATUS_IN_AGENT = 'cilium-dbg status -o json';
+
+/** The status alone, as an operator runs it on the node: what a failed status names as its command. */
+export const CILIUM_STATUS_COMMAND = `${FIND_AGENT} k3s crictl exec "$id" ${STATUS_IN_AGENT}`;
+
+/**
+ * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status
+ * --probe -o json` makes cilium-health greet every other node now (cilium/cilium cilium-health/cmd/status.go,
+ * PUT /status/probe) and report each path (api/v1/health/models HealthStatusResponse).
+ */
+const HEALTH_IN_AGENT = 'cilium-health status --probe -o json';
+
+/** The health probe alone (ciliumNodeHealth's later looks ask it so): what a failed probe names as its command. */
+export const CILIUM_HEALTH_COMMAND = `${FIND_AGENT} k3s crictl exec "$id" ${HEALTH_IN_AGENT}`;
+
+/** Frames each look's output inside the agent's container (a JSON line never starts with it). */
+const AGENT_FRAME = '::bootstrap-cilium-agent::';
+
+/**
+ * The status and the health probe in ONE exec into the agent's container, found once: each k3s start (crictl)
+ * costs the host a tenth of a second or more, each exec a process in the container. sh in the container runs
+ * both, one after the other, each one's stdout framed on stdout (`<frame> B <key>` … `<frame> E <key> <status>`)
+ * and its stderr on stderr (`<frame> B <key>` … `<frame> E <key>`): crictl exec without a terminal passes the
+ * two streams and the script's status apart (kubernetes-sigs/cri-tools @88f266c `cmd/crictl/exec.go`). As in
+ * src/engine/probe-batch.ts the newline before a closing frame is the frame's own.
+ * The agent image has a shell: cilium/cilium's images/cilium/Dockerfile builds the release image FROM its
+ * runtime image, whose images/runtime/Dockerfile copies a whole Ubuntu 24.04 root filesystem (read at
+ * cilium/cilium commits 00014a99 and 001bb354; the v1.19 branch and tags could not be read here), and the chart of this
+ * release runs `bash -ec` and `/bin/bash -c` in that very image (cilium/cilium v1.19.5
+ * install/kubernetes/cilium/templates/cilium-agent/daemonset.yaml: the mount-cgroup and
+ * apply-sysctl-overwrites init containers, `image: {{ include "cilium.image" .Values.image }}`).
+ */
+export const CILIUM_AGENT_COMMAND = (() => {
+  const look = [
+    'f() { k=$1; shift;',
+    `echo "${AGENT_FRAME} B $k"; echo "${AGENT_FRAME} B $k" >&2;`,
+    '"$@"; r=$?;',
+    `echo; echo "${AGENT_FRAME} E $k $r"; echo >&2; echo "${AGENT_FRAME} E $k" >&2; };`,
+  ].join(' ');
+  return `${FIND_AGENT} k3s crictl exec "$id" sh -c '${look} f status ${STATUS_IN_AGENT}; f health ${HEALTH_IN_AGENT}'`;
+})();
+
+/** A stream of CILIUM_AGENT_COMMAND split by its frames: each look's part (closed, or cut short) and the rest. */
+function frames(text: string) {
+  const closed = new Map<string, { body: string; tail?: string }>();
+  const open = new Map<string, string>();
+  const outside: string[] = [];
+  const lines = text.split('\n');
+  let key: string | undefined;
+  let body: string[] = [];
+  lines.forEach((line, i) => {
+    const m = line.startsWith(`${AGENT_FRAME} `) ? /^([BE]) (\S+)(?: (\d+))?$/.exec(line.slice(AGENT_FRAME.length + 1)) : null;
+    if (m?.[1] === 'B') {
+      key = m[2];
+      body = [];
+    } else if (m?.[1] === 'E' && m[2] === key) {
+      // The body without the newline before the closing frame (the frame's own).
+      closed.set(key, { body: body.join('\n'), tail: m[3] });
+      key = undefined;
+    } else if (!m && !(i === lines.length - 1 && line && AGENT_FRAME.startsWith(line.split(' ')[0]))) {
+      // (A frame line cut short at the end of the stream is no output.)
+      (key ? body : outside).push(line);
+    }
+  });
+  if (key) open.set(key, body.join('\n'));
+  return { closed, open, outside: outside.join('\n') };
+}
+
+/**
+ * Each look's own result (stdout, stderr, status) out of CILIUM_AGENT_COMMAND's: as CILIUM_STATUS_COMMAND and
+ * CILIUM_HEALTH_COMMAND would each have answered. A look without its closing frame (no agent container, the
+ * exec refused, the batch cut short) gets what it printed so far or else what the command said outside the
+ * frames, and the command's status, or none when the command ended well without it.
+ */
+export function agentLooks(res: ProbeResult): { status: ProbeResult; health: ProbeResult } {
+  const out = frames(res.stdout);
+  const err = frames(res.stderr);
+  const one = (key: string): ProbeResult => {
+    const done = out.closed.get(key);
+    const stderr = err.closed.get(key)?.body ?? err.open.get(key);
+    if (done?.tail !== undefined) return { stdout: done.body, stderr: stderr ?? '', code: Number(done.tail) };
+    return { stdout: out.open.get(key) ?? out.outside, stderr: stderr ?? err.outside, code: res.code === 0 ? null : res.code };
+  };
+  return { status: one('status'), health: one('health') };
+}
 
 export const ciliumAgentsLive = checkGate({
   id: 'cilium-agents',
@@ -267,11 +353,11 @@ export const ciliumAgentsLive = checkGate({
   look: async (_host, ctx) => {
     const hosts = allHostRefs(ctx.inventory);
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-    // Every agent's status and health probe (one remote execution a host) asked before the pods are read, so
-    // that both overlap; the health answer is the next check's first look.
+    // Every agent's status and health probe (one exec into its container a host) asked before the pods are
+    // read, so that both overlap; the health answer is the next check's first look.
     const asked = new Map(
       hosts.map((h) => {
-        const answer = batch(ctx, h, { status: CILIUM_STATUS_COMMAND, health: CILIUM_HEALTH_COMMAND }, { concurrent: true });
+        const answer = batch(ctx, h, { agent: CILIUM_AGENT_COMMAND }).then((a) => agentLooks(a.agent));
         healthTaken.set(
           ctx.remote(h),
           answer.then((a) => a.health),
@@ -336,17 +422,6 @@ export const ciliumAgentsLive = checkGate({
     return { rows, stops };
   },
 });
-
-/**
- * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status
- * --probe -o json` makes cilium-health greet every other node now (cilium/cilium cilium-health/cmd/status.go,
- * PUT /status/probe) and report each path (api/v1/health/models HealthStatusResponse).
- */
-export const CILIUM_HEALTH_COMMAND = [
-  'id=$(k3s crictl ps --name cilium-agent --state running -q | head -n 1);',
-  `if [ -z "$id" ]; then echo '${NO_AGENT_CONTAINER}' >&2; exit 1; fi;`,
-  'k3s crictl exec "$id" cilium-health status --probe -o json',
-].join(' ');
 
 /**
  * Per run and host (a run's connections are its own objects): the health probe ciliumAgentsLive asked beside

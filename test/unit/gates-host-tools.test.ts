@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livezAnswer, livezCommand } from '../../phases/kube-vip/vip-gate.ts';
 import { operatorVerdict } from '../../phases/verify/api-verdict.ts';
-import { CILIUM_HEALTH_COMMAND, CILIUM_STATUS_COMMAND } from '../../phases/verify/checks.ts';
+import { CILIUM_AGENT_COMMAND, CILIUM_HEALTH_COMMAND, CILIUM_STATUS_COMMAND, agentLooks } from '../../phases/verify/checks.ts';
 import { MEMBER_LIST_COMMAND, parseMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { nodeHealth } from '../../phases/verify/node-health.ts';
 import { kprMode } from '../../phases/verify/cilium-health.ts';
@@ -146,7 +146,7 @@ describe("verify's operator vantage", () => {
 
 describe('what the engine runs on a host', () => {
   it('no curl, no etcdctl: only k3s (kubectl, crictl) and coreutils', () => {
-    for (const c of [MEMBER_LIST_COMMAND, CILIUM_STATUS_COMMAND, CILIUM_HEALTH_COMMAND, livezCommand('10.0.0.9', 6443)])
+    for (const c of [MEMBER_LIST_COMMAND, CILIUM_STATUS_COMMAND, CILIUM_HEALTH_COMMAND, CILIUM_AGENT_COMMAND, livezCommand('10.0.0.9', 6443)])
       expect(c).not.toMatch(/\b(curl|wget|etcdctl)\b|(^|[;|&]\s*)kubectl\b/);
   });
 });
@@ -257,6 +257,39 @@ describe("the k3s twin's crictl", () => {
     expect(gone.err).toMatch(
       /^Cannot get status: Get "http:\/\/localhost\/v1beta\/status": dial unix .*health\.sock: connect: (no such file or directory|connection refused)\n$/,
     );
+  });
+
+  it("runs the engine's one exec (sh -c in the container): the status and the health probe come back apart, each with its status", async () => {
+    const script = CILIUM_AGENT_COMMAND.slice(CILIUM_AGENT_COMMAND.indexOf("sh -c '") + "sh -c '".length, -1);
+    expect(CILIUM_AGENT_COMMAND).toBe(
+      `${CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('k3s crictl exec'))}k3s crictl exec "$id" sh -c '${script}'`,
+    );
+    const nodes = [
+      { metadata: { name: 's1' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.1' }] } },
+      { metadata: { name: 's2' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.2' }] } },
+    ];
+    const health = serveHealth({ node: 's1', ip: '127.44.0.1', store: { list: async () => ({ items: nodes }) } } as any, join(root, HEALTH_SOCKET));
+    let both;
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await run(['exec', '6f1c2d3e', 'sh', '-c', script]);
+      expect(r.code, r.err).toBe(0);
+      both = agentLooks({ stdout: r.out, stderr: r.err, code: r.code });
+    } finally {
+      health.close();
+    }
+    // Each as the command alone would have answered: the whole JSON, no stderr, exit 0.
+    expect(both.status).toMatchObject({ stderr: '', code: 0 });
+    expect(kprMode(both.status.stdout)).toBe('True');
+    expect(JSON.parse(both.status.stdout)['kube-proxy-replacement'].mode).toBe('True');
+    expect(both.health).toMatchObject({ stderr: '', code: 0 });
+    expect(nodeHealth(both.health.stdout)?.unreachable.map((u) => u.to)).toEqual(['s2']);
+    // The health socket gone: the status still answers, the probe fails with cilium-health's words and exit 1.
+    const again = await run(['exec', '6f1c2d3e', 'sh', '-c', script]);
+    const half = agentLooks({ stdout: again.out, stderr: again.err, code: again.code });
+    expect(half.status.code).toBe(0);
+    expect(half.health).toMatchObject({ stdout: '', code: 1 });
+    expect(half.health.stderr).toMatch(/^Cannot get status\/probe: Put "http:\/\/localhost\/v1beta\/status\/probe": dial unix .*health\.sock: connect: /);
   });
 
   it("sh -c in the container: the script's status is the exec's; commands the image lacks are not found", async () => {

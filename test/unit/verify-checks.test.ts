@@ -1,11 +1,17 @@
 // The pure parts of verify: Nodes and their conditions, etcd's member list against the servers, the API
 // answers per vantage, the Cilium status; the table row as printed; the command line.
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseCommand } from '../../cli/args.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import { plainRenderer } from '../../src/view/plain.ts';
 import { apiVerdict } from '../../phases/verify/api-verdict.ts';
 import { kprMode, kprOn } from '../../phases/verify/cilium-health.ts';
+import { CILIUM_AGENT_COMMAND, agentLooks } from '../../phases/verify/checks.ts';
+import { lastLine } from '../../phases/verify/read.ts';
 import { compareMembers, memberOfNode, mismatchLine, parseMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { describeStranger, notInInventory, parseNodes, readiness } from '../../src/k3s/nodes.ts';
 
@@ -151,6 +157,68 @@ describe('Cilium status', () => {
     expect(kprOn('True')).toBe(true);
     expect(kprOn(kprMode('{"kube-proxy-replacement":{"mode":"False"}}'))).toBe(false);
     expect(kprMode('curl: (7) Failed to connect')).toBeUndefined();
+  });
+});
+
+describe("the agent's status and health probe in one exec", () => {
+  // A stand-in `k3s` on the PATH: `crictl ps` prints the ID it is given, `crictl exec ID CMD…` runs CMD on this
+  // machine, where cilium-dbg and cilium-health are scripts printing what each case wants.
+  const dir = mkdtempSync(join(tmpdir(), 'agent-looks-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const tool = (name: string, body: string) => {
+    writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(dir, name), 0o755);
+  };
+  const agent = (o: { id?: string; exec?: string; status: string; health: string }) => {
+    tool('k3s', `[ "$2" = ps ] && { printf '%s' '${o.id ?? ''}'; exit 0; }; shift 3; ${o.exec ?? 'exec "$@"'}`);
+    tool('cilium-dbg', o.status);
+    tool('cilium-health', o.health);
+    const r = spawnSync('sh', ['-c', CILIUM_AGENT_COMMAND], { env: { PATH: `${dir}:/usr/bin:/bin` }, encoding: 'utf8' });
+    return agentLooks({ stdout: r.stdout, stderr: r.stderr, code: r.status });
+  };
+
+  it('each look as the command alone answers: its output byte for byte, its stderr, its exit code', () => {
+    const looks = agent({
+      id: '6f1c2d3e\n',
+      status: `printf '{"kube-proxy-replacement":{"mode":"True"}}'; echo 'level=warning msg=slow' >&2`,
+      health: `echo 'Cannot get status/probe: Put "http://localhost/v1beta/status/probe": context deadline exceeded' >&2; exit 1`,
+    });
+    expect(looks.status).toEqual({ stdout: '{"kube-proxy-replacement":{"mode":"True"}}', stderr: 'level=warning msg=slow\n', code: 0 });
+    expect(kprMode(looks.status.stdout)).toBe('True');
+    expect(looks.health).toEqual({
+      stdout: '',
+      stderr: 'Cannot get status/probe: Put "http://localhost/v1beta/status/probe": context deadline exceeded\n',
+      code: 1,
+    });
+    expect(lastLine(looks.health)).toBe('Cannot get status/probe: Put "http://localhost/v1beta/status/probe": context deadline exceeded');
+  });
+
+  it('no running agent container, or the exec refused: both looks say so, with the exit code', () => {
+    const none = agent({ status: 'exit 0', health: 'exit 0' });
+    for (const r of [none.status, none.health]) {
+      expect(r.code).toBe(1);
+      expect(lastLine(r)).toBe('no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)');
+    }
+    const refused = agent({
+      id: 'deadbeef',
+      exec: `echo 'time="2026-12-01T10:00:00Z" level=fatal msg="execing command in container deadbeef: not found"' >&2; exit 1`,
+      status: 'exit 0',
+      health: 'exit 0',
+    });
+    expect(refused.status).toEqual(refused.health);
+    expect(refused.status.code).toBe(1);
+    expect(lastLine(refused.status)).toMatch(/level=fatal msg="execing command in container deadbeef: not found"$/);
+  });
+
+  it('cut short after the status (the exec killed): the status stands, the probe has what it printed and no status', () => {
+    const f = '::bootstrap-cilium-agent::';
+    const looks = agentLooks({
+      stdout: `${f} B status\n{}\n${f} E status 0\n${f} B health\n{"nod`,
+      stderr: `${f} B status\n\n${f} E status\n${f} B he`,
+      code: null,
+    });
+    expect(looks.status).toEqual({ stdout: '{}', stderr: '', code: 0 });
+    expect(looks.health).toEqual({ stdout: '{"nod', stderr: '', code: null });
   });
 });
 
