@@ -8,6 +8,7 @@ import { checkServerIdentity, connect, type PeerCertificate, type TLSSocket } fr
 import type { Duplex } from 'node:stream';
 import type { Remote } from '../transport/types.ts';
 import { CauseError } from '../errors.ts';
+import { isCertificateError } from './handshake.ts';
 
 /** The admin kubeconfig's cluster CA and its user's client certificate and key (PEM), or its bearer token. */
 export interface ApiCredentials {
@@ -19,9 +20,11 @@ export interface ApiCredentials {
 
 /**
  * `tls`: the API answered with a certificate of the cluster CA naming the address; `status` and `body`: its
- * answer, when one came; `seen`: why none came, in words (the address and the host are the caller's to name).
+ * answer, when one came; `seen`: why none came, in words (the address and the host are the caller's to name);
+ * `certificate`: that was the server's certificate not verifying (another CA, the address not among its
+ * SANs, expired), told by Node's TLS error code.
  */
-export type Got = { tls: boolean } & ({ status: number; body: string } | { status?: undefined; seen: string });
+export type Got = { tls: boolean } & ({ status: number; body: string } | { status?: undefined; seen: string; certificate: boolean });
 
 /** `ok`: /readyz answered 200 `ok`. `seen`: what was seen, in words. */
 export interface Readyz {
@@ -44,13 +47,13 @@ export async function readyzThrough(remote: Remote, address: string, port: numbe
 const MAX_BODY = 64 * 1024 * 1024;
 
 export async function getThrough(remote: Remote, address: string, port: number, path: string, creds: ApiCredentials, timeoutMs = 5_000): Promise<Got> {
-  if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports` };
+  if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports`, certificate: false };
   let tls = false;
   let stream: Duplex | undefined;
   let socket: TLSSocket | undefined;
   let done = false;
   const answer = new Promise<Got>((resolve) => {
-    const fail = (why: string) => resolve({ tls, seen: why });
+    const fail = (why: string, certificate = false) => resolve({ tls, seen: why, certificate });
     remote.forward!(address, port).then(
       (s) => {
         // Opened after the answer was given up on: closed at once.
@@ -84,7 +87,8 @@ export async function getThrough(remote: Remote, address: string, port: number, 
             res.once('error', (err: Error) => fail(err.message));
           },
         );
-        req.once('error', (err: Error) => fail(err.message));
+        // The TLS socket's errors come here too: a certificate that does not verify has Node's code.
+        req.once('error', (err: NodeJS.ErrnoException) => fail(err.message, isCertificateError(err.code)));
         req.end();
       },
       // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
@@ -93,7 +97,7 @@ export async function getThrough(remote: Remote, address: string, port: number, 
   });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<Got>((resolve) => {
-    timer = setTimeout(() => resolve({ tls, seen: `no answer within ${timeoutMs / 1000} s` }), timeoutMs);
+    timer = setTimeout(() => resolve({ tls, seen: `no answer within ${timeoutMs / 1000} s`, certificate: false }), timeoutMs);
   });
   try {
     return await Promise.race([answer, late]);

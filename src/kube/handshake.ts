@@ -7,7 +7,7 @@ import type { Remote } from '../transport/types.ts';
 export type Handshake = { ok: true } | { ok: false; certificate: boolean; seen: string };
 
 /** Node's TLS error codes for a certificate that does not verify (another CA, a missing SAN, expired). */
-function isCertificateError(code: string | undefined): boolean {
+export function isCertificateError(code: string | undefined): boolean {
   return /ALTNAME|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code ?? '');
 }
 

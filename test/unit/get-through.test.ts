@@ -1,5 +1,5 @@
-// /readyz asked from a host through its SSH connection (src/kube/get-through.ts), against a real HTTPS
-// server on 127.0.0.1 that, as kube-apiserver does, trusts client certificates of the cluster CA only.
+// /readyz (and /livez) asked from a host through its SSH connection (src/kube/get-through.ts), against a real
+// HTTPS server on 127.0.0.1 that, as kube-apiserver does, trusts client certificates of the cluster CA only.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readyzThrough, type ApiCredentials } from '../../src/kube/get-through.ts';
+import { getThrough, readyzThrough, type ApiCredentials } from '../../src/kube/get-through.ts';
 import type { Remote } from '../../src/transport/types.ts';
 
 let dir = '';
@@ -16,7 +16,7 @@ let server: Server;
 let port = 0;
 let creds: ApiCredentials;
 let foreign: ApiCredentials;
-/** What the server answers to /readyz next. */
+/** What the server answers to /readyz (or /livez) next. */
 let reply: (res: import('node:http').ServerResponse) => void = () => undefined;
 const forwards: string[] = [];
 
@@ -69,7 +69,7 @@ beforeAll(async () => {
   creds = { ca: read('ca.pem'), cert: read('admin.pem'), key: read('admin.key') };
   foreign = { ca: read('other-ca.pem'), cert: read('stranger.pem'), key: read('stranger.key') };
   server = createServer({ key: read('api.key'), cert: read('api.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    if (req.url !== '/readyz') return void res.writeHead(404).end();
+    if (req.url !== '/readyz' && req.url !== '/livez') return void res.writeHead(404).end();
     reply(res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -124,5 +124,27 @@ describe('readyzThrough', () => {
   it('a connection that cannot forward ports says so', async () => {
     const { forward: _none, ...plain } = remote();
     expect(await readyzThrough(plain, '127.0.0.1', port, creds)).toEqual({ ok: false, tls: false, seen: 'the connection to k3s-prod-2 cannot forward ports' });
+  });
+});
+
+describe("getThrough's certificate flag, from Node's TLS error code", () => {
+  it('a server whose certificate is of another CA: certificate', async () => {
+    reply = (res) => res.writeHead(200).end('ok');
+    expect(await getThrough(remote(), '127.0.0.1', port, '/livez', { ...creds, ca: foreign.ca })).toMatchObject({ tls: false, certificate: true });
+  });
+
+  it('an address the serving certificate does not name: certificate', async () => {
+    reply = (res) => res.writeHead(200).end('ok');
+    expect(await getThrough(remote(), '10.0.0.9', port, '/livez', creds)).toMatchObject({ tls: false, certificate: true });
+  });
+
+  it('a refused forward and no answer are not the certificate', async () => {
+    expect(await getThrough(remote({ refuse: 'Connection refused' }), '10.0.0.9', 6443, '/livez', creds)).toEqual({
+      tls: false,
+      seen: 'Connection refused',
+      certificate: false,
+    });
+    reply = () => undefined;
+    expect(await getThrough(remote(), '127.0.0.1', port, '/livez', creds, 300)).toEqual({ tls: true, seen: 'no answer within 0.3 s', certificate: false });
   });
 });
