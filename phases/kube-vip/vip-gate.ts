@@ -1,12 +1,20 @@
 // The VIP gate: the control-plane VIP answers on its port with a certificate that verifies against the
-// cluster CA — from every server (`k3s kubectl --server https://VIP:port`, whose k3s.yaml carries the cluster
-// CA), and from the operator's side (a TLS handshake from the engine, carried over the SSH connection to the
-// founder, so a bastion or NAT in between does not matter). When it does not, the cause is named from what is
-// seen (kube-vip's log, the lease, RBAC, the certificate), never a generic timeout.
+// cluster CA — from every server, and from the operator's side, so a bastion or NAT in between does not
+// matter. While the run holds the admin kubeconfig, each server's look is a GET of /livez from the engine
+// through the SSH connection to that server (src/kube/get-through.ts: the server's sshd opens the TCP
+// connection, so the way to the VIP is the server's own; no process is started there), verified against the
+// kubeconfig's cluster CA; the founder's GET is also the operator's side (the engine's TLS, through the SSH
+// connection to the founder). Without it, each server runs `k3s kubectl --server https://VIP:port` (its
+// k3s.yaml carries the cluster CA), and the operator's side is a TLS handshake from the engine through the
+// founder's connection. When it does not answer, the cause is named from what is seen (kube-vip's log, the
+// lease, RBAC, the certificate), never a generic timeout.
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef } from '../../src/engine/phase.ts';
 import { handshakeVia } from '../../src/kube/handshake.ts';
+import { getThrough, type ApiCredentials } from '../../src/kube/get-through.ts';
+import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
+import type { Remote } from '../../src/transport/types.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
 import { excerpt, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
@@ -47,9 +55,39 @@ export function livezAnswer(res: { code: number | null; stdout: string; stderr: 
   };
 }
 
-/** From a server: k3s's kubectl through the VIP, verifying the cluster CA from k3s.yaml. */
-async function answerFromServer(ctx: RunContext, host: HostRef): Promise<Answer> {
+/**
+ * A GET of /livez at the VIP from a host, through the run's SSH connection to it, verified against the cluster
+ * CA, read as livezAnswer reads kubectl's: 200 "ok" is an answer; so is any HTTP error (kubectl's "Error from
+ * server (…)": the certificate verified, then the API refused or failed). `certificate`: Node's TLS error
+ * code says the serving certificate does not verify (the VIP not among its SANs, another CA).
+ */
+export async function livezThrough(
+  remote: Remote,
+  vip: string,
+  port: number,
+  creds: ApiCredentials,
+  timeoutMs = 5_000,
+): Promise<{ ok: true } | { ok: false; certificate: boolean; said: string }> {
+  const got = await getThrough(remote, vip, port, '/livez', creds, timeoutMs);
+  if (got.status === undefined) return { ok: false, certificate: got.certificate, said: got.seen };
+  if (got.status !== 200 || got.body.trim() === 'ok') return { ok: true };
+  return { ok: false, certificate: false, said: `HTTP 200: ${got.body.trim().split('\n').at(-1)?.slice(0, 300) ?? ''}` };
+}
+
+/** The evidence of a look through the SSH connection to `server`: what the engine did, and the same by hand. */
+const livezThroughWords = (vip: string, port: number, server: string) =>
+  `GET https://${vip}:${port}/livez from ${server} (the engine, through its SSH connection to ${server}), verifying the cluster CA; by hand on ${server}: sudo ${livezCommand(vip, port)}`;
+
+/**
+ * From a server: with the admin kubeconfig, the engine's GET through the SSH connection to it; without, k3s's
+ * kubectl through the VIP on it, verifying the cluster CA from k3s.yaml.
+ */
+async function answerFromServer(ctx: RunContext, host: HostRef, creds: ApiCredentials | undefined): Promise<Answer> {
   const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
+  if (creds) {
+    const a = await livezThrough(ctx.remote(host), vip, port, creds);
+    return a.ok ? a : { ok: false, certificate: a.certificate, seen: `from ${host.name}: ${a.said}`, command: livezThroughWords(vip, port, host.name) };
+  }
   const command = livezCommand(vip, port);
   const res = await ctx.remote(host).exec(command, { sudo: true, timeoutMs: 15_000, signal: ctx.signal, readOnly: true });
   const a = livezAnswer(res);
@@ -126,15 +164,18 @@ export const vipAnswers: Gate = {
   title: 'control-plane VIP answers with the cluster certificate',
   budgetMs: VIP_BUDGET_MS,
   async run(host, ctx, signal) {
-    // The operator's side is checked once, by the founder's gate.
-    const ca = host.founder ? (await ctx.remote(host).exec(`cat ${SERVER_CA}`, { readOnly: true, sudo: true, timeoutMs: 15_000 })).stdout : '';
+    const creds = await apiCredentialsOf(ctx);
+    // The operator's side is checked once, by the founder's gate: with the admin kubeconfig, the founder's GET
+    // is the engine's TLS through the founder's connection already; without, a handshake of its own.
+    const handshake = host.founder && !creds;
+    const ca = handshake ? (await ctx.remote(host).exec(`cat ${SERVER_CA}`, { readOnly: true, sudo: true, timeoutMs: 15_000 })).stdout : '';
     let last: Answer = { ok: false, certificate: false, seen: 'not tried', command: '' };
     const answered = await poll(ctx, signal, {
       everyMs: POLL_MS,
       withinMs: VIP_BUDGET_MS - DIAGNOSIS_RESERVE_MS,
       look: async () => {
-        last = await answerFromServer(ctx, host);
-        if (last.ok && host.founder) last = await answerFromOperator(ctx, host, ca);
+        last = await answerFromServer(ctx, host, creds);
+        if (last.ok && handshake) last = await answerFromOperator(ctx, host, ca);
         if (last.ok) return true;
         // A known failure in kube-vip's log needs no waiting out.
         const early = await diagnose(ctx, host, last);

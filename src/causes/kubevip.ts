@@ -33,7 +33,7 @@ export const kubeVipCauses = defineCauses({
   VIP_NOT_ANSWERING: {
     title: 'The VIP lease is held, but the VIP does not answer on the API port',
     meaning:
-      "A server holds plndr-cp-lock, yet the VIP does not answer with the cluster certificate from a server (k3s kubectl get --raw /livez through it) or from the operator's side (a TLS handshake over the SSH connection to the founder): ARP does not reach, a firewall drops, or the VIP is on the wrong NIC.",
+      "A server holds plndr-cp-lock, yet the VIP does not answer with the cluster certificate from a server (a GET of /livez through it, from the server's network: the engine's through its SSH connection, or k3s kubectl there) or from the operator's side (the engine's TLS over the SSH connection to the founder): ARP does not reach, a firewall drops, or the VIP is on the wrong NIC.",
     remedy:
       'On the holder: `ip -4 addr` shows the VIP on the right NIC; from the failing server `sudo k3s kubectl --server https://<vip>:6443 get --raw /livez` (from an agent, which has no admin kubeconfig: `timeout 3 bash -c "</dev/tcp/<vip>/6443" && echo open`) and `ip neigh show <vip>`; check firewalls.',
   },

@@ -1,5 +1,6 @@
-// /readyz (and /livez) asked from a host through its SSH connection (src/kube/get-through.ts), against a real
-// HTTPS server on 127.0.0.1 that, as kube-apiserver does, trusts client certificates of the cluster CA only.
+// /readyz asked from a host through its SSH connection (src/kube/get-through.ts), and the VIP gate's /livez
+// (phases/kube-vip/vip-gate.ts livezThrough), against a real HTTPS server on 127.0.0.1 that, as
+// kube-apiserver does, trusts client certificates of the cluster CA only.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getThrough, readyzThrough, type ApiCredentials } from '../../src/kube/get-through.ts';
+import { livezThrough } from '../../phases/kube-vip/vip-gate.ts';
 import type { Remote } from '../../src/transport/types.ts';
 
 let dir = '';
@@ -146,5 +148,49 @@ describe("getThrough's certificate flag, from Node's TLS error code", () => {
     });
     reply = () => undefined;
     expect(await getThrough(remote(), '127.0.0.1', port, '/livez', creds, 300)).toEqual({ tls: true, seen: 'no answer within 0.3 s', certificate: false });
+  });
+});
+
+describe("the VIP gate's look from a server through its SSH connection (livezThrough)", () => {
+  it('200 `ok` is an answer, asked at the VIP through the host', async () => {
+    reply = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    forwards.length = 0;
+    expect(await livezThrough(remote(), '127.0.0.1', port, creds)).toEqual({ ok: true });
+    expect(forwards).toEqual([`127.0.0.1:${port}`]);
+  });
+
+  it("an HTTP error with a Status body is an answer (the certificate verified), as kubectl's `Error from server (Forbidden)`", async () => {
+    reply = (res) =>
+      res.writeHead(403, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'forbidden: User "system:anonymous" cannot get path "/livez"',
+          reason: 'Forbidden',
+          code: 403,
+        }),
+      );
+    expect(await livezThrough(remote(), '127.0.0.1', port, creds)).toEqual({ ok: true });
+  });
+
+  it('a serving certificate that does not name the VIP: no answer, the certificate flagged, in the words of the TLS error', async () => {
+    reply = (res) => res.writeHead(200).end('ok');
+    const r = await livezThrough(remote(), '10.0.0.9', port, creds);
+    expect(r).toMatchObject({ ok: false, certificate: true });
+    expect(r.ok || r.said).toContain('10.0.0.9');
+  });
+
+  it('no answer within the budget and a refused forward: not the certificate', async () => {
+    reply = () => undefined;
+    expect(await livezThrough(remote(), '127.0.0.1', port, creds, 300)).toEqual({ ok: false, certificate: false, said: 'no answer within 0.3 s' });
+    const refused = 'direct-tcpip to 10.0.0.9:6443 from k3s-prod-2: Connection refused';
+    expect(await livezThrough(remote({ refuse: refused }), '10.0.0.9', 6443, creds)).toEqual({ ok: false, certificate: false, said: refused });
+  });
+
+  it('a 200 that is not `ok` is not an answer, as kubectl printing it is not', async () => {
+    reply = (res) => res.writeHead(200).end('[-]ping failed\n');
+    expect(await livezThrough(remote(), '127.0.0.1', port, creds)).toEqual({ ok: false, certificate: false, said: 'HTTP 200: [-]ping failed' });
   });
 });
