@@ -39,16 +39,9 @@ export async function drainThrough(ctx: RunContext, via: HostRef, node: HostRef,
   });
 }
 
-/** The jsonpath that lists each Node with the value of this tool's cordon annotation (empty when absent). */
-export const CORDONED_QUERY = `get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.annotations.${CORDONED_BY.replace(/\./g, '\\.')}}{"\\n"}{end}' --request-timeout=5s`;
-
-/** The names of the Nodes the query's output shows cordoned by this tool. */
-export function cordonedIn(stdout: string): string[] {
-  return stdout
-    .split('\n')
-    .map((l) => l.trim().split(' '))
-    .filter(([name, mark]) => name && mark)
-    .map(([name]) => name);
+/** The names of the Nodes (the API's objects) that carry this tool's cordon mark. */
+export function cordonedIn(nodes: { metadata?: { name?: string; annotations?: Record<string, string> } }[]): string[] {
+  return nodes.filter((n) => n.metadata?.name && n.metadata.annotations?.[CORDONED_BY]).map((n) => n.metadata!.name!);
 }
 
 function vantageFor(host: HostRef, ctx: ReadContext): string | undefined {

@@ -7,13 +7,13 @@ import { readFile } from 'node:fs/promises';
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import type { PrepareContext, ReadContext } from '../../src/engine/context.ts';
-import { VIP_HOLDER_ARGS } from '../../src/k3s/remote.ts';
+import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { etcdVersionIn, pathStops, releaseEtcd, runningEtcdProbe, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
 import { sha256FileOnce } from '../../src/util/sha256-file.ts';
 import { cordonedByRun, rollingView, targetBinary, type TargetBinary } from './rolling-facts.ts';
 import { stateTokenSha, TOKEN_SECRET_PROBE, tokenStops } from '../k3s-founder.ts';
-import { CORDONED_QUERY, cordonedIn } from './rolling-evict.ts';
+import { cordonedIn } from './rolling-evict.ts';
 
 /** The target release, read once a run (both rolling phases need it). */
 export async function prepareTarget(ctx: PrepareContext): Promise<TargetBinary> {
@@ -37,7 +37,17 @@ function binaryProbe(target: TargetBinary): ProbeCommand {
   };
 }
 
-/** Every server's probes; the cluster-wide reads (two `k3s kubectl` calls) on the founder only. */
+/**
+ * A GET of the API on the founder while its k3s runs: through the run's connection when it can, else
+ * `k3s kubectl get --raw` there (nothing asked on a cold build, where no k3s runs).
+ */
+const whileActive = (path: string): ProbeCommand => ({
+  command: `systemctl is-active -q ${SERVER_ROLE.unit} && k3s kubectl get --raw ${path} --request-timeout=5s`,
+  sudo: true,
+  api: path,
+});
+
+/** Every server's probes; the cluster-wide reads (kube-vip's lease, the Nodes) on the founder only. */
 export function serverProbes(target: TargetBinary, onFounder: boolean): Record<string, ProbeCommand> {
   const all: Record<string, ProbeCommand> = {
     active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
@@ -48,11 +58,9 @@ export function serverProbes(target: TargetBinary, onFounder: boolean): Record<s
   if (!onFounder) return all;
   return {
     ...all,
-    // The VIP holder (first line), then each Node with this tool's cordon mark (a rolling change that stopped).
-    cluster: {
-      command: `systemctl is-active -q ${SERVER_ROLE.unit} && { k3s kubectl ${VIP_HOLDER_ARGS}; echo; k3s kubectl ${CORDONED_QUERY}; }; true`,
-      sudo: true,
-    },
+    // The VIP holder, and each Node with this tool's cordon mark (a rolling change that stopped).
+    lease: whileActive(`/apis/coordination.k8s.io/v1/namespaces/${KUBE_VIP_NAMESPACE}/leases/${KUBE_VIP_LEASE}`),
+    nodes: whileActive('/api/v1/nodes'),
   };
 }
 
@@ -70,9 +78,9 @@ export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext)
   const holding = [...seen].filter(([, r]) => r.datastore.stdout.trim() === 'present');
   const members = holding.filter(([, r]) => isActive(r));
   const running = members.length >= 2;
-  const answers = [...seen.values()].map((r) => r.cluster?.stdout ?? '').filter((out) => out.trim());
-  const holder = answers.map((out) => out.split('\n')[0].trim()).find(Boolean);
-  const cordoned = cordonedIn(answers[0]?.split('\n').slice(1).join('\n') ?? '');
+  const json = (r: ProbeResults[string] | undefined) => (r?.code === 0 && r.stdout.trim() ? JSON.parse(r.stdout) : undefined);
+  const holder = [...seen.values()].map((r) => json(r.lease)?.spec?.holderIdentity as string | undefined).find(Boolean);
+  const cordoned = cordonedIn([...seen.values()].flatMap((r) => json(r.nodes)?.items ?? []));
   const view = rollingView({ running, members: members.map(([h]) => h.name), ...(holder && { holder }) });
   // A running founder keeps its token: a state folder without it (or with another) would write a config that
   // k3s refuses to start with — refused before any restart, as k3s-founder's preflight says it (STATE_TOKEN_MISMATCH).

@@ -8,6 +8,7 @@ import { checkServers } from '../../phases/k3s/rolling-preflight.ts';
 import { cordonedByRun, rollingView, targetBinary } from '../../phases/k3s/rolling-facts.ts';
 import { stateTokenSha } from '../../phases/k3s-founder.ts';
 import { topologyFor } from '../support/engine-fixture.ts';
+import { CORDONED_BY } from '../../src/k3s/drain.ts';
 
 const servers: HostRef[] = ['s1', 's2', 's3'].map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
 const OLD = 'a'.repeat(64);
@@ -15,7 +16,9 @@ const NEW = 'b'.repeat(64);
 const TOKEN = 'c'.repeat(64);
 const answer = (stdout: string, code = 0) => ({ stdout, stderr: '', code });
 
-function seenOf(each: Partial<{ active: string; datastore: string; binary: string; token: string; cluster: string }>[]): Map<HostRef, ProbeResults> {
+function seenOf(
+  each: Partial<{ active: string; datastore: string; binary: string; token: string; lease: string; nodes: string }>[],
+): Map<HostRef, ProbeResults> {
   return new Map(
     servers.map((h, i) => {
       const e = {
@@ -23,12 +26,20 @@ function seenOf(each: Partial<{ active: string; datastore: string; binary: strin
         datastore: 'present',
         binary: `${OLD}\nk3s version v1.33.5+k3s1 (8e8f2a47)\n"etcd-version":"3.5.21"`,
         token: TOKEN,
-        cluster: '',
+        lease: '',
+        nodes: '',
         ...each[i],
       };
       return [
         h,
-        { active: answer(e.active), datastore: answer(e.datastore), binary: answer(e.binary), tokenSecret: answer(e.token), cluster: answer(e.cluster) },
+        {
+          active: answer(e.active),
+          datastore: answer(e.datastore),
+          binary: answer(e.binary),
+          tokenSecret: answer(e.token),
+          lease: answer(e.lease),
+          nodes: answer(e.nodes),
+        },
       ];
     }),
   );
@@ -46,7 +57,9 @@ function check(seen: Map<HostRef, ProbeResults>, target = { version: 'v1.33.7+k3
 
 describe('the rolling change preflight', () => {
   it('learns the VIP holder and the nodes a stopped rolling change left cordoned', () => {
-    const r = check(seenOf([{ cluster: 's2\ns1 \ns2 rolling change\nk3s-agent-1 rolling change\n' }]));
+    const node = (name: string, cordoned?: string) => ({ metadata: { name, ...(cordoned && { annotations: { [CORDONED_BY]: cordoned } }) } });
+    const nodes = JSON.stringify({ kind: 'NodeList', items: [node('s1'), node('s2', 'rolling change'), node('s3'), node('k3s-agent-1', 'rolling change')] });
+    const r = check(seenOf([{ lease: JSON.stringify({ kind: 'Lease', spec: { holderIdentity: 's2' } }), nodes }]));
     expect(r.ids).toEqual([]);
     expect(r.view).toEqual({ running: true, members: ['s1', 's2', 's3'], holder: 's2' });
     expect(r.cordoned).toEqual(['s2', 'k3s-agent-1']);
