@@ -26,7 +26,7 @@ import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
 import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
-import { kubectl, rawGetProbe } from '../../src/k3s/remote.ts';
+import { kubectl, rawGetProbe, refusedNotFound } from '../../src/k3s/remote.ts';
 import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { appliesThisRun, FLUX_APPLY_STEPS } from './applied-step.ts';
@@ -236,8 +236,8 @@ async function proveAdoption(ctx: ActionContext): Promise<void> {
  */
 export const helmChartAbsent = hostFact<boolean | undefined>('flux.helmChartAbsent');
 
-/** Pure: the probe's read answered, and with nothing (`--ignore-not-found`): the chart is gone. A failed read says nothing. */
-export const readAbsent = (r: { code: number | null; stdout: string }) => r.code === 0 && r.stdout.trim() === '';
+/** Pure: the probe's read answered that the chart is not there (the API's NotFound). A read that failed otherwise says nothing. */
+export const readAbsent = (r: { code: number | null; stdout: string; stderr: string }) => refusedNotFound(r);
 
 export const handoverStep: Step = {
   id: 'cilium-handover',

@@ -40,7 +40,7 @@ export const founderApiReady: Gate = {
     const ready = await poll(ctx, signal, {
       everyMs: POLL_MS,
       look: async () => {
-        const res = await kubectl(ctx, host, "get --raw='/readyz'", 10_000);
+        const res = await apiRead(ctx, host, { path: '/readyz', kubectl: "get --raw='/readyz'" }, 10_000);
         if (res.code === 0 && res.stdout.trim() === 'ok') return true;
         last = { code: res.code, out: res.stderr || res.stdout };
         return undefined;

@@ -36,6 +36,14 @@ export function rawGetProbe(path: string, timeoutS = 5): ProbeCommand {
   return { command: `k3s kubectl get --raw ${shq(path)} --request-timeout=${timeoutS}s`, sudo: true, api: path };
 }
 
+/**
+ * A raw GET's (rawGetProbe's) answer that the object is not there: the API's NotFound, in kubectl's words
+ * (kubernetes/kubectl pkg/cmd/util/helpers.go StandardErrorMessage: `Error from server (NotFound): …`) as
+ * src/kube/api-read.ts gives them too. Not a host without k3s (`k3s: not found`) nor an API that did not answer.
+ */
+export const refusedNotFound = (r: { code: number | null; stderr: string }) =>
+  r.code !== null && r.code !== 0 && r.stderr.includes('Error from server (NotFound)');
+
 /** kubectl's verbs that only read: the run's probe answers stay good (src/engine/probe-memo.ts). */
 const READ_VERBS = new Set(['get', 'logs', 'describe', 'version', 'api-resources']);
 

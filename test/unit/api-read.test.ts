@@ -61,10 +61,11 @@ describe('apiRead', () => {
     expect(r).toEqual({ code: 1, stdout: '', stderr: 'Error from server: an error on the server (HTTP 502): bad gateway' });
   });
 
-  it('no answer (the forward refused) says so with the server', async () => {
-    const r = await apiRead(context({ refuse: true }).ctx, server, READ);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toBe('no answer from the API through server-1: direct-tcpip to 127.0.0.1:6443 from server-1: Connection refused');
+  it("no answer (the forward refused: nothing listening, another cluster's certificate) is the server's own kubectl's to give", async () => {
+    const { ctx, remote } = context({ refuse: true });
+    const r = await apiRead(ctx, server, READ);
+    expect(r).toMatchObject({ code: 0, stdout: '{"kind":"DaemonSet","from":"kubectl"}' });
+    expect(remote.commands).toEqual([`k3s kubectl ${READ.kubectl}`]);
   });
 
   it('without a kubeconfig in the state folder: `k3s kubectl` on the server, as root', async () => {

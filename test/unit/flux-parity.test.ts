@@ -102,9 +102,14 @@ describe('handoverChanges', () => {
   it('plans nothing once the HelmChart and its manifest are gone', () => {
     expect(handoverChanges(own, { helmChart: undefined, manifest: false })).toEqual([]);
     // The gate then knows the chart is gone without reading it again; a read that failed or found it says nothing.
-    expect(readAbsent({ code: 0, stdout: '\n' })).toBe(true);
-    expect(readAbsent({ code: 1, stdout: '' })).toBe(false);
-    expect(readAbsent({ code: 0, stdout: '{"kind":"HelmChart"}' })).toBe(false);
+    expect(readAbsent({ code: 1, stdout: '', stderr: 'Error from server (NotFound): helmcharts.helm.cattle.io "cilium" not found' })).toBe(true);
+    // No answer from the API, no k3s on the host, another refusal: nothing said about the chart.
+    expect(
+      readAbsent({ code: 1, stdout: '', stderr: 'The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?' }),
+    ).toBe(false);
+    expect(readAbsent({ code: 127, stdout: '', stderr: 'sh: 1: k3s: not found' })).toBe(false);
+    expect(readAbsent({ code: 1, stdout: '', stderr: 'Error from server (Forbidden): helmcharts.helm.cattle.io "cilium" is forbidden' })).toBe(false);
+    expect(readAbsent({ code: 0, stdout: '{"kind":"HelmChart"}', stderr: '' })).toBe(false);
   });
   it('reads the probe: gone when empty, the annotation, the finalizers and the deletion mark', () => {
     expect(helmChartObject({ stdout: '', stderr: '', code: 0 })).toBeUndefined();
