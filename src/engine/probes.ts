@@ -28,7 +28,8 @@ export async function probeBatch(
   o: { sudo: boolean; timeoutMs: number; concurrent?: boolean },
 ): Promise<{ res: ExecResult; results: ProbeResults }> {
   const apiGet = ctx.apiGet;
-  const viaApi = apiGet ? Object.keys(batch).filter((k) => batch[k].api !== undefined) : [];
+  // A secret probe stays on the host: the batch's log keeps its output out of the run log, a GET's would not.
+  const viaApi = apiGet ? Object.keys(batch).filter((k) => batch[k].api !== undefined && !batch[k].secret) : [];
   if (!viaApi.length) return execBatch(host, ctx, batch, o);
   const rest = Object.fromEntries(Object.entries(batch).filter(([k]) => !viaApi.includes(k)));
   const [onHost, fromApi] = await Promise.all([

@@ -70,6 +70,15 @@ describe('probes that read the API', () => {
     });
   });
 
+  it('a secret probe is asked on the host, whose batch keeps its output out of the run log', async () => {
+    const f = fixture({ check: false, hosts: [H] });
+    const a = api();
+    f.ctx.apiGet = a.get;
+    const r = await runProbes(H, f.ctx, [['token', { ...probe('/served'), secret: true }]]);
+    expect(r.token.stdout).toBe('on-host /served\n');
+    expect(a.asked).toEqual([]);
+  });
+
   it('an answer through the API is kept in the run memo: asked again, it is not asked twice', async () => {
     const f = fixture({ check: false, hosts: [H] });
     const a = api();
