@@ -86,10 +86,15 @@ export interface ApiLists {
  * carry their kind; the first list refused is the answer (kubectl refuses the whole read too).
  */
 export async function apiReadLists(ctx: RunContext, server: HostRef, read: ApiLists, timeoutMs = 15_000): Promise<Answer> {
-  if (!(await apiCredentialsOf(ctx))) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  const answers = await Promise.all(read.lists.map((l) => apiRead(ctx, server, { path: l.path, kubectl: read.kubectl }, timeoutMs)));
-  const refused = answers.find((a) => a.code !== 0);
-  if (refused) return refused;
-  const items = answers.flatMap((a, i) => ((JSON.parse(a.stdout).items ?? []) as any[]).map((item) => ({ kind: read.lists[i].kind, ...item })));
+  const creds = await apiCredentialsOf(ctx);
+  if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
+  const got = await Promise.all(read.lists.map((l) => getThrough(ctx.remote(server), '127.0.0.1', API_PORT, l.path, creds, timeoutMs)));
+  // A list with no answer: the whole read is the server's kubectl's, as apiRead's is.
+  if (got.some((g) => g.status === undefined)) return kubectl(ctx, server, read.kubectl, timeoutMs);
+  const refused = got.find((g) => g.status !== 200);
+  if (refused && refused.status !== undefined) return { code: 1, stdout: '', stderr: errorFromServer(refused.status, refused.body) };
+  const items = got.flatMap((g, i) =>
+    (g.status === 200 ? ((JSON.parse(g.body).items ?? []) as any[]) : []).map((item) => ({ kind: read.lists[i].kind, ...item })),
+  );
   return { code: 0, stdout: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), stderr: '' };
 }

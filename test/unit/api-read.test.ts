@@ -2,12 +2,21 @@
 // -o json` would print it, an error in kubectl's words, and `k3s kubectl` on the server while the state
 // folder holds no kubeconfig. Against a small HTTPS server standing for a server's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRead } from '../../src/kube/api-read.ts';
+import { apiRead, apiReadLists } from '../../src/kube/api-read.ts';
 import { fixture } from '../support/engine-fixture.ts';
 import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
 const server = { name: 'server-1', address: '10.0.0.10', role: 'server' as const, founder: true };
 const DS = { kind: 'DaemonSet', apiVersion: 'apps/v1', metadata: { name: 'cilium', namespace: 'kube-system', generation: 3 } };
+const PODS = '/api/v1/namespaces/flux-system/pods';
+const DEPLOYMENTS = '/apis/apps/v1/namespaces/flux-system/deployments';
+const LISTS = {
+  lists: [
+    { path: PODS, kind: 'Pod' },
+    { path: DEPLOYMENTS, kind: 'Deployment' },
+  ],
+  kubectl: 'get pods,deployments -n flux-system -o json',
+};
 const READ = { path: '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium', kubectl: 'get daemonset -n kube-system cilium -o json' };
 
 let api: KubeApiFixture;
@@ -22,6 +31,10 @@ beforeAll(async () => {
       return void res.end('bad gateway\nupstream down');
     }
     if (req.url === READ.path && served === 'ds') return answer(res, 200, DS);
+    // A list of a built-in kind: its items carry no kind of their own, as the API serves them.
+    if (req.url === PODS) return answer(res, 200, { kind: 'PodList', apiVersion: 'v1', items: [{ metadata: { name: 'source-controller-1' } }] });
+    if (req.url === DEPLOYMENTS && served === 'ds')
+      return answer(res, 200, { kind: 'DeploymentList', apiVersion: 'apps/v1', items: [{ metadata: { name: 'source-controller' } }] });
     answer(res, 404, statusOf(404, 'NotFound', 'daemonsets.apps "cilium" not found'));
   });
 });
@@ -74,5 +87,34 @@ describe('apiRead', () => {
     expect(r).toMatchObject({ code: 0, stdout: '{"kind":"DaemonSet","from":"kubectl"}' });
     expect(remote.commands).toEqual([`k3s kubectl ${READ.kubectl}`]);
     expect(remote.forwards).toEqual([]);
+  });
+});
+
+describe('apiReadLists', () => {
+  it("merges the lists as kubectl's List of both kinds, each item naming its kind", async () => {
+    served = 'ds';
+    const r = await apiReadLists(context().ctx, server, LISTS);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { kind: 'Pod', metadata: { name: 'source-controller-1' } },
+        { kind: 'Deployment', metadata: { name: 'source-controller' } },
+      ],
+    });
+  });
+
+  it("one list refused refuses the read, in kubectl's words", async () => {
+    served = 'gone';
+    const r = await apiReadLists(context().ctx, server, LISTS);
+    expect(r).toEqual({ code: 1, stdout: '', stderr: 'Error from server (NotFound): daemonsets.apps "cilium" not found' });
+  });
+
+  it("no answer: the whole read is the server's kubectl's, once", async () => {
+    const { ctx, remote } = context({ refuse: true });
+    const r = await apiReadLists(ctx, server, LISTS);
+    expect(r).toMatchObject({ code: 0, stdout: '{"kind":"DaemonSet","from":"kubectl"}' });
+    expect(remote.commands).toEqual([`k3s kubectl ${LISTS.kubectl}`]);
   });
 });
