@@ -20,8 +20,8 @@ export interface JoinVia {
 /** The join target of this run, set by k3s-join's preflight; absent before it ran (then the topology's). */
 const joinVia = runFact<JoinVia>('k3s-join.via');
 
-/** On each server: `present` when it holds etcd data. */
-const DATASTORE_PROBE: ProbeCommand = { command: `test -d ${DB_DIR}/etcd && echo present; true`, sudo: true };
+/** On each server: `present` when it holds etcd data (the same probe as the other phases', asked once a run). */
+const DATASTORE_PROBE: ProbeCommand = { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true };
 
 /**
  * And its API's /readyz (`ok`): a GET through the run's connection to it when the run can; on the server, asked
