@@ -13,7 +13,7 @@ import { matchJoinFailure, type JournalMatch } from '../../src/k3s/journal-cause
 import { MEMBER_PROBE, quorumLost, readServers, type QuorumLost } from './join-quorum.ts';
 import { kubeconfigPath, operatorKubeconfig } from '../../src/k3s/kubeconfig-file.ts';
 import { KUBECONFIG_FILE, SERVER_ROLE, TOKEN_FILE } from '../../src/k3s/paths.ts';
-import { excerpt, journalSince, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { excerpt, journalSince, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { apiRead } from '../../src/kube/api-read.ts';
 import { nodesSeen } from '../../src/k3s/nodes.ts';
