@@ -37,6 +37,11 @@ function errorFromServer(status: number, body: string): string {
   return `Error from server: an error on the server (HTTP ${status}): ${body.trim().split('\n')[0]?.slice(0, 300) ?? ''}`;
 }
 
+/** An answer of the API as `k3s kubectl get` gives it: exit 0 and the body, or exit 1 and kubectl's words. */
+function answerOf(got: { status: number; body: string }): Answer & { code: number } {
+  return got.status === 200 ? { code: 0, stdout: got.body, stderr: '' } : { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
+}
+
 export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
@@ -44,8 +49,7 @@ export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, t
   // No answer (nothing listening yet, a certificate of another cluster: a state folder's kubeconfig from before a
   // rebuild): the server's own kubectl, with k3s's kubeconfig, decides and says why in its words.
   if (got.status === undefined) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  if (got.status === 200) return { code: 0, stdout: got.body, stderr: '' };
-  return { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
+  return answerOf(got);
 }
 
 /**
@@ -60,7 +64,7 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
     const started = ctx.clock.now();
     const got = await getThrough(ctx.remote(host), '127.0.0.1', API_PORT, path, creds, Math.min(o.timeoutMs, 15_000));
     if (got.status === undefined) return undefined;
-    const answer = got.status === 200 ? { code: 0, stdout: got.body, stderr: '' } : { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
+    const answer = answerOf(got);
     // No shell command: the run log names the request and where it went.
     log.record({
       host: host.name,
@@ -92,7 +96,7 @@ export async function apiReadLists(ctx: RunContext, server: HostRef, read: ApiLi
   // A list with no answer: the whole read is the server's kubectl's, as apiRead's is.
   if (got.some((g) => g.status === undefined)) return kubectl(ctx, server, read.kubectl, timeoutMs);
   const refused = got.find((g) => g.status !== 200);
-  if (refused && refused.status !== undefined) return { code: 1, stdout: '', stderr: errorFromServer(refused.status, refused.body) };
+  if (refused && refused.status !== undefined) return answerOf(refused);
   const items = got.flatMap((g, i) =>
     (g.status === 200 ? ((JSON.parse(g.body).items ?? []) as any[]) : []).map((item) => ({ kind: read.lists[i].kind, ...item })),
   );
