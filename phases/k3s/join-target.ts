@@ -8,6 +8,7 @@ import type { ReadContext } from '../../src/engine/context.ts';
 import { runFact } from '../../src/engine/facts.ts';
 import type { HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { rawGetProbe } from '../../src/k3s/remote.ts';
 
 export interface JoinVia {
   /** The server joiners dial, by its inventory name. */
@@ -27,11 +28,7 @@ const DATASTORE_PROBE: ProbeCommand = { command: `test -d ${DB_DIR}/etcd && echo
  * And its API's /readyz (`ok`): a GET through the run's connection to it when the run can; on the server, asked
  * only where a datastore is and k3s runs, so a server still to join starts no k3s process.
  */
-const READYZ_PROBE: ProbeCommand = {
-  command: `test -d ${DB_DIR}/etcd && systemctl is-active -q ${SERVER_ROLE.unit} && k3s kubectl get --raw /readyz --request-timeout=5s`,
-  sudo: true,
-  api: '/readyz',
-};
+const READYZ_PROBE = rawGetProbe('/readyz', { onlyIf: `test -d ${DB_DIR}/etcd && systemctl is-active -q ${SERVER_ROLE.unit}` });
 
 export interface ServerState {
   name: string;

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
+import { rawGetProbe } from '../../src/k3s/remote.ts';
 import type { PrepareContext, ReadContext } from '../../src/engine/context.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
@@ -41,11 +42,7 @@ function binaryProbe(target: TargetBinary): ProbeCommand {
  * A GET of the API on the founder while its k3s runs: through the run's connection when it can, else
  * `k3s kubectl get --raw` there (nothing asked on a cold build, where no k3s runs).
  */
-const whileActive = (path: string): ProbeCommand => ({
-  command: `systemctl is-active -q ${SERVER_ROLE.unit} && k3s kubectl get --raw ${path} --request-timeout=5s`,
-  sudo: true,
-  api: path,
-});
+const whileActive = (path: string): ProbeCommand => rawGetProbe(path, { onlyIf: `systemctl is-active -q ${SERVER_ROLE.unit}` });
 
 /** Every server's probes; the cluster-wide reads (kube-vip's lease, the Nodes) on the founder only. */
 export function serverProbes(target: TargetBinary, onFounder: boolean): Record<string, ProbeCommand> {

@@ -32,8 +32,10 @@ export const VIP_HOLDER_ARGS = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LE
  * JSON body on success, and on a refusal exits 1 with `Error from server (<reason>): <message>` (a missing
  * object: NotFound).
  */
-export function rawGetProbe(path: string, timeoutS = 5): ProbeCommand {
-  return { command: `k3s kubectl get --raw ${shq(path)} --request-timeout=${timeoutS}s`, sudo: true, api: path };
+export function rawGetProbe(path: string, o: { onlyIf?: string } = {}): ProbeCommand {
+  const get = `k3s kubectl get --raw ${shq(path)} --request-timeout=5s`;
+  // `onlyIf`: the host asks only when this holds (k3s runs there), so it starts no k3s process for nothing.
+  return { command: o.onlyIf ? `${o.onlyIf} && ${get}` : get, sudo: true, api: path };
 }
 
 /**
