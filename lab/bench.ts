@@ -298,11 +298,14 @@ async function rollingUpgrade(inventory: string, stateDir: string, last: string,
       const gate = r.events.find((g) => g.type === 'gate-end' && g.host === e.host && g.gate === 'back-after-restart');
       return `${e.host} ${((e.durationMs + (gate?.durationMs ?? 0)) / 1000).toFixed(1)} s`;
     });
+  const meets = seen.longestGapMs <= GAP_TARGET_MS && seen.fewestServing >= 2;
+  // A miss says where: the longest gap's failed probes, and each server's answer in the sample with the fewest.
+  const where = meets ? '' : `; the gap ${seen.longestGapSeen}; the fewest ${seen.fewestSeen}`;
   return {
     what,
-    value: `${(r.ms / 1000).toFixed(1)} s (${perHost.join(', ')}); ${seen.probes} probes through the VIP, ${seen.failed} failed, longest gap ${(seen.longestGapMs / 1000).toFixed(1)} s; never fewer than ${seen.fewestServing} of ${servers.length} servers`,
+    value: `${(r.ms / 1000).toFixed(1)} s (${perHost.join(', ')}); ${seen.probes} probes through the VIP, ${seen.failed} failed, longest gap ${(seen.longestGapMs / 1000).toFixed(1)} s; never fewer than ${seen.fewestServing} of ${servers.length} servers${where}`,
     target,
-    meets: seen.longestGapMs <= GAP_TARGET_MS && seen.fewestServing >= 2,
+    meets,
   };
 }
 
