@@ -12,7 +12,7 @@ import type { Emit } from './events.ts';
 import type { Facts, FactsView, RunFact } from './facts.ts';
 import type { HostRef } from './host-ref.ts';
 import type { ProbeMemo } from './probe-memo.ts';
-import type { ProbeResult } from './probe-types.ts';
+import type { ApiReads, ProbeResult } from './probe-types.ts';
 
 export interface ReadContext {
   env: string;
@@ -78,13 +78,14 @@ export interface RunContext extends PrepareContext {
 }
 
 /**
- * A GET of `path` at the API on `host` (a server) through the run's SSH connection to it, answered as
+ * A GET of `read` (a path) at the API on `host` (a server) through the run's SSH connection to it, answered as
  * `k3s kubectl get --raw <path>` on the host answers (exit 0 and the body; exit 1 and kubectl's
- * `Error from server (<reason>): <message>`). Undefined when the run cannot ask that way (no admin
- * kubeconfig in the state folder) or no answer came (nothing listening, a certificate of another cluster):
- * the probe's command is then run on the host. `label` names the probe in the run log.
+ * `Error from server (<reason>): <message>`); or the GETs of ApiReads, answered as its `print` says (a refusal
+ * of any: exit 1 and kubectl's words). Undefined when the run cannot ask that way (no admin kubeconfig in the
+ * state folder) or no answer came (nothing listening, a certificate of another cluster): the probe's command
+ * is then run on the host. `label` names the probe in the run log.
  */
-export type ApiGet = (host: HostRef, path: string, o: { timeoutMs: number; label?: string }) => Promise<ProbeResult | undefined>;
+export type ApiGet = (host: HostRef, read: string | ApiReads, o: { timeoutMs: number; label?: string }) => Promise<ProbeResult | undefined>;
 
 /** The context the engine holds (src/engine/session.ts builds it): the run's facts store, which only it writes. */
 export interface EngineContext extends RunContext {

@@ -11,7 +11,7 @@ import type { ProbeCommand, ProbeResults } from './probe-types.ts';
 
 export type { HostRef } from './host-ref.ts';
 
-export type { ProbeCommand, ProbeResult, ProbeResults } from './probe-types.ts';
+export type { ApiReads, ProbeCommand, ProbeResult, ProbeResults } from './probe-types.ts';
 
 /** What a step's plan returns: the changes to make, or the causes that forbid going on. */
 export interface Plan {

@@ -13,7 +13,19 @@ export interface ProbeCommand {
    * (src/k3s/remote.ts rawGetProbe), and a run that can reach the API through the host's SSH connection asks
    * there instead (RunContext.apiGet), with no process started on the host; the answer reads the same.
    */
-  api?: string;
+  api?: string | ApiReads;
+}
+
+/**
+ * A probe's reads of the API when its command's output is not one raw body: the GETs, and how their answers
+ * read as what the command prints, so that the probe's parser takes either. `table`: the GET asks for the
+ * server-side Table (meta.k8s.io/v1) whose rows carry each object's metadata only (`includeObject=Metadata`,
+ * kubernetes/apimachinery pkg/apis/meta/v1 types.go TableOptions): a Secret's data never leaves the server.
+ */
+export interface ApiReads {
+  gets: { path: string; table?: boolean }[];
+  /** What the command prints, from each GET's JSON (in `gets` order; every one answered 200). */
+  print: (bodies: any[]) => string;
 }
 
 export interface ProbeResult {

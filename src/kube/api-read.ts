@@ -4,6 +4,7 @@
 // for each read. While the state folder holds no kubeconfig (a state folder of another machine), it is
 // `k3s kubectl` on the server, as src/kube/reads-through.ts falls back.
 import type { ApiGet, RunContext } from '../engine/context.ts';
+import type { ApiReads } from '../engine/probe-types.ts';
 import type { HostRef } from '../engine/host-ref.ts';
 import { kubectl } from '../k3s/remote.ts';
 import type { CommandLog } from '../transport/types.ts';
@@ -58,17 +59,27 @@ export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, t
  * holds no usable kubeconfig or no answer came: the probe then runs on the host, whose own view decides.
  */
 export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
-  return async (host, path, o) => {
+  return async (host, read, o) => {
     const creds = await apiCredentialsOf(ctx).catch(() => undefined);
     if (!creds) return undefined;
+    const reads: ApiReads = typeof read === 'string' ? { gets: [{ path: read }], print: ([body]) => body } : read;
     const started = ctx.clock.now();
-    const got = await getThrough(ctx.remote(host), '127.0.0.1', API_PORT, path, creds, Math.min(o.timeoutMs, 15_000));
-    if (got.status === undefined) return undefined;
-    const answer = answerOf(got);
-    // No shell command: the run log names the request and where it went.
+    const got = await Promise.all(
+      reads.gets.map((g) =>
+        g.table
+          ? getThrough(ctx.remote(host), '127.0.0.1', API_PORT, withQuery(g.path, 'includeObject=Metadata'), creds, Math.min(o.timeoutMs, 15_000), {
+              accept: TABLE_ACCEPT,
+            })
+          : getThrough(ctx.remote(host), '127.0.0.1', API_PORT, g.path, creds, Math.min(o.timeoutMs, 15_000)),
+      ),
+    );
+    if (got.some((g) => g.status === undefined)) return undefined;
+    const answer = printed(got as { status: number; body: string }[], reads, typeof read === 'string');
+    // No shell command: the run log names the requests and where they went; what it shows is what was printed.
+    const paths = reads.gets.map((g) => `${g.path}${g.table ? ' (as a Table of metadata)' : ''}`).join(', ');
     log.record({
       host: host.name,
-      command: `GET ${path} (the API at 127.0.0.1:${API_PORT} on ${host.name}, through the SSH connection)${o.label ? `   # probe ${o.label}` : ''}`,
+      command: `GET ${paths} (the API at 127.0.0.1:${API_PORT} on ${host.name}, through the SSH connection)${o.label ? `   # probe ${o.label}` : ''}`,
       code: answer.code,
       stdout: answer.stdout,
       stderr: answer.stderr,
@@ -76,6 +87,26 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
     });
     return { ...answer, window: { sentMs: started, answeredMs: ctx.clock.now() } };
   };
+}
+
+/**
+ * kubectl's Accept for a Table (kubernetes/kubectl pkg/cmd/get/get.go): the server-side Table, or plain JSON
+ * from a server that prints none; includeObject=Metadata is asked in the query.
+ */
+const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+
+const withQuery = (path: string, q: string) => `${path}${path.includes('?') ? '&' : '?'}${q}`;
+
+/** The answers as the probe's command prints them: the first refusal in kubectl's words, else `print` of the bodies. */
+function printed(got: { status: number; body: string }[], reads: ApiReads, raw: boolean): Answer & { code: number } {
+  const refused = got.find((g) => g.status !== 200);
+  if (refused) return answerOf(refused);
+  if (raw) return answerOf(got[0]);
+  try {
+    return { code: 0, stdout: reads.print(got.map((g) => JSON.parse(g.body))), stderr: '' };
+  } catch (err) {
+    return { code: 1, stdout: '', stderr: `error: the API's answer could not be read: ${(err as Error).message}` };
+  }
 }
 
 export interface ApiLists {

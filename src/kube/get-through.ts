@@ -46,7 +46,15 @@ export async function readyzThrough(remote: Remote, address: string, port: numbe
 /** Answers larger than this are cut (a list of every Pod of a big cluster is a few MB). */
 const MAX_BODY = 64 * 1024 * 1024;
 
-export async function getThrough(remote: Remote, address: string, port: number, path: string, creds: ApiCredentials, timeoutMs = 5_000): Promise<Got> {
+export async function getThrough(
+  remote: Remote,
+  address: string,
+  port: number,
+  path: string,
+  creds: ApiCredentials,
+  timeoutMs = 5_000,
+  o: { accept?: string } = {},
+): Promise<Got> {
   if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports`, certificate: false };
   let tls = false;
   let stream: Duplex | undefined;
@@ -75,7 +83,12 @@ export async function getThrough(remote: Remote, address: string, port: number, 
             createConnection: () => socket!,
             method: 'GET',
             path,
-            headers: { host: `${address}:${port}`, connection: 'close', ...(creds.token && { authorization: `Bearer ${creds.token}` }) },
+            headers: {
+              host: `${address}:${port}`,
+              connection: 'close',
+              ...(o.accept && { accept: o.accept }),
+              ...(creds.token && { authorization: `Bearer ${creds.token}` }),
+            },
           },
           (res) => {
             let body = '';

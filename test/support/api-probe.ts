@@ -62,7 +62,7 @@ export interface ApiWatch {
   stop(): Promise<ApiWatchResult>;
 }
 
-export interface ApiWatchResult {
+interface ApiWatchResult {
   probes: number;
   failed: number;
   /** The longest time without a successful probe through the VIP, in ms. */

@@ -14,7 +14,8 @@ const [H] = hosts('h1');
 /** An API that answers `/served` (and refuses `/missing` as the API does), and gives no answer for anything else. */
 function api() {
   const asked: string[] = [];
-  const get: ApiGet = async (_host, path) => {
+  const get: ApiGet = async (_host, read) => {
+    const path = typeof read === 'string' ? read : read.gets.map((g) => g.path).join(',');
     asked.push(path);
     if (path === '/served') return { code: 0, stdout: '{"kind":"Thing"}', stderr: '' };
     if (path === '/missing') return { code: 1, stdout: '', stderr: 'Error from server (NotFound): things "x" not found' };
