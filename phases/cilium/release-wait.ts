@@ -11,6 +11,7 @@
 import { hostFact } from '../../src/engine/facts.ts';
 import type { ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
+import { objectsOf } from '../../src/kube/resources.ts';
 
 export type HelmReleaseRef = {
   name: string;
@@ -34,6 +35,25 @@ export interface Revision {
 /** `kubectl get secrets … -o jsonpath` printing `<version> <status>` per release revision (labels only). */
 export function revisionsQuery(r: HelmReleaseRef): string {
   return `get secrets -n ${r.namespace} -l owner=helm,name=${r.name} -o jsonpath='{range .items[*]}{.metadata.labels.version} {.metadata.labels.status}{"\\n"}{end}'`;
+}
+
+/**
+ * The release's revisions as a probe: through the API, the Secrets as a Table of their metadata (their data
+ * never leaves the server), printed as the jsonpath above prints them; on the host, that kubectl.
+ */
+export function revisionsProbe(r: HelmReleaseRef): ProbeCommand {
+  const selector = encodeURIComponent(`owner=helm,name=${r.name}`);
+  return {
+    command: `k3s kubectl ${revisionsQuery(r)}`,
+    sudo: true,
+    api: {
+      gets: [{ path: `/api/v1/namespaces/${r.namespace}/secrets?labelSelector=${selector}`, table: true }],
+      print: ([list]) =>
+        objectsOf(list)
+          .map((o) => `${o.metadata?.labels?.version ?? ''} ${o.metadata?.labels?.status ?? ''}\n`)
+          .join(''),
+    },
+  };
 }
 
 export function parseRevisions(stdout: string): Revision[] {
@@ -70,7 +90,7 @@ export function notingRelease(step: Step): Step {
     ...step,
     probe: (host, ctx): Record<string, ProbeCommand> => ({
       ...step.probe?.(host, ctx),
-      helmReleaseRevisions: { command: `k3s kubectl ${revisionsQuery(release(ctx))}`, sudo: true },
+      helmReleaseRevisions: revisionsProbe(release(ctx)),
     }),
     plan: (input) => {
       const plan = step.plan(input);

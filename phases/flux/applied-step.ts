@@ -4,7 +4,8 @@
 import type { CommandChange } from '../../src/engine/changes.ts';
 import type { ReadContext } from '../../src/engine/context.ts';
 import { hostFact } from '../../src/engine/facts.ts';
-import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
+import type { ApiReads, HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
+import { listPath, objectsOf } from '../../src/kube/resources.ts';
 import { APPLIED_HASH, drift, kubectlRef, objectKey, toYaml, type Drift, type KubeObject } from './manifests.ts';
 
 const APPLY_COMMAND = 'k3s kubectl apply --server-side --force-conflicts --field-manager=bootstrap -f -';
@@ -12,7 +13,12 @@ const APPLY_COMMAND = 'k3s kubectl apply --server-side --force-conflicts --field
 // custom-columns prints one line per object found, whether one or many were asked for; `<none>` for no value.
 const COLUMNS = `KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,HASH:.metadata.annotations.${APPLIED_HASH},ESTABLISHED:.status.conditions[?(@.type=="Established")].status`;
 
-/** Read-only: one `kubectl get` per namespace, naming each object (absent ones print nothing). */
+/**
+ * Read-only: one `kubectl get` per namespace, naming each object (absent ones print nothing). Through the API,
+ * one list per kind in the namespace, printed as those columns for the objects named: a Table of metadata
+ * (no Secret's data leaves the server), the whole objects only for CustomResourceDefinitions (whose status
+ * says Established). A kind without a known list path leaves the namespace's read to kubectl.
+ */
 export function probeObjects(objects: KubeObject[]): Record<string, ProbeCommand> {
   const byNs = new Map<string, KubeObject[]>();
   for (const o of objects) byNs.set(o.metadata.namespace ?? '', [...(byNs.get(o.metadata.namespace ?? '') ?? []), o]);
@@ -21,9 +27,39 @@ export function probeObjects(objects: KubeObject[]): Record<string, ProbeCommand
     out[`objects${i}`] = {
       command: `k3s kubectl get ${objs.map(kubectlRef).join(' ')}${ns ? ` -n ${ns}` : ''} --ignore-not-found --no-headers -o custom-columns='${COLUMNS}'`,
       sudo: true,
+      api: listsOf(objs, ns),
     };
   });
   return out;
+}
+
+/** The namespace's objects as list GETs, one per kind, printed as COLUMNS prints the named ones. */
+function listsOf(objs: KubeObject[], ns: string): ApiReads | undefined {
+  const kinds = new Map<string, { apiVersion: string; kind: string; names: Set<string> }>();
+  for (const o of objs) {
+    const k = `${o.apiVersion} ${o.kind}`;
+    const entry = kinds.get(k) ?? { apiVersion: o.apiVersion, kind: o.kind, names: new Set<string>() };
+    kinds.set(k, entry);
+    entry.names.add(o.metadata.name);
+  }
+  const lists = [...kinds.values()].map((k) => ({ ...k, path: listPath(k.apiVersion, k.kind, ns || undefined) }));
+  if (lists.some((l) => !l.path)) return undefined;
+  const none = (v: unknown) => (v === undefined || v === null || v === '' ? '<none>' : String(v));
+  return {
+    gets: lists.map((l) => ({ path: l.path!, table: l.kind !== 'CustomResourceDefinition' })),
+    print: (bodies) =>
+      lists
+        .flatMap((l, i) =>
+          objectsOf(bodies[i])
+            .filter((o) => l.names.has(o.metadata?.name))
+            .map((o) => {
+              const established = (o.status?.conditions ?? []).find((c: { type?: string }) => c.type === 'Established')?.status;
+              return [l.kind, none(o.metadata.namespace), o.metadata.name, none(o.metadata.annotations?.[APPLIED_HASH]), none(established)].join('   ');
+            }),
+        )
+        .map((line) => `${line}\n`)
+        .join(''),
+  };
 }
 
 export interface LiveObject {
