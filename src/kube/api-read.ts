@@ -90,8 +90,9 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
 }
 
 /**
- * kubectl's Accept for a Table (kubernetes/kubectl pkg/cmd/get/get.go): the server-side Table, or plain JSON
- * from a server that prints none; includeObject=Metadata is asked in the query.
+ * The Accept kubectl's get sends for a Table (kubernetes/kubectl pkg/cmd/get/get.go transformRequests), less its
+ * meta.k8s.io/v1beta1 alternative: the server-side Table, or plain JSON from a server that prints none (objectsOf
+ * reads either); includeObject=Metadata is asked in the query.
  */
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
