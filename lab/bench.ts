@@ -278,7 +278,7 @@ export async function main(argv: string[] = []): Promise<number> {
 /**
  * A rolling upgrade of the built cluster (3 servers, 1 agent) to the next twin release, watched from this
  * machine: the API through the VIP every 200 ms (failed probes, the longest gap: the target is none over 2 s)
- * and each server's /readyz every second (never fewer than a quorum of 2). Prints each host's time.
+ * and each server's /readyz every second (never more than 1 of the 3 down at once: a quorum keeps running). Prints each host's time.
  */
 async function rollingUpgrade(inventory: string, stateDir: string, last: string, bundleDir: string): Promise<Figure> {
   const servers = hosts().filter((h) => h.role === 'server');
@@ -290,7 +290,7 @@ async function rollingUpgrade(inventory: string, stateDir: string, last: string,
   const r = await benchRun(['lab', '--inventory', inventoryAtRelease(inventory, UPGRADE_TO), '--until', last, '--json'], stateDir, bundleDir);
   const seen = await watch.stop();
   const what = `rolling upgrade to ${UPGRADE_TO}, 3 + 1`;
-  const target = `no gap over ${GAP_TARGET_MS / 1000} s, ≥ 2 servers serving`;
+  const target = `no gap over ${GAP_TARGET_MS / 1000} s, ≤ 1 server down at once`;
   if (r.code !== 0) return { what, value: `failed (exit ${r.code}): ${r.out.slice(-300).trim()}`, target, meets: false };
   const perHost = r.events
     .filter((e) => e.type === 'step-end' && e.step === 'rolling' && e.status === 'changed')
@@ -298,12 +298,12 @@ async function rollingUpgrade(inventory: string, stateDir: string, last: string,
       const gate = r.events.find((g) => g.type === 'gate-end' && g.host === e.host && g.gate === 'back-after-restart');
       return `${e.host} ${((e.durationMs + (gate?.durationMs ?? 0)) / 1000).toFixed(1)} s`;
     });
-  const meets = seen.longestGapMs <= GAP_TARGET_MS && seen.fewestServing >= 2;
-  // A miss says where: the longest gap's failed probes, and each server's answer in the sample with the fewest.
-  const where = meets ? '' : `; the gap ${seen.longestGapSeen}; the fewest ${seen.fewestSeen}`;
+  const meets = seen.longestGapMs <= GAP_TARGET_MS && seen.mostDown <= 1;
+  // A miss says where: the longest gap's failed probes, and each server's answer in the sample with the most down.
+  const where = meets ? '' : `; the gap ${seen.longestGapSeen}; the most down ${seen.mostDownSeen}`;
   return {
     what,
-    value: `${(r.ms / 1000).toFixed(1)} s (${perHost.join(', ')}); ${seen.probes} probes through the VIP, ${seen.failed} failed, longest gap ${(seen.longestGapMs / 1000).toFixed(1)} s; never fewer than ${seen.fewestServing} of ${servers.length} servers${where}`,
+    value: `${(r.ms / 1000).toFixed(1)} s (${perHost.join(', ')}); ${seen.probes} probes through the VIP, ${seen.failed} failed, longest gap ${(seen.longestGapMs / 1000).toFixed(1)} s; at most ${seen.mostDown} of ${servers.length} servers down at once, never fewer than ${seen.fewestServing} serving${where}`,
     target,
     meets,
   };

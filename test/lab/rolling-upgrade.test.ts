@@ -232,12 +232,13 @@ describeAsRoot('a rolling upgrade of a running cluster', () => {
       .map((e) => `${e.host} ${(e.durationMs / 1000).toFixed(1)} s`);
     process.stdout.write(
       `rolling upgrade to ${MINOR}: ${seen.probes} probes through the VIP, ${seen.failed} failed, longest gap ${(seen.longestGapMs / 1000).toFixed(1)} s; ` +
-        `fewest servers serving in any second ${seen.fewestServing} of ${SERVERS.length} (${seen.samples} samples); per host (drain, restart): ${perHost.join(', ')}; ` +
+        `most servers down at once ${seen.mostDown}, fewest serving ${seen.fewestServing} of ${SERVERS.length} (${seen.samples} samples); per host (drain, restart): ${perHost.join(', ')}; ` +
         `the watcher's timers at most ${seen.watcherLateMs} ms late\n`,
     );
     const story = `\nthe rolling change: ${timeline.join('; ')}`;
     expect(await versions()).toEqual([...SERVERS, AGENT].map((h) => `${h}=${MINOR}`).sort());
-    expect(seen.fewestServing, `fewest serving ${seen.fewestSeen}${story}`).toBeGreaterThanOrEqual(2);
+    // Never two of the three servers down (refusing connections) at once; how many answered ok is printed.
+    expect(seen.mostDown, `servers down ${seen.mostDownSeen}; fewest serving ${seen.fewestSeen}${story}`).toBeLessThanOrEqual(1);
     expect(seen.longestGapMs, `longest gap through the VIP ${seen.longestGapSeen}${story}`).toBeLessThanOrEqual(2_000);
     await workloadReady();
 
