@@ -62,21 +62,28 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
   return async (host, read, o) => {
     const creds = await apiCredentialsOf(ctx).catch(() => undefined);
     if (!creds) return undefined;
-    const reads: ApiReads = typeof read === 'string' ? { gets: [{ path: read }], print: ([body]) => body } : read;
+    // A path alone is one raw GET, its body the answer (no print).
+    const { gets, print } = typeof read === 'string' ? { gets: [{ path: read, table: false }], print: undefined } : read;
     const started = ctx.clock.now();
     const got = await Promise.all(
-      reads.gets.map((g) =>
-        g.table
-          ? getThrough(ctx.remote(host), '127.0.0.1', API_PORT, withQuery(g.path, 'includeObject=Metadata'), creds, Math.min(o.timeoutMs, 15_000), {
-              accept: TABLE_ACCEPT,
-            })
-          : getThrough(ctx.remote(host), '127.0.0.1', API_PORT, g.path, creds, Math.min(o.timeoutMs, 15_000)),
+      gets.map((g) =>
+        getThrough(
+          ctx.remote(host),
+          '127.0.0.1',
+          API_PORT,
+          g.table ? withQuery(g.path, 'includeObject=Metadata') : g.path,
+          creds,
+          Math.min(o.timeoutMs, 15_000),
+          {
+            accept: g.table ? TABLE_ACCEPT : undefined,
+          },
+        ),
       ),
     );
     if (got.some((g) => g.status === undefined)) return undefined;
-    const answer = printed(got as { status: number; body: string }[], reads, typeof read === 'string');
+    const answer = printed(got as { status: number; body: string }[], print);
     // No shell command: the run log names the requests and where they went; what it shows is what was printed.
-    const paths = reads.gets.map((g) => `${g.path}${g.table ? ' (as a Table of metadata)' : ''}`).join(', ');
+    const paths = gets.map((g) => `${g.path}${g.table ? ' (as a Table of metadata)' : ''}`).join(', ');
     log.record({
       host: host.name,
       command: `GET ${paths} (the API at 127.0.0.1:${API_PORT} on ${host.name}, through the SSH connection)${o.label ? `   # probe ${o.label}` : ''}`,
@@ -98,13 +105,15 @@ const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/j
 
 const withQuery = (path: string, q: string) => `${path}${path.includes('?') ? '&' : '?'}${q}`;
 
-/** The answers as the probe's command prints them: the first refusal in kubectl's words, else `print` of the bodies. */
-function printed(got: { status: number; body: string }[], reads: ApiReads, raw: boolean): Answer & { code: number } {
+/**
+ * The answers as the probe's command prints them: the first refusal in kubectl's words, else `print` of the
+ * bodies (none: the one body as it came).
+ */
+function printed(got: { status: number; body: string }[], print: ApiReads['print'] | undefined): Answer & { code: number } {
   const refused = got.find((g) => g.status !== 200);
-  if (refused) return answerOf(refused);
-  if (raw) return answerOf(got[0]);
+  if (refused || !print) return answerOf(refused ?? got[0]);
   try {
-    return { code: 0, stdout: reads.print(got.map((g) => JSON.parse(g.body))), stderr: '' };
+    return { code: 0, stdout: print(got.map((g) => JSON.parse(g.body))), stderr: '' };
   } catch (err) {
     return { code: 1, stdout: '', stderr: `error: the API's answer could not be read: ${(err as Error).message}` };
   }
