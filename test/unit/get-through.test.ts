@@ -146,8 +146,9 @@ describe("getThrough's certificate flag, from Node's TLS error code", () => {
       seen: 'Connection refused',
       certificate: false,
     });
+    // The budget leaves the handshake time under load (CI runs labs beside this): tls is true once it completed.
     reply = () => undefined;
-    expect(await getThrough(remote(), '127.0.0.1', port, '/livez', creds, 300)).toEqual({ tls: true, seen: 'no answer within 0.3 s', certificate: false });
+    expect(await getThrough(remote(), '127.0.0.1', port, '/livez', creds, 2000)).toEqual({ tls: true, seen: 'no answer within 2 s', certificate: false });
   });
 });
 
