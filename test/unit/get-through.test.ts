@@ -118,9 +118,10 @@ describe('readyzThrough', () => {
   it('a server that accepts and never answers is left after the budget, its TLS seen', async () => {
     reply = () => undefined;
     const t0 = Date.now();
-    const r = await readyzThrough(remote(), '127.0.0.1', port, creds, 300);
-    expect(r).toEqual({ ok: false, tls: true, seen: 'no answer within 0.3 s' });
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    // 2 s leaves the handshake time under CI's lab load; the budget is what ends the wait.
+    const r = await readyzThrough(remote(), '127.0.0.1', port, creds, 2000);
+    expect(r).toEqual({ ok: false, tls: true, seen: 'no answer within 2 s' });
+    expect(Date.now() - t0).toBeLessThan(4_000);
   });
 
   it('a connection that cannot forward ports says so', async () => {
