@@ -58,14 +58,22 @@ async function run(f: ReturnType<typeof memoFixture>, phases: Phase[]) {
 describe("a run's probes asked ahead", () => {
   it("a converged run asks every phase's probes once per host when it starts, then no phase asks again", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memo-'));
-    for (const h of H) writeFileSync(join(dir, `${h.name}.a`), 'A\n', { mode: 0o644 });
+    for (const h of H) for (const n of ['a', 'b']) writeFileSync(join(dir, `${h.name}.${n}`), `${n.toUpperCase()}\n`, { mode: 0o644 });
     const seen: Record<string, string> = {};
+    const seenB: Record<string, string> = {};
     const f = memoFixture();
-    const summary = await run(f, [writer('one', dir, 'a', 'A\n'), reader('two', dir, 'a', seen), writer('three', dir, 'a', 'A\n')]);
-    expect(summary).toMatchObject({ ok: 6, changed: 0 });
+    const summary = await run(f, [
+      writer('one', dir, 'a', 'A\n'),
+      reader('two', dir, 'a', seen),
+      writer('three', dir, 'a', 'A\n'),
+      reader('four', dir, 'b', seenB),
+    ]);
+    expect(summary).toMatchObject({ ok: 8, changed: 0 });
     expect(seen).toEqual({ h1: 'A\n', h2: 'A\n' });
-    // Two executions at once per host: the probes asked as the user, and those asked through sudo (the
-    // managed file's). Each distinct probe once, named as the first phase that asks it names it, after that phase.
+    expect(seenB).toEqual({ h1: 'B\n', h2: 'B\n' });
+    // Two executions at once per host, whatever the number of phases: every phase's probes asked as the user
+    // in one, those asked through sudo (the managed file's) in the other. Each distinct probe once, named as
+    // the first phase that asks it names it, after that phase.
     expect(f.execs()).toEqual([2, 2]);
     const batches = f.remotes
       .get('h1')!
@@ -73,10 +81,10 @@ describe("a run's probes asked ahead", () => {
       .join('\n');
     expect(
       batches
-        .match(/'(one|two|three)\.[^']+'/g)
+        .match(/'(one|two|three|four)\.[^']+'/g)
         ?.filter((k, i, all) => all.indexOf(k) === i)
         .sort(),
-    ).toEqual(["'one.0.file'", "'two.0.text'"]);
+    ).toEqual(["'four.0.text'", "'one.0.file'", "'two.0.text'"]);
   });
 
   it('a change applied on one host makes every host ask again: a later phase sees the file the change wrote', async () => {
