@@ -4,7 +4,7 @@
 // kubeconfig's client certificate, as `k3s kubectl --server https://<address>:<port> get --raw <path>` on the
 // host would. readyzThrough asks /readyz; apiRead (src/kube/api-read.ts) reads objects.
 import { request } from 'node:http';
-import { checkServerIdentity, connect, type PeerCertificate, type TLSSocket } from 'node:tls';
+import { checkServerIdentity, connect, createSecureContext, type PeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Remote } from '../transport/types.ts';
 import { CauseError } from '../errors.ts';
@@ -43,6 +43,23 @@ export async function readyzThrough(remote: Remote, address: string, port: numbe
   return { ok: false, tls: got.tls, seen: `HTTP ${got.status}${got.body.trim() ? `: ${lastLineOf(got.body)}` : ''}` };
 }
 
+/**
+ * The TLS context of each set of credentials, built once: parsing the CA, the certificate and the key cost
+ * about 6 ms of the engine's CPU per GET, and a run asks a few dozen with the same kubeconfig. Bounded: a run
+ * meets one or two kubeconfigs (another after a rebuild rewrites it).
+ */
+const contexts = new Map<string, SecureContext>();
+function contextOf(creds: ApiCredentials): SecureContext {
+  const key = `${creds.ca}\0${creds.cert ?? ''}\0${creds.key ?? ''}`;
+  let ctx = contexts.get(key);
+  if (!ctx) {
+    if (contexts.size >= 4) contexts.clear();
+    ctx = createSecureContext({ ca: creds.ca, cert: creds.cert, key: creds.key });
+    contexts.set(key, ctx);
+  }
+  return ctx;
+}
+
 /** Answers larger than this are cut (a list of every Pod of a big cluster is a few MB). */
 const MAX_BODY = 64 * 1024 * 1024;
 
@@ -68,11 +85,16 @@ export async function getThrough(
         if (done) return void s.destroy();
         stream = s;
         s.once('error', (err: Error) => fail(err.message));
+        let secureContext: SecureContext;
+        try {
+          secureContext = contextOf(creds);
+        } catch (err) {
+          // A kubeconfig whose certificate or key does not parse: an answer in words, not an unhandled rejection.
+          return fail(`the kubeconfig's credentials do not load: ${(err as Error).message}`);
+        }
         socket = connect({
           socket: s,
-          ca: creds.ca,
-          cert: creds.cert,
-          key: creds.key,
+          secureContext,
           // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
           host: address,
           checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),

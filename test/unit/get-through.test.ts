@@ -141,6 +141,20 @@ describe("getThrough's certificate flag, from Node's TLS error code", () => {
     expect(await getThrough(remote(), '10.0.0.9', port, '/livez', creds)).toMatchObject({ tls: false, certificate: true });
   });
 
+  it("a kubeconfig whose key does not parse: said in words, the host's answer not waited for", async () => {
+    reply = (res) => res.writeHead(200).end('ok');
+    const r = await getThrough(
+      remote(),
+      '127.0.0.1',
+      port,
+      '/livez',
+      { ...creds, key: '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n' },
+      5_000,
+    );
+    expect(r).toMatchObject({ tls: false, certificate: false });
+    expect(r.status === undefined && r.seen).toMatch(/^the kubeconfig's credentials do not load: /);
+  });
+
   it('a refused forward and no answer are not the certificate', async () => {
     expect(await getThrough(remote({ refuse: 'Connection refused' }), '10.0.0.9', 6443, '/livez', creds)).toEqual({
       tls: false,
