@@ -11,10 +11,9 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { CauseError } from '../errors.ts';
 import { kubeconfigPath } from '../k3s/kubeconfig-file.ts';
 import type { Remote } from '../transport/types.ts';
-import { NotRegularFile, readProblem, readRegularText } from '../util/regular-file.ts';
+import { NotRegularFile, readProblem } from '../util/regular-file.ts';
 import { kubeConfigFor } from './client.ts';
 import { openTunnel, type Tunnel } from './tunnel.ts';
-import type { ApiCredentials } from './get-through.ts';
 
 /** Per run and host: a run's connections are its own objects, so the memo ends with them. */
 const opened = new WeakMap<Remote, Promise<KubeConfig>>();
@@ -43,25 +42,6 @@ function adminKubeConfig(stateDir: string, port: number): KubeConfig {
       evidence: { seen: `${path}: its current cluster has no certificate-authority-data` },
     });
   return kc;
-}
-
-/**
- * The admin kubeconfig's cluster CA and client certificate and key (PEM), for a request the engine makes
- * itself (src/kube/get-through.ts); its absence or damage as the same named causes.
- */
-export function apiCredentials(stateDir: string): ApiCredentials {
-  const kc = adminKubeConfig(stateDir, 0);
-  const cluster = kc.getCurrentCluster()!;
-  const user = kc.getCurrentUser();
-  const pem = (data: string | undefined) => (data ? Buffer.from(data, 'base64').toString('utf8') : undefined);
-  // A CA in a file of its own (a kubeconfig the operator put there) is read as the client would read it.
-  const creds = { ca: pem(cluster.caData) ?? readRegularText(cluster.caFile!), cert: pem(user?.certData), key: pem(user?.keyData), token: user?.token };
-  if (!(creds.cert && creds.key) && !creds.token)
-    throw new CauseError('STATE_FILE_CORRUPT', {
-      message: 'The state folder kubeconfig cannot be used',
-      evidence: { seen: `${kubeconfigPath(stateDir)}: its current user carries neither client-certificate-data and client-key-data nor a token` },
-    });
-  return creds;
 }
 
 /**

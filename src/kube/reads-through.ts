@@ -7,6 +7,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { CauseError } from '../errors.ts';
 import { kubectl, NOT_FOUND } from '../k3s/remote.ts';
 import type { ClusterReads } from './cluster-reads.ts';
+import { apiCredentials } from './admin-credentials.ts';
 import type { ApiCredentials } from './get-through.ts';
 
 /** A command's last line of output, for evidence (its status when it printed nothing). */
@@ -28,11 +29,10 @@ export function loadApiClient() {
 }
 
 /**
- * The admin kubeconfig's CA and client certificate (src/kube/api-access.ts apiCredentials); undefined while
- * the state folder holds no kubeconfig (the caller asks on the hosts instead, as hostReads does).
+ * The admin kubeconfig's CA and client certificate (src/kube/admin-credentials.ts, without the API client);
+ * undefined while the state folder holds no kubeconfig (the caller asks on the hosts instead, as hostReads does).
  */
 export async function apiCredentialsOf(ctx: RunContext): Promise<ApiCredentials | undefined> {
-  const [{ apiCredentials }] = await loadApiClient();
   try {
     return apiCredentials(ctx.stateDir);
   } catch (err) {
