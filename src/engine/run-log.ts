@@ -15,11 +15,15 @@ export class Redactor {
    */
   add(secret: string): void {
     for (const form of secretForms(secret)) if (form.length >= MIN_SECRET) this.secrets.add(form);
+    this.longestFirst = undefined;
   }
+  /** The forms, longest first, so a form that contains another is replaced whole; sorted once per change. */
+  private longestFirst: string[] | undefined;
   apply(text: string): string {
     let out = text;
-    // Longest first, so a form that contains another is replaced whole.
-    for (const s of [...this.secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join('[REDACTED]');
+    this.longestFirst ??= [...this.secrets].sort((a, b) => b.length - a.length);
+    // Every command's output passes here: a form not in it costs a search, not a copy.
+    for (const s of this.longestFirst) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
     return out;
   }
 }
