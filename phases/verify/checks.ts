@@ -6,7 +6,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeResult } from '../../src/engine/phase.ts';
 import { parallelismOf } from '../../src/inventory/parallelism.ts';
 import type { Remote } from '../../src/transport/types.ts';
-import { eachLimited } from '../../src/util/limit.ts';
+import { eachLimited, Semaphore } from '../../src/util/limit.ts';
 import { agentRefs, allHostRefs, serverRefs } from '../../src/inventory/hosts.ts';
 import { checkAgentServiceHost } from '../../src/addons/cilium-agent-env.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
@@ -354,10 +354,19 @@ export const ciliumAgentsLive = checkGate({
     const hosts = allHostRefs(ctx.inventory);
     const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
     // Every agent's status and health probe (one exec into its container a host) asked before the pods are
-    // read, so that both overlap; the health answer is the next check's first look.
+    // read, so that both overlap; the health answer is the next check's first look. At most the inventory's
+    // parallelism at once: each exec starts crictl and has the agent probe every node, and 30 hosts asked
+    // together kept a 2-core lab busy past the look's budget (3 servers + 27 agents).
+    const slots = new Semaphore(parallelismOf(ctx.inventory));
     const asked = new Map(
       hosts.map((h) => {
-        const answer = batch(ctx, h, { agent: CILIUM_AGENT_COMMAND }).then((a) => agentLooks(a.agent));
+        const answer = slots.acquire().then(async (release) => {
+          try {
+            return agentLooks((await batch(ctx, h, { agent: CILIUM_AGENT_COMMAND })).agent);
+          } finally {
+            release();
+          }
+        });
         healthTaken.set(
           ctx.remote(h),
           answer.then((a) => a.health),
