@@ -15,6 +15,7 @@ import { chartMissing, placeChart } from './cilium-chart.ts';
 import { prepareGitopsCheckout } from './gitops-inventory.ts';
 import { installTwin } from './twin/build.ts';
 import { killNetns } from './processes.ts';
+import { ensureKernelLimits } from './kernel-limits.ts';
 import { ensureRootfs, removeStaleBuilds, rootfsDir } from './rootfs.ts';
 import { run } from './run.ts';
 import { clearState, readState, writeState, type LabState } from './state.ts';
@@ -79,10 +80,13 @@ export async function up(opts: UpOptions = {}): Promise<UpResult> {
     }),
   );
   refreshKnownHosts(booted);
+  ensureKernelLimits(booted.length);
   await Promise.all(booted.map((h) => powerOn(h, rootfs)));
+  // Every host boots at once on the machine's cores: 30 hosts took about 50 s to answer here, 4 a few seconds.
+  const sshBudgetMs = 60_000 + 2_000 * booted.length;
   await Promise.all(
     booted.map(async (h) => {
-      if (!(await waitForSsh(h))) throw new Error(`${h.name}: sshd did not answer on ${h.address}:22 within 60 s`);
+      if (!(await waitForSsh(h, sshBudgetMs))) throw new Error(`${h.name}: sshd did not answer on ${h.address}:22 within ${sshBudgetMs / 1000} s`);
       await bootFinished(h);
     }),
   );
