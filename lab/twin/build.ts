@@ -18,10 +18,30 @@ const here = dirname(fileURLToPath(import.meta.url));
 // to the kubectl it runs (what lab/twin/kubectl.ts does, KUBECONFIG defaulting to k3s.yaml when unset), without
 // starting Node and compiling the whole twin: real k3s's kubectl is in its own Go binary and starts in tens of
 // milliseconds, where loading the twin cost a few hundred of CPU per call, on every poll of every lab.
+// `k3s crictl …` likewise execs the crictl the twin unpacked into its data dir (./runtime/data-dir.ts), as real
+// k3s execs the one it unpacked (k3s-io/k3s cmd/k3s/main.go externalCLI); before the twin has unpacked it, the
+// whole twin answers.
+const NODE_EXEC = `n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
 const TWIN_LOADER =
   '#!/bin/sh\n":" //; ' +
   `if [ "$1" = kubectl ] && [ -x ${LAB_TOOLS_DIR}/kubectl ]; then shift; KUBECONFIG="\${KUBECONFIG-/etc/rancher/k3s/k3s.yaml}" exec ${LAB_TOOLS_DIR}/kubectl "$@"; fi; ` +
-  `n=${LAB_TOOLS_DIR}/node; [ -x "$n" ] || n=node; exec "$n" "$0" "$@"`;
+  `c=/var/lib/rancher/k3s/data/current/bin/crictl; if [ "$1" = crictl ] && [ -x "$c" ]; then shift; exec "$c" "$@"; fi; ` +
+  NODE_EXEC;
+
+/** The twin's crictl on its own (./crictl-main.ts), a script that starts the lab's Node as the twin does. */
+async function crictlScript(): Promise<string> {
+  const out = await build({
+    entryPoints: [join(here, 'crictl-main.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    write: false,
+    banner: { js: `#!/bin/sh\n":" //; ${NODE_EXEC}` },
+    logLevel: 'warning',
+  });
+  return out.outputFiles[0].text;
+}
 
 /**
  * A real k3s binary carries Go's module info, where the etcd it links shows as k3s's fork of
@@ -57,6 +77,7 @@ export async function buildTwin(outDir?: string, release: TwinRelease = DEFAULT_
     outfile: out,
     banner: { js: TWIN_LOADER },
     footer: { js: moduleInfoComment(release) },
+    define: { TWIN_CRICTL_SCRIPT: JSON.stringify(await crictlScript()) },
     plugins: [builtRelease(release)],
     logLevel: 'warning',
   });

@@ -169,6 +169,14 @@ describeAsRoot('helm-controller and Cilium agent twins', () => {
       );
       expect(status['kube-proxy-replacement'].mode).toBe('True');
       expect(status.kubernetes.state).toBe('Ok');
+      // `k3s crictl` ran the crictl unpacked into the data dir (as k3s execs its own); the whole twin, run as
+      // Node's script (past the shell loader), answers the same.
+      const unpacked = await hostExec(h, 'readlink /var/lib/rancher/k3s/data/current && test -x /var/lib/rancher/k3s/data/current/bin/crictl && echo ok');
+      expect(unpacked.stdout).toMatch(/^\/var\/lib\/rancher\/k3s\/data\/[0-9a-f]{64}\nok\n$/);
+      const light = await hostExec(h, 'k3s crictl ps --name cilium-agent -q');
+      const whole = await hostExec(h, '/opt/bootstrap-lab/bin/node /usr/local/bin/k3s crictl ps --name cilium-agent -q');
+      expect(light.stdout).toMatch(/^[0-9a-f]{32,64}\n$/);
+      expect(light).toMatchObject({ code: 0, stdout: whole.stdout });
     }
     const ds = await kubectlJson(S1, 'get ds -n kube-system cilium');
     expect(ds.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3, numberAvailable: 3 });

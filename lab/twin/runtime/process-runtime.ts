@@ -7,23 +7,11 @@
 // real pods. A restarted k3s finds its running tasks under /run/k3s/containerd and adopts them instead of
 // starting a second copy (containerd restores its tasks on start); a task no pod wants any more is stopped.
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { AddonContext } from '../addons/context.ts';
 import type { ContainerRuntime, DaemonProgram, Running, StartArgs } from '../addons/daemonsets.ts';
-import {
-  CONTAINERD_STATE,
-  TASK_NAMESPACE,
-  containerId,
-  listTasks,
-  livePid,
-  readSpec,
-  readStatus,
-  removeTask,
-  shimPath,
-  writeSpec,
-  type TaskSpec,
-} from './tasks.ts';
+import { CONTAINERD_STATE, TASK_NAMESPACE, containerId, listTasks, livePid, readSpec, readStatus, removeTask, writeSpec, type TaskSpec } from './tasks.ts';
+import { unpackBinaries } from './data-dir.ts';
 
 const POLL_MS = 1000;
 /** A shim that has not written its pid this long after its start is taken for dead (and started again). */
@@ -112,7 +100,7 @@ export class ProcessRuntime implements ContainerRuntime {
   }
 
   private spawn(spec: TaskSpec): void {
-    const shim = ensureShimLink(this.ctx.dataDir);
+    const shim = unpackBinaries(this.ctx.dataDir);
     const args = [shim, '-namespace', TASK_NAMESPACE, '-id', spec.id, '-address', `${CONTAINERD_STATE}/containerd.sock`];
     const slice = `kubepods-besteffort-pod${String(spec.pod.metadata.uid).replace(/-/g, '_')}.slice`;
     const systemd = Boolean(process.env.INVOCATION_ID) && existsSync('/run/systemd/system');
@@ -125,21 +113,6 @@ export class ProcessRuntime implements ContainerRuntime {
     child.on('error', () => undefined);
     child.unref();
   }
-}
-
-/** <data-dir>/data/<hash>/bin/containerd-shim-runc-v2 → the twin's executable (k3s unpacks its shim there). */
-function ensureShimLink(dataDir: string): string {
-  const link = shimPath(dataDir);
-  const target = realpathSync(process.argv[1]!);
-  try {
-    if (lstatSync(link).isSymbolicLink() && readlinkSync(link) === target) return link;
-    rmSync(link, { force: true });
-  } catch {
-    /* not there yet */
-  }
-  mkdirSync(dirname(link), { recursive: true });
-  symlinkSync(target, link);
-  return link;
 }
 
 /** SIGTERM, then SIGKILL after the grace period; the task folder goes either way. */
