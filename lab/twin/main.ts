@@ -1,6 +1,6 @@
 // Entry point of the lab's k3s twin: the one executable installed as /usr/local/bin/k3s.
 import { basename } from 'node:path';
-import { loadSettings, parseFlags } from './config.ts';
+import { loadSettings, parseFlags, str, type Settings } from './config.ts';
 import { runAgent } from './agent.ts';
 import { runCrictl } from './crictl.ts';
 import { runKubectl } from './kubectl.ts';
@@ -10,7 +10,18 @@ import { startAddons, type Addons } from './addons/index.ts';
 import { runSnapshot } from './snapshot.ts';
 import { runShim } from './runtime/shim.ts';
 import { SHIM_NAME } from './runtime/tasks.ts';
+import { unpackBinaries } from './runtime/data-dir.ts';
 import { K3S_COMMIT, K3S_VERSION, RELEASE } from './version.ts';
+
+/**
+ * k3s unpacks its data (the binaries `k3s crictl` and the kubelet's runtime exec) when a server or an agent
+ * starts (k3s-io/k3s cmd/k3s/main.go stageAndRun → extract). Not in tests on one machine
+ * (K3S_TWIN_ADDON_ROOT): their containers run inside the twin and nothing execs from the data dir.
+ */
+function unpackOnHost(settings: Settings): Settings {
+  if (!process.env.K3S_TWIN_ADDON_ROOT) unpackBinaries(str(settings, 'data-dir', '/var/lib/rancher/k3s'));
+  return settings;
+}
 
 const VERSION_TEXT = `k3s version ${K3S_VERSION} (${K3S_COMMIT})\ngo version ${RELEASE.go}\n`;
 
@@ -27,14 +38,14 @@ async function main(argv: string[]): Promise<void> {
       const { flags } = parseFlags(rest);
       // The add-on twins (kube-vip, helm-controller, Cilium agent) start once the API serves.
       let addons: Addons | undefined;
-      return runServer(loadSettings(flags), {
+      return runServer(unpackOnHost(loadSettings(flags)), {
         onStarted: (ctx) => void (addons = startAddons(ctx)),
         handleApi: async (req, res) => Boolean(addons && (await addons.handle(req, res))),
       });
     }
     case 'agent': {
       const { flags } = parseFlags(rest);
-      return runAgent(loadSettings(flags));
+      return runAgent(unpackOnHost(loadSettings(flags)));
     }
     case 'kubectl':
       return runKubectl(rest);

@@ -26,7 +26,7 @@ describe("verify's live look at the Cilium agents", () => {
       host: name,
       close: async () => {},
       exec: async (command, o) => {
-        if (!o?.stdin?.includes('crictl')) return { command, stdout: '', stderr: 'not asked here', code: 1, durationMs: 1 };
+        if (!String(o?.stdin ?? '').includes('crictl')) return { command, stdout: '', stderr: 'not asked here', code: 1, durationMs: 1 };
         asked.push(name);
         most = Math.max(most, ++inFlight);
         await new Promise((r) => setTimeout(r, 30));
