@@ -11,7 +11,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { CauseError } from '../errors.ts';
 import { kubeconfigPath } from '../k3s/kubeconfig-file.ts';
 import type { Remote } from '../transport/types.ts';
-import { NotRegularFile, readProblem } from '../util/regular-file.ts';
+import { apiCredentials } from './admin-credentials.ts';
 import { kubeConfigFor } from './client.ts';
 import { openTunnel, type Tunnel } from './tunnel.ts';
 
@@ -21,27 +21,17 @@ const tunnelOf = new WeakMap<KubeConfig, Tunnel>();
 
 /** The admin kubeconfig, dialling `port` on this machine; its absence or damage as a named cause. */
 function adminKubeConfig(stateDir: string, port: number): KubeConfig {
-  const path = kubeconfigPath(stateDir);
-  let kc: KubeConfig;
+  // The causes the engine's own GETs name (no file yet, unreadable, no cluster CA, no client credentials).
+  apiCredentials(stateDir);
   try {
-    kc = kubeConfigFor(stateDir, { tunnelPort: port });
+    return kubeConfigFor(stateDir, { tunnelPort: port });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT')
-      throw new CauseError('KUBECONFIG_NOT_FETCHED', {
-        message: 'The state folder holds no kubeconfig yet: the engine cannot reach the Kubernetes API',
-        evidence: { seen: `${path} does not exist` },
-      });
-    const seen = err instanceof NotRegularFile || code ? `${path} ${readProblem(err)}` : `${path} is not a kubeconfig: ${(err as Error).message}`;
-    throw new CauseError('STATE_FILE_CORRUPT', { message: 'The state folder kubeconfig cannot be used', cause: err, evidence: { seen } });
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.caData && !cluster?.caFile)
     throw new CauseError('STATE_FILE_CORRUPT', {
-      message: 'The state folder kubeconfig names no cluster CA: the API could not be verified',
-      evidence: { seen: `${path}: its current cluster has no certificate-authority-data` },
+      message: 'The state folder kubeconfig cannot be used',
+      cause: err,
+      evidence: { seen: `${kubeconfigPath(stateDir)} is not a kubeconfig: ${(err as Error).message}` },
     });
-  return kc;
+  }
 }
 
 /**
