@@ -25,14 +25,14 @@ const kubectl = (args: string) => hostExec('k3s-lab-1', `k3s kubectl ${args}`);
 const HOLDER = "get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` every 2 s until it is true; throws `what` after `ms`. */
-async function until(what: string, probe: () => Promise<boolean>, ms = 180_000) {
+/** Polls `probe` every 2 s until it is true; throws `what` after `ms`, with what `seen` says was seen last. */
+async function until(what: string, probe: () => Promise<boolean>, ms = 180_000, seen?: () => string) {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
     if (await probe()) return;
     await sleep(2_000);
   }
-  throw new Error(`${what}: not within ${ms / 1000} s`);
+  throw new Error(`${what}: not within ${ms / 1000} s${seen ? `; last seen: ${seen()}` : ''}`);
 }
 
 /** The cilium DaemonSet rolled out its current template on every node (the twin reports what kubectl reads). */
@@ -294,11 +294,19 @@ describeAsRoot('bootstrap verify lab', () => {
     // kube-vip stopped on every server (it gives the VIP up as it stops), the VIP kept on the old holder by
     // hand — as an address left behind would — and the lease naming a server that is gone.
     await kubectl(`-n kube-system patch daemonset kube-vip-ds --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"verify-lease":"nowhere"}}}}}'`);
-    await until('every kube-vip stopped', async () => {
-      const scheduled = (await kubectl("-n kube-system get daemonset kube-vip-ds -o jsonpath='{.status.currentNumberScheduled}'")).stdout.trim();
-      const still = await Promise.all(SERVERS.map((s) => hostExec(s, `ip -o -4 addr show | grep -cF ' ${NET.vip}/'; true`)));
-      return scheduled === '0' && still.every((r) => r.stdout.trim() === '0');
-    });
+    let last = '';
+    await until(
+      'every kube-vip stopped',
+      async () => {
+        const scheduled = (await kubectl("-n kube-system get daemonset kube-vip-ds -o jsonpath='{.status.currentNumberScheduled}'")).stdout.trim();
+        const still = await Promise.all(SERVERS.map((s) => hostExec(s, `ip -o -4 addr show | grep -cF ' ${NET.vip}/'; true`)));
+        const pods = (await kubectl('-n kube-system get pods -l app.kubernetes.io/name=kube-vip-ds -o wide --no-headers')).stdout.trim();
+        last = `currentNumberScheduled ${scheduled || '(none)'}; the VIP on ${SERVERS.filter((_, i) => still[i].stdout.trim() !== '0').join(', ') || 'no server'}; pods: ${pods.replace(/\s+/g, ' ') || 'none'}`;
+        return scheduled === '0' && still.every((r) => r.stdout.trim() === '0');
+      },
+      180_000,
+      () => last,
+    );
     await hostExec(holder, `ip addr add ${cidr} dev ${dev}`);
     await kubectl(`-n kube-system patch lease plndr-cp-lock --type merge -p '{"spec":{"holderIdentity":"k3s-retired-4"}}'`);
     const r = await verify([], { stateDir, inventory });
