@@ -10,12 +10,10 @@ import { kubeconfigPath } from '../k3s/kubeconfig-file.ts';
 import { readProblem, readRegularText } from '../util/regular-file.ts';
 import type { ApiCredentials } from './get-through.ts';
 
-type Named<T> = { name?: unknown } & Record<string, T | unknown>;
-
 /** The entry of `list` called `name`, its `field` (the kubeconfig's named lists: clusters, users, contexts). */
 function entry(list: unknown, name: unknown, field: string): Record<string, unknown> | undefined {
   if (!Array.isArray(list) || typeof name !== 'string') return undefined;
-  const found = (list as Named<unknown>[]).find((e) => e && typeof e === 'object' && e.name === name)?.[field];
+  const found = (list as (Record<string, unknown> | null)[]).find((e) => e && typeof e === 'object' && e.name === name)?.[field];
   return found && typeof found === 'object' ? (found as Record<string, unknown>) : undefined;
 }
 
