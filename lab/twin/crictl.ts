@@ -5,6 +5,12 @@
 // crictl independent of how the agent runs (inside the k3s twin or as its own process).
 //   ps [--name RE] [--state S] [-a] [-q]            kubernetes-sigs/cri-tools cmd/crictl/container.go: -q prints
 //                                                   full IDs, one a line; otherwise a table with truncated IDs.
+//   exec [--name RE] [--state S] [-q] …             kubernetes-sigs/cri-tools v1.33.0 cmd/crictl/exec.go: with a
+//                                                   filter flag no ID is taken, the command runs in each listed
+//                                                   container ("<id>:" before its output unless -q); none listed:
+//                                                   logrus error "No containers found per filter flags", exec's help
+//                                                   on stdout, exit 0 (cli.ShowSubcommandHelp returns nil). The
+//                                                   help is its NAME, USAGE and DESCRIPTION, not its OPTIONS.
 //   exec ID cilium-dbg status [-o json]             cilium/cilium cilium-dbg/cmd/status.go: GET /v1/healthz on
 //                                                   the agent's socket, StatusResponse as JSON (-o json).
 //   exec ID cilium-health status [--probe] [-o json] cilium/cilium cilium-health/cmd/status.go: GET /v1beta/status
@@ -72,14 +78,75 @@ async function containers(socketPath: string): Promise<TwinContainer[]> {
   }
 }
 
-/** logrus's text formatter without a terminal, as crictl's main logs a fatal error. */
-const fatal = (io: CrictlIO, msg: string) =>
+/** A line of logrus's text formatter without a terminal (crictl logs its errors so). */
+const logrus = (io: CrictlIO, level: 'error' | 'fatal', msg: string) =>
   io.err(
     `time="${io
       .now()
       .toISOString()
-      .replace(/\.\d{3}Z$/, 'Z')}" level=fatal msg=${JSON.stringify(msg)}\n`,
+      .replace(/\.\d{3}Z$/, 'Z')}" level=${level} msg=${JSON.stringify(msg)}\n`,
   );
+
+/** As crictl's main logs the error its command returned (logrus.Fatal). */
+const fatal = (io: CrictlIO, msg: string) => logrus(io, 'fatal', msg);
+
+/** `crictl exec`'s flags (cri-tools v1.33.0 cmd/crictl/exec.go): those taking a value, by every name. */
+const EXEC_VALUE_FLAGS: Record<string, string> = {
+  '--timeout': 'timeout',
+  '--transport': 'transport',
+  '-r': 'transport',
+  '--name': 'name',
+  '--pod': 'pod',
+  '-p': 'pod',
+  '--image': 'image',
+  '--state': 'state',
+  '--label': 'label',
+  '--last': 'last',
+  '-n': 'last',
+  '--tls-sni': 'tls-sni',
+  '--tls-server-name': 'tls-sni',
+  '--tls-ca': 'tls-ca',
+  '--tls-cert': 'tls-cert',
+  '--tls-key': 'tls-key',
+};
+const EXEC_BOOL_FLAGS: Record<string, string> = {
+  '--sync': 'sync',
+  '-s': 'sync',
+  '--tty': 'tty',
+  '-t': 'tty',
+  '--interactive': 'interactive',
+  '-i': 'interactive',
+  '--latest': 'latest',
+  '-l': 'latest',
+  '--quiet': 'quiet',
+  '-q': 'quiet',
+  '--ignore-errors': 'ignore-errors',
+  '-e': 'ignore-errors',
+  '--parallel': 'parallel',
+  '-x': 'parallel',
+};
+/** The flags that make exec list containers instead of taking a CONTAINER-ID. */
+const EXEC_FILTERS = ['name', 'pod', 'image', 'state', 'label', 'latest', 'last'];
+
+/**
+ * exec's flags up to its first argument (urfave/cli v2 stops there: what follows is the command's), as
+ * name → value ('' for a boolean). Combined short booleans (`-qx`) are not imitated.
+ */
+function execArgs(rest: string[]): { flags: Map<string, string>; args: string[] } {
+  const flags = new Map<string, string>();
+  let i = 0;
+  for (; i < rest.length && rest[i].startsWith('-'); i++) {
+    const [flag, inline] = rest[i].split(/=(.*)/s, 2);
+    if (EXEC_VALUE_FLAGS[flag]) flags.set(EXEC_VALUE_FLAGS[flag], inline ?? rest[++i] ?? '');
+    else if (EXEC_BOOL_FLAGS[flag]) flags.set(EXEC_BOOL_FLAGS[flag], '');
+  }
+  return { flags, args: rest.slice(i) };
+}
+
+/** The head of exec's help (urfave/cli v2's subcommand template with the command's usage lines). */
+const EXEC_HELP =
+  'NAME:\n   crictl exec - Run a command in a running container\n\nUSAGE:\n   crictl exec [command options] [CONTAINER-ID] COMMAND [ARG...]\n\n' +
+  'DESCRIPTION:\n   The CONTAINER-ID is only required if none of the following filter flags are set:\n   --image, --label, --last, --latest, --name, --pod, --state\n';
 
 function flagValue(args: string[], name: string): string | undefined {
   for (let i = 0; i < args.length; i++) {
@@ -118,18 +185,41 @@ export async function runCrictl(args: string[], io: CrictlIO, root = '/'): Promi
     return 0;
   }
   if (cmd === 'exec') {
-    const at = rest.findIndex((a) => !a.startsWith('-'));
-    const id = at >= 0 ? rest[at] : undefined;
-    const command = at >= 0 ? rest.slice(at + 1) : [];
-    if (!id || !command.length) {
-      io.err('NAME:\n   crictl exec - Run a command in a running container\n\nUSAGE:\n   crictl exec [command options] [CONTAINER-ID] COMMAND [ARG...]\n');
-      return 1;
+    const o = execArgs(rest);
+    const filtered = EXEC_FILTERS.some((f) => o.flags.has(f));
+    // With a filter flag every argument is the command, run in each container the filter lists
+    // (cri-tools v1.33.0 cmd/crictl/exec.go; k3s v1.33 builds that release: its go.mod replace line).
+    const id = filtered ? undefined : o.args[0];
+    const command = filtered ? o.args : o.args.slice(1);
+    if (!command.length || (!filtered && !id)) {
+      // cli.ShowSubcommandHelp writes to the app's Writer (stdout) and returns nil: crictl exits 0.
+      io.out(EXEC_HELP);
+      return 0;
     }
-    // containerd's store resolves a unique ID prefix (truncindex).
-    const found = (await containers(socket)).find((c) => c.id.startsWith(id));
-    if (!found) {
-      fatal(io, `execing command in container ${id}: rpc error: code = NotFound desc = failed to find container "${id}" in store: not found`);
-      return 1;
+    let found: TwinContainer | undefined;
+    if (filtered) {
+      // ListContainers (cmd/crictl/container.go): running containers unless --state says otherwise (and no
+      // state at all with --latest or --last), then the name regexp. The twin's one container runs.
+      const state = o.flags.get('state')?.toLowerCase();
+      const anyState = o.flags.has('latest') || o.flags.has('last');
+      const name = o.flags.get('name');
+      found = (await containers(socket)).find(
+        (c) => (anyState || state === undefined || state === 'running') && (name === undefined || new RegExp(name).test(c.name)),
+      );
+      if (!found) {
+        logrus(io, 'error', 'No containers found per filter flags');
+        io.out(EXEC_HELP);
+        return 0;
+      }
+      // Not quiet and not --parallel: each container's ID and a colon before its output.
+      if (!o.flags.has('quiet') && !o.flags.has('parallel')) io.out(`${found.id}:\n`);
+    } else {
+      // containerd's store resolves a unique ID prefix (truncindex).
+      found = (await containers(socket)).find((c) => c.id.startsWith(id!));
+      if (!found) {
+        fatal(io, `execing command in container ${id}: rpc error: code = NotFound desc = failed to find container "${id}" in store: not found`);
+        return 1;
+      }
     }
     if (command[0] === 'sh' && command[1] === '-c' && command.length >= 3) return inContainerShell(command.slice(2), io, root);
     return execIn(command, io, root);

@@ -33,7 +33,8 @@ const unreadable = (seen: string, host?: string): Verdict => ({
   ],
 });
 
-const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)';
+/** What a look says when crictl lists no running agent container (instead of crictl's help text). */
+const NO_AGENT_CONTAINER = 'no running cilium-agent container on this node (k3s crictl exec --name cilium-agent --state running)';
 
 const founderName = (hosts: HostRef[]) => hosts.find((h) => h.founder)?.name;
 
@@ -249,11 +250,18 @@ export const vipLeaseHeld = checkGate({
   },
 });
 
-/** k3s's embedded crictl finds the node's running cilium-agent container; its ID is `$id` for what follows. */
-const FIND_AGENT = [
-  'id=$(k3s crictl ps --name cilium-agent --state running -q | head -n 1);',
-  `if [ -z "$id" ]; then echo '${NO_AGENT_CONTAINER}' >&2; exit 1; fi;`,
-].join(' ');
+/**
+ * k3s's embedded crictl runs a command in the node's running cilium-agent container, found by its filter flags
+ * in the same call (kubernetes-sigs/cri-tools v1.33.0 `cmd/crictl/exec.go`: with --name/--state no container
+ * ID is taken and every argument is the command; `-q` leaves out the "<id>:" line before each container's
+ * output). One crictl start instead of `crictl ps` and then `crictl exec <id>`. When none is listed crictl
+ * logs NO_CONTAINERS, prints exec's help on stdout and exits 0 (`cli.ShowSubcommandHelp` returns nil): the
+ * looks tell that apart by the missing frames and these words.
+ */
+const IN_AGENT = 'k3s crictl exec --name cilium-agent --state running -q';
+
+/** crictl's error when its filter flags list no container (cri-tools v1.33.0 cmd/crictl/exec.go, logrus.Error). */
+const NO_CONTAINERS = 'No containers found per filter flags';
 
 /**
  * The agent's own status, as on a real node: `cilium-dbg status -o json` inside the cilium-agent container
@@ -263,7 +271,7 @@ const FIND_AGENT = [
 const STATUS_IN_AGENT = 'cilium-dbg status -o json';
 
 /** The status alone, as an operator runs it on the node: what a failed status names as its command. */
-export const CILIUM_STATUS_COMMAND = `${FIND_AGENT} k3s crictl exec "$id" ${STATUS_IN_AGENT}`;
+export const CILIUM_STATUS_COMMAND = `${IN_AGENT} ${STATUS_IN_AGENT}`;
 
 /**
  * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status
@@ -273,14 +281,14 @@ export const CILIUM_STATUS_COMMAND = `${FIND_AGENT} k3s crictl exec "$id" ${STAT
 const HEALTH_IN_AGENT = 'cilium-health status --probe -o json';
 
 /** The health probe alone (ciliumNodeHealth's later looks ask it so): what a failed probe names as its command. */
-export const CILIUM_HEALTH_COMMAND = `${FIND_AGENT} k3s crictl exec "$id" ${HEALTH_IN_AGENT}`;
+export const CILIUM_HEALTH_COMMAND = `${IN_AGENT} ${HEALTH_IN_AGENT}`;
 
 /** Frames each look's output inside the agent's container (a JSON line never starts with it). */
 const AGENT_FRAME = '::bootstrap-cilium-agent::';
 
 /**
- * The status and the health probe in ONE exec into the agent's container, found once: each k3s start (crictl)
- * costs the host a tenth of a second or more, each exec a process in the container. sh in the container runs
+ * The status and the health probe in ONE exec into the agent's container, found by the same call: each k3s
+ * start (crictl) costs the host a tenth of a second or more, each exec a process in the container. sh in the container runs
  * both, one after the other, each one's stdout framed on stdout (`<frame> B <key>` … `<frame> E <key> <status>`)
  * and its stderr on stderr (`<frame> B <key>` … `<frame> E <key>`): crictl exec without a terminal passes the
  * two streams and the script's status apart (kubernetes-sigs/cri-tools @88f266c `cmd/crictl/exec.go`). As in
@@ -299,7 +307,7 @@ export const CILIUM_AGENT_COMMAND = (() => {
     '"$@"; r=$?;',
     `echo; echo "${AGENT_FRAME} E $k $r"; echo >&2; echo "${AGENT_FRAME} E $k" >&2; };`,
   ].join(' ');
-  return `${FIND_AGENT} k3s crictl exec "$id" sh -c '${look} f status ${STATUS_IN_AGENT}; f health ${HEALTH_IN_AGENT}'`;
+  return `${IN_AGENT} sh -c '${look} f status ${STATUS_IN_AGENT}; f health ${HEALTH_IN_AGENT}'`;
 })();
 
 /** A stream of CILIUM_AGENT_COMMAND split by its frames: each look's part (closed, or cut short) and the rest. */
@@ -334,7 +342,8 @@ function frames(text: string) {
  * exec refused, the batch cut short) gets what it printed so far or else what the command said outside the
  * frames, and the command's status, or none when the command ended well without it.
  */
-export function agentLooks(res: ProbeResult): { status: ProbeResult; health: ProbeResult } {
+export function agentLooks(answer: ProbeResult): { status: ProbeResult; health: ProbeResult } {
+  const res = agentFound(answer);
   const out = frames(res.stdout);
   const err = frames(res.stderr);
   const one = (key: string): ProbeResult => {
@@ -344,6 +353,17 @@ export function agentLooks(res: ProbeResult): { status: ProbeResult; health: Pro
     return { stdout: out.open.get(key) ?? out.outside, stderr: stderr ?? err.outside, code: res.code === 0 ? null : res.code };
   };
   return { status: one('status'), health: one('health') };
+}
+
+/**
+ * A command run through IN_AGENT as it would have ended had crictl found no container to run it in and said
+ * so as an error: status 1, NO_AGENT_CONTAINER and crictl's own log line, without exec's help text. Any other
+ * answer as it came.
+ */
+export function agentFound(res: ProbeResult): ProbeResult {
+  if (res.code !== 0 || !res.stderr.includes(NO_CONTAINERS) || res.stdout.includes(AGENT_FRAME)) return res;
+  const said = res.stderr.split('\n').find((l) => l.includes(NO_CONTAINERS)) ?? NO_CONTAINERS;
+  return { ...res, stdout: '', stderr: `${said}\n${NO_AGENT_CONTAINER}\n`, code: 1 };
 }
 
 export const ciliumAgentsLive = checkGate({
@@ -451,7 +471,7 @@ export const ciliumNodeHealth = checkGate({
       // Taken with the agent's status by the check before (once: a later look probes again).
       const taken = healthTaken.get(ctx.remote(h));
       healthTaken.delete(ctx.remote(h));
-      const res = (await taken) ?? (await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health;
+      const res = (await taken) ?? agentFound((await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health);
       const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
       if (!health) {
         const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livezAnswer, livezCommand } from '../../phases/kube-vip/vip-gate.ts';
 import { operatorVerdict } from '../../phases/verify/api-verdict.ts';
-import { CILIUM_AGENT_COMMAND, CILIUM_HEALTH_COMMAND, CILIUM_STATUS_COMMAND, agentLooks } from '../../phases/verify/checks.ts';
+import { CILIUM_AGENT_COMMAND, CILIUM_HEALTH_COMMAND, CILIUM_STATUS_COMMAND, agentFound, agentLooks } from '../../phases/verify/checks.ts';
 import { MEMBER_LIST_COMMAND, parseMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { nodeHealth } from '../../phases/verify/node-health.ts';
 import { kprMode } from '../../phases/verify/cilium-health.ts';
@@ -191,6 +191,19 @@ describe("the k3s twin's crictl", () => {
     expect(r.err).toBe(
       'time="2026-12-01T10:00:00Z" level=fatal msg="execing command in container deadbeef: rpc error: code = NotFound desc = failed to find container \\"deadbeef\\" in store: not found"\n',
     );
+    // With filter flags and nothing listed: crictl logs an error, prints exec's help on stdout and exits 0.
+    const none = await run(['exec', '--name', 'cilium-agent', '--state', 'running', '-q', 'cilium-dbg', 'status', '-o', 'json']);
+    expect(none.code).toBe(0);
+    expect(none.err).toBe('time="2026-12-01T10:00:00Z" level=error msg="No containers found per filter flags"\n');
+    expect(none.out).toMatch(
+      /^NAME:\n   crictl exec - Run a command in a running container\n\nUSAGE:\n   crictl exec \[command options\] \[CONTAINER-ID\] COMMAND/,
+    );
+    expect(agentFound({ stdout: none.out, stderr: none.err, code: none.code })).toEqual({
+      stdout: '',
+      stderr:
+        'time="2026-12-01T10:00:00Z" level=error msg="No containers found per filter flags"\nno running cilium-agent container on this node (k3s crictl exec --name cilium-agent --state running)\n',
+      code: 1,
+    });
   });
 
   it("finds the running agent's container and prints cilium-dbg status -o json from its socket", async () => {
@@ -216,6 +229,14 @@ describe("the k3s twin's crictl", () => {
     expect(doc['kube-proxy-replacement']).toMatchObject({ devices: ['eth0'], deviceList: [{ name: 'eth0', ip: ['10.0.0.11'] }] });
     // containerd resolves a unique prefix of the ID.
     expect((await run(['exec', '6f1c2d3e', 'cilium-dbg', 'status', '-o', 'json'])).code).toBe(0);
+    // Filter flags instead of an ID: the same answer; without -q the container's ID and a colon first.
+    const filtered = await run(['exec', '--name', 'cilium-agent', '--state', 'running', '-q', 'cilium-dbg', 'status', '-o', 'json']);
+    expect(filtered).toEqual({ ...st, out: expect.any(String) });
+    expect(kprMode(filtered.out)).toBe('True');
+    const named = await run(['exec', '--name=cilium-agent', 'cilium-dbg', 'status', '-o', 'json']);
+    expect(named.out.split('\n')[0]).toBe('6f1c2d3e4a5b6c7d8e9f0a1b2c3d4e5f:');
+    expect((await run(['exec', '--name', 'kube-vip', '-q', 'cilium-dbg', 'status'])).err).toContain('No containers found per filter flags');
+    expect((await run(['exec', '--state', 'exited', '-q', 'cilium-dbg', 'status'])).err).toContain('No containers found per filter flags');
     expect(await run(['exec', '6f1c2d3e', 'curl', 'http://localhost'])).toMatchObject({
       code: 126,
       err: expect.stringContaining('exec: "curl": executable file not found in $PATH'),
@@ -261,9 +282,10 @@ describe("the k3s twin's crictl", () => {
 
   it("runs the engine's one exec (sh -c in the container): the status and the health probe come back apart, each with its status", async () => {
     const script = CILIUM_AGENT_COMMAND.slice(CILIUM_AGENT_COMMAND.indexOf("sh -c '") + "sh -c '".length, -1);
-    expect(CILIUM_AGENT_COMMAND).toBe(
-      `${CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('k3s crictl exec'))}k3s crictl exec "$id" sh -c '${script}'`,
-    );
+    expect(CILIUM_AGENT_COMMAND).toBe(`${CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('cilium-dbg'))}sh -c '${script}'`);
+    // What crictl receives: the filter flags, then the command (one crictl start finds the container and runs it).
+    const argv = ['exec', '--name', 'cilium-agent', '--state', 'running', '-q', 'sh', '-c', script];
+    expect(CILIUM_AGENT_COMMAND).toBe(`k3s crictl ${argv.slice(0, -1).join(' ')} '${script}'`);
     const nodes = [
       { metadata: { name: 's1' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.1' }] } },
       { metadata: { name: 's2' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.2' }] } },
@@ -272,7 +294,7 @@ describe("the k3s twin's crictl", () => {
     let both;
     try {
       await new Promise((r) => setTimeout(r, 100));
-      const r = await run(['exec', '6f1c2d3e', 'sh', '-c', script]);
+      const r = await run(argv);
       expect(r.code, r.err).toBe(0);
       both = agentLooks({ stdout: r.out, stderr: r.err, code: r.code });
     } finally {

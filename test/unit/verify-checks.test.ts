@@ -161,8 +161,9 @@ describe('Cilium status', () => {
 });
 
 describe("the agent's status and health probe in one exec", () => {
-  // A stand-in `k3s` on the PATH: `crictl ps` prints the ID it is given, `crictl exec ID CMD…` runs CMD on this
-  // machine, where cilium-dbg and cilium-health are scripts printing what each case wants.
+  // A stand-in `k3s` on the PATH: `crictl exec --name … --state running -q CMD…` runs CMD on this machine when a
+  // container is given, where cilium-dbg and cilium-health are scripts printing what each case wants; with none
+  // it answers as crictl does (its error logged, exec's help on stdout, exit 0).
   const dir = mkdtempSync(join(tmpdir(), 'agent-looks-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const tool = (name: string, body: string) => {
@@ -170,7 +171,8 @@ describe("the agent's status and health probe in one exec", () => {
     chmodSync(join(dir, name), 0o755);
   };
   const agent = (o: { id?: string; exec?: string; status: string; health: string }) => {
-    tool('k3s', `[ "$2" = ps ] && { printf '%s' '${o.id ?? ''}'; exit 0; }; shift 3; ${o.exec ?? 'exec "$@"'}`);
+    const none = `echo 'NAME:'; echo '   crictl exec - Run a command in a running container'; echo 'time="2026-12-01T10:00:00Z" level=error msg="No containers found per filter flags"' >&2; exit 0`;
+    tool('k3s', o.id ? `[ "$2 $3 $4 $5 $6 $7" = 'exec --name cilium-agent --state running -q' ] || exit 9; shift 7; ${o.exec ?? 'exec "$@"'}` : none);
     tool('cilium-dbg', o.status);
     tool('cilium-health', o.health);
     const r = spawnSync('sh', ['-c', CILIUM_AGENT_COMMAND], { env: { PATH: `${dir}:/usr/bin:/bin` }, encoding: 'utf8' });
@@ -197,7 +199,9 @@ describe("the agent's status and health probe in one exec", () => {
     const none = agent({ status: 'exit 0', health: 'exit 0' });
     for (const r of [none.status, none.health]) {
       expect(r.code).toBe(1);
-      expect(lastLine(r)).toBe('no running cilium-agent container on this node (k3s crictl ps --name cilium-agent --state running)');
+      expect(lastLine(r)).toBe('no running cilium-agent container on this node (k3s crictl exec --name cilium-agent --state running)');
+      expect(r.stderr).toContain('level=error msg="No containers found per filter flags"');
+      expect(r.stdout).toBe('');
     }
     const refused = agent({
       id: 'deadbeef',
