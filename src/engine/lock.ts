@@ -15,6 +15,7 @@
 //   with LOCK_LOST rather than go on beside another run.
 import { CauseError } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
+import { sudoRefusal } from '../transport/sudo.ts';
 import type { Remote } from '../transport/types.ts';
 import { shq } from '../util/shell.ts';
 
@@ -82,6 +83,10 @@ export async function acquireLock(
   const dir = opts.dir ?? LOCK_DIR;
   const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: LOCK_ACQUIRE_BUDGET_MS, signal: opts.signal });
   if (res.lost) throw connectionLost(remote.host, `acquire ${dir}`);
+  // The run's sudo check: the lock is its first command through sudo (src/transport/sudo.ts checkSudo); its
+  // script ends with its own statuses (0, 3 to 6), never 127.
+  const refused = sudoRefusal(remote.host, `sudo -n sh -c '<acquire ${dir}>'`, res);
+  if (refused) throw refused;
   const [state, runId, since, ...who] = res.stdout.trim().split(' ');
   if (res.code === 0 && state === 'acquired') return {};
   if (res.code === 0 && state === 'stale') return { tookOverStale: { runId, since: Number(since), who: who.join(' ') } };

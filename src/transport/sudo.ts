@@ -26,7 +26,7 @@ export function sudoStopCommand(tag: string): string {
 }
 
 /** The sudo probe's budget, once per connection. */
-export const SUDO_PROBE_BUDGET_MS = 15_000;
+const SUDO_PROBE_BUDGET_MS = 15_000;
 
 /** The probe: exits 0 when the user may run anything as root without a password. */
 const SUDO_PROBE = 'sudo -n true';
@@ -41,36 +41,54 @@ export const UPSTREAM_PATTERNS: UpstreamPatterns = { NEEDS_PASSWORD };
 export const sudoWantsPassword = (stderr: string): boolean => NEEDS_PASSWORD.test(stderr);
 
 /**
+ * The cause when a `sudo -n` command's result says sudo itself refused (it would ask for a password) or is
+ * not installed (the user's shell could not find it: status 127); undefined for any other result, the
+ * command's own. Only for a command that never ends with 127 itself (`sudo -n true`, the lock's script).
+ */
+export function sudoRefusal(host: string, command: string, r: { code: number | null; stdout: string; stderr: string }): CauseError | undefined {
+  if (r.code === 0 || r.code === null) return undefined;
+  const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
+  const evidence = { command, exitCode: r.code, excerpt };
+  if (NEEDS_PASSWORD.test(r.stderr)) {
+    return new CauseError('SUDO_NEEDS_PASSWORD', {
+      host,
+      message: `sudo on ${host} asks for a password`,
+      evidence: { ...evidence, seen: `\`${command}\` exited ${r.code}: sudo wants a password` },
+    });
+  }
+  // The shell's "command not found": the host lacks the sudo package, as node-baseline's TOOL_MISSING names
+  // any other program.
+  if (r.code === 127) {
+    return new CauseError('TOOL_MISSING', {
+      host,
+      message: `sudo is not installed on ${host} (Debian package sudo)`,
+      evidence: { ...evidence, seen: 'sudo: command not found (Debian package sudo)' },
+    });
+  }
+  return undefined;
+}
+
+/**
  * Check, once per connection, that sudo works without a password. Throws SUDO_NEEDS_PASSWORD when sudo
  * would ask; TOOL_MISSING when sudo is not installed;
- * GATE_FAILED when sudo fails for another reason (the user not allowed at all).
+ * GATE_FAILED when sudo fails for another reason (the user not allowed at all). A run that takes the host
+ * locks needs no such check of its own: the lock is taken through sudo and names the same causes
+ * (src/engine/lock.ts acquireLock), one round trip less per host.
  */
 export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
   const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? SUDO_PROBE_BUDGET_MS, signal: opts.signal });
   if (r.code === 0) return;
   if (r.lost) throw connectionLost(remote.host, SUDO_PROBE);
+  const refused = sudoRefusal(remote.host, SUDO_PROBE, r);
+  if (refused) throw refused;
   const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
-  const evidence = { command: SUDO_PROBE, exitCode: r.code, excerpt };
-  if (NEEDS_PASSWORD.test(r.stderr)) {
-    throw new CauseError('SUDO_NEEDS_PASSWORD', {
-      host: remote.host,
-      message: `sudo on ${remote.host} asks for a password`,
-      evidence: { ...evidence, seen: `\`${SUDO_PROBE}\` exited ${r.code}: sudo wants a password` },
-    });
-  }
-  if (r.code === 127) {
-    // The shell's "command not found": the host lacks the sudo package, as node-baseline's TOOL_MISSING names any other program.
-    throw new CauseError('TOOL_MISSING', {
-      host: remote.host,
-      message: `sudo is not installed on ${remote.host} (Debian package sudo)`,
-      evidence: { ...evidence, seen: 'sudo: command not found (Debian package sudo)' },
-    });
-  }
   throw new CauseError('GATE_FAILED', {
     host: remote.host,
     message: `sudo does not work on ${remote.host}`,
     evidence: {
-      ...evidence,
+      command: SUDO_PROBE,
+      exitCode: r.code,
+      excerpt,
       seen: r.code === null ? `\`${SUDO_PROBE}\` did not finish` : `\`${SUDO_PROBE}\` exited ${r.code}`,
     },
   });

@@ -7,7 +7,6 @@ import type { CauseId } from '../../src/causes/catalogue.ts';
 import { LOCK_ACQUIRE_BUDGET_MS } from '../../src/engine/lock.ts';
 import { PROBE_BUDGET_MS } from '../../src/engine/probes.ts';
 import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
-import { SUDO_PROBE_BUDGET_MS } from '../../src/transport/sudo.ts';
 import { apiReady, corednsReady } from '../../phases/verify/checks.ts';
 import { joinerIsVoter, START_PRE_LIMIT_MS } from '../../phases/k3s/gates.ts';
 import { fluxReady } from '../../phases/flux.ts';
@@ -169,13 +168,13 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'sudo-revoked',
     fault: "ops's passwordless sudo revoked",
-    moment: 'the run checks each new connection',
+    moment: "the run takes the host locks, its first command through sudo (a --check: the connection's sudo check)",
     trigger: { at: 'before' },
     args: BASELINE,
     cause: 'SUDO_NEEDS_PASSWORD',
     host: S2,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS,
-    budget: 'connectBudgetMs + SUDO_PROBE_BUDGET_MS',
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS,
+    budget: 'connectBudgetMs + LOCK_ACQUIRE_BUDGET_MS',
     heal: 'the sudoers entry restored',
   },
   {
@@ -222,8 +221,8 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'LOCK_HELD',
     host: 'k3s-lab-1',
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS,
-    budget: 'connectBudgetMs + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS',
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS,
+    budget: 'connectBudgetMs + LOCK_ACQUIRE_BUDGET_MS',
     heal: 'the first run ends',
   },
   {
@@ -234,7 +233,7 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'DISK_LOW',
     host: S3,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
     budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
     heal: 'the disk freed',
   },
@@ -246,7 +245,7 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'CLOCK_SKEW',
     host: S2,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
     budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
     heal: 'clock skew 0',
   },
@@ -258,7 +257,7 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'NIC_NOT_FOUND',
     host: S3,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
     budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
     heal: 'renamed back to eth0',
   },
@@ -270,7 +269,7 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'TOOL_MISSING',
     host: S3,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
     budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
     heal: 'the program put back',
   },
@@ -283,7 +282,7 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'SSH_UNREACHABLE',
     host: S3,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + lostConnectionBudgetMs(),
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS + lostConnectionBudgetMs(),
     budget: 'connect + sudo + lock + lostConnectionBudgetMs',
     heal: "the probe's program put back; the stopped run released its lock there over a fresh connection, so the rerun is not refused",
   },
@@ -295,7 +294,7 @@ export const FAULT_ROWS: FaultRow[] = [
     args: BASELINE,
     cause: 'NO_DEFAULT_ROUTE',
     host: S3,
-    budgetMs: CONNECT + SUDO_PROBE_BUDGET_MS + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
+    budgetMs: CONNECT + LOCK_ACQUIRE_BUDGET_MS + PROBE_BUDGET_MS,
     budget: 'connect + sudo + lock + PROBE_BUDGET_MS',
     heal: 'the route put back',
   },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLock, refreshLock, releaseLock } from '../../src/engine/lock.ts';
+import type { Remote } from '../../src/transport/types.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
 let root: string;
@@ -99,5 +100,26 @@ describe('host lock', () => {
     utimesSync(dir, new Date(), new Date());
     expect(await take('mine')).toMatchObject({ held: true });
     expect(owner()).toBe('mine');
+  });
+});
+
+describe("the lock is the run's sudo check", () => {
+  // The lock is the first command a run sends through sudo (no `sudo -n true` of its own before it): sudo's
+  // own refusals stop the run with the causes the connection check named.
+  const sudoAnswers = (stderr: string, code: number): Remote =>
+    ({ host: 'node-2', exec: async (command: string) => ({ command, stdout: '', stderr, code, durationMs: 3 }) }) as unknown as Remote;
+
+  it("sudo asking for a password: SUDO_NEEDS_PASSWORD on that host, with sudo's words", async () => {
+    const err = await acquireLock(sudoAnswers('sudo: a password is required\n', 1), { runId: 'r1', who: 'op@here' }, { dir }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { exitCode: 1, excerpt: 'sudo: a password is required' } });
+  });
+
+  it("no sudo on the host: TOOL_MISSING naming the package; any other failure stays the lock's own", async () => {
+    const missing = await acquireLock(sudoAnswers('sh: 1: sudo: not found\n', 127), { runId: 'r1', who: 'op@here' }, { dir }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ causeId: 'TOOL_MISSING', host: 'node-2', message: 'sudo is not installed on node-2 (Debian package sudo)' });
+    const other = await acquireLock(sudoAnswers('mkdir: cannot create directory: Read-only file system\n', 4), { runId: 'r1', who: 'op@here' }, { dir }).catch(
+      (e: unknown) => e,
+    );
+    expect(other).toMatchObject({ causeId: 'APPLY_FAILED', host: 'node-2' });
   });
 });

@@ -1,0 +1,90 @@
+// Where a run checks sudo: a run that takes the host locks has the lock as its first command through sudo,
+// so it sends no `sudo -n true` of its own (one round trip less per host) and a host whose sudo asks for a
+// password stops it at the lock with SUDO_NEEDS_PASSWORD; a --check takes no lock and checks each connection.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { systemClock } from '../../src/engine/clock.ts';
+import { LOCK_DIR } from '../../src/engine/lock.ts';
+import type { HostRef, Phase } from '../../src/engine/phase.ts';
+import { runSession } from '../../src/engine/session.ts';
+import { checkSudo } from '../../src/transport/sudo.ts';
+import type { ExecOptions, Remote, Transport } from '../../src/transport/types.ts';
+import { topologyFor } from '../support/engine-fixture.ts';
+import { LocalRemote } from '../support/local-remote.ts';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const hosts: HostRef[] = [
+  { name: 'node-1', address: '10.0.0.1', role: 'server', founder: true },
+  { name: 'node-2', address: '10.0.0.2', role: 'server', founder: false },
+];
+
+/** Hosts that run commands in a local sh (the lock under the test's folder); `refusing`'s sudo wants a password. */
+function lab(refusing?: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'session-sudo-'));
+  dirs.push(dir);
+  const sent: { host: string; command: string; sudo: boolean }[] = [];
+  const transport: Transport = {
+    connect: async (target, opts) => {
+      const local = new LocalRemote(target.name, opts?.log);
+      return {
+        host: target.name,
+        exec: async (command: string, o?: ExecOptions) => {
+          sent.push({ host: target.name, command, sudo: o?.sudo === true || command.startsWith('sudo ') });
+          if (target.name === refusing && (o?.sudo || command.startsWith('sudo ')))
+            return { command, stdout: '', stderr: 'sudo: a password is required\n', code: 1, durationMs: 2 };
+          return local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o);
+        },
+        close: async () => undefined,
+      } as Remote;
+    },
+  };
+  const phase: Phase = {
+    id: 'look',
+    title: 'a look',
+    needs: [],
+    hosts: () => hosts,
+    concurrency: 2,
+    steps: [{ id: 'look', title: 'look', probe: () => ({ up: { command: 'echo up' } }), plan: () => ({ changes: [] }) }],
+  };
+  const run = (check: boolean) =>
+    runSession(
+      { transport, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, preflight: (r) => checkSudo(r) },
+      {
+        env: 't',
+        inventory: {} as never,
+        target: (h) => ({ name: h.name, address: h.address, port: 22, user: 'ops', knownHostsFile: '' }),
+        stateDir: dir,
+        waivers: [],
+        plan: { phases: [phase], topology: topologyFor(hosts), check, resume: false },
+      },
+    );
+  return { sent, run };
+}
+
+it('a run sends no sudo check of its own: the lock is the first command through sudo on each host', async () => {
+  const { sent, run } = lab();
+  const result = await run(false);
+  expect(result.error).toBeUndefined();
+  for (const h of hosts) {
+    const first = sent.find((s) => s.host === h.name && s.sudo);
+    expect(first?.command).toContain('bootstrap.lock');
+    expect(sent.filter((s) => s.host === h.name && s.command === 'sudo -n true')).toEqual([]);
+  }
+});
+
+it("a host whose sudo asks for a password stops the run at the lock, with the connection check's cause", async () => {
+  const { run } = lab('node-2');
+  const result = await run(false);
+  expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2' });
+});
+
+it('a --check takes no lock and checks sudo on each new connection', async () => {
+  const { sent, run } = lab('node-2');
+  const result = await run(true);
+  expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { command: 'sudo -n true' } });
+  expect(sent.filter((s) => s.command.includes('bootstrap.lock'))).toEqual([]);
+});
