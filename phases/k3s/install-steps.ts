@@ -19,6 +19,11 @@ import { sha256FileOnce } from '../../src/util/sha256-file.ts';
 
 type Upload = { local: string; remote: string; mode: string };
 
+/** sha256sum's lines (`<sha256>  <path>`) by path. */
+function sumsByPath(stdout: string): Map<string, string> {
+  return new Map([...stdout.matchAll(/^([0-9a-f]{64}) [ *](.+)$/gm)].map((m) => [m[2], m[1]]));
+}
+
 /** Upload local files when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
 function uploadStep(
   id: string,
@@ -32,12 +37,16 @@ function uploadStep(
     id,
     title,
     local: async (_h, ctx) => Promise.all(files(ctx).map(async (f) => ({ ...f, sha: await sha256FileOnce(f.local), bytes: statSync(f.local).size }))),
-    probe: (_h, ctx): Record<string, ProbeCommand> =>
-      Object.fromEntries(files(ctx).map((f, i) => [`sum${i}`, { command: `sha256sum ${shq(f.remote)} 2>/dev/null | cut -d' ' -f1`, sudo: true }])),
+    // One sha256sum for all of the step's files (a missing one prints nothing), not one process and a cut each.
+    probe: (_h, ctx): Record<string, ProbeCommand> => {
+      const remote = files(ctx).map((f) => shq(f.remote));
+      return remote.length ? { sums: { command: `sha256sum ${remote.join(' ')} 2>/dev/null`, sudo: true } } : {};
+    },
     plan: ({ host, probe, local, ctx }) => {
       const changes: Change[] = [];
-      local.forEach((f, i) => {
-        const current = probe[`sum${i}`]?.stdout.trim() || null;
+      const sums = sumsByPath(probe.sums?.stdout ?? '');
+      local.forEach((f) => {
+        const current = sums.get(f.remote) ?? null;
         if (current !== f.sha)
           changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
       });

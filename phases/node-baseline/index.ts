@@ -12,7 +12,7 @@ import { baselineStops, duplicateIdentities, nicOfAddress } from './checks.ts';
 import { versionStops } from './k3s-version.ts';
 import { imageStops } from '../../src/images/stops.ts';
 import { renderCiliumRelease } from '../../src/gitops/cilium-release.ts';
-import { baselineProbes, identityProbes } from './probes.ts';
+import { baselineProbes, identityProbes, sysctlValues } from './probes.ts';
 
 const MODULES = ['br_netfilter', 'overlay'];
 const MODULES_FILE = '/etc/modules-load.d/k3s.conf';
@@ -117,12 +117,7 @@ const sysctls: Step = {
         { mode: '0644' },
       ),
     ];
-    const live = Object.fromEntries(
-      probe.live.stdout
-        .trim()
-        .split('\n')
-        .map((l) => l.split('=')),
-    );
+    const live = sysctlValues(probe.live.stdout);
     const differ = Object.entries(SYSCTLS).filter(([k, v]) => live[k] !== v);
     if (differ.length) {
       changes.push({

@@ -23,13 +23,15 @@ describe('image archive placement', () => {
     const step = installSteps(() => 'token').find((s) => s.id === 'images')!;
     const host: any = { name: 'k3s-agent-1', address: '', role: 'agent' };
     const probes = step.probe!(host, ctx);
+    // One sha256sum for every archive: a missing one prints nothing (its error goes nowhere) and sha256sum exits 1.
     expect(Object.values(probes).map((p: any) => p.command)).toEqual([
-      "sha256sum /var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar.zst 2>/dev/null | cut -d' ' -f1",
-      "sha256sum /var/lib/rancher/k3s/agent/images/cilium.tar 2>/dev/null | cut -d' ' -f1",
-      "sha256sum /var/lib/rancher/k3s/agent/images/flux.tar 2>/dev/null | cut -d' ' -f1",
+      'sha256sum /var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar.zst /var/lib/rancher/k3s/agent/images/cilium.tar /var/lib/rancher/k3s/agent/images/flux.tar 2>/dev/null',
     ]);
     const local = await step.local!(host, ctx);
-    const out = (sums: string[]) => Object.fromEntries(Object.keys(probes).map((k, i) => [k, { code: 0, stdout: `${sums[i]}\n`, stderr: '' }]));
+    const remote = ['k3s-airgap-images-amd64.tar.zst', 'cilium.tar', 'flux.tar'].map((n) => `/var/lib/rancher/k3s/agent/images/${n}`);
+    const out = (sums: string[]) => ({
+      sums: { code: sums.includes('') ? 1 : 0, stdout: sums.flatMap((s, i) => (s ? [`${s}  ${remote[i]}\n`] : [])).join(''), stderr: '' },
+    });
     const plan = step.plan({ host, ctx, local, probe: out([tarball.sha, '', 'f'.repeat(64)]) } as any) as any;
     expect(plan.changes.map((c: any) => [c.path, c.mode, c.currentSha256])).toEqual([
       ['/var/lib/rancher/k3s/agent/images/cilium.tar', '0644', null],
