@@ -21,6 +21,13 @@ const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 const pem = (data: unknown) => (text(data) ? Buffer.from(data as string, 'base64').toString('utf8') : undefined);
 
 /**
+ * The last kubeconfig read and what it gave: a run's reads ask for the credentials at every GET, and parsing
+ * the YAML (long base64 lines) cost about 0.1 s of the engine's CPU each time; the file is read again each
+ * time (a few KB), so a kubeconfig k3s-founder rewrote is used at once. In memory only.
+ */
+let last: { path: string; raw: string; creds: ApiCredentials } | undefined;
+
+/**
  * The current context's credentials. KUBECONFIG_NOT_FETCHED when the state folder holds no kubeconfig;
  * STATE_FILE_CORRUPT when it cannot be read, is not a kubeconfig, names no cluster CA (the API could not be
  * verified) or no client credentials.
@@ -43,6 +50,14 @@ export function apiCredentials(stateDir: string): ApiCredentials {
       evidence: { seen: `${path} ${readProblem(err)}` },
     });
   }
+  if (last?.path === path && last.raw === raw) return last.creds;
+  const creds = credentialsIn(path, raw);
+  last = { path, raw, creds };
+  return creds;
+}
+
+/** apiCredentials of the kubeconfig text `raw` read from `path`. */
+function credentialsIn(path: string, raw: string): ApiCredentials {
   let doc: unknown;
   try {
     doc = parse(raw);

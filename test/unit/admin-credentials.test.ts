@@ -93,3 +93,17 @@ describe("the admin kubeconfig's credentials, read without the API client", () =
     expect(causeOf(dir).evidence.seen).toMatch(/is a folder, not a file/);
   });
 });
+
+describe('read at every GET, parsed once per content', () => {
+  it('gives the same credentials while the file is unchanged, and the new ones at once after a rewrite', () => {
+    const dir = stateDirWith(k3sStyle());
+    const first = apiCredentials(dir);
+    expect(apiCredentials(dir)).toBe(first);
+    // k3s-founder rewrites the kubeconfig (a new cluster, the same path): the next read takes the new file.
+    writeFileSync(join(dir, 'kubeconfig'), k3sStyle({ cluster: { 'certificate-authority-data': b64('NEW CA') } }), { mode: 0o600 });
+    expect(apiCredentials(dir)).toMatchObject({ ca: 'NEW CA', cert: 'ADMIN CERT' });
+    // A file made unusable is named, not answered from the last good read.
+    writeFileSync(join(dir, 'kubeconfig'), k3sStyle({ user: { 'client-certificate-data': '', 'client-key-data': '' } }), { mode: 0o600 });
+    expect(() => apiCredentials(dir)).toThrow(CauseError);
+  });
+});
