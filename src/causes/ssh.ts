@@ -50,7 +50,8 @@ export const sshCauses = defineCauses({
   },
   SUDO_NEEDS_PASSWORD: {
     title: 'sudo asks the SSH user for a password',
-    meaning: 'Commands that need root run through `sudo -n`, which cannot answer a password prompt; sudo refused (a run: when it took the host lock, its first command through sudo; a --check: `sudo -n true`).',
+    meaning:
+      'Commands that need root run through `sudo -n`, which cannot answer a password prompt; sudo refused its first command through sudo (a run: the host lock; a --check: its first probe batch; a replace: `sudo -n true` on each connection).',
     remedy: 'Give the user passwordless sudo on the host: `echo "USER ALL=(ALL) NOPASSWD: ALL" > /etc/sudoers.d/USER` (mode 0440, check with `visudo -c`).',
   },
   SSH_FORWARD_FAILED: {

@@ -4,7 +4,7 @@
 // missing answer itself.
 import { CauseError } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
-import { sudoWantsPassword } from '../transport/sudo.ts';
+import { sudoRefusal } from '../transport/sudo.ts';
 import type { ExecResult, LoggedCommand } from '../transport/types.ts';
 import type { RunContext } from './context.ts';
 import type { HostRef, ProbeCommand, ProbeResult, ProbeResults } from './phase.ts';
@@ -122,19 +122,10 @@ async function askProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
       const { res, results } = await sent;
       ctx.signal.throwIfAborted();
       if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
-      if (res.code !== 0 && sudo && sudoWantsPassword(res.stderr)) {
-        // Passed the connection's sudo check, refused now: passwordless sudo was withdrawn during the run.
-        throw new CauseError('SUDO_NEEDS_PASSWORD', {
-          host: host.name,
-          message: `sudo on ${host.name} asks for a password`,
-          evidence: {
-            command: `sudo -n sh -s (${keys.length} read-only probes)`,
-            exitCode: res.code,
-            seen: 'sudo wants a password (it did not when the run connected)',
-            excerpt: res.stderr.slice(-2000),
-          },
-        });
-      }
+      // sudo's own refusal (a password wanted, sudo not installed) names itself: the first sudo batch is a
+      // --check's sudo check (src/engine/session.ts), and a run's lock checked it before sudo was withdrawn.
+      const refused = sudo ? sudoRefusal(host.name, `sudo -n sh -s (${keys.length} read-only probes)`, res) : undefined;
+      if (refused) throw refused;
       if (res.code !== 0) {
         // Say in words which probes answered and which did not, and show the batch's own error output
         // (each probe's output stays in the run log, redacted).

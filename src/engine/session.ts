@@ -29,9 +29,10 @@ export interface SessionDeps {
   emit: Emit;
   signal: AbortSignal;
   /**
-   * Checks a fresh connection before use (sudo without a password); throws a CauseError. Not called for a run
-   * that takes the host locks before anything else reaches the hosts: the lock goes through sudo and names
-   * the same causes (src/engine/lock.ts), one round trip less per host.
+   * Checks a fresh connection before use (sudo without a password); throws a CauseError. Called only for a plan
+   * with a precheck, which reads the hosts before anything else: otherwise the first command through sudo names
+   * the same causes, one round trip less per host — a run's lock (src/engine/lock.ts), a --check's first probe
+   * batch through sudo (src/engine/probes.ts).
    */
   preflight?: (remote: Remote) => Promise<void>;
   /** The run's way to answer probes that read the API (RunContext.apiGet), recording them in `log`. */
@@ -127,7 +128,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const needed = neededHosts(opts);
   const others = allHosts(plan.topology).filter((h) => !needed.some((n) => n.name === h.name));
   // A precheck reads the hosts before the locks are taken: its hosts are checked when they connect.
-  const sudoByLock = !plan.check && !plan.precheck;
+  const checkEachConnection = plan.precheck !== undefined;
   try {
     for (const message of plan.warnings ?? []) emit({ type: 'warning', message });
     emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
@@ -171,7 +172,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
-        if (!sudoByLock) await deps.preflight?.(remote);
+        if (checkEachConnection) await deps.preflight?.(remote);
       } catch (err) {
         unreachable.set(host.name, err);
         throw err;

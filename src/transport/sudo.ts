@@ -37,9 +37,6 @@ const NEEDS_PASSWORD = /a password is required|a terminal is required|must have 
 /** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
 export const UPSTREAM_PATTERNS: UpstreamPatterns = { NEEDS_PASSWORD };
 
-/** Whether a `sudo -n` command's error output says sudo would have asked (sudo withdrawn after the connection's check). */
-export const sudoWantsPassword = (stderr: string): boolean => NEEDS_PASSWORD.test(stderr);
-
 /**
  * The cause when a `sudo -n` command's result says sudo itself refused (it would ask for a password) or is
  * not installed (the user's shell could not find it: status 127); undefined for any other result, the
@@ -71,9 +68,9 @@ export function sudoRefusal(host: string, command: string, r: { code: number | n
 /**
  * Check, once per connection, that sudo works without a password. Throws SUDO_NEEDS_PASSWORD when sudo
  * would ask; TOOL_MISSING when sudo is not installed;
- * GATE_FAILED when sudo fails for another reason (the user not allowed at all). A run that takes the host
- * locks needs no such check of its own: the lock is taken through sudo and names the same causes
- * (src/engine/lock.ts acquireLock), one round trip less per host.
+ * GATE_FAILED when sudo fails for another reason (the user not allowed at all). Only a run with a precheck
+ * sends it (src/engine/session.ts): elsewhere the first command through sudo names the same causes (a run's
+ * lock, a --check's first probe batch through sudo), one round trip less per host.
  */
 export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
   const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? SUDO_PROBE_BUDGET_MS, signal: opts.signal });

@@ -1,6 +1,6 @@
-// Where a run checks sudo: a run that takes the host locks has the lock as its first command through sudo,
-// so it sends no `sudo -n true` of its own (one round trip less per host) and a host whose sudo asks for a
-// password stops it at the lock with SUDO_NEEDS_PASSWORD; a --check takes no lock and checks each connection.
+// Where a run checks sudo: its first command through sudo does, so it sends no `sudo -n true` of its own (one
+// round trip less per host). A run that takes the host locks meets a host whose sudo asks for a password at the
+// lock; a --check, which takes no lock, at its first probe batch through sudo. Both name SUDO_NEEDS_PASSWORD.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +48,9 @@ function lab(refusing?: string) {
     needs: [],
     hosts: () => hosts,
     concurrency: 2,
-    steps: [{ id: 'look', title: 'look', probe: () => ({ up: { command: 'echo up' } }), plan: () => ({ changes: [] }) }],
+    steps: [
+      { id: 'look', title: 'look', probe: () => ({ up: { command: 'echo up' }, root: { command: 'id -u', sudo: true } }), plan: () => ({ changes: [] }) },
+    ],
   };
   const run = (check: boolean) =>
     runSession(
@@ -82,9 +84,12 @@ it("a host whose sudo asks for a password stops the run at the lock, with the co
   expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2' });
 });
 
-it('a --check takes no lock and checks sudo on each new connection', async () => {
+it('a --check takes no lock and sends no sudo check: its first probe batch through sudo names the refusal', async () => {
   const { sent, run } = lab('node-2');
   const result = await run(true);
-  expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { command: 'sudo -n true' } });
-  expect(sent.filter((s) => s.command.includes('bootstrap.lock'))).toEqual([]);
+  expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { command: 'sudo -n sh -s (1 read-only probes)' } });
+  expect(sent.filter((s) => s.command.includes('bootstrap.lock') || s.command === 'sudo -n true')).toEqual([]);
+  // A host whose sudo works answers the same batch.
+  const fine = lab();
+  expect((await fine.run(true)).error).toBeUndefined();
 });
