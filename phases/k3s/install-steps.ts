@@ -157,7 +157,8 @@ const serviceStep: Step = {
     // Where the journal stands now: gates read only what k3s logs after this point. An answer the run
     // asked ahead (src/engine/prefetch.ts) is as good: it is kept only while nothing changed, so a start
     // here finds k3s stopped since (a stopped unit logs nothing), and a restart follows a change (asked again).
-    cursor: { command: `journalctl -u ${roleOf(host).unit} -n 0 --show-cursor -q --no-pager | sed -n 's/^-- cursor: //p'`, sudo: true },
+    // journalctl prints `-- cursor: <cursor>` (picked out here, not by a sed on the host).
+    cursor: { command: `journalctl -u ${roleOf(host).unit} -n 0 --show-cursor -q --no-pager`, sudo: true },
   }),
   plan: ({ host, probe, ctx }) => {
     // Absent: the step that sets it did not run on this host this run, so it changed nothing.
@@ -185,6 +186,6 @@ const serviceStep: Step = {
         command: `systemctl restart --no-block ${unit}`,
         sudo: true,
       });
-    return { changes, facts: [journalCursor(probe.cursor.stdout.trim())] };
+    return { changes, facts: [journalCursor(/^-- cursor: (.*)$/m.exec(probe.cursor.stdout)?.[1]?.trim() ?? '')] };
   },
 };

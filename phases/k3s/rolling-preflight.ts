@@ -31,7 +31,7 @@ export async function prepareTarget(ctx: PrepareContext): Promise<TargetBinary> 
 function binaryProbe(target: TargetBinary): ProbeCommand {
   return {
     command: [
-      `s=$(sha256sum ${K3S_BIN} 2>/dev/null | cut -d' ' -f1); echo "$s"`,
+      `s=$(sha256sum ${K3S_BIN} 2>/dev/null); s=\${s%% *}; echo "$s"`,
       `if [ -n "$s" ] && [ "$s" != "${target.sha256}" ]; then ${K3S_BIN} --version 2>/dev/null | head -n1; ${runningEtcdProbe(SERVER_ROLE.unit, [`${DATA_DIR}/data/*/bin/k3s`, K3S_BIN])}; fi; true`,
     ].join('; '),
     sudo: true,
