@@ -51,7 +51,7 @@ export const sshCauses = defineCauses({
   SUDO_NEEDS_PASSWORD: {
     title: 'sudo asks the SSH user for a password',
     meaning:
-      'Commands that need root run through `sudo -n`, which cannot answer a password prompt; sudo refused its first command through sudo (a run: the host lock; a --check: its first probe batch; a replace: `sudo -n true` on each connection).',
+      'Commands that need root run through `sudo -n`, which cannot answer a password prompt; sudo refused (a run: its first command through sudo, the host lock; a --check or a replace: `sudo -n true` on each connection).',
     remedy: 'Give the user passwordless sudo on the host: `echo "USER ALL=(ALL) NOPASSWD: ALL" > /etc/sudoers.d/USER` (mode 0440, check with `visudo -c`).',
   },
   SSH_FORWARD_FAILED: {

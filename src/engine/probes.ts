@@ -122,8 +122,8 @@ async function askProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
       const { res, results } = await sent;
       ctx.signal.throwIfAborted();
       if (res.lost) throw connectionLost(host.name, `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`);
-      // sudo's own refusal (a password wanted, sudo not installed) names itself: the first sudo batch is a
-      // --check's sudo check (src/engine/session.ts), and a run's lock checked it before sudo was withdrawn.
+      // sudo's own refusal (a password wanted, sudo not installed) names itself: passwordless sudo withdrawn
+      // after the run's sudo check (its lock, or the connection's check).
       const refused = sudo ? sudoRefusal(host.name, `sudo -n sh -s (${keys.length} read-only probes)`, res) : undefined;
       if (refused) throw refused;
       if (res.code !== 0) {

@@ -29,10 +29,11 @@ export interface SessionDeps {
   emit: Emit;
   signal: AbortSignal;
   /**
-   * Checks a fresh connection before use (sudo without a password); throws a CauseError. Called only for a plan
-   * with a precheck, which reads the hosts before anything else: otherwise the first command through sudo names
-   * the same causes, one round trip less per host — a run's lock (src/engine/lock.ts), a --check's first probe
-   * batch through sudo (src/engine/probes.ts).
+   * Checks a fresh connection before use (sudo without a password); throws a CauseError. Not called for a run
+   * that takes the host locks before anything else reaches the hosts: the lock goes through sudo and names
+   * the same causes (src/engine/lock.ts), one round trip less per host. A --check takes no lock and may send
+   * nothing through sudo on a host (`--only flux`), so it checks every connection: its verdict must hold for
+   * the run it stands for.
    */
   preflight?: (remote: Remote) => Promise<void>;
   /** The run's way to answer probes that read the API (RunContext.apiGet), recording them in `log`. */
@@ -127,8 +128,9 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   const started = deps.clock.now();
   const needed = neededHosts(opts);
   const others = allHosts(plan.topology).filter((h) => !needed.some((n) => n.name === h.name));
-  // A precheck reads the hosts before the locks are taken: its hosts are checked when they connect.
-  const checkEachConnection = plan.precheck !== undefined;
+  // A --check takes no lock; a precheck reads the hosts before the locks are taken: their hosts are checked
+  // when they connect. A run's lock is its sudo check.
+  const checkEachConnection = plan.check || plan.precheck !== undefined;
   try {
     for (const message of plan.warnings ?? []) emit({ type: 'warning', message });
     emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });

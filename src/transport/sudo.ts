@@ -68,9 +68,9 @@ export function sudoRefusal(host: string, command: string, r: { code: number | n
 /**
  * Check, once per connection, that sudo works without a password. Throws SUDO_NEEDS_PASSWORD when sudo
  * would ask; TOOL_MISSING when sudo is not installed;
- * GATE_FAILED when sudo fails for another reason (the user not allowed at all). Only a run with a precheck
- * sends it (src/engine/session.ts): elsewhere the first command through sudo names the same causes (a run's
- * lock, a --check's first probe batch through sudo), one round trip less per host.
+ * GATE_FAILED when sudo fails for another reason (the user not allowed at all). A --check and a run with a
+ * precheck send it (src/engine/session.ts); a run that takes the host locks needs none of its own: the lock is
+ * its first command through sudo and names the same causes, one round trip less per host.
  */
 export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
   const r = await remote.exec(SUDO_PROBE, { timeoutMs: opts.timeoutMs ?? SUDO_PROBE_BUDGET_MS, signal: opts.signal });

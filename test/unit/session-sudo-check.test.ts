@@ -1,6 +1,8 @@
-// Where a run checks sudo: its first command through sudo does, so it sends no `sudo -n true` of its own (one
-// round trip less per host). A run that takes the host locks meets a host whose sudo asks for a password at the
-// lock; a --check, which takes no lock, at its first probe batch through sudo. Both name SUDO_NEEDS_PASSWORD.
+// Where a run checks sudo: a run that takes the host locks has the lock as its first command through sudo, so it
+// sends no `sudo -n true` of its own (one round trip less per host) and meets a host whose sudo asks for a
+// password at the lock; a --check takes no lock and checks each connection (its phases may send nothing through
+// sudo on a host, and its verdict must hold for the run). Both name SUDO_NEEDS_PASSWORD; so does a probe batch
+// that meets sudo withdrawn later.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +25,8 @@ const hosts: HostRef[] = [
 ];
 
 /** Hosts that run commands in a local sh (the lock under the test's folder); `refusing`'s sudo wants a password. */
-function lab(refusing?: string) {
+function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number } = {}) {
+  let sudoAnswered = 0;
   const dir = mkdtempSync(join(tmpdir(), 'session-sudo-'));
   dirs.push(dir);
   const sent: { host: string; command: string; sudo: boolean }[] = [];
@@ -34,7 +37,7 @@ function lab(refusing?: string) {
         host: target.name,
         exec: async (command: string, o?: ExecOptions) => {
           sent.push({ host: target.name, command, sudo: o?.sudo === true || command.startsWith('sudo ') });
-          if (target.name === refusing && (o?.sudo || command.startsWith('sudo ')))
+          if (target.name === refusing && (o?.sudo || command.startsWith('sudo ')) && sudoAnswered++ >= (how.refuseAfter ?? 0))
             return { command, stdout: '', stderr: 'sudo: a password is required\n', code: 1, durationMs: 2 };
           return local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o);
         },
@@ -49,7 +52,12 @@ function lab(refusing?: string) {
     hosts: () => hosts,
     concurrency: 2,
     steps: [
-      { id: 'look', title: 'look', probe: () => ({ up: { command: 'echo up' }, root: { command: 'id -u', sudo: true } }), plan: () => ({ changes: [] }) },
+      {
+        id: 'look',
+        title: 'look',
+        probe: () => ({ up: { command: 'echo up' }, ...(how.sudoProbe !== false && { root: { command: 'id -u', sudo: true } }) }),
+        plan: () => ({ changes: [] }),
+      },
     ],
   };
   const run = (check: boolean) =>
@@ -84,12 +92,16 @@ it("a host whose sudo asks for a password stops the run at the lock, with the co
   expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2' });
 });
 
-it('a --check takes no lock and sends no sudo check: its first probe batch through sudo names the refusal', async () => {
-  const { sent, run } = lab('node-2');
+it('a --check takes no lock and checks sudo on each new connection, even where no probe goes through sudo', async () => {
+  const { sent, run } = lab('node-2', { sudoProbe: false });
+  const result = await run(true);
+  expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { command: 'sudo -n true' } });
+  expect(sent.filter((s) => s.command.includes('bootstrap.lock'))).toEqual([]);
+});
+
+it('a probe batch that meets sudo withdrawn after the check names SUDO_NEEDS_PASSWORD', async () => {
+  // sudo answers the connection's check, then refuses.
+  const { run } = lab('node-2', { refuseAfter: 1 });
   const result = await run(true);
   expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { command: 'sudo -n sh -s (1 read-only probes)' } });
-  expect(sent.filter((s) => s.command.includes('bootstrap.lock') || s.command === 'sudo -n true')).toEqual([]);
-  // A host whose sudo works answers the same batch.
-  const fine = lab();
-  expect((await fine.run(true)).error).toBeUndefined();
 });
