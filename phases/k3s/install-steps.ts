@@ -16,13 +16,9 @@ import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts
 import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 import { sha256FileOnce } from '../../src/util/sha256-file.ts';
+import { sha256FromList } from '../../src/artifacts/sha256-list.ts';
 
 type Upload = { local: string; remote: string; mode: string };
-
-/** sha256sum's lines (`<sha256>  <path>`) by path. */
-function sumsByPath(stdout: string): Map<string, string> {
-  return new Map([...stdout.matchAll(/^([0-9a-f]{64}) [ *](.+)$/gm)].map((m) => [m[2], m[1]]));
-}
 
 /** Upload local files when the host's copy differs (by sha256): a 70 MB binary is not sent twice. */
 function uploadStep(
@@ -44,9 +40,8 @@ function uploadStep(
     },
     plan: ({ host, probe, local, ctx }) => {
       const changes: Change[] = [];
-      const sums = sumsByPath(probe.sums?.stdout ?? '');
       local.forEach((f) => {
-        const current = sums.get(f.remote) ?? null;
+        const current = sha256FromList(probe.sums?.stdout ?? '', f.remote) ?? null;
         if (current !== f.sha)
           changes.push({ kind: 'upload', localPath: f.local, path: f.remote, mode: f.mode, sha256: f.sha, currentSha256: current, bytes: f.bytes });
       });

@@ -1,17 +1,9 @@
-// The sha256 a release publishes for a file: a line of a sha256sum list (k3s's sha256sum-<arch>.txt), or
-// the `digest` of a chart version in a Helm repository's index.yaml (Helm writes the tarball's sha256 there).
+// The sha256 a release publishes for a file: a line of a sha256sum list (k3s's sha256sum-<arch>.txt, parsed
+// by ./sha256-list.ts), or the `digest` of a chart version in a Helm repository's index.yaml (Helm writes the
+// tarball's sha256 there).
 import { parse } from 'yaml';
 import { DownloadError } from './download.ts';
 import { HttpFailure, type Http } from './http.ts';
-
-/** `<hex>  <name>` (or `<hex> *<name>`, binary mode) lines → the hex for `name`. */
-export function sha256FromList(text: string, name: string): string | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([0-9a-fA-F]{64})\s+\*?(?:\.\/)?(\S+)\s*$/.exec(line.trim());
-    if (m && m[2] === name) return m[1].toLowerCase();
-  }
-  return undefined;
-}
 
 /** entries.<chart>[version == v].digest of a Helm repository index. */
 export function sha256FromHelmIndex(text: string, chart: string, version: string): string | undefined {

@@ -83,7 +83,7 @@ export async function acquireLock(
   const dir = opts.dir ?? LOCK_DIR;
   const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: LOCK_ACQUIRE_BUDGET_MS, signal: opts.signal });
   if (res.lost) throw connectionLost(remote.host, `acquire ${dir}`);
-  // The run's sudo check: the lock is its first command through sudo (src/transport/sudo.ts checkSudo); its
+  // The run's sudo check: the lock is its first command through sudo (src/transport/sudo.ts sudoRefusal); its
   // script ends with its own statuses (0, 3 to 6), never 127.
   const refused = sudoRefusal(remote.host, `sudo -n sh -c '<acquire ${dir}>'`, res);
   if (refused) throw refused;

@@ -37,15 +37,20 @@ const NEEDS_PASSWORD = /a password is required|a terminal is required|must have 
 /** @public gathered by test/unit/cause-matchers-exercised.test.ts (src/causes/upstream-patterns.ts) */
 export const UPSTREAM_PATTERNS: UpstreamPatterns = { NEEDS_PASSWORD };
 
+type SudoResult = { code: number | null; stdout: string; stderr: string };
+
+/** The first lines of what a refused command said: sudo's words, or the shell's. */
+const excerptOf = (r: SudoResult) => (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
+
 /**
  * The cause when a `sudo -n` command's result says sudo itself refused (it would ask for a password) or is
  * not installed (the user's shell could not find it: status 127); undefined for any other result, the
- * command's own. Only for a command that never ends with 127 itself (`sudo -n true`, the lock's script).
+ * command's own. Only for a command that never ends with 127 itself (`sudo -n true`, the lock's script, a probe
+ * batch: each ends with a status of its own).
  */
-export function sudoRefusal(host: string, command: string, r: { code: number | null; stdout: string; stderr: string }): CauseError | undefined {
+export function sudoRefusal(host: string, command: string, r: SudoResult): CauseError | undefined {
   if (r.code === 0 || r.code === null) return undefined;
-  const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
-  const evidence = { command, exitCode: r.code, excerpt };
+  const evidence = { command, exitCode: r.code, excerpt: excerptOf(r) };
   if (NEEDS_PASSWORD.test(r.stderr)) {
     return new CauseError('SUDO_NEEDS_PASSWORD', {
       host,
@@ -78,14 +83,13 @@ export async function checkSudo(remote: Remote, opts: { signal?: AbortSignal; ti
   if (r.lost) throw connectionLost(remote.host, SUDO_PROBE);
   const refused = sudoRefusal(remote.host, SUDO_PROBE, r);
   if (refused) throw refused;
-  const excerpt = (r.stderr || r.stdout).trim().split('\n').slice(0, 5).join('\n');
   throw new CauseError('GATE_FAILED', {
     host: remote.host,
     message: `sudo does not work on ${remote.host}`,
     evidence: {
       command: SUDO_PROBE,
       exitCode: r.code,
-      excerpt,
+      excerpt: excerptOf(r),
       seen: r.code === null ? `\`${SUDO_PROBE}\` did not finish` : `\`${SUDO_PROBE}\` exited ${r.code}`,
     },
   });
