@@ -301,7 +301,9 @@ describeAsRoot('bootstrap verify lab', () => {
         const scheduled = (await kubectl("-n kube-system get daemonset kube-vip-ds -o jsonpath='{.status.currentNumberScheduled}'")).stdout.trim();
         const still = await Promise.all(SERVERS.map((s) => hostExec(s, `ip -o -4 addr show | grep -cF ' ${NET.vip}/'; true`)));
         const pods = (await kubectl('-n kube-system get pods -l app.kubernetes.io/name=kube-vip-ds -o wide --no-headers')).stdout.trim();
-        last = `currentNumberScheduled ${scheduled || '(none)'}; the VIP on ${SERVERS.filter((_, i) => still[i].stdout.trim() !== '0').join(', ') || 'no server'}; pods: ${pods.replace(/\s+/g, ' ') || 'none'}`;
+        // A kube-vip still running somewhere renews the lease: its holder and renewTime say which.
+        const lease = (await kubectl("get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity} {.spec.renewTime}'")).stdout.trim();
+        last = `currentNumberScheduled ${scheduled || '(none)'}; the VIP on ${SERVERS.filter((_, i) => still[i].stdout.trim() !== '0').join(', ') || 'no server'}; pods: ${pods.replace(/\s+/g, ' ') || 'none'}; lease: ${lease || '(none)'}`;
         return scheduled === '0' && still.every((r) => r.stdout.trim() === '0');
       },
       180_000,

@@ -35,6 +35,10 @@ class KubeVip {
   private cfg: KubeVipConfig;
   private vipCidr: string;
   private holdingVip = false;
+  /** The `ip addr add` in flight, if any: a stop waits for it, or the address would land after the pod is gone. */
+  private adding?: Promise<void>;
+  /** The `ip addr del` in flight, if any: whoever asks for a release while it runs waits for the same one. */
+  private releasing?: Promise<void>;
   /** The running election, so that a stop can release the lease (ReleaseOnCancel). */
   private elector?: Elector;
   private onExit = () => {
@@ -56,8 +60,10 @@ class KubeVip {
       stop: async () => {
         this.stopped = true;
         this.wake?.();
-        process.off('exit', this.onExit);
+        // An add still running when the pod goes ends first; then the VIP goes with the process.
+        await this.adding?.catch(() => undefined);
         await this.releaseVip();
+        process.off('exit', this.onExit);
         // The pod is going (deleted, its node drained): hand the lease over at once, as ReleaseOnCancel does.
         await this.elector?.release().catch((e: Error) => this.a.log(klogLine('E', 'leaderelection.go', `Failed to release lock: ${e.message}`)));
       },
@@ -237,13 +243,24 @@ class KubeVip {
   /** OnStartedLeading: the VIP on the interface, then gratuitous ARP every 3 s (kube-vip's vip_arpRate). */
   private async lead(): Promise<void> {
     const c = this.cfg;
+    if (this.stopped) throw new Stopped();
+    this.adding = this.net.addAddress(this.vipCidr, c.interfaceName).then(() => {
+      this.holdingVip = true;
+    });
     try {
-      await this.net.addAddress(this.vipCidr, c.interfaceName);
+      await this.adding;
     } catch (e) {
       this.a.log(slogLine('ERROR', 'could not add VIP', { address: this.vipCidr, interface: c.interfaceName, err: (e as Error).message }));
       return;
+    } finally {
+      this.adding = undefined;
     }
-    this.holdingVip = true;
+    // Stopped while the address was being added: stop() found nothing to release, so it goes here (stop() waits
+    // for the add, then for this release), and no VIP outlives its kube-vip, as in the stop path above.
+    if (this.stopped) {
+      await this.releaseVip();
+      throw new Stopped();
+    }
     if (!c.arp) return;
     this.info('[ARP manager] starting ARP/NDP advertisement');
     this.info(`Gratuitous Arp broadcast will repeat every 3000 ms for [${c.address}/${c.interfaceName}]`);
@@ -256,11 +273,14 @@ class KubeVip {
     setTimeout(again, 3000);
   }
 
-  private async releaseVip(): Promise<void> {
-    if (!this.holdingVip) return;
-    this.holdingVip = false;
-    this.info('This node is becoming a follower within the cluster');
-    await this.net.deleteAddress(this.vipCidr, this.cfg.interfaceName);
-    this.info('deleted address', { IP: this.cfg.address, interface: this.cfg.interfaceName });
+  private releaseVip(): Promise<void> {
+    if (this.holdingVip) {
+      this.holdingVip = false;
+      this.info('This node is becoming a follower within the cluster');
+      this.releasing = this.net.deleteAddress(this.vipCidr, this.cfg.interfaceName).then(() => {
+        this.info('deleted address', { IP: this.cfg.address, interface: this.cfg.interfaceName });
+      });
+    }
+    return this.releasing ?? Promise.resolve();
   }
 }
