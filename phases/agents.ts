@@ -6,7 +6,6 @@ import { parallelismOf } from '../src/inventory/parallelism.ts';
 import { agentRegistered } from './k3s/agent-gate.ts';
 import { installSteps } from './k3s/install-steps.ts';
 import { prepareToken, readToken } from '../src/k3s/token.ts';
-import { loadApiClient } from '../src/kube/reads-through.ts';
 import { TOKEN_NOT_YET } from './k3s-founder.ts';
 
 export const agents: Phase = {
@@ -20,11 +19,7 @@ export const agents: Phase = {
     for (const t of [token?.secret, token?.full]) if (t) ctx.redact(t);
     return token?.full ?? token?.secret ?? TOKEN_NOT_YET;
   }),
-  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED). A run
-  // whose gate will read starts loading the Kubernetes API client now, beside the phases before this one.
-  prepare: async (ctx) => {
-    if (!ctx.check && agentRefs(ctx.inventory).length) void loadApiClient();
-    return prepareToken(ctx);
-  },
+  // A malformed token in the state folder stops the run before any host is dialled (TOKEN_MALFORMED).
+  prepare: prepareToken,
   gates: [agentRegistered],
 };

@@ -10,7 +10,6 @@ import { founderRef } from '../src/inventory/hosts.ts';
 import { apiReady, ciliumAgentsLive, ciliumNodeHealth, corednsReady, etcdVoters, nodesReady, vipLeaseHeld } from './verify/checks.ts';
 import { failoverDrill } from './verify/drill.ts';
 import { startLooks } from './verify/read.ts';
-import { loadApiClient } from '../src/kube/reads-through.ts';
 
 // The API before etcd's voters: a server whose k3s is down refuses its API at once, while its EtcdIsVoter
 // condition turns False only at the etcd leader's next tick (k3s-io/k3s v1.33.5+k3s1 pkg/etcd/etcd.go manageLearners, every 15 s), so
@@ -34,12 +33,6 @@ export function verifyPhase(opts: { drill?: boolean; standalone?: boolean } = {}
     },
   }));
   return {
-    // A run whose checks will read starts loading the Kubernetes API client now, beside the phases before
-    // verify; `bootstrap <env> --check` (the checks only say "would wait") loads nothing.
-    prepare: async (ctx) => {
-      if (!ctx.check || opts.standalone) void loadApiClient();
-      return { stops: [] };
-    },
     id: 'verify',
     title: opts.drill ? 'prove the cluster highly available, with a failover drill' : 'prove the cluster highly available',
     needs: ['cilium'],

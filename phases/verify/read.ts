@@ -6,7 +6,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { Gate, HostRef, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import { probeBatch } from '../../src/engine/probes.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
-import type { ClusterReads } from '../../src/kube/cluster-reads.ts';
+import type { ClusterReads } from '../../src/kube/get-reads.ts';
 import { readsThrough } from '../../src/kube/reads-through.ts';
 import { poll } from '../../src/engine/poll.ts';
 

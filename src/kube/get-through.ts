@@ -22,9 +22,10 @@ export interface ApiCredentials {
  * `tls`: the API answered with a certificate of the cluster CA naming the address; `status` and `body`: its
  * answer, when one came; `seen`: why none came, in words (the address and the host are the caller's to name);
  * `certificate`: that was the server's certificate not verifying (another CA, the address not among its
- * SANs, expired), told by Node's TLS error code.
+ * SANs, expired), told by Node's TLS error code; `forward`: the SSH connection would not forward the
+ * connection (SSH_FORWARD_FAILED, as the transport named it).
  */
-export type Got = { tls: boolean } & ({ status: number; body: string } | { status?: undefined; seen: string; certificate: boolean });
+export type Got = { tls: boolean } & ({ status: number; body: string } | { status?: undefined; seen: string; certificate: boolean; forward?: CauseError });
 
 /** `ok`: /readyz answered 200 `ok`. `seen`: what was seen, in words. */
 export interface Readyz {
@@ -127,7 +128,8 @@ export async function getThrough(
         req.end();
       },
       // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
-      (err: unknown) => fail(err instanceof CauseError ? (err.evidence.seen ?? err.message) : (err as Error).message),
+      (err: unknown) =>
+        err instanceof CauseError ? resolve({ tls, seen: err.evidence.seen ?? err.message, certificate: false, forward: err }) : fail((err as Error).message),
     );
   });
   let timer: NodeJS.Timeout | undefined;

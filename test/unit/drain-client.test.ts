@@ -17,7 +17,8 @@ import type { HostRef } from '../../src/engine/host-ref.ts';
 import { CauseError } from '../../src/errors.ts';
 import { CORDONED_BY } from '../../src/k3s/drain.ts';
 import { clusterApi } from '../../src/kube/api-access.ts';
-import { apiFailure, clientDrainApi } from '../../src/kube/drain-client.ts';
+import { apiFailure } from '../../src/kube/api-failure.ts';
+import { clientDrainApi } from '../../src/kube/drain-client.ts';
 import type { Remote } from '../../src/transport/types.ts';
 import { answer, statusOf } from '../support/kube-api-fixture.ts';
 

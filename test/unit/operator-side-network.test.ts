@@ -36,11 +36,9 @@ describe("the engine's network access from the operator's machine", () => {
       'src/artifacts/http.ts',
       // the engine's Kubernetes client, dialling a tunnel's local port
       'src/kube/client.ts',
-      // verify's reads of the cluster (CoreV1Api, AppsV1Api, CoordinationV1Api), through the same tunnel
-      'src/kube/cluster-reads.ts',
       // the drain's API calls (CoreV1Api), made with that client through the same tunnel
       'src/kube/drain-client.ts',
-      // HTTPS requests (verify's /readyz, the gates' reads) over a stream forwarded by an SSH connection
+      // HTTPS requests (verify's /readyz and reads, the gates' reads) over a stream forwarded by an SSH connection
       'src/kube/get-through.ts',
       // TLS over a stream forwarded by an SSH connection (remote.forward)
       'src/kube/handshake.ts',

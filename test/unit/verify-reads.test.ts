@@ -103,7 +103,7 @@ describe('verify reads the cluster through the API', () => {
       const t0 = Date.now();
       const read = await readCluster(ctxOf(remotesOf({ s1: { refuse: true }, s3: { refuse: true } })), (c) => c.nodes());
       expect(read.ok).toBe(false);
-      expect(!read.ok && read.seen.split('; ')[0]).toMatch(/^s2: GET \/api\/v1\/nodes: no answer: .*abort/i);
+      expect(!read.ok && read.seen.split('; ')[0]).toBe('s2: GET /api/v1/nodes: no answer: none within 5 s');
       expect(Date.now() - t0).toBeGreaterThanOrEqual(4_900);
     } finally {
       hang = false;
