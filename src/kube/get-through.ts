@@ -3,7 +3,7 @@
 // own), and the engine speaks TLS through it, verified against the cluster CA, authenticated with the admin
 // kubeconfig's client certificate, as `k3s kubectl --server https://<address>:<port> get --raw <path>` on the
 // host would. readyzThrough asks /readyz; apiRead (src/kube/api-read.ts) reads objects.
-import { request } from 'node:http';
+import { Agent, request, type ClientRequest } from 'node:http';
 import { checkServerIdentity, connect, createSecureContext, type PeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Remote } from '../transport/types.ts';
@@ -64,6 +64,64 @@ function contextOf(creds: ApiCredentials): SecureContext {
 /** Answers larger than this are cut (a list of every Pod of a big cluster is a few MB). */
 const MAX_BODY = 64 * 1024 * 1024;
 
+/**
+ * The connections to one address through one SSH connection, kept open between GETs (HTTP keep-alive, as
+ * kubectl's client keeps its connections): a run asks a server's API a few dozen times, and each new one cost a
+ * forwarded channel and a TLS handshake with a client certificate on both ends. Per run: the pools are the run's
+ * connections' (a WeakMap on the Remote); a pooled connection ends with its SSH connection, and an idle one does
+ * not keep the process alive (Node unrefs a free socket).
+ */
+interface Pool {
+  agent: Agent;
+  /** The TLS sockets whose handshake completed: the server's certificate verified against the cluster CA. */
+  verified: WeakSet<TLSSocket>;
+}
+const pools = new WeakMap<Remote, Map<string, Pool>>();
+
+function poolOf(remote: Remote, address: string, port: number, creds: ApiCredentials): Pool {
+  let byKey = pools.get(remote);
+  if (!byKey) pools.set(remote, (byKey = new Map()));
+  const key = `${address}:${port}\0${creds.ca}\0${creds.cert ?? ''}\0${creds.key ?? ''}`;
+  let pool = byKey.get(key);
+  if (!pool) {
+    const verified = new WeakSet<TLSSocket>();
+    const agent = new Agent({ keepAlive: true, maxSockets: 8, maxFreeSockets: 4 });
+    // The connection is opened by the host's sshd (direct-tcpip), then TLS through it: asynchronous, so the
+    // callback form of createConnection (the agent waits for it).
+    agent.createConnection = ((_: unknown, done: (err: Error | null, socket?: Duplex) => void) => {
+      let secureContext: SecureContext;
+      try {
+        secureContext = contextOf(creds);
+      } catch (err) {
+        // A kubeconfig whose certificate or key does not parse: an answer in words, not an unhandled rejection.
+        return void done(new Error(`the kubeconfig's credentials do not load: ${(err as Error).message}`));
+      }
+      remote.forward!(address, port).then(
+        (stream) => {
+          const socket = connect({
+            socket: stream,
+            secureContext,
+            // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
+            host: address,
+            checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),
+          });
+          socket.once('secureConnect', () => verified.add(socket));
+          stream.once('error', (err: Error) => socket.destroy(err));
+          socket.once('close', () => stream.destroy());
+          done(null, socket);
+        },
+        (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+      );
+      return undefined;
+    }) as unknown as Agent['createConnection'];
+    byKey.set(key, (pool = { agent, verified }));
+  }
+  return pool;
+}
+
+/** A request that failed on a kept connection the server had closed meanwhile: asked again on a new one. */
+const STALE = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED']);
+
 export async function getThrough(
   remote: Remote,
   address: string,
@@ -74,74 +132,60 @@ export async function getThrough(
   o: { accept?: string } = {},
 ): Promise<Got> {
   if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports`, certificate: false };
+  const pool = poolOf(remote, address, port, creds);
   let tls = false;
-  let stream: Duplex | undefined;
-  let socket: TLSSocket | undefined;
-  let done = false;
-  const answer = new Promise<Got>((resolve) => {
-    const fail = (why: string, certificate = false) => resolve({ tls, seen: why, certificate });
-    remote.forward!(address, port).then(
-      (s) => {
-        // Opened after the answer was given up on: closed at once.
-        if (done) return void s.destroy();
-        stream = s;
-        s.once('error', (err: Error) => fail(err.message));
-        let secureContext: SecureContext;
-        try {
-          secureContext = contextOf(creds);
-        } catch (err) {
-          // A kubeconfig whose certificate or key does not parse: an answer in words, not an unhandled rejection.
-          return fail(`the kubeconfig's credentials do not load: ${(err as Error).message}`);
-        }
-        socket = connect({
-          socket: s,
-          secureContext,
-          // The serving certificate must name the address (an IP SAN); Node sends no SNI for an IP host.
-          host: address,
-          checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(address, cert),
-        });
-        socket.once('secureConnect', () => (tls = true));
-        const req = request(
-          {
-            createConnection: () => socket!,
-            method: 'GET',
-            path,
-            headers: {
-              host: `${address}:${port}`,
-              connection: 'close',
-              ...(o.accept && { accept: o.accept }),
-              ...(creds.token && { authorization: `Bearer ${creds.token}` }),
-            },
+  let current: ClientRequest | undefined;
+  const ask = (again: boolean) =>
+    new Promise<Got>((resolve) => {
+      // Each attempt's own connection says whether TLS completed.
+      tls = false;
+      const fail = (why: string, certificate = false) => resolve({ tls, seen: why, certificate });
+      const req = request(
+        {
+          agent: pool.agent,
+          method: 'GET',
+          path,
+          headers: {
+            host: `${address}:${port}`,
+            ...(o.accept && { accept: o.accept }),
+            ...(creds.token && { authorization: `Bearer ${creds.token}` }),
           },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (d: string) => {
-              if (body.length < MAX_BODY) body += d;
-            });
-            res.once('end', () => resolve({ tls, status: res.statusCode ?? 0, body }));
-            res.once('error', (err: Error) => fail(err.message));
-          },
-        );
-        // The TLS socket's errors come here too: a certificate that does not verify has Node's code.
-        req.once('error', (err: NodeJS.ErrnoException) => fail(err.message, isCertificateError(err.code)));
-        req.end();
-      },
-      // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
-      (err: unknown) =>
-        err instanceof CauseError ? resolve({ tls, seen: err.evidence.seen ?? err.message, certificate: false, forward: err }) : fail((err as Error).message),
-    );
-  });
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            if (body.length < MAX_BODY) body += d;
+          });
+          res.once('end', () => resolve({ tls, status: res.statusCode ?? 0, body }));
+          res.once('error', (err: Error) => fail(err.message));
+        },
+      );
+      current = req;
+      req.once('socket', (socket: TLSSocket) => {
+        if (pool.verified.has(socket)) tls = true;
+        else socket.once('secureConnect', () => (tls = true));
+      });
+      // The TLS socket's errors come here too: a certificate that does not verify has Node's code.
+      req.once('error', (err: NodeJS.ErrnoException) => {
+        if (!again && req.reusedSocket && STALE.has(err.code ?? '')) return void ask(true).then(resolve);
+        // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
+        if (err instanceof CauseError) return resolve({ tls, seen: err.evidence.seen ?? err.message, certificate: false, forward: err });
+        fail(err.message, isCertificateError(err.code));
+      });
+      req.end();
+    });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<Got>((resolve) => {
     timer = setTimeout(() => resolve({ tls, seen: `no answer within ${timeoutMs / 1000} s`, certificate: false }), timeoutMs);
   });
+  const answer = ask(false);
   try {
-    return await Promise.race([answer, late]);
+    const got = await Promise.race([answer, late]);
+    // Given up on: its connection goes with it (a server that accepts and never answers is not asked again on it).
+    if (got.status === undefined) current?.destroy();
+    return got;
   } finally {
-    done = true;
     clearTimeout(timer);
-    socket?.destroy();
-    stream?.destroy();
   }
 }

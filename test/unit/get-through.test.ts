@@ -130,6 +130,48 @@ describe('readyzThrough', () => {
   });
 });
 
+describe('getThrough keeps its connection between GETs', () => {
+  it('a second GET through the same SSH connection reuses the first one: one forward, one TLS handshake', async () => {
+    reply = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    forwards.length = 0;
+    let handshakes = 0;
+    const count = () => handshakes++;
+    server.on('secureConnection', count);
+    try {
+      const r = remote();
+      for (let i = 0; i < 3; i++) expect(await getThrough(r, '127.0.0.1', port, '/readyz', creds)).toEqual({ tls: true, status: 200, body: 'ok' });
+      expect(forwards).toEqual([`127.0.0.1:${port}`]);
+      expect(handshakes).toBe(1);
+      // Another run's connection (another Remote) has connections of its own.
+      await getThrough(remote(), '127.0.0.1', port, '/readyz', creds);
+      expect(forwards).toHaveLength(2);
+    } finally {
+      server.off('secureConnection', count);
+    }
+  });
+
+  it('a kept connection the server closed meanwhile: the GET is asked again on a new one, and answered', async () => {
+    reply = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    forwards.length = 0;
+    const r = remote();
+    expect(await getThrough(r, '127.0.0.1', port, '/readyz', creds)).toMatchObject({ status: 200 });
+    // The server drops its idle keep-alive connections (as an apiserver restarting does).
+    server.closeIdleConnections();
+    expect(await getThrough(r, '127.0.0.1', port, '/readyz', creds)).toEqual({ tls: true, status: 200, body: 'ok' });
+    expect(forwards).toHaveLength(2);
+  });
+
+  it('a GET given up on takes its connection with it: the next one opens another', async () => {
+    forwards.length = 0;
+    const r = remote();
+    reply = () => undefined;
+    expect(await getThrough(r, '127.0.0.1', port, '/readyz', creds, 2000)).toMatchObject({ seen: 'no answer within 2 s' });
+    reply = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    expect(await getThrough(r, '127.0.0.1', port, '/readyz', creds)).toEqual({ tls: true, status: 200, body: 'ok' });
+    expect(forwards).toHaveLength(2);
+  });
+});
+
 describe("getThrough's certificate flag, from Node's TLS error code", () => {
   it('a server whose certificate is of another CA: certificate', async () => {
     reply = (res) => res.writeHead(200).end('ok');
