@@ -65,7 +65,7 @@ function contextOf(creds: ApiCredentials): SecureContext {
 const MAX_BODY = 64 * 1024 * 1024;
 
 /**
- * The connections to one address through one SSH connection, kept open between GETs (HTTP keep-alive, as
+ * The connections to a server's own API through its SSH connection, kept open between GETs (HTTP keep-alive, as
  * kubectl's client keeps its connections): a run asks a server's API a few dozen times, and each new one cost a
  * forwarded channel and a TLS handshake with a client certificate on both ends. Per run: the pools are the run's
  * connections' (a WeakMap on the Remote); a pooled connection ends with its SSH connection, and an idle one does
@@ -85,7 +85,11 @@ function poolOf(remote: Remote, address: string, port: number, creds: ApiCredent
   let pool = byKey.get(key);
   if (!pool) {
     const verified = new WeakSet<TLSSocket>();
-    const agent = new Agent({ keepAlive: true, maxSockets: 8, maxFreeSockets: 4 });
+    // Kept only at the host's own API (127.0.0.1): a GET at the VIP or at another server's address asks whether
+    // that address answers now, so it opens its own connection each time.
+    // (Unbounded and not kept, Node's agent sends `Connection: close` and reuses nothing.)
+    const own = address === '127.0.0.1';
+    const agent = new Agent({ keepAlive: own, maxSockets: own ? 8 : Infinity, maxFreeSockets: 4 });
     // The connection is opened by the host's sshd (direct-tcpip), then TLS through it: asynchronous, so the
     // callback form of createConnection (the agent waits for it).
     agent.createConnection = ((_: unknown, done: (err: Error | null, socket?: Duplex) => void) => {

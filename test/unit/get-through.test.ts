@@ -145,6 +145,11 @@ describe('getThrough keeps its connection between GETs', () => {
       // Another run's connection (another Remote) has connections of its own.
       await getThrough(remote(), '127.0.0.1', port, '/readyz', creds);
       expect(forwards).toHaveLength(2);
+      // Any other address (the VIP, another server's): whether it answers now, so a connection each time (here
+      // one the serving certificate does not name, so each is refused after its handshake).
+      forwards.length = 0;
+      for (let i = 0; i < 2; i++) await getThrough(r, 'localhost', port, '/readyz', creds);
+      expect(forwards).toEqual([`localhost:${port}`, `localhost:${port}`]);
     } finally {
       server.off('secureConnection', count);
     }
