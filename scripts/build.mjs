@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The npm packages bundled into dist/ (with what they import); every other one is loaded from node_modules. */
-const BUNDLED = ['@kubernetes/client-node'];
+const BUNDLED = ['@kubernetes/client-node', 'yaml', 'ajv'];
 
 /** An esbuild plugin: bare imports are external unless they are, or come from inside, one of `bundled`. */
 function externalBut(bundled) {
@@ -49,9 +49,11 @@ export async function buildCli(outdir = join(ROOT, 'dist')) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    // Every npm package stays in node_modules but the Kubernetes client: its ESM build is about a thousand
-    // files, which Node takes most of a second to find, read and link; bundled (into the chunk of the modules
-    // that use it, loaded when a run first reads the API) it loads in about a fifth of that.
+    // The npm packages stay in node_modules but three: the Kubernetes client, whose ESM build is about a
+    // thousand files that Node takes most of a second to find, read and link (bundled into the chunk of the
+    // modules that use it, loaded when a run first writes through the API, it loads in about a fifth of that);
+    // and yaml and ajv, which every run loads as some hundred CommonJS files (about 0.15 s of CPU before the
+    // first connection; bundled, half of it). ssh2 stays out: it loads a native binding when one is built.
     plugins: [externalBut(BUNDLED)],
     // A CommonJS module inside the bundled client calls require: ESM has none of its own.
     banner: { js: "import { createRequire as __bootstrapRequire } from 'node:module'; const require = __bootstrapRequire(import.meta.url);" },

@@ -1,8 +1,10 @@
 // The schema: one source (src/inventory/schema.ts), the committed inventory/schema.json generated
 // from it, defaults filled in after validation, and placeholders named once, not twice.
 import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { renderSchemaFile, validateInventory } from '../../src/inventory/index.ts';
+import { inventorySchema } from '../../src/inventory/schema.ts';
 import { placeholderReason } from '../../src/inventory/placeholders.ts';
 
 const minimal = `
@@ -28,6 +30,18 @@ describe('inventory/schema.json', () => {
       const text = readFileSync(new URL(`../../inventory/${env}.yaml`, import.meta.url), 'utf8');
       expect(text.split('\n')[0]).toBe('# yaml-language-server: $schema=./schema.json');
     }
+  });
+});
+
+describe('the schema itself', () => {
+  // The run's validator does not check it against the meta-schema (src/inventory/schema-check.ts:
+  // validateSchema off, for the start's CPU), so this does, once, here.
+  it('satisfies the JSON Schema meta-schema, in strict mode with the formats the run adds', () => {
+    const ajv = new Ajv({ strict: true, allErrors: true });
+    ajv.addFormat('ipv4', true).addFormat('ipv4-cidr', true);
+    expect(ajv.validateSchema(inventorySchema), JSON.stringify(ajv.errors)).toBe(true);
+    // A keyword misspelt in a schema is still refused as it compiles (strict mode).
+    expect(() => new Ajv({ strict: true, validateSchema: false }).compile({ type: 'object', propertys: {} })).toThrow(/unknown keyword/);
   });
 });
 
