@@ -15,6 +15,7 @@ import { journalCursor } from './facts.ts';
 import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
 import { excerpt, journalSince } from '../../src/k3s/remote.ts';
 import { readsThrough } from '../../src/kube/reads-through.ts';
+import { runProbes } from '../../src/engine/probes.ts';
 import { poll } from '../../src/engine/poll.ts';
 
 export interface NodeLeaseView {
@@ -53,13 +54,11 @@ export const agentRegistered: Gate = {
     const founder = founderRef(ctx.inventory)[0];
     const cursor = ctx.facts.get(host.name, journalCursor);
     let seen = 'no Node of this name';
+    // A probe, so a run that read it already (node-baseline's, nothing changed since) asks no host again.
     const hostMachineId =
       (
-        await ctx
-          .remote(host)
-          .exec('cat /etc/machine-id', { readOnly: true, timeoutMs: 10_000, signal })
-          .catch(() => undefined)
-      )?.stdout.trim() ?? '';
+        await runProbes(host, ctx, [['machineId', { command: 'cat /etc/machine-id' }]], { timeoutMs: 10_000 }).catch(() => undefined)
+      )?.machineId?.stdout.trim() ?? '';
     const registered = await poll(ctx, signal, {
       everyMs: 2_000,
       look: async () => {

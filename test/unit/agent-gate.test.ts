@@ -1,5 +1,6 @@
 // The agent gate: a Node counts only with a live heartbeat (its Lease renewed within its duration), both read
 // through the founder's Kubernetes API over the run's tunnel.
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentRegistered, leaseFreshness } from '../../phases/k3s/agent-gate.ts';
 import { fixture } from '../support/engine-fixture.ts';
@@ -44,9 +45,13 @@ describe('agentRegistered', () => {
   const agentHost = ({ hostMachine = 'm-1', journal = '' }) => ({
     host: 'agent-1',
     close: async () => undefined,
-    exec: async (cmd: string) => {
+    exec: async (cmd: string, o?: { stdin?: string }) => {
       const out = (stdout: string, code = 0) => ({ command: cmd, stdout, stderr: '', code, durationMs: 1 });
-      if (cmd.includes('machine-id')) return out(`${hostMachine}\n`);
+      // The machine-id is a probe (a batch on stdin): run by a real sh, the host's file standing in as printf.
+      if (cmd === 'sh -s') {
+        const r = spawnSync('sh', ['-s'], { input: String(o?.stdin).replace('cat /etc/machine-id', `printf '%s\\n' ${hostMachine}`), encoding: 'utf8' });
+        return out(r.stdout, r.status ?? 1);
+      }
       return out(journal); // journalctl
     },
   });
