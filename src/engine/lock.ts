@@ -48,14 +48,15 @@ function acquireScript(owner: LockOwner, opts: LockOptions = {}): string {
   return `
 d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(owner.runId)}; who=${shq(owner.who)}
 t="$d.new.$me"; g="$d.stale.$me"; took=
-p=$(dirname "$d"); [ -d "$p" ] || mkdir -m 1777 "$p" || exit 4
+p="\${d%/*}"; [ -d "$p" ] || mkdir -m 1777 "$p" || exit 4
 # One acquire at a time on the host: a taker that read a stale record must not move a lock another taker
 # has just put in its place while a third fills the emptied place. The kernel drops the flock with the
 # process, so a run that dies here blocks nobody.
 command -v flock >/dev/null || { echo "flock (util-linux) is not installed on this host"; exit 6; }
 exec 9>>"$d.acquire" || exit 4
 flock -w ${ACQUIRE_MUTEX_WAIT_S} 9 || { echo contended; exit 5; }
-rm -rf "$t" "$g"; mkdir -m 700 "$t" || exit 4
+# Leftovers of an acquire of this run cut short (rare: rm is not started for nothing).
+{ [ ! -e "$t" ] && [ ! -e "$g" ]; } || rm -rf "$t" "$g"; mkdir -m 700 "$t" || exit 4
 printf '%s %s %s\\n' "$me" "$(date +%s)" "$who" > "$t/owner" || exit 4
 # Owned by the SSH user (sudo names it): the lock's own user may release it without root.
 [ -z "$SUDO_UID" ] || chown "$SUDO_UID" "$t" "$t/owner" || exit 4
@@ -123,15 +124,21 @@ printf '%s %s %s\\n' "$me" "$(date +%s)" "$owho" > "$d/owner.$me" && mv -f "$d/o
  */
 export async function releaseLock(remote: Remote, runId: string, opts: LockOptions = {}): Promise<boolean> {
   // Renamed aside before it is removed, and put back when it turns out to be another run's (taken over
-  // between the read and the rename): a release never removes a lock it does not hold.
+  // between the read and the rename): a release never removes a lock it does not hold. Exit 1: this user
+  // could not (an owner record it cannot read, a rename or removal refused): sudo does it then. A removal cut
+  // short leaves this run's own aside name, which the next attempt removes first.
   const script = `d=${shq(opts.dir ?? LOCK_DIR)}; me=${shq(runId)}; g="$d.release.$me"
-read oid rest < "$d/owner" 2>/dev/null; [ "$oid" = "$me" ] || exit 0
-mv -T "$d" "$g" 2>/dev/null || exit 0
+[ ! -e "$g" ] || rm -rf "$g" 2>/dev/null || exit 1
+[ -e "$d" ] || exit 0
+[ -r "$d/owner" ] || exit 1
+read oid rest < "$d/owner"; [ "$oid" = "$me" ] || exit 0
+mv -T "$d" "$g" 2>/dev/null || exit 1
 read gid rest < "$g/owner" 2>/dev/null
-if [ "$gid" = "$me" ]; then rm -rf "$g"; else mv -T "$g" "$d" 2>/dev/null; fi; true`;
-  const released = await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
-  if (released === undefined || released.lost) return false;
-  // sudo taken away during the run: the SSH user owns the lock (see acquireScript) and removes it itself.
-  if (released.code !== 0) await remote.exec(`sh -c ${shq(script)}`, { timeoutMs: 15_000 }).catch(() => undefined);
+if [ "$gid" = "$me" ]; then rm -rf "$g" 2>/dev/null || exit 1; else mv -T "$g" "$d" 2>/dev/null; fi; true`;
+  // As the SSH user first: the lock is its own (acquireScript chowns it), so no sudo is started for it, and
+  // a run whose sudo was taken away meanwhile still releases; through sudo when the user could not.
+  const mine = await remote.exec(`sh -c ${shq(script)}`, { timeoutMs: 15_000 }).catch(() => undefined);
+  if (mine === undefined || mine.lost) return false;
+  if (mine.code !== 0) await remote.exec(`sh -c ${shq(script)}`, { sudo: true, timeoutMs: 15_000 }).catch(() => undefined);
   return true;
 }

@@ -118,6 +118,9 @@ describeAsRoot('the engine over real SSH', () => {
     // code and decoded output (the motd's content, not a base64 frame).
     const log = readFileSync(first.result.logFile, 'utf8');
     expect(log).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sudo -n sh -c/);
+    // The release is the SSH user's own (the lock is chowned to it): no sudo started for it.
+    expect(log).toMatch(/node-1 exit=0 \d+ms\n {2}\$ sh -c 'd=\S+; me=\S+; g="\$d\.release\.\$me"/);
+    expect(log).not.toMatch(/sudo -n sh -c 'sh -c '\\''d=\S+; me=\S+; g="\$d\.release/);
     expect(readFileSync(second.result.logFile, 'utf8')).toMatch(
       /node-1 exit=0 \d+ms\n {2}\$ sudo if \[ -f \S+ \]; then stat -c '%a' \S+ && cat \S+; else exit 1; fi {3}# probe (?:\S+\.)?0\.file\n {2}stdout:\n {4}644\n {4}managed by bootstrap\n/,
     );
