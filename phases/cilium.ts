@@ -47,7 +47,12 @@ export const cilium: Phase = {
       const violations = await remembered(factKey('cilium-values-schema', chartPath, source.values), async () =>
         schemaViolations(source.values, chartInfo(tgz, chartPath).schema),
       );
-      const plan = ciliumInstallPlan(ctx.inventory, source, tgz, chartPath, violations);
+      // So is the chart's name and version: unpacking the chart (gunzip, tar, Chart.yaml) is the rest of it.
+      const chart = await remembered(factKey('cilium-chart-version', chartPath), async () => {
+        const { name, version } = chartInfo(tgz, chartPath);
+        return { name, version };
+      });
+      const plan = ciliumInstallPlan(ctx.inventory, source, tgz, chartPath, violations, chart);
       // No manifest: the plan's stops stop the run before any preflight or step reads it.
       return { stops: plan.stops, facts: plan.manifest === undefined ? [] : [prepared({ manifest: plan.manifest, cgroup: cgroupSetting(source.values) })] };
     } catch (err) {

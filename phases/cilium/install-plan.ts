@@ -3,7 +3,7 @@
 // The cgroup probe is per node and separate (cgroup.ts: checkCgroupHostRoot).
 import { CauseError } from '../../src/errors.ts';
 import type { LoadedInventory } from '../../src/inventory/load.ts';
-import { chartInfo, checkChartVersion, schemaStops, schemaViolations, type SchemaViolation } from './chart.ts';
+import { chartInfo, checkChartVersion, schemaStops, schemaViolations, type ChartInfo, type SchemaViolation } from './chart.ts';
 import { renderHelmChart } from '../../src/k3s/helmchart.ts';
 import { checkCiliumValues, expectationsFrom } from './values-gates.ts';
 import type { CiliumValues } from '../../src/gitops/values-source.ts';
@@ -14,20 +14,23 @@ export interface CiliumInstallPlan {
   stops: CauseError[];
 }
 
-/** `violations`: the values' schema violations when already known for this chart (else checked here). */
+/**
+ * `violations`: the values' schema violations when already known for this chart (else checked here); `chart`:
+ * its name and version when already known (else read from the tgz; the schema is read only to check values).
+ */
 export function ciliumInstallPlan(
   inv: LoadedInventory,
   source: CiliumValues,
   chartTgz: Buffer,
   chartPath: string,
   violations?: SchemaViolation[],
+  chart: ChartInfo = chartInfo(chartTgz, chartPath),
 ): CiliumInstallPlan {
-  const chart = chartInfo(chartTgz, chartPath);
   const stops = [
     ...checkAdoptable(source),
     ...checkChartVersion(source.chartVersion, chart, chartPath),
     ...checkCiliumValues(source.values, expectationsFrom(inv)),
-    ...schemaStops(violations ?? schemaViolations(source.values, chart.schema)),
+    ...schemaStops(violations ?? schemaViolations(source.values, chart.schema ?? chartInfo(chartTgz, chartPath).schema)),
   ];
   if (stops.length) return { stops };
   const manifest = renderHelmChart({ releaseName: source.releaseName, namespace: source.namespace, chartTgz, values: source.values, version: chart.version });
