@@ -36,7 +36,7 @@ async function get<T>(remote: Remote, creds: ApiCredentials, path: string, comma
   const request = `GET ${path}`;
   const got = await getThrough(remote, '127.0.0.1', API_PORT, path, creds, READ_TIMEOUT_MS);
   // "no answer within 5 s" reads "GET …: no answer: none within 5 s" in failedAs's words.
-  if (got.status === undefined) throw failedAs(request, { command }, new Error(got.seen.replace(/^no answer within/, 'none within')), got.forward);
+  if (got.status === undefined) throw failedAs(request, { command }, new Error(got.seen.replace('no answer within', 'none within')), got.forward);
   if (got.status === 404 && orMissing) return undefined as T;
   if (got.status !== 200) throw failedAs(request, { command }, { code: got.status, body: got.body, message: `HTTP ${got.status}` });
   try {

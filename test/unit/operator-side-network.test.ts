@@ -51,7 +51,10 @@ describe("the engine's network access from the operator's machine", () => {
     ]);
     expect(readFileSync(join(repoRoot, 'src/kube/handshake.ts'), 'utf8')).toContain('socket: stream');
     // Its requests' only connection is the forwarded stream's TLS socket.
-    expect(readFileSync(join(repoRoot, 'src/kube/get-through.ts'), 'utf8')).toMatch(/socket: s,[\s\S]*createConnection: \(\) => socket!/);
+    // (its agent's connections are TLS over the stream the SSH connection forwards, kept for the run).
+    expect(readFileSync(join(repoRoot, 'src/kube/get-through.ts'), 'utf8')).toMatch(
+      /agent\.createConnection = [\s\S]*remote\.forward!\(address, port\)[\s\S]*socket: stream,[\s\S]*done\(null, socket\)[\s\S]*agent: pool\.agent/,
+    );
     expect(readFileSync(join(repoRoot, 'src/kube/tunnel.ts'), 'utf8')).toContain("server.listen(0, '127.0.0.1'");
   });
 });
