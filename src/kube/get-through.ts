@@ -139,6 +139,8 @@ export async function getThrough(
   const pool = poolOf(remote, address, port, creds);
   let tls = false;
   let current: ClientRequest | undefined;
+  /** The answer was given (or given up on): a request failing after it is not asked again. */
+  let over = false;
   const ask = (again: boolean) =>
     new Promise<Got>((resolve) => {
       // Each attempt's own connection says whether TLS completed.
@@ -172,7 +174,7 @@ export async function getThrough(
       });
       // The TLS socket's errors come here too: a certificate that does not verify has Node's code.
       req.once('error', (err: NodeJS.ErrnoException) => {
-        if (!again && req.reusedSocket && STALE.has(err.code ?? '')) return void ask(true).then(resolve);
+        if (!again && !over && req.reusedSocket && STALE.has(err.code ?? '')) return void ask(true).then(resolve);
         // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
         if (err instanceof CauseError) return resolve({ tls, seen: err.evidence.seen ?? err.message, certificate: false, forward: err });
         fail(err.message, isCertificateError(err.code));
@@ -186,6 +188,7 @@ export async function getThrough(
   const answer = ask(false);
   try {
     const got = await Promise.race([answer, late]);
+    over = true;
     // Given up on: its connection goes with it (a server that accepts and never answers is not asked again on it).
     if (got.status === undefined) current?.destroy();
     return got;
