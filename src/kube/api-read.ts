@@ -8,7 +8,7 @@ import type { ApiReads } from '../engine/probe-types.ts';
 import type { HostRef } from '../engine/host-ref.ts';
 import { kubectl } from '../k3s/remote.ts';
 import type { CommandLog } from '../transport/types.ts';
-import { getThrough } from './get-through.ts';
+import { getThrough, OWN_API } from './get-through.ts';
 import { apiCredentialsOf } from './reads-through.ts';
 
 export interface ApiRead {
@@ -19,9 +19,6 @@ export interface ApiRead {
 }
 
 type Answer = { code: number | null; stdout: string; stderr: string };
-
-/** The port k3s's API listens on at every server's 127.0.0.1 (the tunnel's target: src/kube/tunnel.ts). */
-const API_PORT = 6443;
 
 /**
  * kubectl's words for an answer of the API that is not a success (kubernetes/kubectl pkg/cmd/util/helpers.go
@@ -46,7 +43,7 @@ function answerOf(got: { status: number; body: string }): Answer & { code: numbe
 export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  const got = await getThrough(ctx.remote(server), '127.0.0.1', API_PORT, read.path, creds, timeoutMs);
+  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, read.path, creds, timeoutMs);
   // No answer (nothing listening yet, a certificate of another cluster: a state folder's kubeconfig from before a
   // rebuild): the server's own kubectl, with k3s's kubeconfig, decides and says why in its words.
   if (got.status === undefined) return kubectl(ctx, server, read.kubectl, timeoutMs);
@@ -69,8 +66,8 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
       gets.map((g) =>
         getThrough(
           ctx.remote(host),
-          '127.0.0.1',
-          API_PORT,
+          OWN_API.address,
+          OWN_API.port,
           g.table ? withQuery(g.path, 'includeObject=Metadata') : g.path,
           creds,
           Math.min(o.timeoutMs, 15_000),
@@ -86,7 +83,7 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
     const paths = gets.map((g) => `${g.path}${g.table ? ' (as a Table of metadata)' : ''}`).join(', ');
     log.record({
       host: host.name,
-      command: `GET ${paths} (the API at 127.0.0.1:${API_PORT} on ${host.name}, through the SSH connection)${o.label ? `   # probe ${o.label}` : ''}`,
+      command: `GET ${paths} (the API at ${OWN_API.address}:${OWN_API.port} on ${host.name}, through the SSH connection)${o.label ? `   # probe ${o.label}` : ''}`,
       code: answer.code,
       stdout: answer.stdout,
       stderr: answer.stderr,
@@ -133,7 +130,7 @@ export interface ApiLists {
 export async function apiReadLists(ctx: RunContext, server: HostRef, read: ApiLists, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  const got = await Promise.all(read.lists.map((l) => getThrough(ctx.remote(server), '127.0.0.1', API_PORT, l.path, creds, timeoutMs)));
+  const got = await Promise.all(read.lists.map((l) => getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, l.path, creds, timeoutMs)));
   // A list with no answer: the whole read is the server's kubectl's, as apiRead's is.
   if (got.some((g) => g.status === undefined)) return kubectl(ctx, server, read.kubectl, timeoutMs);
   const refused = got.find((g) => g.status !== 200);

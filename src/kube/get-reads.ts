@@ -9,7 +9,7 @@
 import type { V1Deployment, V1Lease, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Remote } from '../transport/types.ts';
 import { failedAs } from './api-failure.ts';
-import { getThrough, type ApiCredentials } from './get-through.ts';
+import { getThrough, OWN_API, type ApiCredentials } from './get-through.ts';
 
 /** What verify reads; the objects as the API holds them (the JSON of `kubectl get -o json`). */
 export interface ClusterReads {
@@ -25,16 +25,13 @@ export interface ClusterReads {
 /** As `kubectl --request-timeout=5s`: a server that accepts the connection but does not answer is left. */
 const READ_TIMEOUT_MS = 5_000;
 
-/** The port k3s's API listens on at every server's 127.0.0.1. */
-const API_PORT = 6443;
-
 /**
  * One GET; `command`: what the operator runs on the server to see the same. `orMissing`: a 404 (no such object)
  * is undefined rather than a failure.
  */
 async function get<T>(remote: Remote, creds: ApiCredentials, path: string, command: string, orMissing = false): Promise<T> {
   const request = `GET ${path}`;
-  const got = await getThrough(remote, '127.0.0.1', API_PORT, path, creds, READ_TIMEOUT_MS);
+  const got = await getThrough(remote, OWN_API.address, OWN_API.port, path, creds, READ_TIMEOUT_MS);
   // "no answer within 5 s" reads "GET …: no answer: none within 5 s" in failedAs's words.
   if (got.status === undefined) throw failedAs(request, { command }, new Error(got.seen.replace('no answer within', 'none within')), got.forward);
   if (got.status === 404 && orMissing) return undefined as T;

@@ -61,6 +61,9 @@ function contextOf(creds: ApiCredentials): SecureContext {
   return ctx;
 }
 
+/** Where k3s's API listens on every server, as the server's own GETs ask it (the tunnel's target too: tunnel.ts). */
+export const OWN_API = { address: '127.0.0.1', port: 6443 } as const;
+
 /** Answers larger than this are cut (a list of every Pod of a big cluster is a few MB). */
 const MAX_BODY = 64 * 1024 * 1024;
 
@@ -85,10 +88,10 @@ function poolOf(remote: Remote, address: string, port: number, creds: ApiCredent
   let pool = byKey.get(key);
   if (!pool) {
     const verified = new WeakSet<TLSSocket>();
-    // Kept only at the host's own API (127.0.0.1): a GET at the VIP or at another server's address asks whether
+    // Kept only at the host's own API (OWN_API.address): a GET at the VIP or at another server's address asks whether
     // that address answers now, so it opens its own connection each time.
     // (Unbounded and not kept, Node's agent sends `Connection: close` and reuses nothing.)
-    const own = address === '127.0.0.1';
+    const own = address === OWN_API.address;
     const agent = new Agent({ keepAlive: own, maxSockets: own ? 8 : Infinity, maxFreeSockets: 4 });
     // The connection is opened by the host's sshd (direct-tcpip), then TLS through it: asynchronous, so the
     // callback form of createConnection (the agent waits for it).
