@@ -16,6 +16,7 @@ import { matchJoinFailure } from '../../src/k3s/journal-causes.ts';
 import { excerpt, journalSince } from '../../src/k3s/remote.ts';
 import { readsThrough } from '../../src/kube/reads-through.ts';
 import { runProbes } from '../../src/engine/probes.ts';
+import { MACHINE_ID_PROBE } from '../../src/k3s/paths.ts';
 import { poll } from '../../src/engine/poll.ts';
 
 export interface NodeLeaseView {
@@ -54,11 +55,9 @@ export const agentRegistered: Gate = {
     const founder = founderRef(ctx.inventory)[0];
     const cursor = ctx.facts.get(host.name, journalCursor);
     let seen = 'no Node of this name';
-    // A probe, so a run that read it already (node-baseline's, nothing changed since) asks no host again.
+    // node-baseline's probe: a run that read it already (nothing changed since) asks no host again.
     const hostMachineId =
-      (
-        await runProbes(host, ctx, [['machineId', { command: 'cat /etc/machine-id' }]], { timeoutMs: 10_000 }).catch(() => undefined)
-      )?.machineId?.stdout.trim() ?? '';
+      (await runProbes(host, ctx, [['machineId', MACHINE_ID_PROBE]], { timeoutMs: 10_000 }).catch(() => undefined))?.machineId?.stdout.trim() ?? '';
     const registered = await poll(ctx, signal, {
       everyMs: 2_000,
       look: async () => {

@@ -1,6 +1,7 @@
 // The read-only commands node-baseline runs on every host (batched into one execution per host).
 import type { ProbeCommand } from '../../src/engine/phase.ts';
 import { toolsProbe } from './tools.ts';
+import { MACHINE_ID_PROBE } from '../../src/k3s/paths.ts';
 
 const K3S_PORTS = [6443, 2379, 2380, 10250] as const;
 
@@ -70,6 +71,6 @@ export const baselineProbes: Record<string, ProbeCommand> = {
 
 /** Identity, compared across hosts before anything changes (cloned machines). */
 export const identityProbes: Record<string, ProbeCommand> = {
-  machineId: { command: 'cat /etc/machine-id' },
+  machineId: MACHINE_ID_PROBE,
   productUuid: { command: 'cat /sys/class/dmi/id/product_uuid', sudo: true },
 };

@@ -1,7 +1,16 @@
 // Where k3s keeps its files on a host, and the systemd units it runs as (as k3s's installer names them).
 // One place for every phase, mode and backup that reads or writes them.
 
+import type { ProbeCommand } from '../engine/probe-types.ts';
+
 export const K3S_BIN = '/usr/local/bin/k3s';
+
+/**
+ * The host's machine-id (the kubelet reports it as its Node's nodeInfo.machineID), read as a probe by
+ * node-baseline (cloned machines) and by the agents' gate: the one command, so the run's probe memo answers the
+ * second from the first.
+ */
+export const MACHINE_ID_PROBE: ProbeCommand = { command: 'cat /etc/machine-id' };
 export const CONFIG_FILE = '/etc/rancher/k3s/config.yaml';
 
 /** Servers run `k3s server` as k3s.service; agents `k3s agent` as k3s-agent.service (as k3s's installer names them). */
