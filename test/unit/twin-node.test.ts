@@ -2,7 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NOT_READY_MESSAGE, cniReady, desiredNode, etcdStatusCondition } from '../../lab/twin/server/node.ts';
+import {
+  NODE_STATUS_REPORT_MS,
+  NOT_READY_MESSAGE,
+  cniReady,
+  desiredNode,
+  etcdStatusCondition,
+  nodeReportDue,
+  voterConditionDue,
+} from '../../lab/twin/server/node.ts';
 
 describe('k3s twin Node object', () => {
   const cond = (n: any, type: string) => n.status.conditions.find((c: any) => c.type === type);
@@ -62,5 +70,30 @@ describe('k3s twin Node object', () => {
     const n = desiredNode({ name: 's1', ip: 'x', server: true, cniReady: false }, existing);
     expect(n.metadata.labels.custom).toBe('yes');
     expect(n.metadata.annotations.a).toBe('b');
+  });
+
+  it('is written again only when its status changed or its last report is 5 minutes old, as the kubelet does', () => {
+    const facts = { name: 'a1', ip: '10.0.0.9', server: false, cniReady: true, machineID: 'm1', bootID: 'b1' };
+    const reported = desiredNode(facts);
+    const at = Date.parse(reported.status.conditions.find((c: any) => c.type === 'Ready').lastHeartbeatTime);
+    // Stored as the store writes it (keys in another order, a resourceVersion added): the same report.
+    const stored = JSON.parse(JSON.stringify({ ...reported, metadata: { resourceVersion: '42', ...reported.metadata } }));
+    const again = (f: typeof facts, nowMs: number) => nodeReportDue(stored, desiredNode(f, stored), nowMs);
+    expect(nodeReportDue(undefined, reported, at)).toBe(true);
+    expect(again(facts, at + 10_000)).toBe(false);
+    expect(again(facts, at + NODE_STATUS_REPORT_MS - 1_000)).toBe(false);
+    expect(again(facts, at + NODE_STATUS_REPORT_MS)).toBe(true);
+    expect(again({ ...facts, cniReady: false }, at + 10_000)).toBe(true);
+    expect(again({ ...facts, machineID: 'm2' }, at + 10_000)).toBe(true);
+  });
+
+  it("EtcdIsVoter is written again only when it changes or its heartbeat is 5 minutes old (k3s's heartbeatInterval)", () => {
+    const voter = etcdStatusCondition('voter', '');
+    const node = { status: { conditions: [voter] } };
+    const at = Date.parse(voter.lastHeartbeatTime);
+    expect(voterConditionDue({ status: { conditions: [] } }, voter, at)).toBe(true);
+    expect(voterConditionDue(node, etcdStatusCondition('voter', '', node), at + 15_000)).toBe(false);
+    expect(voterConditionDue(node, etcdStatusCondition('voter', '', node), at + NODE_STATUS_REPORT_MS)).toBe(true);
+    expect(voterConditionDue(node, etcdStatusCondition('unhealthy', 'failed to check etcd member status: timeout', node), at + 15_000)).toBe(true);
   });
 });

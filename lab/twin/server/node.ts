@@ -76,6 +76,38 @@ function nodeLabels(f: NodeFacts): Record<string, string> {
   return labels;
 }
 
+/**
+ * The kubelet writes its Node's status only when something in it changed (the conditions' lastHeartbeatTime
+ * aside) or when nodeStatusReportFrequency (5 min by default) passed since its last report; the Lease is
+ * what says every 10 s that it is alive (kubernetes/kubernetes @c579a327 pkg/kubelet/kubelet_node_status.go
+ * tryUpdateNodeStatus, nodeStatusHasChanged; pkg/kubelet/apis/config/v1beta1/defaults.go
+ * NodeStatusReportFrequency 5m). The twin takes the last report's time from the Ready condition's
+ * lastHeartbeatTime, which every report sets.
+ */
+export const NODE_STATUS_REPORT_MS = 5 * 60_000;
+
+export function nodeReportDue(existing: any, desired: any, nowMs: number): boolean {
+  if (!existing) return true;
+  const ready = (existing.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
+  const last = Date.parse(ready?.lastHeartbeatTime ?? '');
+  if (!Number.isFinite(last) || nowMs - last >= NODE_STATUS_REPORT_MS) return true;
+  return withoutHeartbeats(existing) !== withoutHeartbeats(desired);
+}
+
+/** The Node as JSON with its keys sorted, the conditions' lastHeartbeatTime left out. */
+function withoutHeartbeats(node: any): string {
+  const conditions = (node.status?.conditions ?? []).map(({ lastHeartbeatTime: _, ...c }: any) => c);
+  const sorted = (_k: string, v: any) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v;
+  return JSON.stringify({ ...node, status: { ...node.status, conditions } }, sorted);
+}
+
 /** The Node as it should be now, built over what is stored (labels and annotations others set survive). */
 export function desiredNode(f: NodeFacts, existing?: any): any {
   const prevConds = existing?.status?.conditions;
@@ -139,6 +171,17 @@ export function desiredNode(f: NodeFacts, existing?: any): any {
  * False/Unhealthy with the error as message, a server Node without a member False/NotAMember.
  */
 export type MemberStatus = 'voter' | 'learner' | 'unhealthy' | 'unjoined';
+
+/**
+ * k3s writes EtcdIsVoter again only when its status, reason or message changes, or to refresh a heartbeat older
+ * than 5 minutes (k3s-io/k3s @2614da01 pkg/etcd/etcd.go setEtcdStatusCondition, heartbeatInterval).
+ */
+export function voterConditionDue(existing: any, next: any, nowMs: number): boolean {
+  const old = existing?.status?.conditions?.find((c: any) => c.type === 'EtcdIsVoter');
+  if (!old || old.status !== next.status || old.reason !== next.reason || old.message !== next.message) return true;
+  const beat = Date.parse(old.lastHeartbeatTime ?? '');
+  return !Number.isFinite(beat) || nowMs - beat >= NODE_STATUS_REPORT_MS;
+}
 
 export function etcdStatusCondition(status: MemberStatus, message: string, existing?: any): any {
   const [st, reason, msg] =

@@ -19,7 +19,7 @@ import { startHttps, unauthorized } from './https.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { ManifestDeployer } from './manifests.ts';
 import { nodeIP, nodeName } from './netinfo.ts';
-import { cniReady, desiredNode, etcdStatusCondition, machineIdentity, type MemberStatus, type NodeFacts } from './node.ts';
+import { cniReady, desiredNode, etcdStatusCondition, machineIdentity, type MemberStatus, type NodeFacts, nodeReportDue, voterConditionDue } from './node.ts';
 import { serverPaths } from './paths.ts';
 import { handleSupervisor } from './supervisor.ts';
 import { NODE_PASSWORD_FILE, NodePasswordRejected, deleteNodePassword, nodePassword, verifyLocalPassword, verifyNodePassword } from './node-password.ts';
@@ -35,6 +35,7 @@ async function upsertNode(store: ObjectStore, f: NodeFacts): Promise<void> {
   for (let i = 0; i < 5; i++) {
     const existing = await store.tryGet(NODES, undefined, f.name);
     const desired = desiredNode(f, existing);
+    if (!nodeReportDue(existing, desired, Date.now())) return;
     try {
       if (existing) await store.update(NODES, undefined, f.name, desired, { expectedRV: existing.metadata.resourceVersion });
       else await store.create(NODES, undefined, desired);
@@ -321,6 +322,7 @@ async function setVoterCondition(store: ObjectStore, name: string, status: Membe
     const node = await store.tryGet(NODES, undefined, name);
     if (!node) return;
     const cond = etcdStatusCondition(status, message, node);
+    if (!voterConditionDue(node, cond, Date.now())) return;
     const conditions = [...(node.status?.conditions ?? []).filter((c: any) => c.type !== 'EtcdIsVoter'), cond];
     try {
       await store.update(NODES, undefined, name, { ...node, status: { ...(node.status ?? {}), conditions } }, { expectedRV: node.metadata.resourceVersion });
