@@ -136,10 +136,5 @@ export function fluxElector(ctx: AddonContext, controller: string): Elector {
   return new Elector(io, `${controller}-${ctx.node}_${randomUUID()}`, 35);
 }
 
-/** The controller's Deployment in flux-system, if the install manifest created it. */
-export async function controllerDeployment(ctx: AddonContext, controller: string): Promise<any | undefined> {
-  return ctx.store.tryGet(builtin('deployments'), FLUX_NS, controller);
-}
-
 /** The kind's ResourceInfo, or undefined while its CRD is not there. */
 export const findKind = (ctx: AddonContext, apiVersion: string, kind: string) => ctx.registry.findKind(apiVersion, kind);

@@ -35,7 +35,6 @@ export { deploymentStatus, fenceposts, podFor, podName, podTemplateHash, podsOf,
 
 const PODS = builtin('pods');
 const DEPLOYMENTS = builtin('deployments');
-const NODES = builtin('nodes');
 
 /**
  * The feature gates each controller of the lab's Flux release supports (its internal/features/features.go
@@ -158,6 +157,13 @@ interface Container {
 const iso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** The Deployment controller and the kubelet for Flux's controller Deployments (one per server twin). */
+/** flux-system's Deployments and pods and the cluster's Nodes, as one read saw them. */
+export interface FluxSeen {
+  deployments: any[];
+  pods: any[];
+  nodes: any[];
+}
+
 export class FluxPods {
   private containers = new Map<string, Container>(); // by pod uid
   private stopped = false;
@@ -168,18 +174,18 @@ export class FluxPods {
   ) {}
 
   /**
-   * One round for one controller: its pods made and replaced, this node's containers run, the Deployment's
+   * One round for one controller, from what the round's read saw (FluxControllers.seen): its pods made and replaced, this node's containers run, the Deployment's
    * status written. True when a pod of it runs with its container ready (the controller works).
    */
-  async sync(controller: string, d: any | undefined): Promise<boolean> {
-    const all = (await this.ctx.store.list(PODS, FLUX_NS)).items.filter((p) => p.metadata?.labels?.app === controller);
+  async sync(controller: string, d: any | undefined, seen: FluxSeen): Promise<boolean> {
+    const all = seen.pods.filter((p) => p.metadata?.labels?.app === controller);
     if (!d) {
       // The Deployment is gone: its pods go with it (garbage collection of the ReplicaSets' pods).
       for (const p of all) await this.deletePod(p);
       return false;
     }
     const hash = podTemplateHash(d.spec?.template);
-    const nodes = (await this.ctx.store.list(NODES)).items;
+    const nodes = seen.nodes;
     const names = new Set(nodes.map((n) => n.metadata.name));
     let pods = podsOf(d, all);
     // Pod GC: a pod bound to a Node that no longer exists (a replaced server) is deleted; its ReplicaSet makes another.
