@@ -148,8 +148,12 @@ export class DaemonSetKubelet {
     const { store } = this.ctx;
     await this.ctx.images?.ready;
     // Pods before Nodes: a pod's Node is then always in the list unless it was deleted (orphan GC below).
-    const pods = (await store.list(PODS)).items;
-    const nodes = (await store.list(NODES)).items.map(nodeView);
+    // An agent plays only the kubelet: it asks for its own node's pods (the kubelet's pod source selects
+    // spec.nodeName=<node>, kubernetes/kubernetes pkg/kubelet/config/apiserver.go) and needs no Nodes.
+    const pods = this.ctx.etcd
+      ? (await store.list(PODS)).items
+      : (await store.list(PODS, undefined, { fieldSelector: `spec.nodeName=${this.ctx.node}` })).items;
+    const nodes = this.ctx.etcd ? (await store.list(NODES)).items.map(nodeView) : [];
     const dss = (await store.list(DS)).items;
     // The controller's nodes: with the datastore (a server), this node and the agents; none on an agent.
     const controlled = this.ctx.etcd ? nodes.filter((n) => n.name === this.ctx.node || isAgentNode(n)) : [];

@@ -106,8 +106,10 @@ export class ApiStore {
     }
   }
 
-  async list(info: ResourceInfo, ns?: string): Promise<{ items: any[]; revision: number }> {
-    const r = await this.request('GET', resourcePath(info, ns));
+  /** `fieldSelector` goes to the API, which sends only the objects it selects (a kubelet's own pods). */
+  async list(info: ResourceInfo, ns?: string, opts: { fieldSelector?: string } = {}): Promise<{ items: any[]; revision: number }> {
+    const query = opts.fieldSelector ? `?fieldSelector=${encodeURIComponent(opts.fieldSelector)}` : '';
+    const r = await this.request('GET', `${resourcePath(info, ns)}${query}`);
     return { items: r.items ?? [], revision: Number(r.metadata?.resourceVersion ?? 0) };
   }
 

@@ -7,6 +7,7 @@ import { type ResourceInfo, objectKey, keyPrefix, apiVersionOf } from './resourc
 import { alreadyExists, conflict, notFound, unavailable, timeout, ApiError, badRequest } from './status.ts';
 import { canonical, prepareDaemonSetCreate, prepareDaemonSetUpdate } from './daemonset-strategy.ts';
 import { carryDeletion, clearDeletion, deleteOnUpdate, finalizersOf, markDeleting } from './finalizers.ts';
+import { matchFields } from './selectors.ts';
 
 export function decode(kv: KV): any {
   const obj = JSON.parse(kv.value);
@@ -60,10 +61,12 @@ export class ObjectStore {
   }
 
   /** Objects of a resource (in one namespace, or all) and the revision the list was read at. */
-  async list(info: ResourceInfo, ns?: string): Promise<{ items: any[]; revision: number }> {
+  /** `fieldSelector` as the API takes it (`spec.nodeName=<node>`): only the objects it selects. */
+  async list(info: ResourceInfo, ns?: string, opts: { fieldSelector?: string } = {}): Promise<{ items: any[]; revision: number }> {
     const prefix = info.namespaced && ns ? `${keyPrefix(info)}${ns}/` : keyPrefix(info);
     const r = await this.wrap(() => this.etcd.list(prefix));
-    return { items: r.kvs.map((kv) => this.present(info, decode(kv))), revision: r.revision };
+    const items = r.kvs.map((kv) => this.present(info, decode(kv)));
+    return { items: opts.fieldSelector ? items.filter((o) => matchFields(opts.fieldSelector!, o)) : items, revision: r.revision };
   }
 
   /** Objects of other versions keep their stored apiVersion; the twin serves them as the version asked for. */
