@@ -33,7 +33,7 @@ export interface SessionDeps {
    * that takes the host locks before anything else reaches the hosts: the lock goes through sudo and names
    * the same causes (src/engine/lock.ts), one round trip less per host. A --check takes no lock and may send
    * nothing through sudo on a host (`--only flux`), so it checks every connection: its verdict must hold for
-   * the run it stands for.
+   * the run it stands for. It does so beside its probes, not before them; a failed check is still its stop.
    */
   preflight?: (remote: Remote) => Promise<void>;
   /** The run's way to answer probes that read the API (RunContext.apiGet), recording them in `log`. */
@@ -119,8 +119,9 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   // A lock this run held and lost (another run's record in its place, found by a refresh): the run stops
   // with LOCK_LOST instead of going on beside that run. Its steps see the stop through their signal.
   let lockLost: CauseError | undefined;
-  const lockAbort = new AbortController();
-  const signal = AbortSignal.any([deps.signal, lockAbort.signal]);
+  // Stops the phases from inside the session: a lost lock, or a --check's failed sudo check.
+  const stopAbort = new AbortController();
+  const signal = AbortSignal.any([deps.signal, stopAbort.signal]);
   // Every host's concurrent commands, waits and connections listen on the run's signal and let go when they
   // end: their number grows with the hosts (eleven at seven hosts), it is no leak, so Node's warning past ten is off.
   setMaxListeners(0, signal, deps.signal);
@@ -131,6 +132,11 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   // A --check takes no lock; a precheck reads the hosts before the locks are taken: their hosts are checked
   // when they connect. A run's lock is its sudo check.
   const checkEachConnection = plan.check || plan.precheck !== undefined;
+  // A plain --check does not wait for the sudo checks before its probes: they go out on the same connections
+  // at once (the first command on a connection pays for the login session, the others follow it), and a
+  // failed check still stops the run with its own cause (below). Nothing a --check sends changes a host.
+  const overlapChecks = plan.check && plan.precheck === undefined;
+  const pendingChecks: Promise<void>[] = [];
   try {
     for (const message of plan.warnings ?? []) emit({ type: 'warning', message });
     emit({ type: 'run-start', env: opts.env, check: plan.check, phases: plan.phases.map((p) => p.id), waivers: opts.waivers });
@@ -174,7 +180,12 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       try {
         const remote = await deps.transport.connect(opts.target(host), { signal: deps.signal, log: commands });
         remotes.set(host.name, remote);
-        if (checkEachConnection) await deps.preflight?.(remote);
+        const checked = checkEachConnection ? deps.preflight?.(remote) : undefined;
+        if (checked && overlapChecks) {
+          pendingChecks.push(checked);
+          // Read with the others after the phases started; never an unhandled rejection meanwhile.
+          checked.catch(() => undefined);
+        } else await checked;
       } catch (err) {
         unreachable.set(host.name, err);
         throw err;
@@ -231,13 +242,25 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
             });
             // The other run keeps the journal now: this one must not overwrite it on the way out.
             ownsRun = false;
-            lockAbort.abort(lockLost);
+            stopAbort.abort(lockLost);
           });
         }
       }, HEARTBEAT_S * 1000);
       heartbeat.unref();
     }
-    await runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
+    const phasesRun = runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
+    // Awaited below; a rejection before that must not count as unhandled.
+    phasesRun.catch(() => undefined);
+    if (pendingChecks.length) {
+      const failedChecks = (await Promise.allSettled(pendingChecks)).flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      if (failedChecks.length) {
+        // The run stops with the checks' causes; what the phases meet without sudo meanwhile is not the news.
+        stopAbort.abort(failedChecks[0]);
+        await phasesRun.catch(() => undefined);
+        throwAll(failedChecks);
+      }
+    }
+    await phasesRun;
     if (lockLost) throw lockLost;
     journal?.finish();
   } catch (thrown) {

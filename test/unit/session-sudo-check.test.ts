@@ -1,8 +1,8 @@
 // Where a run checks sudo: a run that takes the host locks has the lock as its first command through sudo, so it
 // sends no `sudo -n true` of its own (one round trip less per host) and meets a host whose sudo asks for a
 // password at the lock; a --check takes no lock and checks each connection (its phases may send nothing through
-// sudo on a host, and its verdict must hold for the run). Both name SUDO_NEEDS_PASSWORD; so does a probe batch
-// that meets sudo withdrawn later.
+// sudo on a host, and its verdict must hold for the run), beside its probes rather than before them. Both name
+// SUDO_NEEDS_PASSWORD; so does a probe batch that meets sudo withdrawn later.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,8 +25,11 @@ const hosts: HostRef[] = [
 ];
 
 /** Hosts that run commands in a local sh (the lock under the test's folder); `refusing`'s sudo wants a password. */
-function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number } = {}) {
+function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number; slowCheck?: boolean } = {}) {
   let sudoAnswered = 0;
+  // slowCheck: `sudo -n true` answers only once the host's probes were sent (or after 2 s).
+  const probed = new Map<string, () => void>();
+  const probesSent = (host: string) => new Promise<void>((res) => probed.set(host, res));
   const dir = mkdtempSync(join(tmpdir(), 'session-sudo-'));
   dirs.push(dir);
   const sent: { host: string; command: string; sudo: boolean }[] = [];
@@ -37,6 +40,10 @@ function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number
         host: target.name,
         exec: async (command: string, o?: ExecOptions) => {
           sent.push({ host: target.name, command, sudo: o?.sudo === true || command.startsWith('sudo ') });
+          if (how.slowCheck && command === 'sudo -n true') {
+            await Promise.race([probesSent(target.name), new Promise((res) => setTimeout(res, 2_000))]);
+            sent.push({ host: target.name, command: 'sudo -n true: answered', sudo: false });
+          } else probed.get(target.name)?.();
           if (target.name === refusing && (o?.sudo || command.startsWith('sudo ')) && sudoAnswered++ >= (how.refuseAfter ?? 0))
             return { command, stdout: '', stderr: 'sudo: a password is required\n', code: 1, durationMs: 2 };
           return local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o);
@@ -104,4 +111,22 @@ it('a probe batch that meets sudo withdrawn after the check names SUDO_NEEDS_PAS
   const { run } = lab('node-2', { refuseAfter: 1 });
   const result = await run(true);
   expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-2', evidence: { command: 'sudo -n sh -s (1 read-only probes)' } });
+});
+
+it('a --check sends its probes beside the sudo checks, not after them: the first command on a connection pays for the login', async () => {
+  const { sent, run } = lab(undefined, { slowCheck: true });
+  const started = Date.now();
+  const result = await run(true);
+  expect(result.error).toBeUndefined();
+  for (const h of hosts) {
+    const of = sent.filter((x) => x.host === h.name).map((x) => x.command);
+    expect(of.findIndex((c) => c.includes('sh -s'))).toBeLessThan(of.indexOf('sudo -n true: answered'));
+  }
+  expect(Date.now() - started).toBeLessThan(2_000);
+});
+
+it("a --check whose sudo check fails stops with the check's cause although its probes went out beside it", async () => {
+  const { run } = lab('node-1');
+  const result = await run(true);
+  expect(result.error).toMatchObject({ causeId: 'SUDO_NEEDS_PASSWORD', host: 'node-1', evidence: { command: 'sudo -n true' } });
 });
