@@ -321,6 +321,8 @@ async function inContainerShell(args: string[], io: CrictlIO, root: string): Pro
   for (const name of IN_CONTAINER) writeFileSync(join(bin, name), WRAPPER, { mode: 0o755 });
   const answering: Promise<void>[] = [];
   const taken = new Set<string>();
+  // Set once the script ended: an answer whose wrapper never opened its FIFO stops trying then.
+  let ended = false;
   const answer = async (call: string) => {
     const [name, ...rest] = readFileSync(join(call, 'args'), 'utf8').split('\n').slice(0, -1);
     let out = '';
@@ -330,7 +332,6 @@ async function inContainerShell(args: string[], io: CrictlIO, root: string): Pro
     writeFileSync(join(call, 'err'), err);
     await intoFifo(join(call, 'rc'), `${code}\n`, () => ended);
   };
-  let ended = false;
   const look = setInterval(() => {
     for (const f of readdirSync(dir))
       if (f.startsWith('call.') && !taken.has(f) && existsSync(join(dir, f, 'asked'))) {

@@ -174,8 +174,9 @@ export class FluxPods {
   ) {}
 
   /**
-   * One round for one controller, from what the round's read saw (FluxControllers.seen): its pods made and replaced, this node's containers run, the Deployment's
-   * status written. True when a pod of it runs with its container ready (the controller works).
+   * One round for one controller, from what the round's read saw (FluxControllers.seen): its pods made and
+   * replaced, this node's containers run, the Deployment's status written. True when a pod of it runs with its
+   * container ready (the controller works).
    */
   async sync(controller: string, d: any | undefined, seen: FluxSeen): Promise<boolean> {
     const all = seen.pods.filter((p) => p.metadata?.labels?.app === controller);
