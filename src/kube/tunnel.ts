@@ -3,6 +3,7 @@
 // The API's serving certificate carries 127.0.0.1 as a SAN, so TLS verifies through the tunnel.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Remote } from '../transport/types.ts';
+import { OWN_API } from './get-through.ts';
 
 export interface Tunnel {
   port: number;
@@ -19,7 +20,7 @@ interface TunnelOptions {
   unref?: boolean;
 }
 
-export async function openTunnel(remote: Remote, target = { host: '127.0.0.1', port: 6443 }, opts: TunnelOptions = {}): Promise<Tunnel> {
+export async function openTunnel(remote: Remote, target = { host: OWN_API.address, port: OWN_API.port }, opts: TunnelOptions = {}): Promise<Tunnel> {
   if (!remote.forward) throw new Error(`the connection to ${remote.host} cannot forward ports`);
   const sockets = new Set<Socket>();
   let failure: unknown;

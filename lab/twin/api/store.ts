@@ -60,8 +60,10 @@ export class ObjectStore {
     return kv ? this.present(info, decode(kv)) : undefined;
   }
 
-  /** Objects of a resource (in one namespace, or all) and the revision the list was read at. */
-  /** `fieldSelector` as the API takes it (`spec.nodeName=<node>`): only the objects it selects. */
+  /**
+   * Objects of a resource (in one namespace, or all) and the revision the list was read at; with
+   * `fieldSelector` as the API takes it (`spec.nodeName=<node>`), only the objects it selects.
+   */
   async list(info: ResourceInfo, ns?: string, opts: { fieldSelector?: string } = {}): Promise<{ items: any[]; revision: number }> {
     const prefix = info.namespaced && ns ? `${keyPrefix(info)}${ns}/` : keyPrefix(info);
     const r = await this.wrap(() => this.etcd.list(prefix));

@@ -6,6 +6,7 @@
 // config directories (/etc/cni/net.d or <data-dir>/agent/etc/cni/net.d) — the same signal containerd uses.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { K3S_VERSION } from '../version.ts';
+import { canonical } from '../api/daemonset-strategy.ts';
 
 export const NOT_READY_MESSAGE =
   'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
@@ -87,25 +88,22 @@ function nodeLabels(f: NodeFacts): Record<string, string> {
 export const NODE_STATUS_REPORT_MS = 5 * 60_000;
 
 export function nodeReportDue(existing: any, desired: any, nowMs: number): boolean {
-  if (!existing) return true;
-  const ready = (existing.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
-  const last = Date.parse(ready?.lastHeartbeatTime ?? '');
-  if (!Number.isFinite(last) || nowMs - last >= NODE_STATUS_REPORT_MS) return true;
+  if (!existing || heartbeatDue(conditionOf(existing, 'Ready'), nowMs)) return true;
   return withoutHeartbeats(existing) !== withoutHeartbeats(desired);
 }
 
-/** The Node as JSON with its keys sorted, the conditions' lastHeartbeatTime left out. */
+/** A condition's last heartbeat is 5 minutes old (or unreadable): its next report is due. */
+function heartbeatDue(c: any, nowMs: number): boolean {
+  const beat = Date.parse(c?.lastHeartbeatTime ?? '');
+  return !Number.isFinite(beat) || nowMs - beat >= NODE_STATUS_REPORT_MS;
+}
+
+const conditionOf = (node: any, type: string) => (node?.status?.conditions ?? []).find((c: any) => c.type === type);
+
+/** The Node compared as the kubelet compares it (key order aside, the conditions' lastHeartbeatTime left out). */
 function withoutHeartbeats(node: any): string {
   const conditions = (node.status?.conditions ?? []).map(({ lastHeartbeatTime: _, ...c }: any) => c);
-  const sorted = (_k: string, v: any) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, v[k]]),
-        )
-      : v;
-  return JSON.stringify({ ...node, status: { ...node.status, conditions } }, sorted);
+  return canonical({ ...node, status: { ...node.status, conditions } });
 }
 
 /** The Node as it should be now, built over what is stored (labels and annotations others set survive). */
@@ -177,10 +175,9 @@ export type MemberStatus = 'voter' | 'learner' | 'unhealthy' | 'unjoined';
  * than 5 minutes (k3s-io/k3s @2614da01 pkg/etcd/etcd.go setEtcdStatusCondition, heartbeatInterval).
  */
 export function voterConditionDue(existing: any, next: any, nowMs: number): boolean {
-  const old = existing?.status?.conditions?.find((c: any) => c.type === 'EtcdIsVoter');
+  const old = conditionOf(existing, 'EtcdIsVoter');
   if (!old || old.status !== next.status || old.reason !== next.reason || old.message !== next.message) return true;
-  const beat = Date.parse(old.lastHeartbeatTime ?? '');
-  return !Number.isFinite(beat) || nowMs - beat >= NODE_STATUS_REPORT_MS;
+  return heartbeatDue(old, nowMs);
 }
 
 export function etcdStatusCondition(status: MemberStatus, message: string, existing?: any): any {
