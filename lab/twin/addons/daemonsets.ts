@@ -149,7 +149,7 @@ export class DaemonSetKubelet {
     await this.ctx.images?.ready;
     // Pods before Nodes: a pod's Node is then always in the list unless it was deleted (orphan GC below).
     // An agent plays only the kubelet: it asks for its own node's pods (the kubelet's pod source selects
-    // spec.nodeName=<node>, kubernetes/kubernetes pkg/kubelet/config/apiserver.go) and needs no Nodes.
+    // spec.nodeName=<node>, kubernetes/kubernetes @00bdb3fa pkg/kubelet/config/apiserver.go) and needs no Nodes.
     const pods = this.ctx.etcd
       ? (await store.list(PODS)).items
       : (await store.list(PODS, undefined, { fieldSelector: `spec.nodeName=${this.ctx.node}` })).items;
