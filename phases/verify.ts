@@ -44,6 +44,12 @@ export function verifyPhase(opts: { drill?: boolean; standalone?: boolean } = {}
     gates: checks,
     // The drill changes the cluster (it stops k3s on a server): a step after the checks, never a gate.
     afterGates: opts.drill ? [failoverDrill] : [],
+    // The looks go out with the run's probes: in a converged run nothing changes before the checks' turn,
+    // and they find them answered (taken only then: phases/verify/read.ts).
+    lookAhead: (ctx) => {
+      const [founder] = founderRef(ctx.inventory);
+      if (founder) startLooks(ctx, founder, CHECKS);
+    },
     // A proof from before an interruption says nothing about the cluster the resumed run leaves.
     rerunsOnResume: true,
   };

@@ -81,14 +81,20 @@ const FRESH_MS = 10_000;
 type Taken = { verdict: Verdict; atMs: number };
 
 /**
- * Per run: each check's first look, all started together when the first check's turn comes, so that the
- * checks' reads (on every host, each mostly waiting on a remote process) overlap instead of queueing. Each
- * is taken once, by its check's first look, and only when it passed and is fresh.
+ * Per run: each check's first look, all started together (when the run starts, phases/verify.ts lookAhead, or
+ * else when the first check's turn comes), so that the checks' reads (on every host, each mostly waiting on a
+ * remote process) overlap instead of queueing. Each is taken once, by its check's first look, and only when it
+ * passed, is fresh, and the run's probe memo has forgotten nothing since the looks began (`mark`: nothing
+ * applied, written or waited for since, src/engine/probe-memo.ts): a look from before a change says nothing
+ * about the cluster after it.
  */
-const firstLooks = new WeakMap<RunContext, Map<string, Promise<Taken | undefined>>>();
+const firstLooks = new WeakMap<RunContext, { mark: number | undefined; looks: Map<string, Promise<Taken | undefined>> }>();
 
+/** Starts every check's first look, unless looks started since the run's last change are on their way. */
 export function startLooks(ctx: RunContext, host: HostRef, checks: Check[]): void {
-  if (firstLooks.has(ctx)) return;
+  const mark = ctx.probeMemo?.mark();
+  const started = firstLooks.get(ctx);
+  if (started && started.mark === mark) return;
   const looks = new Map<string, Promise<Taken | undefined>>();
   for (const c of checks)
     looks.set(
@@ -99,16 +105,17 @@ export function startLooks(ctx: RunContext, host: HostRef, checks: Check[]): voi
         () => undefined,
       ),
     );
-  firstLooks.set(ctx, looks);
+  firstLooks.set(ctx, { mark, looks });
 }
 
 async function takeFirstLook(ctx: RunContext, id: string): Promise<Verdict | undefined> {
-  const looks = firstLooks.get(ctx);
-  const look = looks?.get(id);
+  const started = firstLooks.get(ctx);
+  const look = started?.looks.get(id);
   if (!look) return undefined;
-  looks!.delete(id);
+  started!.looks.delete(id);
   const taken = await look;
-  return taken && !taken.verdict.stops.length && ctx.clock.now() - taken.atMs < FRESH_MS ? taken.verdict : undefined;
+  const current = started!.mark === ctx.probeMemo?.mark();
+  return current && taken && !taken.verdict.stops.length && ctx.clock.now() - taken.atMs < FRESH_MS ? taken.verdict : undefined;
 }
 
 /** A check as a read-only gate of the engine (src/engine/phase.ts): it settles (below) on its looks. */

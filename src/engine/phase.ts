@@ -114,6 +114,13 @@ export interface Phase {
    * founder's token and kubeconfig, once its API serves) or what must follow the checks (the failover drill).
    */
   afterGates?: Step<any>[];
+  /**
+   * Its gates' first reads, started with the probes the run asks ahead (src/engine/prefetch.ts) instead of in
+   * their turn: a gate takes such a read only while the run's probe memo has forgotten nothing since it was
+   * started (ProbeMemo.mark: nothing applied, no command that writes, no wait), else it reads again. Called once,
+   * never in check mode unless every gate of the phase only reads.
+   */
+  lookAhead?: (ctx: RunContext) => void;
   /** Set while a phase is declared in the DAG but not built yet: a run that selects it refuses to start. */
   pending?: string;
   /**

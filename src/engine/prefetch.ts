@@ -79,4 +79,14 @@ function probesAhead(phases: Phase[], ctx: EngineContext): { host: HostRef; comm
 export function prefetchProbes(phases: Phase[], ctx: EngineContext): void {
   if (!ctx.probeMemo) return;
   for (const { host, commands } of probesAhead(phases, ctx)) void runProbes(host, ctx, commands, { timeoutMs: PREFETCH_BUDGET_MS }).catch(() => undefined);
+  // The gates' reads that can go now too (verify's looks: each host's Cilium agent, etcd's members): beside
+  // the probes they cost the hosts what they would cost later, and a converged run then waits for neither.
+  for (const phase of phases) {
+    if (!phase.lookAhead || (ctx.check && !(phase.gates ?? []).every((g) => g.readOnly))) continue;
+    try {
+      phase.lookAhead(ctx);
+    } catch {
+      // left to the gates, which read in their turn
+    }
+  }
 }

@@ -205,4 +205,26 @@ describe('ProbeMemo', () => {
     settle(answer('z'));
     expect(await forgotten).toBeUndefined();
   });
+
+  it("a phase's look ahead starts with the run's probes, before any phase; in check mode only when its gates only read", async () => {
+    const order: string[] = [];
+    const gate = (readOnly: boolean): Gate => ({ id: 'g', title: 'g', budgetMs: 1_000, readOnly, run: async () => void order.push('gate') });
+    const looking = (id: string, readOnly: boolean): Phase => ({
+      ...phaseOf(id, [], [gate(readOnly)]),
+      lookAhead: () => void order.push(`${id} looks ahead`),
+    });
+    // The first phase's gate: it runs once per host after the phase's (here no) steps.
+    const watch = (): Phase =>
+      phaseOf('first', [], [{ id: 'w', title: 'w', budgetMs: 1_000, readOnly: true, run: async () => void order.push('first phase') }]);
+    const f = memoFixture();
+    await run(f, [watch(), looking('writes', false), looking('reads', true)]);
+    expect(order.slice(0, 3)).toEqual(['writes looks ahead', 'reads looks ahead', 'first phase']);
+
+    order.length = 0;
+    const c = memoFixture();
+    c.ctx.check = true;
+    await runPhases({ phases: [watch(), looking('writes', false), looking('reads', true)], ctx: c.ctx, summary: emptySummary(true) });
+    // A gate that waits (not read-only) would not run in check mode: its look ahead would read for nothing.
+    expect(order.filter((o) => o.endsWith('looks ahead'))).toEqual(['reads looks ahead']);
+  });
 });

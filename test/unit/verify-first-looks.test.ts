@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
+import { ProbeMemo } from '../../src/engine/probe-memo.ts';
 import { checkGate, startLooks, type Check, type Verdict } from '../../phases/verify/read.ts';
 
 const host = { name: 'k3s-prod-1' } as HostRef;
@@ -105,5 +106,46 @@ describe('verify: first looks', () => {
     startLooks(ctx, host, [check]);
     await expect(checkGate(check).run(host, ctx, new AbortController().signal)).rejects.toThrow('a bug in a check');
     expect(looks).toBe(2);
+  });
+
+  it('looks started with the run are taken while the probe memo has forgotten nothing since: no second look', async () => {
+    const { c, ctx } = context();
+    (ctx as { probeMemo?: ProbeMemo }).probeMemo = new ProbeMemo();
+    const a = counted('a', [pass('a')]);
+    startLooks(ctx, host, [a.check]);
+    // The first check's turn starts them again only if something changed since.
+    startLooks(ctx, host, [a.check]);
+    await a.gate.run(host, ctx, new AbortController().signal);
+    expect(a.seen.looks).toBe(1);
+    expect(c.rows).toEqual(['a k3s-prod-1 ok']);
+  });
+
+  it('a change after the looks began (an apply, a write, a wait: the memo forgets) makes the checks look afresh', async () => {
+    const { c, ctx } = context();
+    const memo = new ProbeMemo();
+    (ctx as { probeMemo?: ProbeMemo }).probeMemo = memo;
+    const a = counted('a', [pass('a: before the change'), fail('a: after the change')]);
+    const b = counted('b', [pass('b: before the change'), pass('b: after the change')]);
+    startLooks(ctx, host, [a.check, b.check]);
+    memo.forget();
+    // The first check's turn (verify.ts starts them in it): the looks from before the change are replaced.
+    startLooks(ctx, host, [a.check, b.check]);
+    expect([a.seen.looks, b.seen.looks]).toEqual([2, 2]);
+    await expect(a.gate.run(host, ctx, new AbortController().signal)).rejects.toMatchObject({ causeId: 'NODE_NOT_READY' });
+    expect(c.rows).toEqual(['a k3s-prod-1 failed']);
+  });
+
+  it("a change between the looks' start and a check's turn: that check looks again", async () => {
+    const { c, ctx } = context();
+    const memo = new ProbeMemo();
+    (ctx as { probeMemo?: ProbeMemo }).probeMemo = memo;
+    const a = counted('a', [pass('a')]);
+    const b = counted('b', [pass('b: before the change'), pass('b: after the change')]);
+    startLooks(ctx, host, [a.check, b.check]);
+    await a.gate.run(host, ctx, new AbortController().signal);
+    memo.forget();
+    await b.gate.run(host, ctx, new AbortController().signal);
+    expect([a.seen.looks, b.seen.looks]).toEqual([1, 2]);
+    expect(c.rows).toEqual(['a k3s-prod-1 ok', 'b k3s-prod-1 ok']);
   });
 });
