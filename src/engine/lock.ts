@@ -17,6 +17,7 @@ import { CauseError } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
 import { sudoRefusal } from '../transport/sudo.ts';
 import type { Remote } from '../transport/types.ts';
+import type { ProbeCommand } from './probe-types.ts';
 import { shq } from '../util/shell.ts';
 
 export const LOCK_DIR = '/run/lock/bootstrap.lock';
@@ -55,6 +56,10 @@ p="\${d%/*}"; [ -d "$p" ] || mkdir -m 1777 "$p" || exit 4
 command -v flock >/dev/null || { echo "flock (util-linux) is not installed on this host"; exit 6; }
 exec 9>>"$d.acquire" || exit 4
 flock -w ${ACQUIRE_MUTEX_WAIT_S} 9 || { echo contended; exit 5; }
+# Counts the acquires (a byte each, the lost ones too), and says this one's number first: the run's probes
+# asked beside the acquire are trusted only when no other acquire came between them and this one (lockStateProbe).
+n=$(wc -c < "$d.acquire") && printf . >&9 || exit 4
+echo "acquire $((n))"
 # Leftovers of an acquire of this run cut short (rare: rm is not started for nothing).
 { [ ! -e "$t" ] && [ ! -e "$g" ]; } || rm -rf "$t" "$g"; mkdir -m 700 "$t" || exit 4
 printf '%s %s %s\\n' "$me" "$(date +%s)" "$who" > "$t/owner" || exit 4
@@ -80,7 +85,7 @@ export async function acquireLock(
   remote: Remote,
   owner: LockOwner,
   opts: LockOptions = {},
-): Promise<{ tookOverStale?: { runId: string; since: number; who: string } }> {
+): Promise<{ tookOverStale?: { runId: string; since: number; who: string }; acquireNumber?: number }> {
   const dir = opts.dir ?? LOCK_DIR;
   const res = await remote.exec(`sh -c ${shq(acquireScript(owner, opts))}`, { sudo: true, timeoutMs: LOCK_ACQUIRE_BUDGET_MS, signal: opts.signal });
   if (res.lost) throw connectionLost(remote.host, `acquire ${dir}`);
@@ -88,9 +93,12 @@ export async function acquireLock(
   // script ends with its own statuses (0, 3 to 6), never 127.
   const refused = sudoRefusal(remote.host, `sudo -n sh -c '<acquire ${dir}>'`, res);
   if (refused) throw refused;
-  const [state, runId, since, ...who] = res.stdout.trim().split(' ');
-  if (res.code === 0 && state === 'acquired') return {};
-  if (res.code === 0 && state === 'stale') return { tookOverStale: { runId, since: Number(since), who: who.join(' ') } };
+  const lines = res.stdout.trim().split('\n');
+  const counted = /^acquire (\d+)$/.exec(lines[0] ?? '');
+  const acquireNumber = counted ? Number(counted[1]) : undefined;
+  const [state, runId, since, ...who] = (lines.at(-1) ?? '').split(' ');
+  if (res.code === 0 && state === 'acquired') return { acquireNumber };
+  if (res.code === 0 && state === 'stale') return { tookOverStale: { runId, since: Number(since), who: who.join(' ') }, acquireNumber };
   if ((res.code === 3 && state === 'held') || (res.code === 5 && state === 'contended')) {
     const seen =
       state === 'held'
@@ -105,6 +113,32 @@ export async function acquireLock(
     host: remote.host,
     evidence: { command: `acquire ${dir}`, exitCode: res.code, excerpt: (res.stderr || res.stdout).slice(-1000) },
   });
+}
+
+/**
+ * A read-only probe of the host's lock, for the probes a run sends beside its acquire: `free <n>` or `held <n>`,
+ * n the number of acquires so far. Its answer, read before the probes after it in the same batch, vouches
+ * for them (probesTrusted) once this run's acquire has said its own number.
+ */
+export function lockStateProbe(sudo: boolean, dir = LOCK_DIR): ProbeCommand {
+  // No count file: no acquire since the host booted (/run is a tmpfs). One this user cannot read vouches for nothing.
+  return {
+    command: `f=${shq(`${dir}.acquire`)}; n=0; [ ! -e "$f" ] || n=$(wc -c < "$f") || n=unreadable; if [ -e ${shq(dir)} ]; then echo "held $n"; else echo "free $n"; fi`,
+    sudo,
+  };
+}
+
+/**
+ * Whether probes read after `state` (lockStateProbe's answer) show the host as this run found it once it
+ * holds the lock, its acquire numbered `acquired`: either no run held the lock then and no acquire came
+ * between (`free <acquired>`), or this run's acquire came first (`<acquired + 1>`: held by this run from then
+ * on). Anything else (a run held the lock while they read, or took it since) may have changed what they saw.
+ */
+export function probesTrusted(state: string | undefined, acquired: number | undefined): boolean {
+  const m = /^(free|held) (\d+)\n?$/.exec(state ?? '');
+  if (!m || acquired === undefined) return false;
+  const n = Number(m[2]);
+  return (m[1] === 'free' && n === acquired) || n === acquired + 1;
 }
 
 /** Refreshes this run's owner record (host clock); false when the lock is no longer this run's. */

@@ -9,7 +9,7 @@
 // command). A phase or probe that cannot be built yet is left to its phase, and so is any failure here (a
 // host that does not answer, a batch over its budget): the phase that needs the answer names the cause.
 import type { EngineContext } from './context.ts';
-import type { HostRef, Phase, ProbeCommand } from './phase.ts';
+import type { HostRef, Phase, ProbeCommand, ProbeResults } from './phase.ts';
 import { probeIdentity } from './probe-memo.ts';
 import { runProbes } from './probes.ts';
 
@@ -74,11 +74,31 @@ function probesAhead(phases: Phase[], ctx: EngineContext): { host: HostRef; comm
  * shell, sudo (PAM, its log line) and the batch's scratch dir, which on a small host costs more than the
  * probes themselves (measured on the lab, 3 servers + 1 agent: a converged run's CPU 14.8 → 11.8 s, `--check`
  * 9.2 → 6.8 s). The reads that wait on something slow (the API) are not in it: they go through the API beside
- * the batch (src/engine/probes.ts probeBatch). Never stops the run.
+ * the batch (src/engine/probes.ts probeBatch). Never stops the run. Resolves, per host, with the answers
+ * (undefined: none came).
  */
-export function prefetchProbes(phases: Phase[], ctx: EngineContext): void {
-  if (!ctx.probeMemo) return;
-  for (const { host, commands } of probesAhead(phases, ctx)) void runProbes(host, ctx, commands, { timeoutMs: PREFETCH_BUDGET_MS }).catch(() => undefined);
+export function prefetchProbes(
+  phases: Phase[],
+  ctx: EngineContext,
+  o: { lead?: [string, ProbeCommand]; sudoAfter?: (host: HostRef) => Promise<unknown> } = {},
+): Map<string, Promise<ProbeResults | undefined>> {
+  const answers = new Map<string, Promise<ProbeResults | undefined>>();
+  if (!ctx.probeMemo) return answers;
+  const ask = (host: HostRef, commands: [string, ProbeCommand][]) => runProbes(host, ctx, commands, { timeoutMs: PREFETCH_BUDGET_MS });
+  for (const { host, commands } of probesAhead(phases, ctx)) {
+    const root = commands.filter(([, c]) => c.sudo);
+    // `lead` first in the batch as the user; the one through sudo once `sudoAfter` allows it.
+    const asked = [ask(host, [...(o.lead ? [o.lead] : []), ...commands.filter(([, c]) => !c.sudo)])];
+    // Without a wait, sent now: a phase starting at once must find them asked.
+    if (root.length) asked.push(o.sudoAfter ? o.sudoAfter(host).then(() => ask(host, root)) : ask(host, root));
+    answers.set(
+      host.name,
+      Promise.all(asked).then(
+        (parts) => Object.assign({}, ...parts) as ProbeResults,
+        () => undefined,
+      ),
+    );
+  }
   // The gates' reads that can go now too (verify's looks: each host's Cilium agent, etcd's members): beside
   // the probes they cost the hosts what they would cost later, and a converged run then waits for neither.
   for (const phase of phases) {
@@ -89,4 +109,5 @@ export function prefetchProbes(phases: Phase[], ctx: EngineContext): void {
       // left to the gates, which read in their turn
     }
   }
+  return answers;
 }

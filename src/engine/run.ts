@@ -30,6 +30,8 @@ export interface RunPhasesOptions {
   waivers?: Waiver[];
   /** The caller ran prepareAll already (a session does, before it dials any host). */
   prepared?: boolean;
+  /** The caller sent the phases' probes ahead already (a session does, beside its lock acquires). */
+  prefetched?: boolean;
 }
 
 export function emptySummary(check: boolean): RunSummary {
@@ -43,7 +45,7 @@ export async function runPhases(opts: RunPhasesOptions): Promise<RunSummary> {
   const waived = new Map((opts.waivers ?? []).map((w) => [w.cause, w.reason]));
   if (!opts.prepared) await prepareAll(opts.phases, ctx, summary);
   // With a probe memo (a session's run): every phase's probes sent now, answered while the phases run (src/engine/prefetch.ts).
-  prefetchProbes(opts.phases, ctx);
+  if (!opts.prefetched) prefetchProbes(opts.phases, ctx);
 
   for (const phase of opts.phases) {
     const phaseStart = ctx.clock.now();

@@ -17,8 +17,9 @@ import { Journal } from './journal.ts';
 import { forgettingClock, forgettingRemote, ProbeMemo } from './probe-memo.ts';
 import { parallelismOf } from '../inventory/parallelism.ts';
 import { closeFileMemo, openFileMemo } from '../util/file-memo.ts';
-import { acquireLock, HEARTBEAT_S, LOCK_DIR, refreshLock, releaseLock } from './lock.ts';
-import type { HostRef, Phase } from './phase.ts';
+import { acquireLock, HEARTBEAT_S, LOCK_DIR, lockStateProbe, probesTrusted, refreshLock, releaseLock } from './lock.ts';
+import type { HostRef, Phase, ProbeResults } from './phase.ts';
+import { prefetchProbes } from './prefetch.ts';
 import { Redactor, RunLog } from './run-log.ts';
 import { RunReport } from './run-report.ts';
 import { emptySummary, prepareAll, runPhases, type Waiver } from './run.ts';
@@ -212,13 +213,34 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       if (found) facts.setRun(found);
       throwAll(connectErrors);
     }
+    // A run's probes go out beside its lock acquires, not after them (the acquire is each host's first command
+    // and waits for its login session; the probes queue behind it on the same connection at no extra wait).
+    // Those as the user are kept only when each host's acquire shows that no other run held or took the lock
+    // meanwhile (src/engine/lock.ts probesTrusted); those through sudo go once the host's lock is this run's
+    // (the lock stays the run's sudo check). A precheck's facts change what the phases probe: those runs ask
+    // after the locks, as a --check does.
+    const lockTaken = new Map([...remotes.keys()].map((host) => [host, settled<void>()]));
+    const ahead =
+      !plan.check && !plan.precheck
+        ? prefetchProbes(plan.phases, ctx, {
+            lead: [LOCK_AHEAD, lockStateProbe(false)],
+            sudoAfter: (host) => lockTaken.get(host.name)?.promise ?? Promise.reject(),
+          })
+        : undefined;
+    const acquireNumbers = new Map<string, number | undefined>();
     if (!plan.check) {
       const who = `${userInfo().username}@${hostname()}`;
       const lockErrors = await eachLimited([...remotes.values()], parallelismOf(opts.inventory), async (remote) => {
         // Released on the way out even when the acquire did not answer (a timeout or Ctrl-C after its
         // rename): a release removes only a lock whose owner record is this run's.
         locked.push(remote);
-        const { tookOverStale } = await acquireLock(remote, { runId, who }, { signal: deps.signal });
+        const acquiring = acquireLock(remote, { runId, who }, { signal: deps.signal });
+        acquiring.then(
+          () => lockTaken.get(remote.host)?.resolve(),
+          (err: unknown) => lockTaken.get(remote.host)?.reject(err),
+        );
+        const { tookOverStale, acquireNumber } = await acquiring;
+        acquireNumbers.set(remote.host, acquireNumber);
         if (tookOverStale)
           emit({
             type: 'warning',
@@ -248,7 +270,8 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }, HEARTBEAT_S * 1000);
       heartbeat.unref();
     }
-    const phasesRun = runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true });
+    if (ahead && !(await probedUnderLock(ahead, acquireNumbers))) probeMemo.forget();
+    const phasesRun = runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true, prefetched: !!ahead });
     // Awaited below; a rejection before that must not count as unhandled.
     phasesRun.catch(() => undefined);
     if (pendingChecks.length) {
@@ -320,6 +343,36 @@ function neededHosts(opts: SessionOptions): HostRef[] {
     if (!p.preflight?.mayBeDown) for (const h of p.preflight?.hosts?.(c) ?? []) names.add(h.name);
   }
   return allHosts(opts.plan.topology).filter((h) => names.has(h.name));
+}
+
+/** The key of the lock's state in the batch sent beside the acquire. */
+const LOCK_AHEAD = 'lock.state';
+
+/**
+ * Whether every host's probes sent beside the acquires can be kept: each host's lock state vouches for them
+ * against its acquire (src/engine/lock.ts probesTrusted). A host whose answers did not all come is no proof
+ * either way: everything is asked again.
+ */
+async function probedUnderLock(ahead: Map<string, Promise<ProbeResults | undefined>>, acquireNumbers: Map<string, number | undefined>): Promise<boolean> {
+  const hosts = await Promise.all(
+    [...ahead].map(async ([host, answers]) => {
+      const state = (await answers)?.[LOCK_AHEAD];
+      return state?.code === 0 && probesTrusted(state.stdout, acquireNumbers.get(host));
+    }),
+  );
+  return hosts.every(Boolean);
+}
+
+/** A promise with its settlers (Promise.withResolvers is Node 22's); never an unhandled rejection. */
+function settled<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }
 
 /** Every host of the environment, for connections and locks. */

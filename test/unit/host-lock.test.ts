@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireLock, refreshLock, releaseLock } from '../../src/engine/lock.ts';
+import { acquireLock, lockStateProbe, probesTrusted, refreshLock, releaseLock } from '../../src/engine/lock.ts';
 import type { Remote } from '../../src/transport/types.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
@@ -121,5 +121,48 @@ describe("the lock is the run's sudo check", () => {
       (e: unknown) => e,
     );
     expect(other).toMatchObject({ causeId: 'APPLY_FAILED', host: 'node-2' });
+  });
+
+  describe("probes sent beside a run's acquire", () => {
+    const state = async () => (await host.exec(lockStateProbe(false, dir).command)).stdout;
+    const acquired = async (runId: string) => (await acquireLock(host, { runId, who: 'op@here' }, { dir })).acquireNumber;
+
+    it('every acquire is numbered, a refused one too; the state probe reads the count and whether a run holds the lock', async () => {
+      expect(await state()).toBe('free 0\n');
+      expect(await acquired('r1')).toBe(0);
+      expect(await state()).toBe('held 1\n');
+      expect(await take('r2')).toMatchObject({ held: false, cause: 'LOCK_HELD' });
+      expect(await state()).toBe('held 2\n');
+      await releaseLock(host, 'r1', { dir });
+      expect(await state()).toBe('free 2\n');
+      expect(await acquired('r3')).toBe(2);
+    });
+
+    it('are trusted when read before the acquire with no lock held and no acquire between, or after it', async () => {
+      const before = await state();
+      const n = await acquired('r1');
+      const after = await state();
+      expect([before, after]).toEqual(['free 0\n', 'held 1\n']);
+      expect([probesTrusted(before, n), probesTrusted(after, n)]).toEqual([true, true]);
+    });
+
+    it('are not trusted when another run held the lock while they read, or took it between them and the acquire', async () => {
+      expect(await acquired('other')).toBe(0);
+      const whileHeld = await state();
+      await releaseLock(host, 'other', { dir });
+      expect(probesTrusted(whileHeld, await acquired('r1'))).toBe(false);
+      await releaseLock(host, 'r1', { dir });
+
+      const read = await state();
+      expect(await acquired('other-2')).toBe(2);
+      await releaseLock(host, 'other-2', { dir });
+      expect(probesTrusted(read, await acquired('r2'))).toBe(false);
+    });
+
+    it('vouch for nothing when the count cannot be read or the acquire gave no number', () => {
+      expect(probesTrusted('free unreadable\n', 0)).toBe(false);
+      expect(probesTrusted('free 0\n', undefined)).toBe(false);
+      expect(probesTrusted(undefined, 0)).toBe(false);
+    });
   });
 });
