@@ -80,23 +80,16 @@ function probesAhead(phases: Phase[], ctx: EngineContext): { host: HostRef; comm
 export function prefetchProbes(
   phases: Phase[],
   ctx: EngineContext,
-  o: { lead?: [string, ProbeCommand]; sudoAfter?: (host: HostRef) => Promise<unknown> } = {},
+  o: { lead?: (sudo: boolean) => [string, ProbeCommand] } = {},
 ): Map<string, Promise<ProbeResults | undefined>> {
   const answers = new Map<string, Promise<ProbeResults | undefined>>();
   if (!ctx.probeMemo) return answers;
-  const ask = (host: HostRef, commands: [string, ProbeCommand][]) => runProbes(host, ctx, commands, { timeoutMs: PREFETCH_BUDGET_MS });
   for (const { host, commands } of probesAhead(phases, ctx)) {
-    const root = commands.filter(([, c]) => c.sudo);
-    // `lead` first in the batch as the user; the one through sudo once `sudoAfter` allows it.
-    const asked = [ask(host, [...(o.lead ? [o.lead] : []), ...commands.filter(([, c]) => !c.sudo)])];
-    // Without a wait, sent now: a phase starting at once must find them asked.
-    if (root.length) asked.push(o.sudoAfter ? o.sudoAfter(host).then(() => ask(host, root)) : ask(host, root));
+    // `lead` first in each batch: the one as the user and, when there is one, the one through sudo.
+    const lead = o.lead ? [o.lead(false), ...(commands.some(([, c]) => c.sudo) ? [o.lead(true)] : [])] : [];
     answers.set(
       host.name,
-      Promise.all(asked).then(
-        (parts) => Object.assign({}, ...parts) as ProbeResults,
-        () => undefined,
-      ),
+      runProbes(host, ctx, [...lead, ...commands], { timeoutMs: PREFETCH_BUDGET_MS }).catch(() => undefined),
     );
   }
   // The gates' reads that can go now too (verify's looks: each host's Cilium agent, etcd's members): beside

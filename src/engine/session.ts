@@ -213,19 +213,14 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       if (found) facts.setRun(found);
       throwAll(connectErrors);
     }
-    // A run's probes go out beside its lock acquires, not after them (the acquire is each host's first command
-    // and waits for its login session; the probes queue behind it on the same connection at no extra wait).
-    // Those as the user are kept only when each host's acquire shows that no other run held or took the lock
-    // meanwhile (src/engine/lock.ts probesTrusted); those through sudo go once the host's lock is this run's
-    // (the lock stays the run's sudo check). A precheck's facts change what the phases probe: those runs ask
-    // after the locks, as a --check does.
-    const lockTaken = new Map([...remotes.keys()].map((host) => [host, settled<void>()]));
+    // A run's probes go out beside its lock acquires, not after them (the acquire waits for each host's login
+    // session; the probes share the wait on the same connection), and are kept only when each host's acquire
+    // shows that no other run held or took the lock meanwhile (src/engine/lock.ts probesTrusted). The acquire
+    // is still the run's sudo check: a batch through sudo that sudo refuses is only not kept. A precheck's facts
+    // change what the phases probe: those runs ask after the locks, as a --check does.
     const ahead =
       !plan.check && !plan.precheck
-        ? prefetchProbes(plan.phases, ctx, {
-            lead: [LOCK_AHEAD, lockStateProbe(false)],
-            sudoAfter: (host) => lockTaken.get(host.name)?.promise ?? Promise.reject(),
-          })
+        ? prefetchProbes(plan.phases, ctx, { lead: (sudo) => [LOCK_AHEAD[sudo ? 'root' : 'user'], lockStateProbe(sudo)] })
         : undefined;
     const acquireNumbers = new Map<string, number | undefined>();
     if (!plan.check) {
@@ -234,12 +229,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
         // Released on the way out even when the acquire did not answer (a timeout or Ctrl-C after its
         // rename): a release removes only a lock whose owner record is this run's.
         locked.push(remote);
-        const acquiring = acquireLock(remote, { runId, who }, { signal: deps.signal });
-        acquiring.then(
-          () => lockTaken.get(remote.host)?.resolve(),
-          (err: unknown) => lockTaken.get(remote.host)?.reject(err),
-        );
-        const { tookOverStale, acquireNumber } = await acquiring;
+        const { tookOverStale, acquireNumber } = await acquireLock(remote, { runId, who }, { signal: deps.signal });
         acquireNumbers.set(remote.host, acquireNumber);
         if (tookOverStale)
           emit({
@@ -345,34 +335,23 @@ function neededHosts(opts: SessionOptions): HostRef[] {
   return allHosts(opts.plan.topology).filter((h) => names.has(h.name));
 }
 
-/** The key of the lock's state in the batch sent beside the acquire. */
-const LOCK_AHEAD = 'lock.state';
+/** The keys of the lock's state in the batches sent beside the acquire (as the user, through sudo). */
+const LOCK_AHEAD = { user: 'lock.state', root: 'lock.state.sudo' };
 
 /**
- * Whether every host's probes sent beside the acquires can be kept: each host's lock state vouches for them
- * against its acquire (src/engine/lock.ts probesTrusted). A host whose answers did not all come is no proof
- * either way: everything is asked again.
+ * Whether every host's probes sent beside the acquires can be kept: each batch's lock state vouches for it
+ * against its host's acquire (src/engine/lock.ts probesTrusted). A host whose answers did not all come is no
+ * proof either way: everything is asked again.
  */
 async function probedUnderLock(ahead: Map<string, Promise<ProbeResults | undefined>>, acquireNumbers: Map<string, number | undefined>): Promise<boolean> {
   const hosts = await Promise.all(
     [...ahead].map(async ([host, answers]) => {
-      const state = (await answers)?.[LOCK_AHEAD];
-      return state?.code === 0 && probesTrusted(state.stdout, acquireNumbers.get(host));
+      const seen = await answers;
+      if (!seen?.[LOCK_AHEAD.user]) return false;
+      return Object.values(LOCK_AHEAD).every((k) => !seen[k] || (seen[k].code === 0 && probesTrusted(seen[k].stdout, acquireNumbers.get(host))));
     }),
   );
   return hosts.every(Boolean);
-}
-
-/** A promise with its settlers (Promise.withResolvers is Node 22's); never an unhandled rejection. */
-function settled<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
 }
 
 /** Every host of the environment, for connections and locks. */
