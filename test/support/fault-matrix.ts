@@ -168,7 +168,7 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'sudo-revoked',
     fault: "ops's passwordless sudo revoked",
-    moment: "the run takes the host locks, its first command through sudo (a --check: the connection's sudo check)",
+    moment: "the run takes the host locks, its sudo check (a --check: the connection's sudo check)",
     trigger: { at: 'before' },
     args: BASELINE,
     cause: 'SUDO_NEEDS_PASSWORD',

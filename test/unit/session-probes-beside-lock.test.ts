@@ -56,7 +56,8 @@ function lab(intruder?: string) {
               await releaseLock(other, 'another-run');
             }
           }
-          const res = await local.exec(own(command), o);
+          // The batches carry their script on stdin: the lock state they read is this host's too.
+          const res = await local.exec(own(command), o && { ...o, ...(typeof o.stdin === 'string' && { stdin: own(o.stdin) }) });
           if (what === 'batch') userBatchDone.get(target.name)!.resolve();
           return res;
         },
