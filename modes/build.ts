@@ -6,7 +6,7 @@ import { concurrencyOf } from '../src/engine/phase.ts';
 import type { LoadedInventory } from '../src/inventory/load.ts';
 import { topologyOf } from '../src/inventory/hosts.ts';
 import { allPhases, validatedOrder } from '../phases/index.ts';
-import { rollingOptions, type RollingOptions } from '../phases/k3s/rolling-facts.ts';
+import { rollingLeftOut, rollingOptions, type RollingOptions } from '../phases/k3s/rolling-facts.ts';
 import { kubeconfigPath } from '../src/k3s/kubeconfig-file.ts';
 import { dagRun, type RunSelection } from './compose.ts';
 
@@ -27,7 +27,7 @@ export function withRollingOptions(plan: RunPlan, options: RollingOptions): RunP
         ...(plan.warnings ?? []),
         '--no-backup: a rolling change (an upgrade, a changed flag) restarts k3s WITHOUT the backup it takes first; there is no pre-change backup to roll back to',
       ];
-  return { ...plan, warnings, facts: [rollingOptions(options)] };
+  return { ...plan, warnings, facts: [rollingOptions(options), rollingLeftOut(!plan.phases.some((p) => p.id === 'rolling-servers'))] };
 }
 
 /** One phase of the build as `bootstrap plan` shows it, without connecting. */

@@ -10,6 +10,8 @@ import { shq } from '../../src/util/shell.ts';
 import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
 import { binaryChanged, configChanged, envChanged, joinsThrough, journalCursor, unitChanged } from './facts.ts';
+import { rollingLeftOut } from './rolling-facts.ts';
+import { CauseError } from '../../src/errors.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
 import { configFor, serverEnv, serverUnit } from './render.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
@@ -91,49 +93,100 @@ function savingToken(step: Step<ConfigLocal>): Step<ConfigLocal> {
   };
 }
 
+/**
+ * A step whose change restarts k3s (its binary, configuration, unit, environment), refused on a node where k3s
+ * runs when the build leaves the rolling change out (--from or --only past rolling-servers): the rolling phases
+ * drain such a node and restart one at a time, with quorum checked and gates after; the install phases would
+ * restart every changed node at once, undrained. Refused before the step writes anything, so the next full
+ * run still sees the change to roll.
+ */
+function restartsK3s<L>(step: Step<L>, what: string): Step<L> {
+  return {
+    ...step,
+    // The service step's own probe: asked once for both (src/engine/probe-memo.ts).
+    probe: (host, ctx) => ({ ...step.probe?.(host, ctx), k3sActive: { command: `systemctl is-active ${roleOf(host).unit}` } }),
+    plan: (input) => {
+      const plan = step.plan(input);
+      const running = ['active', 'activating', 'reloading'].includes(input.probe.k3sActive?.stdout.trim() ?? '');
+      if (!running || input.ctx.facts.run(rollingLeftOut) !== true || !plan.changes.some((c) => c.kind !== 'local')) return plan;
+      const unit = roleOf(input.host).unit;
+      return {
+        changes: [],
+        stops: [
+          new CauseError('RESTART_NEEDS_ROLLING', {
+            host: input.host.name,
+            message: `${input.host.name}: k3s runs and its ${what} would change, which restarts it; this run leaves out the rolling change`,
+            evidence: {
+              seen: `${unit} is ${input.probe.k3sActive.stdout.trim()} on ${input.host.name} and its ${what} differs from the inventory's; the run's phases (--from/--only) leave out rolling-servers and rolling-agents, which drain and restart running nodes one at a time`,
+              command: `systemctl is-active ${unit}`,
+            },
+          }),
+        ],
+      };
+    },
+  };
+}
+
 export function installSteps(token: TokenSource): Step<any>[] {
   return [
-    uploadStep('binary', `k3s binary → ${K3S_BIN}`, (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }], binaryChanged),
+    restartsK3s(
+      uploadStep(
+        'binary',
+        `k3s binary → ${K3S_BIN}`,
+        (ctx) => [{ local: ctx.inventory.derived.paths.k3sBinary, remote: K3S_BIN, mode: '0755' }],
+        binaryChanged,
+      ),
+      `binary (${K3S_BIN})`,
+    ),
     // Sticky: the rolling change places them on a running node, the install phase after it finds them in place,
     // and the image gates must still know that k3s imports them within seconds (src/images/pull-cause.ts).
     uploadStep('images', `air-gap image archives → ${IMAGES_DIR}`, imageArchives, imagesPlaced, true),
-    savingToken(
-      joinAware(
-        managedFile<ConfigLocal>({
-          id: 'config',
-          title: `k3s configuration ${CONFIG_FILE}`,
-          path: () => CONFIG_FILE,
-          local: async (host, ctx) => {
-            const t = token(host, ctx);
-            return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
-          },
-          // A server that joins another carries the full token (it pins the CA), also the (acting) founder
-          // that once joined a server (join-mode.ts).
-          content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
-          mode: '0600',
-          secret: true, // it carries the cluster token
-          facts: (changed) => [configChanged(changed)],
-        }),
+    restartsK3s(
+      savingToken(
+        joinAware(
+          managedFile<ConfigLocal>({
+            id: 'config',
+            title: `k3s configuration ${CONFIG_FILE}`,
+            path: () => CONFIG_FILE,
+            local: async (host, ctx) => {
+              const t = token(host, ctx);
+              return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
+            },
+            // A server that joins another carries the full token (it pins the CA), also the (acting) founder
+            // that once joined a server (join-mode.ts).
+            content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
+            mode: '0600',
+            secret: true, // it carries the cluster token
+            facts: (changed) => [configChanged(changed)],
+          }),
+        ),
       ),
+      `configuration (${CONFIG_FILE})`,
     ),
-    managedFile({
-      id: 'unit',
-      title: 'systemd unit',
-      path: (h) => roleOf(h).unitFile,
-      local: async () => undefined,
-      content: (_l, h) => serverUnit(roleOf(h)),
-      mode: '0644',
-      facts: (changed) => [unitChanged(changed)],
-    }),
-    managedFile({
-      id: 'env',
-      title: 'unit environment (0600)',
-      path: (h) => roleOf(h).envFile,
-      local: async () => undefined,
-      content: (_l, h) => serverEnv(roleOf(h)),
-      mode: '0600',
-      facts: (changed) => [envChanged(changed)],
-    }),
+    restartsK3s(
+      managedFile({
+        id: 'unit',
+        title: 'systemd unit',
+        path: (h) => roleOf(h).unitFile,
+        local: async () => undefined,
+        content: (_l, h) => serverUnit(roleOf(h)),
+        mode: '0644',
+        facts: (changed) => [unitChanged(changed)],
+      }),
+      'systemd unit',
+    ),
+    restartsK3s(
+      managedFile({
+        id: 'env',
+        title: 'unit environment (0600)',
+        path: (h) => roleOf(h).envFile,
+        local: async () => undefined,
+        content: (_l, h) => serverEnv(roleOf(h)),
+        mode: '0600',
+        facts: (changed) => [envChanged(changed)],
+      }),
+      'unit environment',
+    ),
     serviceStep,
   ];
 }

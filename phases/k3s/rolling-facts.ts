@@ -37,6 +37,12 @@ export interface RollingOptions {
 
 export const rollingOptions = runFact<RollingOptions>('k3s-rolling.options');
 
+/**
+ * The build's selection leaves the rolling change out (--from or --only past rolling-servers): a running node
+ * whose k3s would change is not the install phases' to restart (phases/k3s/install-steps.ts).
+ */
+export const rollingLeftOut = runFact<boolean>('k3s-rolling.left-out');
+
 /** This host's k3s restarts in this run's rolling change (drained first, gated after). */
 export const rollingRestart = hostFact<boolean>('rollingRestart');
 /** The backup before the rolling change was planned on this host (the first that restarts). */

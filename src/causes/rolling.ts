@@ -36,6 +36,13 @@ export const rollingCauses = defineCauses({
     meaning: '`k3s --version` on a server that runs the cluster printed no `k3s version v…` line, so the step to the target release cannot be judged.',
     remedy: 'Run `sudo k3s --version` on the server named; reinstall the binary there if it is damaged (bootstrap --replace), then run again.',
   },
+  RESTART_NEEDS_ROLLING: {
+    title: 'A running node would restart outside the rolling change',
+    meaning:
+      "k3s runs on the host and its binary, configuration, unit or environment differs from the inventory's, so writing it restarts k3s. The run's phases (--from or --only past rolling-servers) leave out the rolling change, which drains such a node and restarts one at a time with quorum checked and gates after; the install phases would restart every changed node at once, undrained. Refused before anything was written, in check mode too: the next full run still finds the change and rolls it.",
+    remedy:
+      'Run the build with its rolling phases: `bootstrap <env>`, or `bootstrap <env> --from rolling-servers` (runbooks/upgrade.md "What it does, in order").',
+  },
   ROLLING_SERVER_NOT_BACK: {
     title: 'A server did not come back after its rolling restart',
     meaning:

@@ -30,6 +30,8 @@ import { checkBackup } from '../../src/backup/checks.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { healthyBaselineProbe, ok, PROBE_NOW } from '../support/baseline-probe.ts';
 import { pathStops, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
+import { installSteps } from '../../phases/k3s/install-steps.ts';
+import { rollingLeftOut } from '../../phases/k3s/rolling-facts.ts';
 
 const runningAt = (host: string, version: string, etcd?: string): RunningRelease => ({
   host,
@@ -127,6 +129,15 @@ function backupStop(id: CauseId): CauseError {
   } as Backup;
   const token = id === 'BACKUP_TOKEN_MISSING' ? undefined : { secret: 'backup-secret' };
   return one(id, checkBackup({ backup, token, snapshotSha256: 'b'.repeat(64), inventoryVersion: 'v1.33.5+k3s1', envToken: { secret: 'other-secret' } }));
+}
+
+/** The install's unit step on a running agent whose unit changed, in a run that leaves the rolling change out. */
+function restartOutsideRolling(): CauseError {
+  const step = installSteps(() => 'token').find((s) => s.id === 'unit')!;
+  const host: HostRef = { name: 'k3s-prod-4', address: '192.168.2.13', role: 'agent', founder: false };
+  const ctx = { facts: { run: (f: unknown) => (f === rollingLeftOut ? true : undefined), get: () => undefined } };
+  const plan = step.plan({ host, ctx, local: undefined, probe: { file: ok('644\n[Unit]\n'), k3sActive: ok('active\n') } } as never);
+  return one('RESTART_NEEDS_ROLLING', plan.stops ?? []);
 }
 
 /** What a raise site throws, built as that site builds it (the site is named in each row). */
@@ -1088,6 +1099,11 @@ const rows: Record<CauseId, Row | Row[]> = {
   K3S_VERSION_UNKNOWN: {
     names: /k3s --version/,
     example: () => pathStops([{ host: 'k3s-prod-1', versionLine: '' }], { version: 'v1.33.7+k3s3', etcd: '3.5.26' })[0],
+  },
+  // phases/k3s/install-steps.ts restartsK3s
+  RESTART_NEEDS_ROLLING: {
+    names: /rolling-servers/,
+    example: () => restartOutsideRolling(),
   },
   ROLLING_SERVER_NOT_BACK: {
     names: /journalctl -u k3s/,

@@ -5,7 +5,7 @@ import { parseCommand } from '../../cli/args.ts';
 import { UsageError } from '../../src/errors.ts';
 import type { RunPlan } from '../../src/engine/session.ts';
 import { withRollingOptions } from '../../modes/build.ts';
-import { rollingOptions } from '../../phases/k3s/rolling-facts.ts';
+import { rollingLeftOut, rollingOptions } from '../../phases/k3s/rolling-facts.ts';
 
 const plan = { phases: [], check: false, resume: false, warnings: ['an inventory warning'] } as unknown as RunPlan;
 
@@ -21,11 +21,11 @@ describe('--no-backup', () => {
   it('is said as a warning before the run starts, and reaches the rolling phases as their option', () => {
     const quiet = withRollingOptions(plan, { backup: true, backupId: 'b1' });
     expect(quiet.warnings).toEqual(['an inventory warning']);
-    expect(quiet.facts).toEqual([rollingOptions({ backup: true, backupId: 'b1' })]);
+    expect(quiet.facts).toEqual([rollingOptions({ backup: true, backupId: 'b1' }), rollingLeftOut(true)]);
     const loud = withRollingOptions(plan, { backup: false, backupId: 'b1' });
     expect(loud.warnings).toContainEqual(
       expect.stringContaining('--no-backup: a rolling change (an upgrade, a changed flag) restarts k3s WITHOUT the backup it takes first'),
     );
-    expect(loud.facts).toEqual([rollingOptions({ backup: false, backupId: 'b1' })]);
+    expect(loud.facts).toEqual([rollingOptions({ backup: false, backupId: 'b1' }), rollingLeftOut(true)]);
   });
 });
