@@ -124,6 +124,21 @@ describeAsRoot('a rolling upgrade of a running cluster', () => {
     expect(await shas()).toEqual(before);
   }, 300_000);
 
+  it('restarts no running node outside the rolling change: --only agents, --only k3s-join stop with RESTART_NEEDS_ROLLING, nothing changed, check mode too', async () => {
+    const before = await shas();
+    for (const [phase, host] of [
+      ['agents', AGENT],
+      ['k3s-join', 'k3s-lab-2'],
+    ])
+      for (const check of [['--check'], []]) {
+        const r = await bootstrap([...check, '--only', phase, '--json'], { stateDir, inventory: inventoryAt(base, STEP) });
+        expect(r.code, r.stdout.slice(-2000)).toBe(1);
+        expect(stopOf(r)).toMatchObject({ cause: 'RESTART_NEEDS_ROLLING', host });
+        expect(stopOf(r).message).toContain('binary (/usr/local/bin/k3s)');
+      }
+    expect(await shas()).toEqual(before);
+  }, 300_000);
+
   it('refuses with a server down (QUORUM_AT_RISK), nothing changed on any host, check mode too', async () => {
     const before = await shas();
     await hostExec('k3s-lab-3', 'systemctl stop k3s');
