@@ -3,11 +3,33 @@ import type { EngineContext, Topology } from '../../src/engine/context.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
-import type { HostRef } from '../../src/engine/phase.ts';
+import type { HostRef, Phase, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import { LocalRemote } from './local-remote.ts';
 
 export function hosts(...names: string[]): HostRef[] {
   return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
+}
+
+/** A phase of one read-only step on `on`, both hosts at once: it asks `probe` and hands what it saw to `saw`. */
+export function lookPhase(on: HostRef[], probe: Record<string, ProbeCommand>, saw: (host: HostRef, probe: ProbeResults) => void = () => undefined): Phase {
+  return {
+    id: 'look',
+    title: 'a look',
+    needs: [],
+    hosts: () => on,
+    concurrency: 2,
+    steps: [
+      {
+        id: 'look',
+        title: 'look',
+        probe: () => probe,
+        plan: ({ host, probe: seen }) => {
+          saw(host, seen);
+          return { changes: [] };
+        },
+      },
+    ],
+  };
 }
 
 /** The hosts' roles as a run sees them: the host marked founder founds, the other servers join it. */

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { systemClock } from '../../src/engine/clock.ts';
 import { acquireLock, LOCK_DIR, releaseLock } from '../../src/engine/lock.ts';
-import type { HostRef, Phase } from '../../src/engine/phase.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import type { ExecOptions, Remote, Transport } from '../../src/transport/types.ts';
-import { topologyFor } from '../support/engine-fixture.ts';
+import { lookPhase, topologyFor } from '../support/engine-fixture.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
 const dirs: string[] = [];
@@ -67,24 +67,9 @@ function lab(intruder?: string) {
     },
   };
   const asked: string[] = [];
-  const phase: Phase = {
-    id: 'look',
-    title: 'a look',
-    needs: [],
-    hosts: () => hosts,
-    concurrency: 2,
-    steps: [
-      {
-        id: 'look',
-        title: 'look',
-        probe: () => ({ up: { command: 'echo up' }, root: { command: 'id -u', sudo: true } }),
-        plan: ({ host, probe }) => {
-          asked.push(`${host.name} ${probe.up.stdout.trim()} ${probe.root.code}`);
-          return { changes: [] };
-        },
-      },
-    ],
-  };
+  const phase = lookPhase(hosts, { up: { command: 'echo up' }, root: { command: 'id -u', sudo: true } }, (host, probe) =>
+    asked.push(`${host.name} ${probe.up.stdout.trim()} ${probe.root.code}`),
+  );
   const run = () =>
     runSession(
       { transport, clock: systemClock, emit: () => undefined, signal: new AbortController().signal },

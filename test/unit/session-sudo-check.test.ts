@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { systemClock } from '../../src/engine/clock.ts';
 import { LOCK_DIR } from '../../src/engine/lock.ts';
-import type { HostRef, Phase } from '../../src/engine/phase.ts';
+import type { HostRef } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { checkSudo } from '../../src/transport/sudo.ts';
 import type { ExecOptions, Remote, Transport } from '../../src/transport/types.ts';
-import { topologyFor } from '../support/engine-fixture.ts';
+import { lookPhase, topologyFor } from '../support/engine-fixture.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
 const dirs: string[] = [];
@@ -52,21 +52,7 @@ function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number
       } as Remote;
     },
   };
-  const phase: Phase = {
-    id: 'look',
-    title: 'a look',
-    needs: [],
-    hosts: () => hosts,
-    concurrency: 2,
-    steps: [
-      {
-        id: 'look',
-        title: 'look',
-        probe: () => ({ up: { command: 'echo up' }, ...(how.sudoProbe !== false && { root: { command: 'id -u', sudo: true } }) }),
-        plan: () => ({ changes: [] }),
-      },
-    ],
-  };
+  const phase = lookPhase(hosts, { up: { command: 'echo up' }, ...(how.sudoProbe !== false && { root: { command: 'id -u', sudo: true } }) });
   const run = (check: boolean) =>
     runSession(
       { transport, clock: systemClock, emit: () => undefined, signal: new AbortController().signal, preflight: (r) => checkSudo(r) },
