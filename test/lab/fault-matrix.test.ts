@@ -143,6 +143,9 @@ const INJECTIONS: Record<string, Injection> = {
     heal: async () => writeFileSync(identity.file, identity.key, { mode: 0o600 }),
   },
   'sudo-revoked-mid-run': {
+    // node-baseline writes the file back (a change: the run's probe answers are forgotten), so rolling-servers'
+    // preflight asks its probes again, through sudo, after the fault.
+    setup: async () => void (await hostExec('k3s-lab-2', 'rm -f /etc/modules-load.d/k3s.conf')),
     inject: async () => void (await hostExec('k3s-lab-2', "sed -i 's/NOPASSWD://' /etc/sudoers.d/ops")),
     // Nothing removed by hand: the stopped run released its lock there without sudo (the SSH user owns it),
     // or the rerun would stop with LOCK_HELD.

@@ -72,8 +72,11 @@ const BASELINE = ['--only', 'node-baseline', '--json'];
 const VERIFY = ['--only', 'verify', '--json'];
 const JOIN = ['--only', 'k3s-join', '--json'];
 /** The moment k3s-lab-3, taken back to "never joined" by the row's setup, has k3s started to join. */
-/** verify's first check starts every check's first look (phases/verify/read.ts): a fault meant for a check goes in before. */
-const VERIFY_STARTS: Trigger = { at: 'phase-start', phase: 'verify' };
+/**
+ * verify's first looks go out with the run's probes, beside its locks (phases/verify.ts lookAhead): a fault meant
+ * for a check goes in before, as the run starts.
+ */
+const VERIFY_LOOKS: Trigger = { at: 'run-start' };
 const S3_STARTS_K3S: Trigger = { at: 'step-start', phase: 'k3s-join', step: 'service', host: S3 };
 const CONNECT = connectBudgetMs();
 // Rows that wait out a connection's whole budget run a phase that needs the host and prepares nothing slow
@@ -203,10 +206,10 @@ export const FAULT_ROWS: FaultRow[] = [
   },
   {
     id: 'sudo-revoked-mid-run',
-    fault: "ops's passwordless sudo revoked after the run connected",
-    moment: "node-baseline's sudo probe batch",
-    trigger: { at: 'phase-start', phase: 'node-baseline' },
-    args: BASELINE,
+    fault: "ops's passwordless sudo revoked after the run took its locks and changed a host",
+    moment: "rolling-servers' preflight: its probes asked again through sudo after node-baseline's change (the run's first probes went beside the locks)",
+    trigger: { at: 'phase-start', phase: 'rolling-servers' },
+    args: ['--until', 'rolling-servers', '--json'],
     cause: 'SUDO_NEEDS_PASSWORD',
     host: S2,
     budgetMs: PROBE_BUDGET_MS,
@@ -301,8 +304,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'k3s-stopped',
     fault: 'k3s stopped on a server',
-    moment: 'verify, as it starts (before its checks first look)',
-    trigger: VERIFY_STARTS,
+    moment: "verify's first looks (they go out as the run starts, with its probes)",
+    trigger: VERIFY_LOOKS,
     args: VERIFY,
     cause: 'API_UNREACHABLE_VIA',
     host: S3,
@@ -314,8 +317,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'apiserver-port-blocked',
     fault: 'port 6443 blocked on a server',
-    moment: 'verify, as it starts (before its checks first look)',
-    trigger: VERIFY_STARTS,
+    moment: "verify's first looks (they go out as the run starts, with its probes)",
+    trigger: VERIFY_LOOKS,
     args: VERIFY,
     cause: 'API_UNREACHABLE_VIA',
     host: S3,
@@ -327,8 +330,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'coredns-down',
     fault: 'CoreDNS scaled to 0',
-    moment: 'verify, as it starts (before its checks first look)',
-    trigger: VERIFY_STARTS,
+    moment: "verify's first looks (they go out as the run starts, with its probes)",
+    trigger: VERIFY_LOOKS,
     args: VERIFY,
     cause: 'COREDNS_NOT_READY',
     host: 'k3s-lab-1',
@@ -462,8 +465,8 @@ export const FAULT_ROWS: FaultRow[] = [
   {
     id: 'cilium-agent-hung',
     fault: "the Cilium agent on a server hung (its container's processes frozen, SIGSTOP): its status API does not answer",
-    moment: 'verify, as it starts (before its checks first look)',
-    trigger: VERIFY_STARTS,
+    moment: "verify's first looks (they go out as the run starts, with its probes)",
+    trigger: VERIFY_LOOKS,
     args: VERIFY,
     cause: 'CILIUM_AGENTS_NOT_READY',
     host: S3,

@@ -27,11 +27,12 @@ describe('the lab fault matrix table', () => {
       expect(Number.isFinite(r.budgetMs) && r.budgetMs >= 0, r.id).toBe(true);
       expect(r.heal.length, r.id).toBeGreaterThan(0);
       if (r.budgetFromGate) {
-        // Put in before the gate: before the run, at the start of an earlier gate, or at the start of the
-        // gate's own phase or of one of its steps (a phase's steps run before its gates).
+        // Put in before the gate: before the run or as it starts, at the start of an earlier gate, or at the
+        // start of the gate's own phase or of one of its steps (a phase's steps run before its gates).
         const t = r.trigger;
         const ownPhase = allPhases().find((p) => (p.gates ?? []).some((g) => g.id === r.budgetFromGate));
-        const before = t.at === 'before' || t.at === 'gate-start' || ((t.at === 'step-start' || t.at === 'phase-start') && t.phase === ownPhase?.id);
+        const before =
+          t.at === 'before' || t.at === 'run-start' || t.at === 'gate-start' || ((t.at === 'step-start' || t.at === 'phase-start') && t.phase === ownPhase?.id);
         expect(before, `${r.id}: a gate's budget counts from a fault put in before it`).toBe(true);
       }
     }
