@@ -12,7 +12,10 @@
 //   script ends or dies): without it, with three runs, a taker's mistaken move could empty the place, a
 //   third run fill it, and the put-back fail, leaving two runs that believe they hold the lock;
 // - a holder whose refresh finds another run's record (or none) has lost the lock: the session stops
-//   with LOCK_LOST rather than go on beside another run.
+//   with LOCK_LOST rather than go on beside another run;
+// - every acquire adds a byte to `<dir>.acquire` under that flock and says how many came before it: the
+//   probes a run sends beside its acquire read the count and whether a run holds the lock first, and are kept
+//   only when no other run held or took it in between (lockStateProbe, probesTrusted).
 import { CauseError } from '../errors.ts';
 import { connectionLost } from '../transport/lost.ts';
 import { sudoRefusal } from '../transport/sudo.ts';
