@@ -15,6 +15,7 @@ import { CauseError } from '../../src/errors.ts';
 import { joinAware, type JoinKey } from './join-mode.ts';
 import { configFor, serverEnv, serverUnit } from './render.ts';
 import { CONFIG_FILE, IMAGES_DIR, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
+import { unitActiveProbe, unitRuns } from '../../src/k3s/unit-state.ts';
 import { readToken, tokenChange, type ClusterToken } from '../../src/k3s/token.ts';
 
 import { sha256FileOnce } from '../../src/util/sha256-file.ts';
@@ -104,10 +105,10 @@ function restartsK3s<L>(step: Step<L>, what: string): Step<L> {
   return {
     ...step,
     // The service step's own probe: asked once for both (src/engine/probe-memo.ts).
-    probe: (host, ctx) => ({ ...step.probe?.(host, ctx), k3sActive: { command: `systemctl is-active ${roleOf(host).unit}` } }),
+    probe: (host, ctx) => ({ ...step.probe?.(host, ctx), k3sActive: unitActiveProbe(roleOf(host).unit) }),
     plan: (input) => {
       const plan = step.plan(input);
-      const running = ['active', 'activating', 'reloading'].includes(input.probe.k3sActive?.stdout.trim() ?? '');
+      const running = unitRuns(input.probe.k3sActive?.stdout);
       if (!running || input.ctx.facts.run(rollingLeftOut) !== true || !plan.changes.some((c) => c.kind !== 'local')) return plan;
       const unit = roleOf(input.host).unit;
       return {
@@ -201,7 +202,7 @@ const serviceStep: Step = {
   title: 'k3s enabled and running the current configuration',
   probe: (host) => ({
     enabled: { command: `systemctl is-enabled ${roleOf(host).unit}` },
-    active: { command: `systemctl is-active ${roleOf(host).unit}` },
+    active: unitActiveProbe(roleOf(host).unit),
     // Where the journal stands now: gates read only what k3s logs after this point. An answer the run
     // asked ahead (src/engine/prefetch.ts) is as good: it is kept only while nothing changed, so a start
     // here finds k3s stopped since (a stopped unit logs nothing), and a restart follows a change (asked again).
@@ -213,7 +214,7 @@ const serviceStep: Step = {
     const changed = (fact: HostFact<boolean>) => ctx.facts.get(host.name, fact) === true;
     const unitOrEnv = changed(unitChanged) || changed(envChanged);
     const restart = unitOrEnv || changed(configChanged) || changed(binaryChanged);
-    const active = probe.active.stdout.trim() === 'active' || probe.active.stdout.trim() === 'activating';
+    const active = unitRuns(probe.active.stdout);
     const unit = roleOf(host).unit;
     const changes: Change[] = [];
     if (unitOrEnv) changes.push({ kind: 'command', description: 'reload systemd units', command: 'systemctl daemon-reload', sudo: true });

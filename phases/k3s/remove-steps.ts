@@ -21,6 +21,7 @@ import { poll } from '../../src/engine/poll.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
 import { killallCommand } from '../../src/k3s/killall.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
+import { unitRuns } from '../../src/k3s/unit-state.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
 import { membersOf, orphanMemberStop } from './replace-quorum.ts';
@@ -227,7 +228,7 @@ export const wipeForRemoval: Step = {
   title: 'k3s stopped with everything it started and wiped from the host (when it answers SSH)',
   plan: ({ host, ctx }) => {
     const seen = factsOf(ctx).hosts[host.name];
-    const active = ['active', 'activating', 'reloading'].includes(seen?.active ?? '');
+    const active = unitRuns(seen?.active);
     if (!seen?.reachable || (!seen.present.length && !active && !seen.shims)) return { changes: [] };
     const unit = roleOf(host).unit;
     const changes: Change[] = [

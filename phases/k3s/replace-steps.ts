@@ -9,6 +9,7 @@ import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
 import { SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { unitActiveProbe, unitRuns } from '../../src/k3s/unit-state.ts';
 import { killallCommand, K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
 import { membersOf, orphanMemberStop, replaceFacts } from './replace-quorum.ts';
@@ -99,14 +100,14 @@ export const wipeOldState: Step = {
     replacing(host, ctx)
       ? {
           present: { command: `for p in ${K3S_STATE.join(' ')}; do [ -e "$p" ] && echo "$p"; done; true`, sudo: true },
-          active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
+          active: unitActiveProbe(SERVER_ROLE.unit),
           shims: { command: SHIMS_PROBE, sudo: true },
         }
       : {},
   plan: ({ host, probe, ctx }) => {
     if (!replacing(host, ctx)) return { changes: [] };
     const present = probe.present.stdout.trim().split('\n').filter(Boolean);
-    const active = ['active', 'activating'].includes(probe.active.stdout.trim());
+    const active = unitRuns(probe.active.stdout);
     const shims = Number(probe.shims?.stdout.trim() || 0);
     if (!present.length && !active && !shims) return { changes: [] };
     const unit = SERVER_ROLE.unit;

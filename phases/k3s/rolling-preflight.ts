@@ -10,6 +10,7 @@ import { rawGetProbe } from '../../src/k3s/remote.ts';
 import type { PrepareContext, ReadContext } from '../../src/engine/context.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE } from '../../src/addons/kube-vip.ts';
 import { DATA_DIR, DB_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { unitActiveProbe, unitRuns } from '../../src/k3s/unit-state.ts';
 import { etcdVersionIn, pathStops, releaseEtcd, runningEtcdProbe, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
 import { sha256FileOnce } from '../../src/util/sha256-file.ts';
 import { cordonedByRun, rollingView, targetBinary, type TargetBinary } from './rolling-facts.ts';
@@ -47,7 +48,7 @@ const whileActive = (path: string): ProbeCommand => rawGetProbe(path, { onlyIf: 
 /** Every server's probes; the cluster-wide reads (kube-vip's lease, the Nodes) on the founder only. */
 export function serverProbes(target: TargetBinary, onFounder: boolean): Record<string, ProbeCommand> {
   const all: Record<string, ProbeCommand> = {
-    active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
+    active: unitActiveProbe(SERVER_ROLE.unit),
     datastore: { command: `test -d ${DB_DIR}/etcd && echo present`, sudo: true },
     binary: binaryProbe(target),
     tokenSecret: { command: TOKEN_SECRET_PROBE, sudo: true },
@@ -68,7 +69,7 @@ function runningRelease(host: string, r: ProbeResults): { sha256: string; releas
   return { sha256: sha256.trim(), release: { host, versionLine: versionLine.trim(), etcd: etcdVersionIn(rest.join('\n')) } };
 }
 
-const isActive = (r: ProbeResults) => ['active', 'activating', 'reloading'].includes(r.active.stdout.trim());
+const isActive = (r: ProbeResults) => unitRuns(r.active.stdout);
 
 export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext) {
   const target = ctx.facts.need(targetBinary);

@@ -11,6 +11,7 @@ import type { FactsView, FactValue, HostFact, RunFact } from '../../src/engine/f
 import type { HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
 import { backupAction } from '../../src/backup/take.ts';
+import { unitRuns } from '../../src/k3s/unit-state.ts';
 import { binaryChanged, configChanged, envChanged, unitChanged } from './facts.ts';
 import { drainAction, quorumAction } from './rolling-drain.ts';
 import { otherMember, rollingBackup, rollingOptions, rollingRestart, rollingView } from './rolling-facts.ts';
@@ -25,7 +26,7 @@ function overlay(base: FactsView, host: string, planned: Record<string, unknown>
 }
 
 const isRunning = (probe: ProbeResults, role: 'server' | 'agent') =>
-  ['active', 'activating', 'reloading'].includes(probe['active']?.stdout.trim() ?? '') && (role === 'agent' || probe['datastore']?.stdout.trim() === 'present');
+  unitRuns(probe['active']?.stdout) && (role === 'agent' || probe['datastore']?.stdout.trim() === 'present');
 
 /** Did an earlier host of this run's rolling change plan a restart (and so the backup)? */
 function backupPlannedBefore(host: HostRef, ctx: ReadContext): boolean {

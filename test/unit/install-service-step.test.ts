@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { allPhases, validatedOrder } from '../../phases/index.ts';
 import { installSteps } from '../../phases/k3s/install-steps.ts';
-import { journalCursor } from '../../phases/k3s/facts.ts';
+import { configChanged, journalCursor } from '../../phases/k3s/facts.ts';
 import { rollingLeftOut } from '../../phases/k3s/rolling-facts.ts';
 import { withRollingOptions } from '../../modes/build.ts';
 import type { RunPlan } from '../../src/engine/session.ts';
@@ -38,6 +38,29 @@ describe('a running node restarted only by the rolling change', () => {
 
   it("asks whether k3s runs with the service step's own probe (asked once for both)", () => {
     expect(current).toBe('systemctl is-active k3s-agent.service');
+  });
+
+  it('reads the answer as the service step does: active, activating and reloading run; the service step restarts them', () => {
+    const serviceStep = installSteps(() => 'token').find((s) => s.id === 'service')!;
+    const serviceProbe = serviceStep.probe!(host, { facts: { get: () => undefined } } as any) as Record<string, { command: string }>;
+    expect(serviceProbe.active.command).toBe(current);
+    const service = (active: string) =>
+      (
+        serviceStep.plan({
+          host,
+          local: undefined,
+          ctx: { facts: { get: (_h: string, f: { key: string }) => (f.key === configChanged.key ? true : undefined), run: () => undefined } },
+          probe: { enabled: answer('enabled\n'), active: answer(`${active}\n`), cursor: answer('-- cursor: s=1\n') },
+        } as any) as any
+      ).changes.map((c: { command: string }) => c.command);
+    for (const state of ['active', 'activating', 'reloading']) {
+      expect(plan({ active: state, leftOut: true, unit: 'an old unit\n' }).stops, state).toHaveLength(1);
+      expect(service(state), state).toEqual(['systemctl restart --no-block k3s-agent.service']);
+    }
+    for (const state of ['inactive', 'failed', 'deactivating']) {
+      expect(plan({ active: state, leftOut: true, unit: 'an old unit\n' }).stops, state).toBeUndefined();
+      expect(service(state), state).toEqual(['systemctl start --no-block k3s-agent.service']);
+    }
   });
 
   it('a changed unit on a running node, the rolling phases left out: RESTART_NEEDS_ROLLING, nothing written', () => {
