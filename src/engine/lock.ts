@@ -119,27 +119,32 @@ export async function acquireLock(
 }
 
 /**
- * A read-only probe of the host's lock, for the probes a run sends beside its acquire: `free <n>` or `held <n>`,
- * n the number of acquires so far. Its answer, read before the probes after it in the same batch, vouches
- * for them (probesTrusted) once this run's acquire has said its own number.
+ * A read-only probe of the host's lock, for the probes a run sends beside its acquire: `free <n>` or
+ * `held <n> <run>`, n the number of acquires so far (read first) and run the holder's id (when this user may
+ * read its record). Its answer, read before the probes after it in the same batch, vouches for them
+ * (probesTrusted) once this run's acquire has said its own number.
  */
 export function lockStateProbe(sudo: boolean, dir = LOCK_DIR): ProbeCommand {
   // No count file: no acquire since the host booted (/run is a tmpfs). One this user cannot read vouches for nothing.
   return {
-    command: `f=${shq(`${dir}.acquire`)}; n=0; [ ! -e "$f" ] || n=$(wc -c < "$f") || n=unreadable; if [ -e ${shq(dir)} ]; then echo "held $n"; else echo "free $n"; fi`,
+    command: `f=${shq(`${dir}.acquire`)}; n=0; [ ! -e "$f" ] || n=$(wc -c < "$f") || n=unreadable; if [ -e ${shq(dir)} ]; then o=; read o _ < ${shq(`${dir}/owner`)} 2>/dev/null; echo "held $n $o"; else echo "free $n"; fi`,
     sudo,
   };
 }
 
 /**
- * Whether probes read after `state` (lockStateProbe's answer) show the host as this run found it once it
- * holds the lock, its acquire numbered `acquired`: either no run held the lock then and no acquire came
+ * Whether probes read after `state` (lockStateProbe's answer) show the host as this run (`runId`) found it once
+ * it holds the lock, its acquire numbered `acquired`: either no run held the lock then and no acquire came
  * between (`free <acquired>`), or this run's acquire came first (`<acquired + 1>`: held by this run from then
- * on). Anything else (a run held the lock while they read, or took it since) may have changed what they saw.
+ * on), or this run already held it (`held <any> <runId>`: the acquire counted and took it between the state's
+ * two reads; whoever held it before had let go, and nobody else changes the host while this run holds it).
+ * Anything else (a run held the lock while they read, or took it since) may have changed what they saw.
  */
-export function probesTrusted(state: string | undefined, acquired: number | undefined): boolean {
-  const m = /^(free|held) (\d+)\n?$/.exec(state ?? '');
-  if (!m || acquired === undefined) return false;
+export function probesTrusted(state: string | undefined, acquired: number | undefined, runId: string): boolean {
+  const m = /^(free|held) (\d+|unreadable)(?: (\S+))?\n?$/.exec(state ?? '');
+  if (!m) return false;
+  if (m[1] === 'held' && m[3] === runId) return true;
+  if (acquired === undefined || m[2] === 'unreadable') return false;
   const n = Number(m[2]);
   return (m[1] === 'free' && n === acquired) || n === acquired + 1;
 }

@@ -260,7 +260,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       }, HEARTBEAT_S * 1000);
       heartbeat.unref();
     }
-    if (ahead && !(await probedUnderLock(ahead, acquireNumbers))) probeMemo.forget();
+    if (ahead && !(await probedUnderLock(ahead, acquireNumbers, runId))) probeMemo.forget();
     const phasesRun = runPhases({ phases: plan.phases, ctx, journal, waivers: opts.waivers, summary: result.summary, prepared: true, prefetched: !!ahead });
     // Awaited below; a rejection before that must not count as unhandled.
     phasesRun.catch(() => undefined);
@@ -343,12 +343,16 @@ const LOCK_AHEAD = { user: 'lock.state', root: 'lock.state.sudo' };
  * against its host's acquire (src/engine/lock.ts probesTrusted). A host whose answers did not all come is no
  * proof either way: everything is asked again.
  */
-async function probedUnderLock(ahead: Map<string, Promise<ProbeResults | undefined>>, acquireNumbers: Map<string, number | undefined>): Promise<boolean> {
+async function probedUnderLock(
+  ahead: Map<string, Promise<ProbeResults | undefined>>,
+  acquireNumbers: Map<string, number | undefined>,
+  runId: string,
+): Promise<boolean> {
   const hosts = await Promise.all(
     [...ahead].map(async ([host, answers]) => {
       const seen = await answers;
       if (!seen?.[LOCK_AHEAD.user]) return false;
-      return Object.values(LOCK_AHEAD).every((k) => !seen[k] || (seen[k].code === 0 && probesTrusted(seen[k].stdout, acquireNumbers.get(host))));
+      return Object.values(LOCK_AHEAD).every((k) => !seen[k] || (seen[k].code === 0 && probesTrusted(seen[k].stdout, acquireNumbers.get(host), runId)));
     }),
   );
   return hosts.every(Boolean);

@@ -1,6 +1,6 @@
 // The host lock, with its real scripts in a real shell on real files (a folder under the temp dir stands
 // in for /run): exclusive under races, stale only by the host's clock, refreshed, released only by its owner.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -130,9 +130,9 @@ describe("the lock is the run's sudo check", () => {
     it('every acquire is numbered, a refused one too; the state probe reads the count and whether a run holds the lock', async () => {
       expect(await state()).toBe('free 0\n');
       expect(await acquired('r1')).toBe(0);
-      expect(await state()).toBe('held 1\n');
+      expect(await state()).toBe('held 1 r1\n');
       expect(await take('r2')).toMatchObject({ held: false, cause: 'LOCK_HELD' });
-      expect(await state()).toBe('held 2\n');
+      expect(await state()).toBe('held 2 r1\n');
       await releaseLock(host, 'r1', { dir });
       expect(await state()).toBe('free 2\n');
       expect(await acquired('r3')).toBe(2);
@@ -142,27 +142,44 @@ describe("the lock is the run's sudo check", () => {
       const before = await state();
       const n = await acquired('r1');
       const after = await state();
-      expect([before, after]).toEqual(['free 0\n', 'held 1\n']);
-      expect([probesTrusted(before, n), probesTrusted(after, n)]).toEqual([true, true]);
+      expect([before, after]).toEqual(['free 0\n', 'held 1 r1\n']);
+      expect([probesTrusted(before, n, 'r1'), probesTrusted(after, n, 'r1')]).toEqual([true, true]);
+    });
+
+    it("are trusted when the state's count came before this run's acquire and its look at the lock after it (held by this run)", async () => {
+      // The state reads the count, then whether a run holds the lock: this run's acquire between the two.
+      const command = lockStateProbe(false, dir).command.replace(
+        '; if [ -e',
+        '; touch ' + dir + '.counted; while [ ! -e ' + dir + '.taken ]; do sleep 0.01; done; if [ -e',
+      );
+      const racing = host.exec(command);
+      while (!existsSync(`${dir}.counted`)) await new Promise((r) => setTimeout(r, 10));
+      const n = await acquired('r1');
+      writeFileSync(`${dir}.taken`, '');
+      const seen = (await racing).stdout;
+      expect(seen).toBe('held 0 r1\n');
+      expect(probesTrusted(seen, n, 'r1')).toBe(true);
+      expect(probesTrusted(seen, n, 'r2')).toBe(false);
     });
 
     it('are not trusted when another run held the lock while they read, or took it between them and the acquire', async () => {
       expect(await acquired('other')).toBe(0);
       const whileHeld = await state();
       await releaseLock(host, 'other', { dir });
-      expect(probesTrusted(whileHeld, await acquired('r1'))).toBe(false);
+      expect(probesTrusted(whileHeld, await acquired('r1'), 'r1')).toBe(false);
       await releaseLock(host, 'r1', { dir });
 
       const read = await state();
       expect(await acquired('other-2')).toBe(2);
       await releaseLock(host, 'other-2', { dir });
-      expect(probesTrusted(read, await acquired('r2'))).toBe(false);
+      expect(probesTrusted(read, await acquired('r2'), 'r2')).toBe(false);
     });
 
     it('vouch for nothing when the count cannot be read or the acquire gave no number', () => {
-      expect(probesTrusted('free unreadable\n', 0)).toBe(false);
-      expect(probesTrusted('free 0\n', undefined)).toBe(false);
-      expect(probesTrusted(undefined, 0)).toBe(false);
+      expect(probesTrusted('free unreadable\n', 0, 'r1')).toBe(false);
+      expect(probesTrusted('held unreadable\n', 0, 'r1')).toBe(false);
+      expect(probesTrusted('free 0\n', undefined, 'r1')).toBe(false);
+      expect(probesTrusted(undefined, 0, 'r1')).toBe(false);
     });
   });
 });

@@ -46,7 +46,8 @@ function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number
           } else probed.get(target.name)?.();
           if (target.name === refusing && (o?.sudo || command.startsWith('sudo ')) && sudoAnswered++ >= (how.refuseAfter ?? 0))
             return { command, stdout: '', stderr: 'sudo: a password is required\n', code: 1, durationMs: 2 };
-          return local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o);
+          // Each host its own lock (one shared by both would race their releases of it).
+          return local.exec(command.split(LOCK_DIR).join(join(dir, `${target.name}.lock`)), o);
         },
         close: async () => undefined,
       } as Remote;
