@@ -4,15 +4,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { USAGE_AT_EXIT, usageAtExit } from '../test/support/startup.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..');
-
-// The engine's own CPU time (user and system, every thread) and peak RSS, printed last on stderr as it exits.
-const USAGE_AT_EXIT =
-  'data:text/javascript,' +
-  encodeURIComponent(
-    'process.on("exit", () => { const u = process.resourceUsage(); process.stderr.write(`\\nbench-usage ${(u.userCPUTime + u.systemCPUTime) / 1000} ${u.maxRSS}\\n`); });',
-  );
 
 export interface BenchRun {
   ms: number;
@@ -42,8 +36,8 @@ export function benchRun(args: string[], stateDir: string, bundleDir: string): P
     child.stderr.on('data', (d) => (out += d));
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      const usage = /\nbench-usage (\S+) (\S+)\n/.exec(out);
-      const text = usage ? out.replace(usage[0], '\n') : out;
+      const usage = usageAtExit(out);
+      const text = usage.rest;
       const events = text
         .split('\n')
         .filter((l) => l.startsWith('{'))
@@ -55,7 +49,7 @@ export function benchRun(args: string[], stateDir: string, bundleDir: string): P
           }
         });
       const logLine = /^log: (\S+)$/m.exec(text)?.[1] ?? events.find((e) => e.type === 'run-end')?.logFile;
-      resolve({ ms, code, out: text, cpuMs: Number(usage?.[1] ?? NaN), maxRssMB: Number(usage?.[2] ?? NaN) / 1024, logFile: logLine, events });
+      resolve({ ms, code, out: text, cpuMs: usage.cpuMs, maxRssMB: usage.maxRssKB / 1024, logFile: logLine, events });
     });
   });
 }

@@ -27,17 +27,29 @@ export function runBin(dir: string, args: string[], extraEnv: NodeJS.ProcessEnv 
   Object.assign(env, extraEnv);
   const t0 = process.hrtime.bigint();
   // The process's own CPU time (user and system, every thread), printed last on stderr as it exits.
-  const res = spawnSync(process.execPath, ['--import', CPU_AT_EXIT, join(repoRoot, 'bin/bootstrap.js'), ...args], { env, encoding: 'utf8' });
+  const res = spawnSync(process.execPath, ['--import', USAGE_AT_EXIT, join(repoRoot, 'bin/bootstrap.js'), ...args], { env, encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  const cpu = /\n?cpu-ms (\S+)\n$/.exec(res.stderr);
-  return { ms, cpuMs: Number(cpu?.[1] ?? NaN), code: res.status, stdout: res.stdout, stderr: cpu ? res.stderr.slice(0, cpu.index) : res.stderr };
+  const usage = usageAtExit(res.stderr);
+  return { ms, cpuMs: usage.cpuMs, code: res.status, stdout: res.stdout, stderr: usage.rest };
 }
 
-const CPU_AT_EXIT =
+/**
+ * A preload (`node --import`) that prints the process's own CPU time (user and system, every thread, ms) and
+ * peak RSS (KB) last on stderr as it exits, so nothing in the engine changes for the measurement. Shared with
+ * the bench's runs (lab/bench-run.ts).
+ */
+export const USAGE_AT_EXIT =
   'data:text/javascript,' +
   encodeURIComponent(
-    'process.on("exit", () => { const u = process.resourceUsage(); process.stderr.write(`\\ncpu-ms ${(u.userCPUTime + u.systemCPUTime) / 1000}\\n`); });',
+    'process.on("exit", () => { const u = process.resourceUsage(); process.stderr.write(`\\nusage-at-exit ${(u.userCPUTime + u.systemCPUTime) / 1000} ${u.maxRSS}\\n`); });',
   );
+
+/** USAGE_AT_EXIT's line taken out of `text`: the CPU time (ms), the peak RSS (KB; NaN when absent) and the rest. */
+export function usageAtExit(text: string): { cpuMs: number; maxRssKB: number; rest: string } {
+  const m = /\n?usage-at-exit (\S+) (\S+)\n/.exec(text);
+  if (!m) return { cpuMs: NaN, maxRssKB: NaN, rest: text };
+  return { cpuMs: Number(m[1]), maxRssKB: Number(m[2]), rest: text.slice(0, m.index) + text.slice(m.index + m[0].length) };
+}
 
 /**
  * `bootstrap --help` run `runs` times: the wall clock from process start to exit and the process's CPU time,
