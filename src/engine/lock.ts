@@ -141,11 +141,12 @@ export function lockStateProbe(sudo: boolean, dir = LOCK_DIR): ProbeCommand {
  * Anything else (a run held the lock while they read, or took it since) may have changed what they saw.
  */
 export function probesTrusted(state: string | undefined, acquired: number | undefined, runId: string): boolean {
-  const m = /^(free|held) (\d+|unreadable)(?: (\S+))?\n?$/.exec(state ?? '');
+  const m = /^(free|held) (\S+)(?: (\S+))?\n?$/.exec(state ?? '');
   if (!m) return false;
   if (m[1] === 'held' && m[3] === runId) return true;
-  if (acquired === undefined || m[2] === 'unreadable') return false;
-  const n = Number(m[2]);
+  // The count as a number; a count the probe could not read vouches for nothing.
+  const n = /^\d+$/.test(m[2]) ? Number(m[2]) : undefined;
+  if (acquired === undefined || n === undefined) return false;
   return (m[1] === 'free' && n === acquired) || n === acquired + 1;
 }
 

@@ -1,6 +1,7 @@
 // A Remote that runs commands on this machine with sh, as the current user (sudo ignored): for unit
 // tests of the engine against a real shell and real files, without SSH. It counts executions, and records
-// each in a run log when given one, as the SSH transport does (src/transport/command-log.ts).
+// each in a run log when given one, as the SSH transport does (src/transport/command-log.ts). Closing it ends
+// the commands still running, as closing an SSH connection ends its channels, so none is recorded after.
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { recordExec } from '../../src/transport/command-log.ts';
@@ -8,6 +9,7 @@ import type { CommandLog, ExecOptions, ExecResult, Remote } from '../../src/tran
 
 export class LocalRemote implements Remote {
   execs: { command: string; sudo?: boolean; stdin?: string }[] = [];
+  private running = new Map<ReturnType<typeof spawn>, Promise<ExecResult>>();
   constructor(
     readonly host: string,
     private readonly log?: CommandLog,
@@ -16,8 +18,8 @@ export class LocalRemote implements Remote {
   exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.execs.push({ command, sudo: opts.sudo, stdin: opts.stdin instanceof Readable ? '(stream)' : opts.stdin?.toString() });
     const t0 = Date.now();
-    return new Promise((resolve) => {
-      const child = spawn('sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const done = new Promise<ExecResult>((resolve) => {
       let stdout = '';
       let stderr = '';
       if (opts.stdoutTo) child.stdout.pipe(opts.stdoutTo);
@@ -27,6 +29,7 @@ export class LocalRemote implements Remote {
       child.on('close', (code, signal) => {
         clearTimeout(timer);
         const result = { command, stdout, stderr, code: signal ? null : code, durationMs: Date.now() - t0 };
+        this.running.delete(child);
         recordExec(this.log, this.host, result, opts);
         resolve(result);
       });
@@ -34,7 +37,13 @@ export class LocalRemote implements Remote {
       if (opts.stdin instanceof Readable) opts.stdin.pipe(child.stdin);
       else child.stdin.end(opts.stdin ?? '');
     });
+    this.running.set(child, done);
+    return done;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    const running = [...this.running];
+    for (const [child] of running) child.kill('SIGKILL');
+    await Promise.all(running.map(([, done]) => done));
+  }
 }

@@ -61,7 +61,7 @@ function lab(intruder?: string) {
           if (what === 'batch') userBatchDone.get(target.name)!.resolve();
           return res;
         },
-        close: async () => undefined,
+        close: () => local.close(),
       } as Remote;
       return remote;
     },

@@ -49,7 +49,7 @@ function lab(refusing?: string, how: { sudoProbe?: boolean; refuseAfter?: number
           // Each host its own lock (one shared by both would race their releases of it).
           return local.exec(command.split(LOCK_DIR).join(join(dir, `${target.name}.lock`)), o);
         },
-        close: async () => undefined,
+        close: () => local.close(),
       } as Remote;
     },
   };
