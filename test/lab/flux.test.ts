@@ -199,7 +199,7 @@ describeAsRoot('flux: the cluster handed over to GitOps', () => {
     }
   });
 
-  it('fault matrix flux-controller-crashloop: source-controller exiting at every start when the wait for Flux Ready begins → FLUX_CONTROLLER_CRASHLOOP at once; healed, a rerun passes and nothing is lost', async () => {
+  it('fault matrix flux-controller-crashloop: source-controller exiting at every start from just before the wait for Flux Ready → FLUX_CONTROLLER_CRASHLOOP at once; healed, a rerun passes and nothing is lost', async () => {
     const t0 = Date.now();
     const before = {
       ds: await ciliumDs(),

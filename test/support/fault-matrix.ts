@@ -9,7 +9,6 @@ import { PROBE_BUDGET_MS } from '../../src/engine/probes.ts';
 import { connectBudgetMs, lostConnectionBudgetMs } from '../../src/transport/ssh.ts';
 import { apiReady, corednsReady } from '../../phases/verify/checks.ts';
 import { joinerIsVoter, START_PRE_LIMIT_MS } from '../../phases/k3s/gates.ts';
-import { fluxReady } from '../../phases/flux.ts';
 import { FLUX_POLL_MAX_MS } from '../../phases/flux/ready-wait.ts';
 import { ciliumRolledOut } from '../../phases/cilium/rollout-gate.ts';
 import { vipAnswers } from '../../phases/kube-vip/vip-gate.ts';
@@ -412,8 +411,10 @@ export const FAULT_ROWS: FaultRow[] = [
     id: 'flux-controller-crashloop',
     fault:
       'source-controller exiting at every start: its Deployment given a feature gate it does not support (`--feature-gates=CancelHealthCheckOnNewRevision=true`, a kustomize- and helm-controller gate); its Recreate strategy replaced the only pod',
-    moment: "the flux phase's wait for Flux Ready begins, the new pod in CrashLoopBackOff",
-    trigger: { at: 'gate-start', gate: fluxReady.id },
+    moment: "the flux phase's last step starts, just before its wait for Flux Ready: the new pod in CrashLoopBackOff",
+    // At the last step's start rather than the gate's: the gate's first reads go out as it starts, and on a fast
+    // machine they were answered (everything Ready, no crash loop yet) before the run was frozen for the fault.
+    trigger: { at: 'step-start', phase: 'flux', step: 'cilium-handover' },
     args: ['--only', 'flux', '--json'],
     cause: 'FLUX_CONTROLLER_CRASHLOOP',
     host: 'k3s-lab-1',
