@@ -34,7 +34,7 @@ const installObjects = (ctx: ReadContext) => ctx.facts.need(prepared).install;
 const secretObjects = (ctx: ReadContext) => ctx.facts.need(prepared).secret;
 const sync = (ctx: ReadContext) => ctx.facts.need(prepared).sync;
 
-export const fluxReady: Gate = {
+const fluxReady: Gate = {
   id: 'flux-ready',
   title: 'Flux Ready (source, every Kustomization, the Cilium HelmRelease) with the same Cilium values',
   budgetMs: FLUX_WAIT_MAX_MS,
