@@ -119,7 +119,7 @@ function restartsK3s<L>(step: Step<L>, what: string): Step<L> {
             message: `${input.host.name}: k3s runs and its ${what} would change, which restarts it; this run leaves out the rolling change`,
             evidence: {
               seen: `${unit} is ${input.probe.k3sActive.stdout.trim()} on ${input.host.name} and its ${what} differs from the inventory's; the run's phases (--from/--only) leave out rolling-servers and rolling-agents, which drain and restart running nodes one at a time`,
-              command: `systemctl is-active ${unit}`,
+              command: unitActiveProbe(unit).command,
             },
           }),
         ],

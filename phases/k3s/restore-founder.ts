@@ -11,6 +11,7 @@ import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { shq } from '../../src/util/shell.ts';
 import { DATA_DIR, K3S_BIN, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { unitActiveProbe } from '../../src/k3s/unit-state.ts';
 import { restoredNow, stopsOthers } from './facts.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 import type { UpstreamPatterns } from '../../src/causes/upstream-patterns.ts';
@@ -34,7 +35,7 @@ export function restoreStep(backup: Backup): Step {
     title: `restore etcd from backup ${id} (cluster-reset with the backup's token)`,
     probe: () => ({
       marker: markerProbe,
-      active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
+      active: unitActiveProbe(SERVER_ROLE.unit),
       ready: { command: `${K3S_BIN} kubectl get --raw=/readyz 2>&1`, sudo: true },
     }),
     plan: ({ host, probe, ctx }) => {

@@ -5,6 +5,7 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
+import { unitActiveProbe } from '../../src/k3s/unit-state.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 export function wipeForRejoinStep(backup: Backup): Step {
@@ -14,7 +15,7 @@ export function wipeForRejoinStep(backup: Backup): Step {
     title: `stop k3s and wipe ${DB_DIR} to rejoin the cluster restored from ${id}`,
     probe: () => ({
       marker: markerProbe,
-      active: { command: `systemctl is-active ${SERVER_ROLE.unit}` },
+      active: unitActiveProbe(SERVER_ROLE.unit),
       db: { command: `test -d ${DB_DIR} && echo present || true`, sudo: true },
     }),
     plan: ({ probe }) => {

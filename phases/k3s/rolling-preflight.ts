@@ -101,7 +101,7 @@ export function checkServers(seen: Map<HostRef, ProbeResults>, ctx: ReadContext)
         host: down.map(([h]) => h.name).join(', '),
         message: `${down.map(([h]) => h.name).join(', ')} hold${down.length === 1 ? 's' : ''} an etcd datastore but k3s is not running: restarting another server for the upgrade could stop the cluster`,
         evidence: {
-          command: `systemctl is-active ${SERVER_ROLE.unit}`,
+          command: unitActiveProbe(SERVER_ROLE.unit).command,
           seen: [...seen]
             .map(([h, r]) => `${h.name}: ${r.active.stdout.trim() || 'no answer'}${r.datastore.stdout.trim() === 'present' ? ' (datastore present)' : ''}`)
             .join('; '),
