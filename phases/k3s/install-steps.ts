@@ -6,7 +6,7 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { LocalContext, ReadContext } from '../../src/engine/context.ts';
 import type { HostFact } from '../../src/engine/facts.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { shq } from '../../src/util/shell.ts';
+import { sumsProbe } from '../../src/engine/sum-stamps.ts';
 import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
 import { binaryChanged, configChanged, envChanged, joinsThrough, journalCursor, unitChanged } from './facts.ts';
@@ -36,10 +36,11 @@ function uploadStep(
     id,
     title,
     local: async (_h, ctx) => Promise.all(files(ctx).map(async (f) => ({ ...f, sha: await sha256FileOnce(f.local), bytes: statSync(f.local).size }))),
-    // One sha256sum for all of the step's files (a missing one prints nothing), not one process and a cut each.
+    // The sums of all of the step's files in one probe (a missing one prints nothing), read from their upload
+    // stamps while the files are unchanged: a converged run hashes nothing.
     probe: (_h, ctx): Record<string, ProbeCommand> => {
-      const remote = files(ctx).map((f) => shq(f.remote));
-      return remote.length ? { sums: { command: `sha256sum ${remote.join(' ')} 2>/dev/null`, sudo: true } } : {};
+      const remote = files(ctx).map((f) => f.remote);
+      return remote.length ? { sums: { command: sumsProbe(remote), sudo: true } } : {};
     },
     plan: ({ host, probe, local, ctx }) => {
       const changes: Change[] = [];

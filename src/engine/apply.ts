@@ -12,6 +12,7 @@ import { shq } from '../util/shell.ts';
 import type { ActionChange, Change, CommandChange, LocalChange, RemoteChange } from './changes.ts';
 import type { RunContext } from './context.ts';
 import type { HostRef } from './host-ref.ts';
+import { checkedUpload, COPY_MISMATCH_EXIT } from './sum-stamps.ts';
 import { UPLOAD_BYTES_PER_SECOND, UPLOAD_FLOOR_MS, uploadBudgetMs } from './upload-budget.ts';
 import { lastLines } from '../util/text.ts';
 
@@ -138,13 +139,18 @@ export async function applyChange(remote: Remote, change: RemoteChange, signal?:
     const tmp = shq(`${change.path}.bootstrap-tmp`);
     // Write to a temp file and rename: a host never holds a half-written file. umask 077 first so a
     // secret is never readable by others, even for the moment before chmod.
+    // An upload is checked against the sha256 sent before it takes the file's place, and stamped after
+    // (src/engine/sum-stamps.ts: later runs read the stamp instead of hashing the file again).
+    const checked = change.kind === 'upload' ? checkedUpload(`${change.path}.bootstrap-tmp`, change.path, change.sha256) : undefined;
     const script = [
       'umask 077',
       `mkdir -p "$(dirname ${p})"`,
       `cat > ${tmp}`,
+      checked?.check ?? '',
       `chmod ${change.mode} ${tmp}`,
       owner ? `chown ${shq(owner)} ${tmp}` : '',
       `mv -f ${tmp} ${p}`,
+      checked?.stamp ?? '',
     ]
       .filter(Boolean)
       .join(' && ');
@@ -168,7 +174,9 @@ export async function applyChange(remote: Remote, change: RemoteChange, signal?:
         const seen =
           res.code === null
             ? `the upload did not finish within its budget of ${Math.round(budgetMs / 1000)} s (${totalBytes} bytes at ${UPLOAD_BYTES_PER_SECOND / 1024 / 1024} MiB/s plus ${UPLOAD_FLOOR_MS / 1000} s)`
-            : undefined;
+            : res.code === COPY_MISMATCH_EXIT
+              ? lastLines(res.stderr, 1)
+              : undefined;
         throw applyFailed(remote.host, `upload ${change.localPath} → ${change.path}`, res.code, res.stderr, seen);
       }
     } finally {

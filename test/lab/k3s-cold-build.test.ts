@@ -4,6 +4,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { fault } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hostExec, hosts } from '../support/lab.ts';
+import { IMAGES_DIR, K3S_BIN } from '../../src/k3s/paths.ts';
 import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, voters } from '../support/cluster.ts';
 
 // Every host of the lab (the shared lab has three servers and an agent): --check touches none of them.
@@ -49,6 +50,32 @@ describeAsRoot('cold build up to the joins', () => {
     const r = await bootstrap(['--until', 'k3s-join'], { stateDir });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^\d+ ok, 0 changed/m);
+  });
+
+  it("a further run reads the uploads' sums from their stamps: the binary and the archives are hashed only when changed", async () => {
+    // A sha256sum first in sudo's PATH (secure_path) that notes what it is asked to hash.
+    const servers = hosts()
+      .filter((h) => h.role === 'server')
+      .map((h) => h.name);
+    const shim = '/usr/local/sbin/sha256sum';
+    const asked = '/run/sha256sum-asked';
+    const archive = `${IMAGES_DIR}/cilium-images.tar`;
+    await Promise.all(
+      servers.map((h) => hostExec(h, `printf '#!/bin/sh\\necho "$*" >> ${asked}\\nexec /usr/bin/sha256sum "$@"\\n' > ${shim} && chmod 755 ${shim}`)),
+    );
+    try {
+      // The same mode set again: the archive's ctime moves, its content does not.
+      await hostExec(servers[1], `chmod 0644 ${archive}`);
+      const r = await bootstrap(['--until', 'k3s-join'], { stateDir });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^\d+ ok, 0 changed/m);
+      const hashed = await Promise.all(servers.map(async (h) => (await hostExec(h, `cat ${asked} 2>/dev/null; true`)).stdout));
+      expect(hashed.map((text) => text.split('\n').filter((l) => l.includes(K3S_BIN) || l.includes(IMAGES_DIR)))).toEqual(
+        servers.map((h) => (h === servers[1] ? [`-- ${archive}`] : [])),
+      );
+    } finally {
+      await Promise.all(servers.map((h) => hostExec(h, `rm -f ${shim} ${asked}`)));
+    }
   });
 
   it('--check after it would change nothing and exits 0', async () => {

@@ -9,6 +9,7 @@
 // parts of `+`; the elements of an array (`[…].join(' && ')`); a variable or a function's return value
 // defined in phases/ or src/ (looked up by name). A template's `${…}` is looked into the same way; one
 // that stays unknown (a parameter, a call of a library) reads as a word that is never a program.
+// Here-documents are taken out (their command substitutions are scripts like any other).
 // The shell text is then split into simple commands at `;`, `&&`, `||`, `|`, `&`, newlines, `$(`, `(`,
 // `)`, `{`, `}` and backquotes, and after `if`, `then`, `else`, `elif`, `while`, `until`, `do`, `!`; the
 // program is the first word after assignments and after the prefixes `sudo`, `exec`, `nohup`,
@@ -245,6 +246,9 @@ export function programs(text: string): string[] {
   for (const script of scripts) {
     // Words inside quotes are arguments (an awk program, a grep pattern): blank them out, keeping `sh -c`'s.
     const expanded = script
+      // A here-document's lines are its command's input, its delimiter line no command (the substitutions in
+      // its lines were taken out as scripts of their own above).
+      .replace(/<<-?\s*(['"]?)(\w+)\1([^\n]*)\n[\s\S]*?\n\t*\2(?=\n|$)/g, ' $3')
       // `${v:-0}` is a word; `$(( … ))` runs only the command substitutions inside it
       .replace(/\$\{[^}]*\}/g, '$v')
       .replace(/\$\(\((?:[^()]|\((?:[^()])*\))*\)\)/g, '$v');
@@ -318,6 +322,8 @@ describe('HOST_TOOLS lists every program the engine runs on a host', () => {
     expect(programs(`[ "$(systemctl show -p LoadState --value k3s)" = not-found ]`)).toEqual(['[', 'systemctl']);
     expect(programs(`for t in a b; do command -v "$t" >/dev/null 2>&1 || echo "missing $t"; done`)).toEqual(['command', 'echo']);
     expect(programs(`grep -q 'x y' /etc/hosts`)).toEqual(['grep']);
+    // A here-document's lines are input; a substitution in them runs.
+    expect(programs(`while read -r a; do echo "$a"; done <<EOF\n$(stat -c %i f)\nrm -rf /\nEOF\ncut -c1 x`)).toEqual(['read', 'echo', 'cut', 'stat']);
   });
 
   it('finds the commands (the scan reaches sh -c scripts built from constants)', () => {

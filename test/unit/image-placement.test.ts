@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installSteps } from '../../phases/k3s/install-steps.ts';
 import { imagesPlaced } from '../../src/images/pull-cause.ts';
+import { sumsProbe } from '../../src/engine/sum-stamps.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'placement-'));
 const file = (name: string, text: string) => {
@@ -23,12 +24,10 @@ describe('image archive placement', () => {
     const step = installSteps(() => 'token').find((s) => s.id === 'images')!;
     const host: any = { name: 'k3s-agent-1', address: '', role: 'agent' };
     const probes = step.probe!(host, ctx);
-    // One sha256sum for every archive: a missing one prints nothing (its error goes nowhere) and sha256sum exits 1.
-    expect(Object.values(probes).map((p: any) => p.command)).toEqual([
-      'sha256sum /var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar.zst /var/lib/rancher/k3s/agent/images/cilium.tar /var/lib/rancher/k3s/agent/images/flux.tar 2>/dev/null',
-    ]);
-    const local = await step.local!(host, ctx);
     const remote = ['k3s-airgap-images-amd64.tar.zst', 'cilium.tar', 'flux.tar'].map((n) => `/var/lib/rancher/k3s/agent/images/${n}`);
+    // One probe for every archive, read from their upload stamps (test/unit/sum-stamps.test.ts runs it).
+    expect(Object.values(probes).map((p: any) => [p.command, p.sudo])).toEqual([[sumsProbe(remote), true]]);
+    const local = await step.local!(host, ctx);
     const out = (sums: string[]) => ({
       sums: { code: sums.includes('') ? 1 : 0, stdout: sums.flatMap((s, i) => (s ? [`${s}  ${remote[i]}\n`] : [])).join(''), stderr: '' },
     });

@@ -2,10 +2,10 @@
 // backup's snapshot report progress once per tenth (the same lines every run), uploads stream from
 // the file, and a snapshot streams into a 0600 file of a backup folder that is complete or absent.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { pullSnapshot } from '../../src/backup/pull.ts';
 import { PendingBackup, type BackupManifest } from '../../src/backup/store.ts';
 import { applyChange, countBytes, PROGRESS_MIN_BYTES, type UploadProgress } from '../../src/engine/apply.ts';
@@ -17,6 +17,10 @@ import { plainRenderer } from '../../src/view/plain.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
 const MiB = 1024 * 1024;
+
+/** The uploads' stamps, written as on a host (src/engine/sum-stamps.ts; as root only), are not left on this machine. */
+const stamped: string[] = [];
+afterAll(() => stamped.forEach((path) => rmSync(`/var/lib/bootstrap/sums/${encodeURIComponent(path)}`, { force: true })));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('upload budget', () => {
@@ -94,6 +98,7 @@ describe('applying an upload', () => {
     const content = randomBytes(PROGRESS_MIN_BYTES + 123);
     writeFileSync(local, content);
     const target = join(dir, 'host', 'images', 'images.tar');
+    stamped.push(target);
     const remote = new LocalRemote('node-1');
     const seen: UploadProgress[] = [];
     await applyChange(remote, { kind: 'upload', localPath: local, path: target, mode: '0640', sha256: sha(content), currentSha256: null }, undefined, (p) =>
@@ -113,6 +118,35 @@ describe('applying an upload', () => {
       percent: 100,
       budgetMs: uploadBudgetMs(content.length),
     });
+  });
+});
+
+describe('a copy that is not what was sent', () => {
+  it('stops the upload with both sums and leaves the file in place as it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'transfer-unit-'));
+    const local = join(dir, 'k3s');
+    writeFileSync(local, 'k3s v2');
+    const target = join(dir, 'host', 'k3s');
+    stamped.push(target);
+    const remote = new LocalRemote('node-1');
+    await applyChange(remote, { kind: 'upload', localPath: local, path: target, mode: '0755', sha256: sha(Buffer.from('k3s v2')), currentSha256: null });
+    // The planner's sum of the file is not what the host receives (the file changed after it was hashed).
+    writeFileSync(local, 'k3s v3');
+    const failed = await applyChange(remote, {
+      kind: 'upload',
+      localPath: local,
+      path: target,
+      mode: '0755',
+      sha256: sha(Buffer.from('k3s v2')),
+      currentSha256: null,
+    }).catch((e) => e);
+    expect(failed).toMatchObject({
+      causeId: 'APPLY_FAILED',
+      host: 'node-1',
+      evidence: { exitCode: 9, seen: `the uploaded copy's sha256 is ${sha(Buffer.from('k3s v3'))}, not the ${sha(Buffer.from('k3s v2'))} that was sent` },
+    });
+    expect(readFileSync(target, 'utf8')).toBe('k3s v2');
+    expect(readdirSync(join(dir, 'host'))).toEqual(['k3s']);
   });
 });
 
