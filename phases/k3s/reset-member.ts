@@ -20,6 +20,7 @@ import type { ActionContext } from '../../src/engine/changes.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
 import { DATA_DIR, roleOf } from '../../src/k3s/paths.ts';
+import { unitRuns } from '../../src/k3s/unit-state.ts';
 import { kubectl } from '../../src/k3s/remote.ts';
 import { deleteArgs, waitMemberGone } from './replace-steps.ts';
 
@@ -54,7 +55,7 @@ export function memberStep(order: HostRef[], node: string | undefined): Step {
     plan: ({ host, probe, ctx }) => {
       const stays = staying(host, order, node, ctx.topology.servers);
       const seen = (probe.k3s?.stdout ?? '').split('\n').map((l) => l.trim());
-      const hasK3s = seen.some((l) => l === 'active' || l === 'activating' || l === 'data');
+      const hasK3s = seen.some((l) => unitRuns(l) || l === 'data');
       // An agent's Node only matters when the cluster stays; a server with none staying is the last one standing.
       if (!hasK3s || !stays.length || (host.role === 'agent' && node === undefined)) return { changes: [] };
       const server = host.role === 'server';

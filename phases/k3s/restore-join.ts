@@ -5,7 +5,7 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { Step } from '../../src/engine/phase.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { DB_DIR, SERVER_ROLE } from '../../src/k3s/paths.ts';
-import { unitActiveProbe } from '../../src/k3s/unit-state.ts';
+import { unitActiveProbe, unitRuns } from '../../src/k3s/unit-state.ts';
 import { RESTORE_MARKER, markedWith, markerProbe } from './restore-marker.ts';
 
 export function wipeForRejoinStep(backup: Backup): Step {
@@ -20,8 +20,7 @@ export function wipeForRejoinStep(backup: Backup): Step {
     }),
     plan: ({ probe }) => {
       // Rejoined after this backup's restore already (marker) and running: its datastore is the restored cluster's.
-      const active = ['active', 'activating'].includes(probe.active.stdout.trim());
-      if (markedWith(probe.marker.stdout, id) && active) return { changes: [] };
+      if (markedWith(probe.marker.stdout, id) && unitRuns(probe.active.stdout)) return { changes: [] };
       const changes: Change[] = [];
       if (probe.active.stdout.trim() !== 'inactive')
         changes.push({ kind: 'command', description: 'stop k3s', command: `systemctl stop ${SERVER_ROLE.unit}`, sudo: true });

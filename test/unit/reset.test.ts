@@ -201,6 +201,9 @@ describe('the member removal', () => {
     expect(step.plan({ host: host('k3s-prod-1'), probe: running, local: undefined, ctx }).changes).toEqual([]);
     expect(step.plan({ host: host('worker-1'), probe: running, local: undefined, ctx }).changes).toEqual([]);
     expect(step.plan({ host: host('k3s-prod-2'), probe: { k3s: ok('inactive\n') }, local: undefined, ctx }).changes).toEqual([]);
+    // A k3s that runs (reloading too) is still a member, even with its data folder gone.
+    for (const state of ['active', 'activating', 'reloading'])
+      expect(step.plan({ host: host('k3s-prod-2'), probe: { k3s: ok(`${state}\n`) }, local: undefined, ctx }).changes, state).toHaveLength(1);
     // --node: an agent's Node goes too (the cluster stays).
     const agent = memberStep([host('worker-1')], 'worker-1').plan({ host: host('worker-1'), probe: running, local: undefined, ctx }).changes;
     expect(agent).toHaveLength(1);

@@ -117,7 +117,13 @@ describe('restore plans', () => {
     expect(step.plan({ host, ctx, local: undefined, probe: seen({ marker: '', active: ['inactive', 3], db: '' }) }).changes.map((c) => c.kind)).toEqual([
       'file',
     ]);
-    expect(step.plan({ host, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, active: 'active', db: 'present' }) }).changes).toEqual([]);
+    // Marked and running, starting or reloading: it rejoined the restored cluster, its datastore stays.
+    for (const state of ['active', 'activating', 'reloading'])
+      expect(step.plan({ host, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, active: state, db: 'present' }) }).changes, state).toEqual([]);
+    // Marked but not running (a rejoin cut short): stopped already, wiped again, joined again.
+    expect(
+      step.plan({ host, ctx, local: undefined, probe: seen({ marker: backup.manifest.id, active: ['failed', 3], db: 'present' }) }).changes.map((c) => c.kind),
+    ).toEqual(['command', 'command', 'file']);
   });
 
   it("the founder, once restored: the snapshot's node-password Secrets of every node go (agents too), only those older than the restore", async () => {
