@@ -8,10 +8,12 @@ import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { runFact, type FactValue } from '../../src/engine/facts.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { MEMBER_LIST_COMMAND, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
+import { MEMBER_LIST_READ, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { CONFIG_FILE, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
-import { kubectl, VIP_HOLDER_ARGS } from '../../src/k3s/remote.ts';
+import { VIP_HOLDER_READ } from '../../src/k3s/remote.ts';
+import { apiRead } from '../../src/kube/api-read.ts';
+import { READYZ } from './node-api.ts';
 import { membersOf } from './replace-quorum.ts';
 
 /** What a removed host keeps of k3s on disk: its state, its config, its unit and env file, the binary. */
@@ -79,7 +81,7 @@ export function removalQuorum(order: HostRef[], members: Member[], servers: Serv
     new CauseError('QUORUM_AT_RISK', {
       host,
       message,
-      evidence: { command: `${MEMBER_LIST_COMMAND}; k3s kubectl get --raw /readyz (on each server)`, seen: state },
+      evidence: { command: "GET /db/info; GET /readyz at each server's API (or k3s kubectl get --raw there)", seen: state },
     });
   for (const [i, host] of order.entries()) {
     if (host.role !== 'server') continue;
@@ -129,15 +131,30 @@ export async function checkRemoval(ctx: RunContext): Promise<FactValue<'run'>[]>
         .join(', '),
       message: 'No server that stays answers /readyz: nothing could be removed through it, and the cluster would not keep quorum',
       evidence: {
-        command: 'k3s kubectl get --raw /readyz (on each server)',
+        command: "GET /readyz at each server's API (or k3s kubectl get --raw='/readyz' there)",
         seen: answers.map((a) => `${a.name}: ${a.ready ? 'API ready' : a.said}`).join('; '),
       },
     });
+  // Names only (Tables of metadata): no Secret's data leaves the server.
   const [list, nodes, secrets, holder] = await Promise.all([
-    ctx.remote(via).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: ANSWER_TIMEOUT_MS, signal: ctx.signal }),
-    kubectl(ctx, via, "get nodes -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", ANSWER_TIMEOUT_MS),
-    kubectl(ctx, via, "get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", ANSWER_TIMEOUT_MS),
-    kubectl(ctx, via, VIP_HOLDER_ARGS, ANSWER_TIMEOUT_MS),
+    apiRead(ctx, via, MEMBER_LIST_READ, ANSWER_TIMEOUT_MS),
+    apiRead(
+      ctx,
+      via,
+      { path: '/api/v1/nodes', kubectl: "get nodes -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", names: true },
+      ANSWER_TIMEOUT_MS,
+    ),
+    apiRead(
+      ctx,
+      via,
+      {
+        path: '/api/v1/namespaces/kube-system/secrets',
+        kubectl: "get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s",
+        names: true,
+      },
+      ANSWER_TIMEOUT_MS,
+    ),
+    apiRead(ctx, via, VIP_HOLDER_READ, ANSWER_TIMEOUT_MS),
   ]);
   const members = readMembers(list);
   if (!members || nodes.code !== 0 || secrets.code !== 0)
@@ -145,7 +162,7 @@ export async function checkRemoval(ctx: RunContext): Promise<FactValue<'run'>[]>
       host: via.name,
       message: `${via.name} answers /readyz but not with etcd's member list, the Nodes or the Secrets: the removal cannot be judged`,
       evidence: {
-        command: `${MEMBER_LIST_COMMAND}; k3s kubectl get nodes; k3s kubectl get secrets -n kube-system (on ${via.name})`,
+        command: `GET /db/info, /api/v1/nodes, /api/v1/namespaces/kube-system/secrets (${via.name}'s API, or k3s kubectl there)`,
         seen: `${list.stderr}${nodes.stderr}${secrets.stderr}`.trim(),
       },
     });
@@ -177,7 +194,7 @@ export async function checkRemoval(ctx: RunContext): Promise<FactValue<'run'>[]>
 
 async function readyOn(ctx: RunContext, s: HostRef): Promise<ServerAnswer> {
   try {
-    const r = await kubectl(ctx, s, 'get --raw /readyz --request-timeout=5s', ANSWER_TIMEOUT_MS);
+    const r = await apiRead(ctx, s, READYZ, ANSWER_TIMEOUT_MS);
     const ready = r.code === 0 && r.stdout.trim() === 'ok';
     return {
       name: s.name,

@@ -18,14 +18,15 @@ import type { Change } from '../../src/engine/changes.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, Step } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
-import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
+import { apiDelete, apiRead, type ApiRead } from '../../src/kube/api-read.ts';
 import { killallCommand } from '../../src/k3s/killall.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
 import { unitRuns } from '../../src/k3s/unit-state.ts';
-import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { NOT_FOUND } from '../../src/k3s/remote.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
 import { membersOf, orphanMemberStop } from './replace-quorum.ts';
-import { deleteArgs } from './replace-steps.ts';
+import { apiShown, nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
 import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
 import { DRAIN_BUDGET_MS, drainThrough } from './rolling-evict.ts';
 
@@ -68,8 +69,12 @@ export const drainForRemoval: Step = {
   },
 };
 
-const nodeArgs = (name: string) => `get node ${name} -o name --request-timeout=5s`;
-const secretArgs = (name: string) => `get secret -n kube-system ${passwordSecret(name)} -o name --request-timeout=5s`;
+/** The node-password Secret's name alone (a Table of metadata: its data never leaves the server). */
+const secretRead = (name: string): ApiRead => ({
+  path: `/api/v1/namespaces/kube-system/secrets/${passwordSecret(name)}`,
+  kubectl: `get secret -n kube-system ${passwordSecret(name)} -o name --request-timeout=5s`,
+  names: true,
+});
 
 export const deleteForRemoval: Step = {
   id: 'remove-node',
@@ -88,12 +93,12 @@ export const deleteForRemoval: Step = {
           description: `delete Node ${host.name} through ${facts.via} (never forced${host.role === 'server' ? ": k3s's finalizer removes its etcd member" : ''}), then wait up to ${GONE_BUDGET_MS / 1000} s until ${gone.join(' and ')} ${gone.length > 1 ? 'are' : 'is'} gone`,
           on: facts.via,
           runs: [
-            `sudo k3s kubectl ${deleteArgs(host.name)}`,
-            `every ${POLL_MS / 1000} s, at most ${GONE_BUDGET_MS / 1000} s, until each says it is gone: sudo k3s kubectl ${nodeArgs(host.name)}${host.role === 'server' ? `; sudo ${MEMBER_LIST_COMMAND}` : ''}`,
+            apiShown('DELETE', nodeDelete(host.name), facts.via),
+            `every ${POLL_MS / 1000} s, at most ${GONE_BUDGET_MS / 1000} s, until each says it is gone: ${apiShown('GET', nodeRead(host.name), facts.via)}${host.role === 'server' ? `; ${apiShown('GET', MEMBER_LIST_READ, facts.via)}` : ''}`,
           ],
           budgetMs: DELETE_TIMEOUT_MS + GONE_BUDGET_MS + 60_000,
           run: async (actx) => {
-            const del = await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({
+            const del = await apiDelete(actx, actx.host, nodeDelete(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({
               code: null,
               stdout: '',
               stderr: e.message,
@@ -126,8 +131,7 @@ function leftOf(
   const goneBy = (r?: { code: number | null; stderr: string }) => r !== undefined && r.code !== 0 && NOT_FOUND.test(r.stderr);
   const left: string[] = [];
   if (what === 'secret') return goneBy(seen.secret) ? [] : [`Secret kube-system/${passwordSecret(host.name)} ${seen.secret ? 'still there' : 'not read'}`];
-  if (!goneBy(seen.node))
-    left.push(`Node ${host.name} ${seen.node ? `still there (${(seen.node.stdout || seen.node.stderr).trim() || `exit ${seen.node.code}`})` : 'not read'}`);
+  if (!goneBy(seen.node)) left.push(`Node ${host.name} ${seen.node ? `still there (${nodeSeen(host.name, seen.node)})` : 'not read'}`);
   if (host.role === 'server') {
     if (seen.members === undefined) left.push('member list unreadable');
     else if (seen.members.length) left.push(`member ${seen.members.map((m) => `${m.id} ${m.name}`).join(', ')} still listed`);
@@ -144,14 +148,12 @@ async function lookGone(ctx: RunContext, via: HostRef, host: HostRef, what: 'nod
     withinMs: budgetMs,
     look: async () => {
       if (what === 'secret') {
-        left = leftOf(what, host, { secret: await kubectl(ctx, via, secretArgs(host.name), 15_000).catch(failed) });
+        left = leftOf(what, host, { secret: await apiRead(ctx, via, secretRead(host.name), 15_000).catch(failed) });
         return left.length ? undefined : true;
       }
       const [node, list] = await Promise.all([
-        kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(failed),
-        host.role === 'server'
-          ? ctx.remote(via).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal }).catch(failed)
-          : undefined,
+        apiRead(ctx, via, nodeRead(host.name), 15_000).catch(failed),
+        host.role === 'server' ? apiRead(ctx, via, MEMBER_LIST_READ, 15_000).catch(failed) : undefined,
       ]);
       const all = list && readMembers(list);
       left = leftOf(what, host, { node, members: all ? membersOf(all, host) : undefined });
@@ -171,8 +173,8 @@ async function waitGone(ctx: RunContext, via: HostRef, host: HostRef, what: 'nod
     evidence: {
       command:
         what === 'secret'
-          ? `k3s kubectl get secret -n kube-system ${passwordSecret(host.name)} (on ${via.name})`
-          : `k3s kubectl delete node ${host.name} (on ${via.name}); k3s kubectl get node ${host.name}${host.role === 'server' ? '; k3s kubectl get --raw /db/info' : ''}`,
+          ? `GET /api/v1/namespaces/kube-system/secrets/${passwordSecret(host.name)} (${via.name}'s API, or k3s kubectl there)`
+          : `DELETE /api/v1/nodes/${host.name}; GET /api/v1/nodes/${host.name}${host.role === 'server' ? '; GET /db/info' : ''} (${via.name}'s API, or k3s kubectl there)`,
       seen: left.join('; '),
       excerpt: output,
     },
@@ -182,7 +184,10 @@ async function waitGone(ctx: RunContext, via: HostRef, host: HostRef, what: 'nod
 /** How long the Secret may take to go with its Node before it is deleted as the orphan it is. */
 const SECRET_SETTLE_MS = 30_000;
 const SECRET_GONE_MS = 60_000;
-const deleteSecretArgs = (name: string) => `delete secret -n kube-system ${passwordSecret(name)} --ignore-not-found --timeout=30s`;
+const secretDelete = (name: string): ApiRead => ({
+  path: `/api/v1/namespaces/kube-system/secrets/${passwordSecret(name)}`,
+  kubectl: `delete secret -n kube-system ${passwordSecret(name)} --ignore-not-found --timeout=30s`,
+});
 
 /**
  * Last, once the Node is gone and k3s no longer runs on the host: its node-password Secret. k3s deletes it with
@@ -204,13 +209,13 @@ export const secretForRemoval: Step = {
           description: `wait up to ${SECRET_SETTLE_MS / 1000} s until ${secret} is gone with its Node; if it is still there (or back), delete it and wait up to ${SECRET_GONE_MS / 1000} s`,
           on: facts.via,
           runs: [
-            `every ${POLL_MS / 1000} s, at most ${SECRET_SETTLE_MS / 1000} s: sudo k3s kubectl ${secretArgs(host.name)}`,
-            `if it is still there: sudo k3s kubectl ${deleteSecretArgs(host.name)}; then every ${POLL_MS / 1000} s, at most ${SECRET_GONE_MS / 1000} s: sudo k3s kubectl ${secretArgs(host.name)}`,
+            `every ${POLL_MS / 1000} s, at most ${SECRET_SETTLE_MS / 1000} s: ${apiShown('GET', secretRead(host.name), facts.via)}, its name only`,
+            `if it is still there: ${apiShown('DELETE', secretDelete(host.name), facts.via)}; then the same GET every ${POLL_MS / 1000} s, at most ${SECRET_GONE_MS / 1000} s`,
           ],
           budgetMs: SECRET_SETTLE_MS + SECRET_GONE_MS + 60_000,
           run: async (actx) => {
             if (!(await lookGone(actx, actx.host, host, 'secret', SECRET_SETTLE_MS)).length) return;
-            const del = await kubectl(actx, actx.host, deleteSecretArgs(host.name), 45_000).catch((e: Error) => ({
+            const del = await apiDelete(actx, actx.host, secretDelete(host.name), 45_000).catch((e: Error) => ({
               code: null,
               stdout: '',
               stderr: e.message,

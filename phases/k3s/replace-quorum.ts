@@ -6,8 +6,10 @@ import { CauseError, causesOf } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import { runFact, type FactValue } from '../../src/engine/facts.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { MEMBER_LIST_COMMAND, compareMembers, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
-import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { MEMBER_LIST_READ, compareMembers, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
+import { NOT_FOUND } from '../../src/k3s/remote.ts';
+import { apiRead } from '../../src/kube/api-read.ts';
+import { nodeRead, READYZ } from './node-api.ts';
 
 /** What one surviving server showed. */
 export interface SurvivorSeen {
@@ -51,7 +53,7 @@ export function quorumVerdict(
       stop: new CauseError('QUORUM_AT_RISK', {
         host: replaced.name,
         message: `Only ${ready.length} of the other servers answer; ${needed} of ${memberCount} etcd members are needed to replace ${replaced.name}`,
-        evidence: { command: "k3s kubectl get --raw='/readyz' on each other server", seen: state },
+        evidence: { command: "GET /readyz at each other server's API (or k3s kubectl get --raw='/readyz' there)", seen: state },
       }),
     };
   }
@@ -85,13 +87,10 @@ export async function checkQuorum(ctx: RunContext, replaced: HostRef): Promise<F
 
 async function readSurvivor(ctx: RunContext, s: HostRef, replaced: string): Promise<SurvivorSeen> {
   try {
-    const ready = await kubectl(ctx, s, "get --raw='/readyz'", 20_000);
+    const ready = await apiRead(ctx, s, READYZ, 20_000);
     if (ready.code !== 0 || ready.stdout.trim() !== 'ok')
       return { name: s.name, down: `API not ready (${firstLine(ready.stderr || ready.stdout) || `exit ${ready.code}`})` };
-    const [node, list] = await Promise.all([
-      kubectl(ctx, s, `get node ${replaced} -o name`, 20_000),
-      ctx.remote(s).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 20_000, signal: ctx.signal }),
-    ]);
+    const [node, list] = await Promise.all([apiRead(ctx, s, nodeRead(replaced), 20_000), apiRead(ctx, s, MEMBER_LIST_READ, 20_000)]);
     // etcd's own member list (k3s's /db/info); none this time: the servers' count stands in.
     const members = readMembers(list);
     // Only a NotFound says the Node is gone: any other failure leaves it to the delete (which ignores not-found).

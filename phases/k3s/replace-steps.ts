@@ -7,11 +7,13 @@ import { poll } from '../../src/engine/poll.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
+import { apiDelete, apiRead } from '../../src/kube/api-read.ts';
 import { SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { unitActiveProbe, unitRuns } from '../../src/k3s/unit-state.ts';
 import { killallCommand, K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
-import { kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { NOT_FOUND } from '../../src/k3s/remote.ts';
+import { apiShown, nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
 import { membersOf, orphanMemberStop, replaceFacts } from './replace-quorum.ts';
 import { joinTargetOf } from './join-target.ts';
 
@@ -36,13 +38,13 @@ export const deleteOldNode: Step = {
           description: `delete Node ${host.name} through ${facts.via} (never forced: its finalizer removes the etcd member) and wait up to ${MEMBER_GONE_BUDGET_MS / 1000} s until the member is gone; ${host.name} then joins ${joinTargetOf(ctx)} as a new member`,
           on: facts.via,
           runs: [
-            `sudo k3s kubectl ${deleteArgs(host.name)}`,
-            `every ${POLL_MS / 1000} s, at most ${MEMBER_GONE_BUDGET_MS / 1000} s, until both say it is gone: sudo k3s kubectl ${nodeArgs(host.name)}; sudo ${MEMBER_LIST_COMMAND}`,
+            apiShown('DELETE', nodeDelete(host.name), facts.via),
+            `every ${POLL_MS / 1000} s, at most ${MEMBER_GONE_BUDGET_MS / 1000} s, until both say it is gone: ${apiShown('GET', nodeRead(host.name), facts.via)}; ${apiShown('GET', MEMBER_LIST_READ, facts.via)}`,
           ],
           budgetMs: DELETE_TIMEOUT_MS + MEMBER_GONE_BUDGET_MS + 60_000,
           run: async (actx) => {
-            // kubectl waits for the finalizer itself; its own timeout stays inside the member budget.
-            const del = await kubectl(actx, actx.host, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({
+            // The finalizer is waited for below (the fallback's kubectl waits for it itself, within the member budget).
+            const del = await apiDelete(actx, actx.host, nodeDelete(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({
               code: null,
               stdout: '',
               stderr: e.message,
@@ -55,26 +57,22 @@ export const deleteOldNode: Step = {
   },
 };
 
-export const deleteArgs = (name: string) => `delete node ${name} --ignore-not-found --timeout=90s`;
-const nodeArgs = (name: string) => `get node ${name} -o name`;
-
 export async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRef, deleteOutput: string): Promise<void> {
   let seen = 'not looked yet';
   const gone = await poll(ctx, ctx.signal, {
     everyMs: POLL_MS,
     withinMs: MEMBER_GONE_BUDGET_MS,
     look: async () => {
-      const node = await kubectl(ctx, via, nodeArgs(host.name), 15_000).catch(() => undefined);
+      const [node, list] = await Promise.all([
+        apiRead(ctx, via, nodeRead(host.name), 15_000).catch(() => undefined),
+        apiRead(ctx, via, MEMBER_LIST_READ, 15_000).catch(() => undefined),
+      ]);
       const nodeGone = node !== undefined && node.code !== 0 && NOT_FOUND.test(node.stderr);
-      const list = await ctx
-        .remote(via)
-        .exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal })
-        .catch(() => undefined);
       const all = list && readMembers(list);
       const members = all ? membersOf(all, host) : undefined;
       if (nodeGone && members?.length === 0) return true;
       seen = [
-        nodeGone ? `Node ${host.name} gone` : `Node ${host.name} still there (${(node?.stdout || node?.stderr || 'no answer').trim()})`,
+        nodeGone ? `Node ${host.name} gone` : `Node ${host.name} still there (${nodeSeen(host.name, node)})`,
         members === undefined
           ? 'member list unreadable'
           : members.length
@@ -89,7 +87,7 @@ export async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRe
   throw new CauseError('ETCD_MEMBER_NOT_REMOVED', {
     host: host.name,
     message: `${host.name}'s Node or etcd member did not go within ${MEMBER_GONE_BUDGET_MS / 1000} s of its deletion`,
-    evidence: { command: `k3s kubectl delete node ${host.name} (on ${via.name}); k3s kubectl get --raw /db/info`, seen, excerpt: deleteOutput },
+    evidence: { command: `DELETE /api/v1/nodes/${host.name}; GET /db/info (${via.name}'s API, or k3s kubectl there)`, seen, excerpt: deleteOutput },
   });
 }
 

@@ -18,11 +18,12 @@ import { CauseError } from '../../src/errors.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { ActionContext } from '../../src/engine/changes.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
-import { MEMBER_LIST_COMMAND, readMembers } from '../../src/k3s/etcd-members.ts';
+import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
+import { apiDelete, apiRead } from '../../src/kube/api-read.ts';
 import { DATA_DIR, roleOf } from '../../src/k3s/paths.ts';
 import { unitRuns } from '../../src/k3s/unit-state.ts';
-import { kubectl } from '../../src/k3s/remote.ts';
-import { deleteArgs, waitMemberGone } from './replace-steps.ts';
+import { waitMemberGone } from './replace-steps.ts';
+import { apiShown, nodeDelete, nodeRead, READYZ } from './node-api.ts';
 
 /** What the removal's run may take: the reads (20 s each, in parallel), kubectl's delete (100 s), the wait (120 s). */
 const MEMBER_BUDGET_MS = 20_000 + 100_000 + 120_000 + 20_000;
@@ -67,11 +68,11 @@ export function memberStep(order: HostRef[], node: string | undefined): Step {
               ? `stop k3s on ${host.name}, delete its Node through a server that stays (${stays.map((s) => s.name).join(', ')}; never forced: k3s's finalizer removes its etcd member), wait up to 120 s until the member is gone (${node === undefined ? 'skipped with a warning' : 'refused, QUORUM_AT_RISK,'} when the servers that answer are no majority of the members)`
               : `stop k3s-agent on ${host.name}, delete its Node through a server (${stays.map((s) => s.name).join(', ')}; never forced) and wait until it is gone`,
             runs: [
-              `sudo k3s kubectl get --raw='/readyz' (on ${stays.map((s) => s.name).join(', ')}: who answers)`,
-              `sudo ${MEMBER_LIST_COMMAND} (on the first that answers: the members)`,
+              `${apiShown('GET', READYZ, stays.map((s) => s.name).join(', '))}: who answers`,
+              `${apiShown('GET', MEMBER_LIST_READ, '<the first that answers>')}: the members`,
               `sudo systemctl stop ${roleOf(host).unit} (on ${host.name}: a running k3s would join again, its kubelet register its Node again)`,
-              `sudo k3s kubectl ${deleteArgs(host.name)} (on the first that answers)`,
-              `every 2 s, at most 120 s, until both say it is gone: sudo k3s kubectl get node ${host.name} -o name; sudo ${MEMBER_LIST_COMMAND}`,
+              apiShown('DELETE', nodeDelete(host.name), '<the first that answers>'),
+              `every 2 s, at most 120 s, until both say it is gone: ${apiShown('GET', nodeRead(host.name), '<the first that answers>')}; GET /db/info the same way`,
             ],
             budgetMs: MEMBER_BUDGET_MS,
             run: (actx) => removeMember(actx, host, stays, node !== undefined),
@@ -83,19 +84,14 @@ export function memberStep(order: HostRef[], node: string | undefined): Step {
 }
 
 async function ready(ctx: RunContext, s: HostRef): Promise<boolean> {
-  const r = await kubectl(ctx, s, "get --raw='/readyz'", 20_000).catch(() => undefined);
+  const r = await apiRead(ctx, s, READYZ, 20_000).catch(() => undefined);
   return r?.code === 0 && r.stdout.trim() === 'ok';
 }
 
 async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[], refuse: boolean): Promise<void> {
   const answers = await Promise.all(stays.map(async (s) => ({ s, ok: await ready(ctx, s) })));
   const via = answers.find((a) => a.ok)?.s;
-  const list = via
-    ? await ctx
-        .remote(via)
-        .exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 20_000, signal: ctx.signal })
-        .catch(() => undefined)
-    : undefined;
+  const list = via ? await apiRead(ctx, via, MEMBER_LIST_READ, 20_000).catch(() => undefined) : undefined;
   const members = list && readMembers(list);
   const memberCount = members?.length ?? stays.length + 1;
   const answering = answers.filter((a) => a.ok).length;
@@ -110,7 +106,7 @@ async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[],
       throw new CauseError('QUORUM_AT_RISK', {
         host: host.name,
         message: `${why}: nothing on ${host.name} changed`,
-        evidence: { command: "k3s kubectl get --raw='/readyz' on each server", seen },
+        evidence: { command: "GET /readyz at each server's API (or k3s kubectl get --raw='/readyz' there)", seen },
       });
     ctx.emit({
       type: 'warning',
@@ -128,6 +124,6 @@ async function removeMember(ctx: ActionContext, host: HostRef, stays: HostRef[],
       host: host.name,
       evidence: { command: `systemctl stop ${roleOf(host).unit}`, exitCode: stop.code, excerpt: `${stop.stdout}${stop.stderr}`.trim().slice(-500) },
     });
-  const del = await kubectl(ctx, via, deleteArgs(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+  const del = await apiDelete(ctx, via, nodeDelete(host.name), DELETE_TIMEOUT_MS).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
   await waitMemberGone(ctx, via, host, `${del.stdout}${del.stderr}`.trim());
 }

@@ -11,6 +11,13 @@ import type { NodeSeen } from './nodes.ts';
  */
 export const MEMBER_LIST_COMMAND = 'k3s kubectl get --raw /db/info --request-timeout=5s';
 
+/**
+ * The same read for src/kube/api-read.ts apiRead: a GET of `/db/info` through the run's SSH connection to the
+ * server (its 127.0.0.1:6443, so no k3s process is started on the host for it), MEMBER_LIST_COMMAND there without
+ * a usable kubeconfig.
+ */
+export const MEMBER_LIST_READ = { path: '/db/info', kubectl: MEMBER_LIST_COMMAND.replace(/^k3s kubectl /, '') } as const;
+
 export interface Member {
   /** Hex, as `etcdctl member remove` takes it. */
   id: string;

@@ -26,6 +26,13 @@ export const readyzVia = (address: string, port: number, timeoutS = 5) =>
 /** Who holds kube-vip's lease (its holderIdentity, a node name), as `k3s kubectl` arguments. */
 export const VIP_HOLDER_ARGS = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}' --request-timeout=5s`;
 
+/** The same read for src/kube/api-read.ts apiRead (through the run's SSH connection, VIP_HOLDER_ARGS without it). */
+export const VIP_HOLDER_READ = {
+  path: `/apis/coordination.k8s.io/v1/namespaces/${KUBE_VIP_NAMESPACE}/leases/${KUBE_VIP_LEASE}`,
+  kubectl: VIP_HOLDER_ARGS,
+  print: (lease: any) => String(lease?.spec?.holderIdentity ?? ''),
+};
+
 /**
  * A probe that GETs `path` of the API (an object, a list, k3s's /db/info): `k3s kubectl get --raw` on the
  * server, or the same GET through the run's SSH connection to it (ProbeCommand.api). Either prints the API's

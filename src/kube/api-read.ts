@@ -9,6 +9,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { kubectl } from '../k3s/remote.ts';
 import type { CommandLog } from '../transport/types.ts';
 import { getThrough, OWN_API } from './get-through.ts';
+import { objectsOf } from './resources.ts';
 import { apiCredentialsOf } from './reads-through.ts';
 
 export interface ApiRead {
@@ -16,6 +17,13 @@ export interface ApiRead {
   path: string;
   /** The same read as `k3s kubectl` arguments (`get pods -n kube-system -l k8s-app=cilium -o json`). */
   kubectl: string;
+  /**
+   * Only the objects' names, space-separated (kubectl's `-o jsonpath='{.items[*].metadata.name}'`, or
+   * `'{.metadata.name}'` for one object): asked as a Table of metadata, so a Secret's data never leaves the server.
+   */
+  names?: boolean;
+  /** What kubectl's `-o jsonpath=…` prints of the object (the answer's stdout), when the read asks one field. */
+  print?: (body: any) => string;
 }
 
 type Answer = { code: number | null; stdout: string; stderr: string };
@@ -43,11 +51,51 @@ function answerOf(got: { status: number; body: string }): Answer & { code: numbe
 export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, read.path, creds, timeoutMs);
+  const path = read.names ? withQuery(read.path, 'includeObject=Metadata') : read.path;
+  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, path, creds, timeoutMs, { accept: read.names ? TABLE_ACCEPT : undefined });
   // No answer (nothing listening yet, a certificate of another cluster: a state folder's kubeconfig from before a
   // rebuild): the server's own kubectl, with k3s's kubeconfig, decides and says why in its words.
   if (got.status === undefined) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  return answerOf(got);
+  if (read.names)
+    return printed([got], ([body]) =>
+      objectsOf(body)
+        .map((o) => o?.metadata?.name ?? '')
+        .join(' '),
+    );
+  return read.print ? printed([got], ([body]) => read.print!(body)) : answerOf(got);
+}
+
+/**
+ * A DELETE of one object through the run's SSH connection to `server`, answered as `k3s kubectl delete <kind>
+ * <name> --ignore-not-found` answers: exit 0 with kubectl's `<kind> "<name>" deleted` (nothing when it was not
+ * there), else exit 1 and kubectl's words. Not waited for: an object held by a finalizer is marked and goes
+ * later (the caller waits for it to be gone). Without a usable kubeconfig or an answer, `k3s kubectl` on the
+ * server (`kubectl`: its arguments) does it.
+ */
+export async function apiDelete(ctx: RunContext, server: HostRef, del: ApiRead, timeoutMs = 15_000): Promise<Answer> {
+  const creds = await apiCredentialsOf(ctx);
+  if (!creds) return kubectl(ctx, server, del.kubectl, timeoutMs);
+  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, del.path, creds, timeoutMs, { method: 'DELETE' });
+  if (got.status === undefined) return kubectl(ctx, server, del.kubectl, timeoutMs);
+  if (got.status === 404) return { code: 0, stdout: '', stderr: '' };
+  if (got.status !== 200 && got.status !== 202) return answerOf(got);
+  return { code: 0, stdout: deletedWords(got.body), stderr: '' };
+}
+
+/**
+ * kubectl's line for a deleted object (kubernetes/kubectl pkg/cmd/delete/delete.go PrintObj with the operation
+ * "deleted": `<resource> "<name>" deleted`), from the API's answer: the object (held by a finalizer, or as the
+ * server returns it) or a Status whose details name it.
+ */
+function deletedWords(body: string): string {
+  try {
+    const o = JSON.parse(body);
+    const [kind, name] =
+      o?.kind === 'Status' ? [String(o.details?.kind ?? '').replace(/s$/, ''), o.details?.name] : [String(o?.kind ?? '').toLowerCase(), o?.metadata?.name];
+    return kind && name ? `${kind} "${name}" deleted` : '';
+  } catch {
+    return '';
+  }
 }
 
 /**

@@ -136,7 +136,7 @@ export async function getThrough(
   path: string,
   creds: ApiCredentials,
   timeoutMs = 5_000,
-  o: { accept?: string } = {},
+  o: { accept?: string; method?: 'GET' | 'DELETE' } = {},
 ): Promise<Got> {
   if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports`, certificate: false };
   const pool = poolOf(remote, address, port, creds);
@@ -152,7 +152,7 @@ export async function getThrough(
       const req = request(
         {
           agent: pool.agent,
-          method: 'GET',
+          method: o.method ?? 'GET',
           path,
           headers: {
             host: `${address}:${port}`,

@@ -2,7 +2,7 @@
 // -o json` would print it, an error in kubectl's words, and `k3s kubectl` on the server while the state
 // folder holds no kubeconfig. Against a small HTTPS server standing for a server's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRead, apiReadLists } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, apiReadLists } from '../../src/kube/api-read.ts';
 import { fixture } from '../support/engine-fixture.ts';
 import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
@@ -21,16 +21,32 @@ const READ = { path: '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium', k
 
 let api: KubeApiFixture;
 let served: 'ds' | 'gone' | 'broken' = 'ds';
-const asked: { url?: string; auth?: string }[] = [];
+const asked: { url?: string; auth?: string; method?: string; accept?: string }[] = [];
+const NODE = '/api/v1/nodes/k3s-prod-2';
+const DELETE = { path: NODE, kubectl: 'delete node k3s-prod-2 --ignore-not-found --timeout=90s' };
+const SECRETS = '/api/v1/namespaces/kube-system/secrets';
+const LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-cp-lock';
 
 beforeAll(async () => {
   api = await kubeApiFixture((req, res) => {
-    asked.push({ url: req.url, auth: req.headers.authorization });
+    asked.push({ url: req.url, auth: req.headers.authorization, method: req.method, accept: req.headers.accept });
     if (served === 'broken') {
       res.writeHead(502);
       return void res.end('bad gateway\nupstream down');
     }
     if (req.url === READ.path && served === 'ds') return answer(res, 200, DS);
+    // A Node held by k3s's etcd finalizer: the apiserver answers a DELETE with the object, marked.
+    if (req.method === 'DELETE' && req.url === NODE && served === 'ds')
+      return answer(res, 200, { kind: 'Node', apiVersion: 'v1', metadata: { name: 'k3s-prod-2', deletionTimestamp: '2026-12-07T05:00:00Z' } });
+    if (req.method === 'DELETE' && req.url === NODE) return answer(res, 404, statusOf(404, 'NotFound', 'nodes "k3s-prod-2" not found'));
+    // Asked as a Table of metadata, the Secrets come without their data.
+    if (req.url === `${SECRETS}?includeObject=Metadata` && req.headers.accept?.includes('as=Table'))
+      return answer(res, 200, {
+        kind: 'Table',
+        apiVersion: 'meta.k8s.io/v1',
+        rows: ['k3s-prod-2.node-password.k3s', 'k3s-serving'].map((name) => ({ cells: [name], object: { kind: 'PartialObjectMetadata', metadata: { name } } })),
+      });
+    if (req.url === LEASE) return answer(res, 200, { kind: 'Lease', spec: { holderIdentity: 'k3s-prod-1' } });
     // A list of a built-in kind: its items carry no kind of their own, as the API serves them.
     if (req.url === PODS) return answer(res, 200, { kind: 'PodList', apiVersion: 'v1', items: [{ metadata: { name: 'source-controller-1' } }] });
     if (req.url === DEPLOYMENTS && served === 'ds')
@@ -57,7 +73,7 @@ describe('apiRead', () => {
     const r = await apiRead(ctx, server, READ);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(DS);
-    expect(asked).toEqual([{ url: READ.path, auth: 'Bearer admin-token-not-printed' }]);
+    expect(asked).toMatchObject([{ url: READ.path, auth: 'Bearer admin-token-not-printed', method: 'GET' }]);
     expect(remote.forwards).toEqual(['127.0.0.1:6443']);
     expect(remote.commands).toEqual([]);
   });
@@ -87,6 +103,57 @@ describe('apiRead', () => {
     expect(r).toMatchObject({ code: 0, stdout: '{"kind":"DaemonSet","from":"kubectl"}' });
     expect(remote.commands).toEqual([`k3s kubectl ${READ.kubectl}`]);
     expect(remote.forwards).toEqual([]);
+  });
+});
+
+describe('apiRead of names and of one field', () => {
+  it('names asks a Table of metadata (no Secret data leaves the server) and prints the names as jsonpath would', async () => {
+    served = 'ds';
+    asked.length = 0;
+    const r = await apiRead(context().ctx, server, { path: SECRETS, kubectl: 'get secrets -n kube-system -o name', names: true });
+    expect(r).toEqual({ code: 0, stdout: 'k3s-prod-2.node-password.k3s k3s-serving', stderr: '' });
+    expect(asked).toMatchObject([
+      { url: `${SECRETS}?includeObject=Metadata`, method: 'GET', accept: expect.stringMatching(/^application\/json;as=Table;v=v1;g=meta\.k8s\.io/) },
+    ]);
+  });
+
+  it('print gives the field of the object, as -o jsonpath prints it', async () => {
+    const r = await apiRead(context().ctx, server, {
+      path: LEASE,
+      kubectl: "get lease -o jsonpath='{.spec.holderIdentity}'",
+      print: (l: any) => l.spec.holderIdentity,
+    });
+    expect(r).toEqual({ code: 0, stdout: 'k3s-prod-1', stderr: '' });
+  });
+});
+
+describe('apiDelete', () => {
+  it('deletes through the connection and says what kubectl says; an object held by a finalizer is not waited for', async () => {
+    served = 'ds';
+    asked.length = 0;
+    const { ctx, remote } = context();
+    expect(await apiDelete(ctx, server, DELETE)).toEqual({ code: 0, stdout: 'node "k3s-prod-2" deleted', stderr: '' });
+    expect(asked).toMatchObject([{ url: NODE, method: 'DELETE' }]);
+    expect(remote.commands).toEqual([]);
+  });
+
+  it("one already gone is no failure (--ignore-not-found); a refusal is, in kubectl's words", async () => {
+    served = 'gone';
+    expect(await apiDelete(context().ctx, server, DELETE)).toEqual({ code: 0, stdout: '', stderr: '' });
+    served = 'broken';
+    expect(await apiDelete(context().ctx, server, DELETE)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server: an error on the server (HTTP 502): bad gateway',
+    });
+  });
+
+  it('without a kubeconfig, or without an answer: `k3s kubectl delete` on the server', async () => {
+    for (const o of [{ kubeconfig: false }, { refuse: true }]) {
+      const { ctx, remote } = context(o);
+      await apiDelete(ctx, server, DELETE);
+      expect(remote.commands).toEqual([`k3s kubectl ${DELETE.kubectl}`]);
+    }
   });
 });
 

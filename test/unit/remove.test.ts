@@ -1,7 +1,9 @@
 // `bootstrap <env> --remove NAME[,NAME…]`: the order the nodes go in, the quorum judged at every step, the
 // even-count rule, the arguments, the plan each node gets from what the precheck saw, and the wait that names
 // what is left of a deleted Node (NODE_NOT_REMOVED, ETCD_MEMBER_NOT_REMOVED).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../cli/args.ts';
 import { endStateStop, removeRun } from '../../modes/remove.ts';
@@ -167,9 +169,11 @@ describe('what each node is planned from what the precheck saw', () => {
   it('the Node is deleted through the survivor, never forced, then the member and the node-password Secret are waited for', () => {
     const a = planOf(deleteForRemoval, host('k3s-prod-2'), { nodes: ['k3s-prod-2'], secrets: ['k3s-prod-2'] }).changes[0] as ActionChange;
     expect(a.on).toBe('k3s-prod-3');
-    expect(a.runs[0]).toBe('sudo k3s kubectl delete node k3s-prod-2 --ignore-not-found --timeout=90s');
+    expect(a.runs[0]).toBe(
+      "DELETE /api/v1/nodes/k3s-prod-2   (Kubernetes API through the SSH connection to k3s-prod-3; without the state folder's kubeconfig: sudo k3s kubectl delete node k3s-prod-2 --ignore-not-found --timeout=90s there)",
+    );
     expect(a.runs.join('\n')).not.toMatch(/--force|--grace-period=0/);
-    expect(a.runs[1]).toMatch(/get node k3s-prod-2 .*\/db\/info/);
+    expect(a.runs[1]).toMatch(/GET \/api\/v1\/nodes\/k3s-prod-2 .*get node k3s-prod-2 .*GET \/db\/info/);
     const secret = planOf(secretForRemoval, host('k3s-prod-2'), { nodes: ['k3s-prod-2'], secrets: ['k3s-prod-2'] }).changes[0] as ActionChange;
     expect(secret.on).toBe('k3s-prod-3');
     expect(secret.runs.join('\n')).toMatch(
@@ -209,6 +213,8 @@ describe('the wait for what is left of a deleted Node', () => {
       topology: topologyOf(inv),
       host: via,
       clock: { now: () => t, sleep: async (ms: number) => void (t += ms) },
+      // A state folder without a kubeconfig: the reads and deletes go through `k3s kubectl` on the survivor.
+      stateDir: mkdtempSync(join(tmpdir(), 'remove-state-')),
       signal: new AbortController().signal,
       emit: () => undefined,
       remote: () => ({ host: via.name, exec: async (command: string) => answer(command), close: async () => undefined }),

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseCommand } from '../../cli/args.ts';
@@ -171,7 +174,10 @@ describe('the replaced server in k3s-join (plans, pure)', () => {
     expect(change.description).toContain('k3s-prod-2 then joins https://192.168.2.10:6443 as a new member');
     // It runs on the survivor, and lists the delete and the wait for the member to go.
     expect(change.on).toBe('k3s-prod-1');
-    expect(change.runs[0]).toBe('sudo k3s kubectl delete node k3s-prod-2 --ignore-not-found --timeout=90s');
+    expect(change.runs[0]).toBe(
+      "DELETE /api/v1/nodes/k3s-prod-2   (Kubernetes API through the SSH connection to k3s-prod-1; without the state folder's kubeconfig: sudo k3s kubectl delete node k3s-prod-2 --ignore-not-found --timeout=90s there)",
+    );
+    expect(change.runs[1]).toContain('GET /db/info');
     expect(change.runs[1]).toContain('sudo k3s kubectl get --raw /db/info');
     expect(change.runs.join('\n')).not.toMatch(/--force|--grace-period/);
   });
@@ -230,6 +236,8 @@ describe('the quorum check against the servers (fake connections)', () => {
       inventory: inv,
       topology: topologyOf(inv),
       facts: new Facts(),
+      // A state folder without a kubeconfig: the reads go through `k3s kubectl` on each server.
+      stateDir: mkdtempSync(join(tmpdir(), 'replace-state-')),
       signal: new AbortController().signal,
       clock: { now: () => t, sleep: async (ms: number) => void (sleeps.push(ms), (t += ms)) },
       remote: (h: { name: string }) => {

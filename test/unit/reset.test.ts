@@ -218,6 +218,8 @@ describe('the member removal', () => {
       inventory: inv,
       topology,
       clock: systemClock,
+      // A state folder without a kubeconfig: the reads and the delete go through `k3s kubectl` on the server.
+      stateDir: mkdtempSync(join(tmpdir(), 'reset-member-')),
       signal: new AbortController().signal,
       facts: new Facts(),
       emit: (e: EngineEvent) => events.push(e),
