@@ -9,14 +9,15 @@ import type { NodeSeen } from './nodes.ts';
  * k3s answers without credentials to a client on 127.0.0.1 (auth.IsLocalOrHasRole, k3s-io/k3s#10001).
  * `k3s kubectl` dials https://127.0.0.1:6443 from k3s.yaml, so nothing beyond k3s is needed on the host.
  */
-export const MEMBER_LIST_COMMAND = 'k3s kubectl get --raw /db/info --request-timeout=5s';
+const MEMBER_LIST_ARGS = 'get --raw /db/info --request-timeout=5s';
+export const MEMBER_LIST_COMMAND = `k3s kubectl ${MEMBER_LIST_ARGS}`;
 
 /**
  * The same read for src/kube/api-read.ts apiRead: a GET of `/db/info` through the run's SSH connection to the
  * server (its 127.0.0.1:6443, so no k3s process is started on the host for it), MEMBER_LIST_COMMAND there without
  * a usable kubeconfig.
  */
-export const MEMBER_LIST_READ = { path: '/db/info', kubectl: MEMBER_LIST_COMMAND.replace(/^k3s kubectl /, '') } as const;
+export const MEMBER_LIST_READ = { path: '/db/info', kubectl: MEMBER_LIST_ARGS } as const;
 
 export interface Member {
   /** Hex, as `etcdctl member remove` takes it. */
