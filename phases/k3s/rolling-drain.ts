@@ -8,7 +8,8 @@ import type { ActionChange } from '../../src/engine/changes.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
-import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { MEMBER_LIST_COMMAND, MEMBER_LIST_READ, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { apiRead, readyzFrom } from '../../src/kube/api-read.ts';
 import { readyzVia } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
@@ -27,10 +28,13 @@ export function quorumAction(host: HostRef, ctx: ReadContext, view: RollingView)
     description: `before ${host.name}'s k3s restarts: the others hold quorum (every etcd member started and a voter, every server's API ready; reads only)`,
     on: via.name,
     runs: [
-      `sudo ${MEMBER_LIST_COMMAND}   (every member started, none a learner, one voter per running server)`,
+      `GET /db/info   (Kubernetes API through the SSH connection to ${via.name}; without the state folder's kubeconfig: sudo ${MEMBER_LIST_COMMAND} there; every member started, none a learner, one voter per running server)`,
       ...serverRefs(ctx.inventory)
         .filter((s) => view.members.includes(s.name))
-        .map((s) => `sudo ${readyzVia(s.address, port)}`),
+        .map(
+          (s) =>
+            `GET https://${s.address}:${port}/readyz   (from ${via.name}, through its SSH connection; without the kubeconfig: sudo ${readyzVia(s.address, port)} there)`,
+        ),
     ],
     budgetMs: QUORUM_CHECK_BUDGET_MS,
     run: (actx) => quorumHolds(actx, host, via, view),
@@ -62,7 +66,7 @@ export function drainAction(host: HostRef, ctx: ReadContext, view: RollingView):
 async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: RollingView): Promise<void> {
   const { port } = ctx.inventory.derived.apiEndpoint;
   const servers = serverRefs(ctx.inventory);
-  const list = await ctx.remote(via).exec(MEMBER_LIST_COMMAND, { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal });
+  const list = await apiRead(ctx, via, MEMBER_LIST_READ, 15_000);
   const members = readMembers(list);
   const problems: string[] = [];
   if (!members) problems.push(`the member list on ${via.name} did not answer: ${lastLines(`${list.stdout}${list.stderr}`, 2).trim()}`);
@@ -78,10 +82,7 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
     servers
       .filter((s) => view.members.includes(s.name))
       .map(async (s) => {
-        const r = await ctx
-          .remote(via)
-          .exec(readyzVia(s.address, port), { readOnly: true, sudo: true, timeoutMs: 15_000, signal: ctx.signal })
-          .catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
+        const r = await readyzFrom(ctx, via, s.address, port, 15_000).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }));
         return { s, ok: r.code === 0 && r.stdout.trim() === 'ok', said: lastLines(`${r.stdout}${r.stderr}`, 1).trim() };
       }),
   );
@@ -95,7 +96,7 @@ async function quorumHolds(ctx: RunContext, host: HostRef, via: HostRef, view: R
     host: down.length ? down.map((a) => a.s.name).join(', ') : host.name,
     message: `${host.name} is not restarted: without it ${healthy} of ${total} etcd members would be healthy, and every member must be healthy before a rolling restart`,
     evidence: {
-      command: `${MEMBER_LIST_COMMAND}; k3s kubectl --server https://<each server>:${port} get --raw /readyz (on ${via.name})`,
+      command: `GET /db/info; GET https://<each server>:${port}/readyz (from ${via.name}, through its SSH connection, or k3s kubectl there)`,
       seen: problems.join('; '),
     },
   });

@@ -6,9 +6,9 @@
 import type { ApiGet, RunContext } from '../engine/context.ts';
 import type { ApiReads } from '../engine/probe-types.ts';
 import type { HostRef } from '../engine/host-ref.ts';
-import { kubectl } from '../k3s/remote.ts';
+import { kubectl, readyzVia } from '../k3s/remote.ts';
 import type { CommandLog } from '../transport/types.ts';
-import { getThrough, OWN_API } from './get-through.ts';
+import { getThrough, OWN_API, readyzThrough } from './get-through.ts';
 import { objectsOf } from './resources.ts';
 import { apiCredentialsOf } from './reads-through.ts';
 
@@ -63,6 +63,23 @@ export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, t
         .join(' '),
     );
   return read.print ? printed([got], ([body]) => read.print!(body)) : answerOf(got);
+}
+
+/**
+ * `/readyz` of the API at `address`:`port` as `via` reaches it (its sshd opens the connection; the engine speaks
+ * TLS with the admin kubeconfig, the server's certificate checked against the cluster CA), answered as
+ * `k3s kubectl --server https://<address>:<port> get --raw /readyz` on `via` answers (exit 0 and `ok`, else exit 1
+ * and what was seen), which is what runs there without a usable kubeconfig. No answer is an answer here (an API
+ * that is down, a VIP nobody holds): not asked again through kubectl.
+ */
+export async function readyzFrom(ctx: RunContext, via: HostRef, address: string, port: number, timeoutMs = 10_000): Promise<Answer> {
+  const creds = await apiCredentialsOf(ctx);
+  if (!creds)
+    return ctx
+      .remote(via)
+      .exec(readyzVia(address, port, Math.max(1, Math.floor(timeoutMs / 2000))), { readOnly: true, sudo: true, timeoutMs, signal: ctx.signal });
+  const r = await readyzThrough(ctx.remote(via), address, port, creds, timeoutMs);
+  return r.ok ? { code: 0, stdout: 'ok', stderr: '' } : { code: 1, stdout: '', stderr: r.seen };
 }
 
 /**

@@ -2,7 +2,7 @@
 // -o json` would print it, an error in kubectl's words, and `k3s kubectl` on the server while the state
 // folder holds no kubeconfig. Against a small HTTPS server standing for a server's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiDelete, apiRead, apiReadLists } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, apiReadLists, readyzFrom } from '../../src/kube/api-read.ts';
 import { fixture } from '../support/engine-fixture.ts';
 import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
@@ -47,6 +47,14 @@ beforeAll(async () => {
         rows: ['k3s-prod-2.node-password.k3s', 'k3s-serving'].map((name) => ({ cells: [name], object: { kind: 'PartialObjectMetadata', metadata: { name } } })),
       });
     if (req.url === LEASE) return answer(res, 200, { kind: 'Lease', spec: { holderIdentity: 'k3s-prod-1' } });
+    if (req.url === '/readyz' && served === 'ds') {
+      res.writeHead(200);
+      return void res.end('ok');
+    }
+    if (req.url === '/readyz') {
+      res.writeHead(500);
+      return void res.end('[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed');
+    }
     // A list of a built-in kind: its items carry no kind of their own, as the API serves them.
     if (req.url === PODS) return answer(res, 200, { kind: 'PodList', apiVersion: 'v1', items: [{ metadata: { name: 'source-controller-1' } }] });
     if (req.url === DEPLOYMENTS && served === 'ds')
@@ -124,6 +132,30 @@ describe('apiRead of names and of one field', () => {
       print: (l: any) => l.spec.holderIdentity,
     });
     expect(r).toEqual({ code: 0, stdout: 'k3s-prod-1', stderr: '' });
+  });
+});
+
+describe('readyzFrom', () => {
+  it("answers as kubectl get --raw /readyz does: ok, else the apiserver's failed check; no process on the host", async () => {
+    served = 'ds';
+    const { ctx, remote } = context();
+    expect(await readyzFrom(ctx, server, '127.0.0.1', 6443)).toEqual({ code: 0, stdout: 'ok', stderr: '' });
+    served = 'gone';
+    expect(await readyzFrom(ctx, server, '127.0.0.1', 6443)).toEqual({ code: 1, stdout: '', stderr: 'HTTP 500: readyz check failed' });
+    expect(remote.commands).toEqual([]);
+  });
+
+  it('no answer is the answer (an API that is down): not asked again through kubectl', async () => {
+    const { ctx, remote } = context({ refuse: true });
+    const r = await readyzFrom(ctx, server, '127.0.0.1', 6443);
+    expect(r.code).toBe(1);
+    expect(remote.commands).toEqual([]);
+  });
+
+  it('without a kubeconfig: k3s kubectl --server … on the host', async () => {
+    const { ctx, remote } = context({ kubeconfig: false });
+    await readyzFrom(ctx, server, '10.0.0.9', 6443);
+    expect(remote.commands).toEqual(['k3s kubectl --server https://10.0.0.9:6443 get --raw /readyz --request-timeout=5s']);
   });
 });
 
