@@ -18,7 +18,7 @@ import type { Gate, Phase } from '../src/engine/phase.ts';
 import { renderCiliumRelease } from '../src/gitops/cilium-release.ts';
 import { founderRef } from '../src/inventory/hosts.ts';
 import { missingSections } from '../src/inventory/sections.ts';
-import { kubectl } from '../src/k3s/remote.ts';
+import { apiRead } from '../src/kube/api-read.ts';
 import { appliedObjects, FLUX_APPLY_STEPS } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
 import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, helmChartAbsent, ownershipOf, templateGenerationOf } from './flux/handover.ts';
@@ -44,7 +44,10 @@ const fluxReady: Gate = {
     // Gone when the hand-over's probe read it: not read again.
     const chart = ctx.facts.get(host.name, helmChartAbsent)
       ? { code: 1, stdout: '' }
-      : await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
+      : await apiRead(ctx, host, {
+          path: `/apis/helm.cattle.io/v1/namespaces/${o.helmChart.namespace}/helmcharts/${o.helmChart.name}`,
+          kubectl: `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`,
+        });
     const reference =
       chart.code === 0
         ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
