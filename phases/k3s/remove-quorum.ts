@@ -12,7 +12,7 @@ import { MEMBER_LIST_READ, readMembers, type Member } from '../../src/k3s/etcd-m
 import { K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { CONFIG_FILE, K3S_BIN, roleOf } from '../../src/k3s/paths.ts';
 import { VIP_HOLDER_READ } from '../../src/k3s/remote.ts';
-import { apiRead } from '../../src/kube/api-read.ts';
+import { apiRead, namesOf } from '../../src/kube/api-read.ts';
 import { READYZ } from './node-api.ts';
 import { membersOf } from './replace-quorum.ts';
 
@@ -141,7 +141,7 @@ export async function checkRemoval(ctx: RunContext): Promise<FactValue<'run'>[]>
     apiRead(
       ctx,
       via,
-      { path: '/api/v1/nodes', kubectl: "get nodes -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", names: true },
+      { path: '/api/v1/nodes', kubectl: "get nodes -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s", table: true, print: namesOf },
       ANSWER_TIMEOUT_MS,
     ),
     apiRead(
@@ -150,7 +150,8 @@ export async function checkRemoval(ctx: RunContext): Promise<FactValue<'run'>[]>
       {
         path: '/api/v1/namespaces/kube-system/secrets',
         kubectl: "get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}' --request-timeout=5s",
-        names: true,
+        table: true,
+        print: namesOf,
       },
       ANSWER_TIMEOUT_MS,
     ),

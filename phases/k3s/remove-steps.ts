@@ -19,7 +19,7 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, Step } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
-import { apiDelete, apiRead, type ApiRead } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, namesOf, type ApiRead } from '../../src/kube/api-read.ts';
 import { killallCommand } from '../../src/k3s/killall.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
 import { unitRuns } from '../../src/k3s/unit-state.ts';
@@ -73,7 +73,8 @@ export const drainForRemoval: Step = {
 const secretRead = (name: string): ApiRead => ({
   path: `/api/v1/namespaces/kube-system/secrets/${passwordSecret(name)}`,
   kubectl: `get secret -n kube-system ${passwordSecret(name)} -o name --request-timeout=5s`,
-  names: true,
+  table: true,
+  print: namesOf,
 });
 
 export const deleteForRemoval: Step = {

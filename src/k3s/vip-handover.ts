@@ -10,7 +10,8 @@ import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../addons/kube
 import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 import { shq } from '../util/shell.ts';
 import { lastLines } from '../util/text.ts';
-import { kubectl, readyzVia, VIP_HOLDER_ARGS } from './remote.ts';
+import { apiRead, readyzFrom } from '../kube/api-read.ts';
+import { kubectl, readyzVia, VIP_HOLDER_ARGS, VIP_HOLDER_READ } from './remote.ts';
 
 /** The hand-over's wait: the lease's duration and a margin. */
 export const HANDOVER_BUDGET_MS = (LEASE_TIMING.duration + 20) * 1000;
@@ -24,7 +25,7 @@ export function handoverRuns(host: HostRef, target: HostRef | undefined, api: { 
   return [
     `sudo k3s kubectl ${LEASE_JSON}`,
     `sudo k3s kubectl patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p '{"metadata":{"resourceVersion":"<as read>"},"spec":{"holderIdentity":"${target?.name ?? '<another server>'}","renewTime":"<now>","leaseTransitions":<+1>}}'   (its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
-    `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: sudo k3s kubectl ${VIP_HOLDER_ARGS}; on ${host.name}: ${vipOnHost(api.host)}; sudo ${readyzVia(api.host, api.port)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
+    `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: GET ${VIP_HOLDER_READ.path} and GET https://${api.host}:${api.port}/readyz through the SSH connection to the server that writes the lease (without the state folder's kubeconfig: sudo k3s kubectl ${VIP_HOLDER_ARGS}; sudo ${readyzVia(api.host, api.port)} there); on ${host.name}: ${vipOnHost(api.host)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
   ];
 }
 
@@ -95,9 +96,10 @@ export async function handOver(ctx: RunContext, host: HostRef, via: HostRef, tar
       look: async () => {
         const failed = (e: Error) => ({ code: null, stdout: '', stderr: e.message });
         const [lease, onHost, answer] = await Promise.all([
-          kubectl(ctx, via, VIP_HOLDER_ARGS).catch(failed),
+          // The holder and the VIP through the run's connection to `via`: no k3s process started every second.
+          apiRead(ctx, via, VIP_HOLDER_READ).catch(failed),
           ctx.remote(host).exec(vipOnHost(vip), { readOnly: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
-          ctx.remote(via).exec(readyzVia(vip, port), { readOnly: true, sudo: true, timeoutMs: 10_000, signal: ctx.signal }).catch(failed),
+          readyzFrom(ctx, via, vip, port).catch(failed),
         ]);
         const now = lease.code === 0 ? lease.stdout.trim() : '';
         const carried = onHost.stdout.trim() !== '0';
@@ -124,6 +126,9 @@ export async function handOver(ctx: RunContext, host: HostRef, via: HostRef, tar
     message: write.ok
       ? `the VIP did not move off ${host.name} within ${HANDOVER_BUDGET_MS / 1000} s of the lease's hand-over to ${target?.name}; ${host.name} is left as it is`
       : `the VIP could not be handed over from ${host.name} (${wrote}); ${host.name} is left as it is`,
-    evidence: { command: `k3s kubectl ${VIP_HOLDER_ARGS}; ${readyzVia(vip, port)} (on ${via.name})`, seen },
+    evidence: {
+      command: `GET ${VIP_HOLDER_READ.path}; GET https://${vip}:${port}/readyz (from ${via.name}, through its SSH connection, or k3s kubectl there)`,
+      seen,
+    },
   });
 }

@@ -18,13 +18,19 @@ export interface ApiRead {
   /** The same read as `k3s kubectl` arguments (`get pods -n kube-system -l k8s-app=cilium -o json`). */
   kubectl: string;
   /**
-   * Only the objects' names, space-separated (kubectl's `-o jsonpath='{.items[*].metadata.name}'`, or
-   * `'{.metadata.name}'` for one object): asked as a Table of metadata, so a Secret's data never leaves the server.
+   * Asked as a Table of the objects' metadata (what kubectl's get asks for its own printing): a Secret's data
+   * never leaves the server. `print` then reads the objects with objectsOf.
    */
-  names?: boolean;
-  /** What kubectl's `-o jsonpath=…` prints of the object (the answer's stdout), when the read asks one field. */
+  table?: boolean;
+  /** What kubectl's `-o jsonpath=…` prints of the answer (the answer's stdout), when the read asks for fields. */
   print?: (body: any) => string;
 }
+
+/** The objects' names, space-separated, as `-o jsonpath='{.items[*].metadata.name}'` prints them (a `print`). */
+export const namesOf = (body: any): string =>
+  objectsOf(body)
+    .map((o) => o?.metadata?.name ?? '')
+    .join(' ');
 
 type Answer = { code: number | null; stdout: string; stderr: string };
 
@@ -51,17 +57,11 @@ function answerOf(got: { status: number; body: string }): Answer & { code: numbe
 export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  const path = read.names ? withQuery(read.path, 'includeObject=Metadata') : read.path;
-  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, path, creds, timeoutMs, { accept: read.names ? TABLE_ACCEPT : undefined });
+  const path = read.table ? withQuery(read.path, 'includeObject=Metadata') : read.path;
+  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, path, creds, timeoutMs, { accept: read.table ? TABLE_ACCEPT : undefined });
   // No answer (nothing listening yet, a certificate of another cluster: a state folder's kubeconfig from before a
   // rebuild): the server's own kubectl, with k3s's kubeconfig, decides and says why in its words.
   if (got.status === undefined) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  if (read.names)
-    return printed([got], ([body]) =>
-      objectsOf(body)
-        .map((o) => o?.metadata?.name ?? '')
-        .join(' '),
-    );
   return read.print ? printed([got], ([body]) => read.print!(body)) : answerOf(got);
 }
 

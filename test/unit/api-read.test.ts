@@ -2,7 +2,7 @@
 // -o json` would print it, an error in kubectl's words, and `k3s kubectl` on the server while the state
 // folder holds no kubeconfig. Against a small HTTPS server standing for a server's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiDelete, apiRead, apiReadLists, readyzFrom } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, apiReadLists, namesOf, readyzFrom } from '../../src/kube/api-read.ts';
 import { fixture } from '../support/engine-fixture.ts';
 import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
@@ -118,7 +118,7 @@ describe('apiRead of names and of one field', () => {
   it('names asks a Table of metadata (no Secret data leaves the server) and prints the names as jsonpath would', async () => {
     served = 'ds';
     asked.length = 0;
-    const r = await apiRead(context().ctx, server, { path: SECRETS, kubectl: 'get secrets -n kube-system -o name', names: true });
+    const r = await apiRead(context().ctx, server, { path: SECRETS, kubectl: 'get secrets -n kube-system -o name', table: true, print: namesOf });
     expect(r).toEqual({ code: 0, stdout: 'k3s-prod-2.node-password.k3s k3s-serving', stderr: '' });
     expect(asked).toMatchObject([
       { url: `${SECRETS}?includeObject=Metadata`, method: 'GET', accept: expect.stringMatching(/^application\/json;as=Table;v=v1;g=meta\.k8s\.io/) },
