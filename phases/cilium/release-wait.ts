@@ -11,6 +11,7 @@
 import { hostFact } from '../../src/engine/facts.ts';
 import type { ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { ciliumRelease } from '../../src/gitops/cilium-release.ts';
+import type { ApiRead } from '../../src/kube/api-read.ts';
 import { objectsOf } from '../../src/kube/resources.ts';
 
 export type HelmReleaseRef = {
@@ -42,17 +43,24 @@ export function revisionsQuery(r: HelmReleaseRef): string {
  * never leaves the server), printed as the jsonpath above prints them; on the host, that kubectl.
  */
 export function revisionsProbe(r: HelmReleaseRef): ProbeCommand {
-  const selector = encodeURIComponent(`owner=helm,name=${r.name}`);
+  const read = revisionsRead(r);
   return {
     command: `k3s kubectl ${revisionsQuery(r)}`,
     sudo: true,
-    api: {
-      gets: [{ path: `/api/v1/namespaces/${r.namespace}/secrets?labelSelector=${selector}`, table: true }],
-      print: ([list]) =>
-        objectsOf(list)
-          .map((o) => `${o.metadata?.labels?.version ?? ''} ${o.metadata?.labels?.status ?? ''}\n`)
-          .join(''),
-    },
+    api: { gets: [{ path: read.path, table: true }], print: ([list]) => read.print(list) },
+  };
+}
+
+/** The same read for a gate's looks (src/kube/api-read.ts apiRead): through the run's SSH connection, that kubectl without it. */
+export function revisionsRead(r: HelmReleaseRef): ApiRead & { print: (list: any) => string } {
+  return {
+    path: `/api/v1/namespaces/${r.namespace}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${r.name}`)}`,
+    kubectl: revisionsQuery(r),
+    table: true,
+    print: (list) =>
+      objectsOf(list)
+        .map((o) => `${o.metadata?.labels?.version ?? ''} ${o.metadata?.labels?.status ?? ''}\n`)
+        .join(''),
   };
 }
 

@@ -15,7 +15,7 @@ import { apiRead } from '../../src/kube/api-read.ts';
 import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
-import { ciliumInstall, installState, installed, parseRevisions, revisionsQuery, type Revision } from './release-wait.ts';
+import { ciliumInstall, installState, installed, parseRevisions, revisionsRead, type Revision } from './release-wait.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
 import { daemonSetRollout, podIsCurrent } from './rollout-judge.ts';
 
@@ -111,7 +111,8 @@ export const ciliumRolledOut: Gate = {
       everyMs: POLL_MS,
       look: async () => {
         if (!installDone) {
-          const r = await kubectl(ctx, host, revisionsQuery(pending!.release));
+          // Through the run's SSH connection, every 3 s while the install runs: no k3s process on the founder for it.
+          const r = await apiRead(ctx, host, revisionsRead(pending!.release));
           if (r.code === 0) revisions = parseRevisions(r.stdout);
           installDone = installed(pending!, revisions);
           if (!installDone) return undefined;
