@@ -92,7 +92,9 @@ export async function readyzFrom(ctx: RunContext, via: HostRef, address: string,
 export async function apiDelete(ctx: RunContext, server: HostRef, del: ApiRead, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, del.kubectl, timeoutMs);
-  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, del.path, creds, timeoutMs, { method: 'DELETE' });
+  // The API answers a DELETE at once (it does not wait for finalizers, as kubectl's --timeout does): a short
+  // wait for that answer, so that kubectl's attempt after no answer still fits the caller's budget.
+  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, del.path, creds, Math.min(timeoutMs, 15_000), { method: 'DELETE' });
   if (got.status === undefined) return kubectl(ctx, server, del.kubectl, timeoutMs);
   if (got.status === 404) return { code: 0, stdout: '', stderr: '' };
   if (got.status !== 200 && got.status !== 202) return answerOf(got);
