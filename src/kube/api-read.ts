@@ -98,20 +98,31 @@ export async function apiDelete(ctx: RunContext, server: HostRef, del: ApiRead, 
   if (got.status === undefined) return kubectl(ctx, server, del.kubectl, timeoutMs);
   if (got.status === 404) return { code: 0, stdout: '', stderr: '' };
   if (got.status !== 200 && got.status !== 202) return answerOf(got);
-  return { code: 0, stdout: deletedWords(got.body), stderr: '' };
+  return { code: 0, stdout: deletedWords(got.body, del.path), stderr: '' };
 }
 
 /**
- * kubectl's line for a deleted object (kubernetes/kubectl pkg/cmd/delete/delete.go PrintObj with the operation
- * "deleted": `<resource> "<name>" deleted`), from the API's answer: the object (held by a finalizer, or as the
- * server returns it) or a Status whose details name it.
+ * kubectl's line for a deleted object (kubernetes/kubectl pkg/cmd/delete/delete.go, DeleteOptions.PrintObj on
+ * its main branch: `<kind>[.<group>] "<name>" deleted`, and ` from <namespace> namespace` after it for a
+ * namespaced object; which release first added that suffix is not pinned here), from the API's answer: the
+ * object (held by a finalizer, or as the server returns it) or a Status whose details name it; the namespace
+ * from the request's path.
  */
-function deletedWords(body: string): string {
+function deletedWords(body: string, path: string): string {
   try {
     const o = JSON.parse(body);
-    const [kind, name] =
-      o?.kind === 'Status' ? [String(o.details?.kind ?? '').replace(/s$/, ''), o.details?.name] : [String(o?.kind ?? '').toLowerCase(), o?.metadata?.name];
-    return kind && name ? `${kind} "${name}" deleted` : '';
+    const status = o?.kind === 'Status';
+    const kind = status ? String(o.details?.kind ?? '').replace(/s$/, '') : String(o?.kind ?? '').toLowerCase();
+    const group = status
+      ? o.details?.group
+      : String(o?.apiVersion ?? '')
+          .split('/')
+          .slice(0, -1)
+          .join('/');
+    const name = status ? o.details?.name : o?.metadata?.name;
+    const namespace = /\/namespaces\/([^/]+)\//.exec(path)?.[1];
+    if (!kind || !name) return '';
+    return `${group ? `${kind}.${group}` : kind} "${name}" deleted${namespace ? ` from ${namespace} namespace` : ''}`;
   } catch {
     return '';
   }

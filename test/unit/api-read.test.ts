@@ -39,6 +39,9 @@ beforeAll(async () => {
     if (req.method === 'DELETE' && req.url === NODE && served === 'ds')
       return answer(res, 200, { kind: 'Node', apiVersion: 'v1', metadata: { name: 'k3s-prod-2', deletionTimestamp: '2026-12-07T05:00:00Z' } });
     if (req.method === 'DELETE' && req.url === NODE) return answer(res, 404, statusOf(404, 'NotFound', 'nodes "k3s-prod-2" not found'));
+    // An object the server deletes at once: a Status naming it.
+    if (req.method === 'DELETE' && req.url === `${SECRETS}/k3s-prod-2.node-password.k3s`)
+      return answer(res, 200, { kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: 'k3s-prod-2.node-password.k3s', kind: 'secrets' } });
     // Asked as a Table of metadata, the Secrets come without their data.
     if (req.url === `${SECRETS}?includeObject=Metadata` && req.headers.accept?.includes('as=Table'))
       return answer(res, 200, {
@@ -167,6 +170,15 @@ describe('apiDelete', () => {
     expect(await apiDelete(ctx, server, DELETE)).toEqual({ code: 0, stdout: 'node "k3s-prod-2" deleted', stderr: '' });
     expect(asked).toMatchObject([{ url: NODE, method: 'DELETE' }]);
     expect(remote.commands).toEqual([]);
+  });
+
+  it("a namespaced object deleted at once (a Status): kubectl's words name its namespace", async () => {
+    served = 'ds';
+    const r = await apiDelete(context().ctx, server, {
+      path: `${SECRETS}/k3s-prod-2.node-password.k3s`,
+      kubectl: 'delete secret -n kube-system k3s-prod-2.node-password.k3s',
+    });
+    expect(r).toEqual({ code: 0, stdout: 'secret "k3s-prod-2.node-password.k3s" deleted from kube-system namespace', stderr: '' });
   });
 
   it("one already gone is no failure (--ignore-not-found); a refusal is, in kubectl's words", async () => {
