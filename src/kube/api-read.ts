@@ -120,7 +120,8 @@ function deletedWords(body: string, path: string): string {
           .slice(0, -1)
           .join('/');
     const name = status ? o.details?.name : o?.metadata?.name;
-    const namespace = /\/namespaces\/([^/]+)\//.exec(path)?.[1];
+    const segments = path.split('?')[0].split('/');
+    const namespace = segments.includes('namespaces') ? segments[segments.indexOf('namespaces') + 1] : undefined;
     if (!kind || !name) return '';
     return `${group ? `${kind}.${group}` : kind} "${name}" deleted${namespace ? ` from ${namespace} namespace` : ''}`;
   } catch {
