@@ -10,21 +10,24 @@ import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../addons/kube
 import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 import { shq } from '../util/shell.ts';
 import { lastLines } from '../util/text.ts';
-import { apiRead, readyzFrom } from '../kube/api-read.ts';
-import { kubectl, readyzVia, VIP_HOLDER_ARGS, VIP_HOLDER_READ } from './remote.ts';
+import { apiPatch, apiRead, readyzFrom } from '../kube/api-read.ts';
+import { readyzVia, VIP_HOLDER_ARGS, VIP_HOLDER_READ } from './remote.ts';
 
 /** The hand-over's wait: the lease's duration and a margin. */
 export const HANDOVER_BUDGET_MS = (LEASE_TIMING.duration + 20) * 1000;
 
 const LEASE_JSON = `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o json --request-timeout=5s`;
+/** The lease whole (its resourceVersion for the write): through the run's SSH connection, LEASE_JSON without a kubeconfig. */
+const LEASE_READ = { path: VIP_HOLDER_READ.path, kubectl: LEASE_JSON };
 /** Whether the VIP is on one of the host's NICs (the count of its addresses that are the VIP). */
 const vipOnHost = (vip: string) => `ip -4 -o addr show | grep -c ' ${vip}/'`;
 
 /** Every command of a hand-over from `host` to `target`, as a plan lists them. */
 export function handoverRuns(host: HostRef, target: HostRef | undefined, api: { host: string; port: number }): string[] {
+  const patch = `{"metadata":{"resourceVersion":"<as read>"},"spec":{"holderIdentity":"${target?.name ?? '<another server>'}","renewTime":"<now>","leaseTransitions":<+1>}}`;
   return [
-    `sudo k3s kubectl ${LEASE_JSON}`,
-    `sudo k3s kubectl patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p '{"metadata":{"resourceVersion":"<as read>"},"spec":{"holderIdentity":"${target?.name ?? '<another server>'}","renewTime":"<now>","leaseTransitions":<+1>}}'   (its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
+    `GET ${LEASE_READ.path} through the SSH connection to the server that writes the lease (without the state folder's kubeconfig: sudo k3s kubectl ${LEASE_JSON} there)`,
+    `PATCH ${LEASE_READ.path} (a JSON merge patch) ${patch}, the same way (without the kubeconfig: sudo k3s kubectl patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p '<the patch>')   (its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
     `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: GET ${VIP_HOLDER_READ.path} and GET https://${api.host}:${api.port}/readyz through the SSH connection to the server that writes the lease (without the state folder's kubeconfig: sudo k3s kubectl ${VIP_HOLDER_ARGS}; sudo ${readyzVia(api.host, api.port)} there); on ${host.name}: ${vipOnHost(api.host)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
   ];
 }
@@ -50,7 +53,7 @@ export const UPSTREAM_PATTERNS: UpstreamPatterns = { CONFLICT };
 export async function writeLease(ctx: RunContext, via: HostRef, target: HostRef): Promise<{ ok: boolean; said: string }> {
   let said = '';
   for (let attempt = 1; attempt <= LEASE_WRITE_ATTEMPTS; attempt++) {
-    const read = await kubectl(ctx, via, LEASE_JSON, 15_000);
+    const read = await apiRead(ctx, via, LEASE_READ);
     if (read.code !== 0) return { ok: false, said: `the lease could not be read: ${lastLines(`${read.stdout}${read.stderr}`, 1).trim()}` };
     const lease = JSON.parse(read.stdout);
     const patch = {
@@ -62,7 +65,13 @@ export async function writeLease(ctx: RunContext, via: HostRef, target: HostRef)
         leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1,
       },
     };
-    const wrote = await kubectl(ctx, via, `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`, 15_000);
+    const wrote = await apiPatch(ctx, via, {
+      path: LEASE_READ.path,
+      type: 'merge',
+      patch,
+      verb: 'patched',
+      kubectl: `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`,
+    });
     said = lastLines(`${wrote.stdout}${wrote.stderr}`, 1).trim();
     if (wrote.code === 0)
       return { ok: true, said: `lease written to ${target.name}${attempt > 1 ? ` at attempt ${attempt} (kube-vip renewed it between read and write)` : ''}` };

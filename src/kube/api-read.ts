@@ -95,10 +95,64 @@ export async function apiDelete(ctx: RunContext, server: HostRef, del: ApiRead, 
   // The API answers a DELETE at once (it does not wait for finalizers, as kubectl's --timeout does): a short
   // wait for that answer, so that kubectl's attempt after no answer still fits the caller's budget.
   const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, del.path, creds, Math.min(timeoutMs, 15_000), { method: 'DELETE' });
+  ctx.probeMemo?.forget();
   if (got.status === undefined) return kubectl(ctx, server, del.kubectl, timeoutMs);
   if (got.status === 404) return { code: 0, stdout: '', stderr: '' };
   if (got.status !== 200 && got.status !== 202) return answerOf(got);
   return { code: 0, stdout: deletedWords(got.body, del.path), stderr: '' };
+}
+
+/** A PATCH of one object: its path, the patch, and the same write as `k3s kubectl` arguments. */
+export interface ApiPatch {
+  path: string;
+  /** `merge`: a JSON merge patch (RFC 7386, what `kubectl patch --type merge` and `kubectl annotate` send); `json`: a JSON patch (RFC 6902). */
+  type: 'merge' | 'json';
+  patch: unknown;
+  /** kubectl's word for it: `annotated` (kubectl annotate) or `patched` (kubectl patch). */
+  verb: 'annotated' | 'patched';
+  kubectl: string;
+}
+
+const PATCH_TYPES = { merge: 'application/merge-patch+json', json: 'application/json-patch+json' } as const;
+
+/**
+ * A PATCH of one object through the run's SSH connection to `server`, answered as `k3s kubectl patch` (or
+ * `annotate`) answers: exit 0 with kubectl's `<kind>[.<group>]/<name> patched`, else exit 1 and kubectl's words
+ * (a refused resourceVersion: `Error from server (Conflict): …`). Without a usable kubeconfig or an answer (nothing forwarded, another
+ * cluster's certificate), `k3s kubectl` on the server does it: a write whose answer was lost on the way is then
+ * sent again, which each caller's patch tolerates (an annotation, a compare-and-swap on a resourceVersion, a
+ * `test` before a removal).
+ */
+export async function apiPatch(ctx: RunContext, server: HostRef, write: ApiPatch, timeoutMs = 15_000): Promise<Answer> {
+  const creds = await apiCredentialsOf(ctx);
+  if (!creds) return kubectl(ctx, server, write.kubectl, timeoutMs);
+  const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, write.path, creds, Math.min(timeoutMs, 15_000), {
+    method: 'PATCH',
+    body: { type: PATCH_TYPES[write.type], text: JSON.stringify(write.patch) },
+  });
+  // A write may have changed what the run's probes saw (src/engine/probe-memo.ts).
+  ctx.probeMemo?.forget();
+  if (got.status === undefined) return kubectl(ctx, server, write.kubectl, timeoutMs);
+  if (got.status !== 200) return answerOf(got);
+  return { code: 0, stdout: namedWords(got.body, write.verb), stderr: '' };
+}
+
+/**
+ * kubectl's line for a written object (kubernetes/cli-runtime pkg/printers/name.go printObj: `<kind>/<name>
+ * <operation>`, the kind lower-case and followed by `.<group>` when it has one), from the object the API answered.
+ */
+function namedWords(body: string, verb: string): string {
+  try {
+    const o = JSON.parse(body);
+    const group = String(o?.apiVersion ?? '')
+      .split('/')
+      .slice(0, -1)
+      .join('/');
+    const kind = String(o?.kind ?? '').toLowerCase();
+    return kind && o?.metadata?.name ? `${group ? `${kind}.${group}` : kind}/${o.metadata.name} ${verb}` : '';
+  } catch {
+    return '';
+  }
 }
 
 /**

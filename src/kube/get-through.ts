@@ -2,7 +2,8 @@
 // sshd opens the TCP connection (ssh direct-tcpip over the run's connection to it, so the path is the host's
 // own), and the engine speaks TLS through it, verified against the cluster CA, authenticated with the admin
 // kubeconfig's client certificate, as `k3s kubectl --server https://<address>:<port> get --raw <path>` on the
-// host would. readyzThrough asks /readyz; apiRead (src/kube/api-read.ts) reads objects.
+// host would. readyzThrough asks /readyz; apiRead (src/kube/api-read.ts) reads objects, apiDelete and apiPatch
+// write them (a method and a body).
 import { Agent, request, type ClientRequest } from 'node:http';
 import { checkServerIdentity, connect, createSecureContext, type PeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
@@ -136,7 +137,7 @@ export async function getThrough(
   path: string,
   creds: ApiCredentials,
   timeoutMs = 5_000,
-  o: { accept?: string; method?: 'GET' | 'DELETE' } = {},
+  o: { accept?: string; method?: 'GET' | 'DELETE' | 'PATCH'; body?: { type: string; text: string } } = {},
 ): Promise<Got> {
   if (!remote.forward) return { tls: false, seen: `the connection to ${remote.host} cannot forward ports`, certificate: false };
   const pool = poolOf(remote, address, port, creds);
@@ -157,6 +158,7 @@ export async function getThrough(
           headers: {
             host: `${address}:${port}`,
             ...(o.accept && { accept: o.accept }),
+            ...(o.body && { 'content-type': o.body.type, 'content-length': Buffer.byteLength(o.body.text) }),
             ...(creds.token && { authorization: `Bearer ${creds.token}` }),
           },
         },
@@ -182,7 +184,7 @@ export async function getThrough(
         if (err instanceof CauseError) return resolve({ tls, seen: err.evidence.seen ?? err.message, certificate: false, forward: err });
         fail(err.message, isCertificateError(err.code));
       });
-      req.end();
+      req.end(o.body?.text);
     });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<Got>((resolve) => {

@@ -2,7 +2,7 @@
 // -o json` would print it, an error in kubectl's words, and `k3s kubectl` on the server while the state
 // folder holds no kubeconfig. Against a small HTTPS server standing for a server's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiDelete, apiRead, apiReadLists, namesOf, readyzFrom } from '../../src/kube/api-read.ts';
+import { apiDelete, apiPatch, apiRead, apiReadLists, namesOf, readyzFrom } from '../../src/kube/api-read.ts';
 import { fixture } from '../support/engine-fixture.ts';
 import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
@@ -21,7 +21,7 @@ const READ = { path: '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium', k
 
 let api: KubeApiFixture;
 let served: 'ds' | 'gone' | 'broken' = 'ds';
-const asked: { url?: string; auth?: string; method?: string; accept?: string }[] = [];
+const asked: { url?: string; auth?: string; method?: string; accept?: string; type?: string; body?: string }[] = [];
 const NODE = '/api/v1/nodes/k3s-prod-2';
 const DELETE = { path: NODE, kubectl: 'delete node k3s-prod-2 --ignore-not-found --timeout=90s' };
 const SECRETS = '/api/v1/namespaces/kube-system/secrets';
@@ -29,7 +29,34 @@ const LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/plndr-
 
 beforeAll(async () => {
   api = await kubeApiFixture((req, res) => {
-    asked.push({ url: req.url, auth: req.headers.authorization, method: req.method, accept: req.headers.accept });
+    const entry = {
+      url: req.url,
+      auth: req.headers.authorization,
+      method: req.method,
+      accept: req.headers.accept,
+      type: req.headers['content-type'],
+      body: '',
+    };
+    asked.push(entry);
+    if (req.method === 'PATCH') {
+      // The lease as the apiserver guards it: a merge patch carrying a resourceVersion that is no longer current is a Conflict.
+      req.setEncoding('utf8');
+      req.on('data', (d: string) => (entry.body += d));
+      return void req.on('end', () => {
+        if (req.url !== LEASE) return answer(res, 404, statusOf(404, 'NotFound', 'helmcharts.helm.cattle.io "cilium" not found'));
+        if (JSON.parse(entry.body).metadata?.resourceVersion !== '7')
+          return answer(
+            res,
+            409,
+            statusOf(
+              409,
+              'Conflict',
+              'Operation cannot be fulfilled on leases.coordination.k8s.io "plndr-cp-lock": the object has been modified; please apply your changes to the latest version and try again',
+            ),
+          );
+        answer(res, 200, { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', metadata: { name: 'plndr-cp-lock', namespace: 'kube-system' } });
+      });
+    }
     if (served === 'broken') {
       res.writeHead(502);
       return void res.end('bad gateway\nupstream down');
@@ -197,6 +224,54 @@ describe('apiDelete', () => {
       const { ctx, remote } = context(o);
       await apiDelete(ctx, server, DELETE);
       expect(remote.commands).toEqual([`k3s kubectl ${DELETE.kubectl}`]);
+    }
+  });
+});
+
+describe('apiPatch', () => {
+  const write = (resourceVersion: string) => ({
+    path: LEASE,
+    type: 'merge' as const,
+    patch: { metadata: { resourceVersion }, spec: { holderIdentity: 'k3s-prod-2' } },
+    verb: 'patched' as const,
+    kubectl: `patch lease -n kube-system plndr-cp-lock --type merge -p '{"metadata":{"resourceVersion":"${resourceVersion}"}}'`,
+  });
+
+  it('sends the merge patch through the connection and says what kubectl says: <kind>.<group>/<name> patched', async () => {
+    served = 'ds';
+    asked.length = 0;
+    const { ctx, remote } = context();
+    expect(await apiPatch(ctx, server, write('7'))).toEqual({ code: 0, stdout: 'lease.coordination.k8s.io/plndr-cp-lock patched', stderr: '' });
+    expect(asked).toMatchObject([{ url: LEASE, method: 'PATCH', type: 'application/merge-patch+json' }]);
+    expect(JSON.parse(asked[0].body!)).toEqual(write('7').patch);
+    expect(remote.commands).toEqual([]);
+  });
+
+  it("a refused write is kubectl's exit 1 and words (a stale resourceVersion: Conflict); a JSON patch says so in its type", async () => {
+    expect(await apiPatch(context().ctx, server, write('6'))).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'Error from server (Conflict): Operation cannot be fulfilled on leases.coordination.k8s.io "plndr-cp-lock": the object has been modified; please apply your changes to the latest version and try again',
+    });
+    asked.length = 0;
+    const chart = '/apis/helm.cattle.io/v1/namespaces/kube-system/helmcharts/cilium';
+    const r = await apiPatch(context().ctx, server, {
+      path: chart,
+      type: 'json',
+      patch: [{ op: 'remove', path: '/metadata/finalizers/0' }],
+      verb: 'patched',
+      kubectl: 'patch …',
+    });
+    expect(r).toMatchObject({ code: 1, stderr: 'Error from server (NotFound): helmcharts.helm.cattle.io "cilium" not found' });
+    expect(asked).toMatchObject([{ url: chart, method: 'PATCH', type: 'application/json-patch+json' }]);
+  });
+
+  it('without a kubeconfig, or without an answer: `k3s kubectl patch` on the server', async () => {
+    for (const o of [{ kubeconfig: false }, { refuse: true }]) {
+      const { ctx, remote } = context(o);
+      await apiPatch(ctx, server, write('7'));
+      expect(remote.commands).toEqual([`k3s kubectl ${write('7').kubectl}`]);
     }
   });
 });
