@@ -9,9 +9,9 @@
 // that old log only when the budget ends without one.
 import { CauseError, stopOf } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { excerpt, kubectl } from '../../src/k3s/remote.ts';
+import { excerpt } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
-import { apiRead } from '../../src/kube/api-read.ts';
+import { apiRead, podLogPath } from '../../src/kube/api-read.ts';
 import { checkAgentServiceHost, type AgentPod } from '../../src/addons/cilium-agent-env.ts';
 import { matchCiliumAgentLog } from './agent-log.ts';
 import { backedOffContainers, containersToRead, isStaleFailure } from './pod-containers.ts';
@@ -82,7 +82,10 @@ async function knownFailure(
   for (const pod of seen.pods.filter((p) => !p.ready && p.current)) {
     for (const c of pod.logContainers) {
       if (skip(pod.item, c)) continue;
-      const logs = await kubectl(ctx, host, `logs -n kube-system ${pod.name} -c ${c} --tail=40`).catch(() => undefined);
+      const logs = await apiRead(ctx, host, {
+        path: podLogPath('kube-system', pod.name, c, 40),
+        kubectl: `logs -n kube-system ${pod.name} -c ${c} --tail=40`,
+      }).catch(() => undefined);
       const known = logs?.code === 0 ? matchCiliumAgentLog(logs.stdout, kubernetesIp) : undefined;
       if (known)
         return new CauseError(known.causeId, {

@@ -10,8 +10,7 @@
 import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { CauseError } from '../../src/errors.ts';
-import { kubectl } from '../../src/k3s/remote.ts';
-import { apiReadLists } from '../../src/kube/api-read.ts';
+import { apiRead, apiReadLists, podLogPath } from '../../src/kube/api-read.ts';
 
 export const FLUX_NAMESPACE = 'flux-system';
 /** How many of the crashed run's log lines the cause carries. */
@@ -130,6 +129,6 @@ export async function controllerCrashLoop(ctx: RunContext, host: HostRef, pods: 
   if (!c) return undefined;
   // While the container waits, `kubectl logs` shows the run that exited last (kubelet validateContainerLogStatus: lastState).
   const args = `logs -n ${c.namespace} ${c.pod} -c ${c.container} --tail=${CRASH_LOG_LINES}`;
-  const res = await kubectl(ctx, host, args).catch(() => undefined);
+  const res = await apiRead(ctx, host, { path: podLogPath(c.namespace, c.pod, c.container, CRASH_LOG_LINES), kubectl: args }).catch(() => undefined);
   return crashLoopCause(c, { command: `kubectl ${args}`, lines: res?.code === 0 ? crashLogLines(res.stdout) : undefined });
 }

@@ -26,8 +26,11 @@ import { lastLines } from '../../src/util/text.ts';
 import { shq } from '../../src/util/shell.ts';
 import { HELMCHART_MANIFEST } from '../../src/k3s/helmchart.ts';
 import { ciliumRelease, type CiliumRelease } from '../../src/gitops/cilium-release.ts';
-import { kubectl, rawGetProbe, refusedNotFound } from '../../src/k3s/remote.ts';
-import { helmChartObject, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
+import { rawGetProbe, refusedNotFound } from '../../src/k3s/remote.ts';
+import { helmChartObject, helmChartPath, helmChartProbe, REMOVE_FINALIZER, UNMANAGED, type HelmChartObject } from '../../src/k3s/helmchart-object.ts';
+import { apiDelete, apiRead, apiShown } from '../../src/kube/api-read.ts';
+import { apiPatchChange } from '../../src/kube/api-change.ts';
+import { poll } from '../../src/engine/poll.ts';
 import { helmChartValues, rolled, valuesDiff } from './parity.ts';
 import { appliesThisRun, FLUX_APPLY_STEPS } from './applied-step.ts';
 import { checkoutRevision } from './checkout-revision.ts';
@@ -36,8 +39,9 @@ import { SYNC_SOURCE } from './manifests.ts';
 import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
-/** How long the delete waits for the HelmChart to be gone. */
+/** How long the delete waits for the HelmChart to be gone, and how often it looks. */
 const GONE_WAIT_S = 60;
+const GONE_POLL_MS = 1_000;
 
 /** What the hand-over reads of Cilium's release (src/gitops/cilium-release.ts): the HelmChart, the HelmRelease, the values. */
 export type CiliumOwnership = Pick<CiliumRelease, 'helmChart' | 'helmRelease' | 'values'>;
@@ -57,7 +61,8 @@ export const ciliumGenerationBefore = hostFact<number | undefined>('ciliumGenera
  * (kubernetes/kubernetes @152b09ac pkg/registry/apps/daemonset/strategy.go PrepareForUpdate), which is what
  * rolls the agents; metadata.generation also moves for a new rollout width.
  */
-export const DAEMONSET_PROBE = rawGetProbe('/apis/apps/v1/namespaces/kube-system/daemonsets/cilium');
+const DAEMONSET_PATH = '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium';
+export const DAEMONSET_PROBE = rawGetProbe(DAEMONSET_PATH);
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
 export function templateGenerationOf(stdout: string, code: number | null): number | undefined {
@@ -66,16 +71,21 @@ export function templateGenerationOf(stdout: string, code: number | null): numbe
   return Number.isInteger(n) ? n : undefined;
 }
 
-/** Pure: the hand-over's changes from what the probe saw (none once the HelmChart and its manifest are gone). */
-export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChartObject; manifest: boolean }): Change[] {
+/**
+ * Pure: the hand-over's changes from what the probe saw (none once the HelmChart and its manifest are gone).
+ * The chart's writes go through the Kubernetes API over the run's SSH connection to `via` (the step's host).
+ */
+export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChartObject; manifest: boolean }, via: string): Change[] {
   const name = `HelmChart ${o.helmChart.namespace}/${o.helmChart.name}`;
   const hc = `-n ${o.helmChart.namespace} helmchart.helm.cattle.io/${o.helmChart.name}`;
+  const path = helmChartPath(o.helmChart);
   const chart = seen.helmChart;
   const at = chart ? chart.finalizers.indexOf(REMOVE_FINALIZER) : -1;
-  const patch = JSON.stringify([
+  // The test keeps the removal from taking another finalizer off when the list changed since the probe read it.
+  const patch = [
     { op: 'test', path: `/metadata/finalizers/${at}`, value: REMOVE_FINALIZER },
     { op: 'remove', path: `/metadata/finalizers/${at}` },
-  ]);
+  ];
   return [
     ...(seen.manifest
       ? [
@@ -89,67 +99,92 @@ export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChar
       : []),
     ...(chart && !chart.unmanaged
       ? [
-          {
-            kind: 'command' as const,
-            description: `annotate ${name} ${UNMANAGED} (helm-controller leaves the release alone from now on)`,
-            command: `k3s kubectl annotate --overwrite ${hc} ${UNMANAGED}=true`,
-            sudo: true,
-          },
+          apiPatchChange(
+            `annotate ${name} ${UNMANAGED} (helm-controller leaves the release alone from now on)`,
+            {
+              path,
+              type: 'merge',
+              patch: { metadata: { annotations: { [UNMANAGED]: 'true' } } },
+              verb: 'annotated',
+              kubectl: `annotate --overwrite ${hc} ${UNMANAGED}=true`,
+            },
+            via,
+          ),
         ]
       : []),
     ...(at >= 0
       ? [
-          {
-            kind: 'command' as const,
-            description: `take the finalizer ${REMOVE_FINALIZER} off ${name}: helm-controller no longer removes it from an unmanaged chart (the release stays)`,
-            command: `k3s kubectl patch ${hc} --type=json -p ${shq(patch)}`,
-            sudo: true,
-          },
+          apiPatchChange(
+            `take the finalizer ${REMOVE_FINALIZER} off ${name}: helm-controller no longer removes it from an unmanaged chart (the release stays)`,
+            { path, type: 'json', patch, verb: 'patched', kubectl: `patch ${hc} --type=json -p ${shq(JSON.stringify(patch))}` },
+            via,
+          ),
         ]
       : []),
-    ...(chart ? [deleteChange(o, name, hc)] : []),
+    ...(chart ? [deleteChange(o, name, hc, via)] : []),
   ];
 }
 
 /** The hand-over's first change: Flux Ready, its HelmRelease adopted the release, parity proven (CILIUM_PARITY_DRIFT otherwise). */
-function adoptionChange(o: CiliumOwnership, waitMs: number): Change {
+function adoptionChange(o: CiliumOwnership, waitMs: number, via: string): Change {
   const hr = `HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name}`;
+  const chart = { path: helmChartPath(o.helmChart), kubectl: `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json` };
+  const release = {
+    path: `/apis/helm.toolkit.fluxcd.io/v2/namespaces/${o.helmRelease.namespace}/helmreleases/${o.helmRelease.name}`,
+    kubectl: `get helmreleases.helm.toolkit.fluxcd.io -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o json`,
+  };
   return {
     kind: 'action',
     description: `wait until Flux is Ready and ${hr} has adopted the release (at most ${waitMs / 1000} s), then prove parity: the same values, no roll of the cilium agents (a drift stops here, the HelmChart kept)`,
     runs: [
-      `sudo k3s kubectl get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json   (the values installed now)`,
-      `sudo k3s kubectl get pods,deployments -n ${FLUX_NAMESPACE} -o json   (at every poll: a crash-looping controller is named at once, with its sudo k3s kubectl logs)`,
-      `sudo k3s kubectl annotate --overwrite <the GitRepositories and Kustomizations> --all -n <namespace> ${REQUESTED_AT}=<now>   (a reconcile request, unless the source serves the checkout's commit and everything is current)`,
-      `sudo k3s kubectl ${LIST}   (until Ready; the objects of a running health check read too)`,
-      `sudo k3s kubectl get helmreleases.helm.toolkit.fluxcd.io -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o json   (until Ready)`,
-      `sudo ${DAEMONSET_PROBE.command}   (its template generation, against the one before Flux's install)`,
+      `${apiShown('GET', chart, via)}   (the values installed now)`,
+      `${apiShown('GET', { path: `/api/v1/namespaces/${FLUX_NAMESPACE}/pods and /apis/apps/v1/namespaces/${FLUX_NAMESPACE}/deployments`, kubectl: `get pods,deployments -n ${FLUX_NAMESPACE} -o json` }, via)}   (at every poll: a crash-looping controller is named at once, with its log, GET …/pods/<pod>/log the same way)`,
+      `${apiShown('PATCH', { path: '<each GitRepository and Kustomization>', patch: { metadata: { annotations: { [REQUESTED_AT]: '<now>' } } }, kubectl: `annotate --overwrite <each> ${REQUESTED_AT}=<now>` }, via)}   (a reconcile request, unless the source serves the checkout's commit and everything is current)`,
+      `${apiShown('GET', { path: '/apis/source.toolkit.fluxcd.io/v1/gitrepositories and /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations', kubectl: LIST }, via)}   (until Ready; the objects of a running health check read too)`,
+      `${apiShown('GET', release, via)}   (until Ready)`,
+      `${apiShown('GET', { path: DAEMONSET_PATH, kubectl: 'get daemonset -n kube-system cilium -o json' }, via)}   (its template generation, against the one before Flux's install)`,
     ],
     // No budget of its own here: the waits end at flux.waitSeconds (fluxWaitSignal) and name their cause.
     run: (ctx) => proveAdoption(ctx),
   };
 }
 
-/** The delete, waited for; running out is HELMCHART_NOT_GONE, with what still holds the chart (one read more). */
-function deleteChange(o: CiliumOwnership, name: string, hc: string): Change {
-  const command = `k3s kubectl delete ${hc} --ignore-not-found --timeout=${GONE_WAIT_S}s`;
-  const read = `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} --ignore-not-found -o json`;
+/** The delete, waited for; running out is HELMCHART_NOT_GONE, with what still holds the chart (the last read). */
+function deleteChange(o: CiliumOwnership, name: string, hc: string, via: string): Change {
+  const del = { path: helmChartPath(o.helmChart), kubectl: `delete ${hc} --ignore-not-found --wait=false` };
+  const read = { path: del.path, kubectl: `get ${hc} -o json --request-timeout=5s` };
   return {
     kind: 'action',
     description: `delete ${name} and wait until it is gone (at most ${GONE_WAIT_S} s): HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name} owns Cilium`,
-    runs: [`sudo ${command}`, `sudo k3s kubectl ${read}   (only when the delete fails: what still holds it)`],
+    runs: [apiShown('DELETE', del, via), `every ${GONE_POLL_MS / 1000} s, at most ${GONE_WAIT_S} s, until it is not found: ${apiShown('GET', read, via)}`],
     run: async (ctx) => {
-      const res = await ctx.remote(ctx.host).exec(command, { sudo: true, timeoutMs: (GONE_WAIT_S + 30) * 1000, signal: ctx.signal });
-      if (res.lost) throw connectionLost(ctx.host.name, command);
-      if (res.code === 0) return;
-      const left = helmChartObject(await kubectl(ctx, ctx.host, read).catch(() => undefined));
+      const command = `DELETE ${del.path}; GET ${read.path} until it is not found`;
+      const res = await apiDelete(ctx, ctx.host, del);
+      if ('lost' in res && res.lost) throw connectionLost(ctx.host.name, command);
+      if (res.code !== 0)
+        throw new CauseError('APPLY_FAILED', {
+          host: ctx.host.name,
+          evidence: { command, exitCode: res.code, excerpt: lastLines(res.stderr || res.stdout, 20) },
+        });
+      // The API deletes at once what no finalizer holds; a held chart is marked and goes when its finalizers do.
+      let last: Awaited<ReturnType<typeof apiRead>> | undefined;
+      const gone = await poll(ctx, ctx.signal, {
+        everyMs: GONE_POLL_MS,
+        withinMs: GONE_WAIT_S * 1000,
+        look: async () => {
+          last = await apiRead(ctx, ctx.host, read).catch(() => undefined);
+          return (last !== undefined && refusedNotFound(last)) || undefined;
+        },
+      });
+      if (gone) return;
+      const left = helmChartObject(last);
       const seen = left
         ? `HelmChart ${o.helmChart.namespace}/${o.helmChart.name} is still there ${left.deleting ? 'and Terminating' : 'and not marked for deletion'}, held by the finalizers [${left.finalizers.join(', ')}]`
-        : `the delete did not finish within ${GONE_WAIT_S} s`;
+        : `it could not be seen gone within ${GONE_WAIT_S} s${last ? `: ${lastLines(last.stderr || last.stdout, 1).trim()}` : ''}`;
       throw new CauseError('HELMCHART_NOT_GONE', {
         host: ctx.host.name,
         message: seen,
-        evidence: { command, exitCode: res.code, excerpt: lastLines(res.stderr || res.stdout, 20), seen },
+        evidence: { command, exitCode: last?.code ?? null, excerpt: res.stdout.trim(), seen },
       });
     },
   };
@@ -212,7 +247,7 @@ export async function checkAdoption(
 }
 
 async function readTemplateGeneration(ctx: RunContext, host: HostRef): Promise<[string, number | null]> {
-  const r = await kubectl(ctx, host, 'get daemonset -n kube-system cilium -o json');
+  const r = await apiRead(ctx, host, { path: DAEMONSET_PATH, kubectl: 'get daemonset -n kube-system cilium -o json' });
   return [r.stdout, r.code];
 }
 
@@ -221,7 +256,10 @@ async function proveAdoption(ctx: ActionContext): Promise<void> {
   const { host } = ctx;
   const o = ownershipOf(ctx);
   const signal = fluxWaitSignal(ctx, ctx.signal);
-  const chart = await kubectl(ctx, host, `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`);
+  const chart = await apiRead(ctx, host, {
+    path: helmChartPath(o.helmChart),
+    kubectl: `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`,
+  });
   const reference =
     chart.code === 0
       ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }
@@ -249,9 +287,9 @@ export const handoverStep: Step = {
       manifest: { command: `test -f ${shq(HELMCHART_MANIFEST)}`, sudo: true },
     };
   },
-  plan: ({ probe, ctx }): Plan => {
-    const changes = handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 });
+  plan: ({ probe, ctx, host }): Plan => {
+    const changes = handoverChanges(ownershipOf(ctx), { helmChart: helmChartObject(probe.helmChart), manifest: probe.manifest.code === 0 }, host.name);
     const absent = readAbsent(probe.helmChart) || undefined;
-    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx)), ...changes] : [], facts: [helmChartAbsent(absent)] };
+    return { changes: changes.length ? [adoptionChange(ownershipOf(ctx), fluxWaitMs(ctx), host.name), ...changes] : [], facts: [helmChartAbsent(absent)] };
   },
 };

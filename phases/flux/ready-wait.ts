@@ -11,9 +11,9 @@ import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { kubectl } from '../../src/k3s/remote.ts';
+import { kubectl, refusedNotFound } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
-import { apiRead, apiReadLists } from '../../src/kube/api-read.ts';
+import { apiPatch, apiRead, apiReadLists } from '../../src/kube/api-read.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
 import {
@@ -97,38 +97,36 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
   return out;
 }
 
-/**
- * kubectl annotate --all lists the objects, then patches each: one pruned in between (a Kustomization the
- * revision just applied no longer holds) is a NotFound for that object alone, the others annotated, exit 1.
- * Nothing is left to ask of an object that is gone, and the wait's next list no longer shows it.
- */
-function onlyGoneSinceListed(stderr: string): boolean {
-  const lines = stderr.split('\n').filter((l) => l.trim());
-  return lines.length > 0 && lines.every((l) => l.startsWith('Error from server (NotFound): '));
+/** A Flux object's path in the API and its kubectl name (source-controller's and kustomize-controller's v1 kinds). */
+function fluxObjectRef(o: FluxObject): { path: string; kubectl: string } {
+  const { name, namespace } = o.metadata;
+  const [group, plural] = o.kind === 'GitRepository' ? ['source.toolkit.fluxcd.io', 'gitrepositories'] : ['kustomize.toolkit.fluxcd.io', 'kustomizations'];
+  return { path: `/apis/${group}/v1/namespaces/${namespace}/${plural}/${name}`, kubectl: `${plural}.${group}/${name} -n ${namespace}` };
 }
 
 /**
  * Asks the controllers to reconcile `objects` now, as `flux reconcile kustomization --with-source` does, so
- * the wait judges the branch's head and not a status from before this run (a new deploy key, a new revision).
- * Harmless to repeat: it changes no spec, only the request token the controllers answer.
+ * the wait judges the branch's head and not a status from before this run (a new deploy key, a new revision):
+ * the request annotation on each, a JSON merge patch through the Kubernetes API (`k3s kubectl annotate` on the
+ * server without a kubeconfig), all at once. Harmless to repeat: it changes no spec, only the request token the
+ * controllers answer. An object pruned since it was listed (a Kustomization the revision just applied no longer
+ * holds) is a NotFound for it alone: nothing is left to ask of it, and the wait's next list no longer shows it.
  */
 async function requestReconcile(ctx: RunContext, host: HostRef, objects: FluxObject[], token: string): Promise<void> {
-  // Per namespace: kubectl before 1.30 has no --all-namespaces for annotate.
-  const targets = new Set(
-    objects.map(
-      (o) =>
-        `${o.kind === 'GitRepository' ? 'gitrepositories.source.toolkit.fluxcd.io' : 'kustomizations.kustomize.toolkit.fluxcd.io'} --all -n ${o.metadata.namespace}`,
-    ),
+  const answers = await Promise.all(
+    objects.map(async (o) => {
+      const ref = fluxObjectRef(o);
+      const kubectl = `annotate --overwrite ${ref.kubectl} ${REQUESTED_AT}=${token}`;
+      const patch = { metadata: { annotations: { [REQUESTED_AT]: token } } };
+      return { kubectl, res: await apiPatch(ctx, host, { path: ref.path, type: 'merge', patch, verb: 'annotated', kubectl }) };
+    }),
   );
-  for (const t of targets) {
-    const command = `annotate --overwrite ${t} ${REQUESTED_AT}=${token}`;
-    const res = await kubectl(ctx, host, command);
-    if (res.code !== 0 && !onlyGoneSinceListed(res.stderr))
-      throw new CauseError('APPLY_FAILED', {
-        host: host.name,
-        evidence: { command: `kubectl ${command}`, exitCode: res.code, excerpt: res.stderr.trim().slice(-500) },
-      });
-  }
+  const failed = answers.find((a) => a.res.code !== 0 && !refusedNotFound(a.res));
+  if (failed)
+    throw new CauseError('APPLY_FAILED', {
+      host: host.name,
+      evidence: { command: `kubectl ${failed.kubectl}`, exitCode: failed.res.code, excerpt: failed.res.stderr.trim().slice(-500) },
+    });
 }
 
 /**

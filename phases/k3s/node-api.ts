@@ -12,11 +12,6 @@ export const READYZ: ApiRead = { path: '/readyz', kubectl: "get --raw='/readyz'"
 
 export const nodeRead = (name: string): ApiRead => ({ path: `/api/v1/nodes/${name}`, kubectl: `get node ${name} -o name --request-timeout=5s` });
 
-/** What a plan says a request runs on `via`: the API's request, and kubectl's arguments where it falls back. */
-export function apiShown(method: 'GET' | 'DELETE', read: ApiRead, via: string): string {
-  return `${method} ${read.path}   (Kubernetes API through the SSH connection to ${via}; without the state folder's kubeconfig: sudo k3s kubectl ${read.kubectl} there)`;
-}
-
 /** A look at the Node in words: its kubectl name while it is there, else what the read said. */
 export function nodeSeen(name: string, r: { code: number | null; stdout: string; stderr: string } | undefined): string {
   if (!r) return 'no answer';

@@ -19,14 +19,14 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { HostRef, Step } from '../../src/engine/phase.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
-import { apiDelete, apiRead, namesOf, type ApiRead } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, apiShown, namesOf, type ApiRead } from '../../src/kube/api-read.ts';
 import { killallCommand } from '../../src/k3s/killall.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
 import { unitRuns } from '../../src/k3s/unit-state.ts';
 import { NOT_FOUND } from '../../src/k3s/remote.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
 import { membersOf, orphanMemberStop } from './replace-quorum.ts';
-import { apiShown, nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
+import { nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
 import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
 import { DRAIN_BUDGET_MS, drainThrough } from './rolling-evict.ts';
 

@@ -8,12 +8,12 @@ import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
-import { apiDelete, apiRead } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, apiShown } from '../../src/kube/api-read.ts';
 import { SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { unitActiveProbe, unitRuns } from '../../src/k3s/unit-state.ts';
 import { killallCommand, K3S_STATE, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import { NOT_FOUND } from '../../src/k3s/remote.ts';
-import { apiShown, nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
+import { nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
 import { membersOf, orphanMemberStop, replaceFacts } from './replace-quorum.ts';
 import { joinTargetOf } from './join-target.ts';
 

@@ -19,11 +19,11 @@ import type { RunContext } from '../../src/engine/context.ts';
 import type { ActionContext } from '../../src/engine/changes.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { MEMBER_LIST_READ, readMembers } from '../../src/k3s/etcd-members.ts';
-import { apiDelete, apiRead } from '../../src/kube/api-read.ts';
+import { apiDelete, apiRead, apiShown } from '../../src/kube/api-read.ts';
 import { DATA_DIR, roleOf } from '../../src/k3s/paths.ts';
 import { unitRuns } from '../../src/k3s/unit-state.ts';
 import { waitMemberGone } from './replace-steps.ts';
-import { apiShown, nodeDelete, nodeRead, READYZ } from './node-api.ts';
+import { nodeDelete, nodeRead, READYZ } from './node-api.ts';
 
 /** What the removal's run may take: the reads (20 s each, in parallel), kubectl's delete (100 s), the wait (120 s). */
 const MEMBER_BUDGET_MS = 20_000 + 100_000 + 120_000 + 20_000;

@@ -8,8 +8,8 @@ import type { ActionChange } from '../../src/engine/changes.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-handover.ts';
-import { MEMBER_LIST_COMMAND, MEMBER_LIST_READ, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
-import { apiRead, readyzFrom } from '../../src/kube/api-read.ts';
+import { MEMBER_LIST_READ, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { apiRead, apiShown, readyzFrom } from '../../src/kube/api-read.ts';
 import { readyzVia } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
@@ -28,7 +28,7 @@ export function quorumAction(host: HostRef, ctx: ReadContext, view: RollingView)
     description: `before ${host.name}'s k3s restarts: the others hold quorum (every etcd member started and a voter, every server's API ready; reads only)`,
     on: via.name,
     runs: [
-      `GET /db/info   (Kubernetes API through the SSH connection to ${via.name}; without the state folder's kubeconfig: sudo ${MEMBER_LIST_COMMAND} there; every member started, none a learner, one voter per running server)`,
+      `${apiShown('GET', MEMBER_LIST_READ, via.name)}: every member started, none a learner, one voter per running server`,
       ...serverRefs(ctx.inventory)
         .filter((s) => view.members.includes(s.name))
         .map(

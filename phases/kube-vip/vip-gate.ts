@@ -16,7 +16,8 @@ import { getThrough, type ApiCredentials } from '../../src/kube/get-through.ts';
 import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
 import type { Remote } from '../../src/transport/types.ts';
 import { founderRef } from '../../src/inventory/hosts.ts';
-import { excerpt, kubectl, NOT_FOUND } from '../../src/k3s/remote.ts';
+import { excerpt, NOT_FOUND, VIP_HOLDER_READ } from '../../src/k3s/remote.ts';
+import { apiRead, podLogPath } from '../../src/kube/api-read.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { podsPullCause } from '../../src/images/pods.ts';
@@ -103,17 +104,44 @@ async function answerFromOperator(ctx: RunContext, founder: HostRef, ca: string)
   return h.ok ? h : { ok: false, certificate: h.certificate, seen: `from the operator: ${h.seen}`, command };
 }
 
+/**
+ * The last lines of each kube-vip pod's log, as `kubectl logs -l <selector> --tail=40 --prefix` prints them: each
+ * line after `[pod/<pod>/<container>] ` (kubernetes/kubectl pkg/cmd/logs/logs.go addPrefixIfNeeded), at most five
+ * pods (its --max-log-requests default). A pod whose log cannot be read adds nothing.
+ */
+async function prefixedLogs(ctx: RunContext, founder: HostRef, pods: any[]): Promise<string> {
+  const texts = await Promise.all(
+    pods.slice(0, 5).map(async (p) => {
+      const pod = String(p?.metadata?.name ?? '');
+      const container = String(p?.spec?.containers?.[0]?.name ?? '');
+      const r = await apiRead(ctx, founder, {
+        path: podLogPath(KUBE_VIP_NAMESPACE, pod, container, 40),
+        kubectl: `logs -n ${KUBE_VIP_NAMESPACE} ${pod} -c ${container} --tail=40`,
+      }).catch(() => undefined);
+      if (r?.code !== 0 || !r.stdout) return '';
+      return r.stdout
+        .replace(/\n$/, '')
+        .split('\n')
+        .map((l) => `[pod/${pod}/${container}] ${l}`)
+        .join('\n');
+    }),
+  );
+  return texts.filter(Boolean).join('\n');
+}
+
 /** What kube-vip says and holds, to name the cause. `final`: the budget is spent. */
 async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: false }, final = false): Promise<CauseError> {
   const founder = founderRef(ctx.inventory)[0];
   // A pod whose image is on no node never logs: name the image before reading logs that do not exist.
-  const pods = await kubectl(ctx, founder, `get pods -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} -o json`).catch(() => undefined);
-  const pull = pods?.code === 0 ? podsPullCause(ctx, JSON.parse(pods.stdout).items ?? []) : undefined;
+  const selector = `app.kubernetes.io/name=${KUBE_VIP_DAEMONSET}`;
+  const pods = await apiRead(ctx, founder, {
+    path: `/api/v1/namespaces/${KUBE_VIP_NAMESPACE}/pods?labelSelector=${encodeURIComponent(selector)}`,
+    kubectl: `get pods -n ${KUBE_VIP_NAMESPACE} -l ${selector} -o json`,
+  }).catch(() => undefined);
+  const items: any[] = pods?.code === 0 ? (JSON.parse(pods.stdout).items ?? []) : [];
+  const pull = pods?.code === 0 ? podsPullCause(ctx, items) : undefined;
   if (pull && (pull.decided || final)) return pull.cause;
-  const logs = await kubectl(ctx, founder, `logs -n ${KUBE_VIP_NAMESPACE} -l app.kubernetes.io/name=${KUBE_VIP_DAEMONSET} --tail=40 --prefix`).catch(
-    () => undefined,
-  );
-  const logText = logs?.code === 0 ? logs.stdout : '';
+  const logText = await prefixedLogs(ctx, founder, items);
   const known = matchKubeVipLog(logText, ctx.inventory.derived.serviceAddresses.kubernetes);
   if (known)
     return new CauseError(known.causeId, {
@@ -126,14 +154,17 @@ async function diagnose(ctx: RunContext, host: HostRef, last: Answer & { ok: fal
     });
   if (last.certificate)
     return new CauseError('VIP_CERT_MISSING_SAN', { host: host.name, evidence: { command: last.command, exitCode: last.exitCode, seen: last.seen } });
-  const rbac = await kubectl(ctx, founder, 'get clusterrole system:kube-vip-role -o name').catch(() => undefined);
+  const rbac = await apiRead(ctx, founder, {
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:kube-vip-role',
+    kubectl: 'get clusterrole system:kube-vip-role -o name',
+  }).catch(() => undefined);
   if (rbac && rbac.code !== 0 && NOT_FOUND.test(rbac.stderr)) {
     return new CauseError('KUBE_VIP_RBAC_MISSING', {
       host: host.name,
       evidence: { command: 'kubectl get clusterrole system:kube-vip-role', exitCode: rbac.code, seen: rbac.stderr.trim() },
     });
   }
-  const lease = await kubectl(ctx, founder, `get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} -o jsonpath='{.spec.holderIdentity}'`).catch(() => undefined);
+  const lease = await apiRead(ctx, founder, VIP_HOLDER_READ).catch(() => undefined);
   const holder = lease?.code === 0 ? lease.stdout.trim() : '';
   if (!holder) {
     return new CauseError('VIP_LEASE_NOT_HELD', {

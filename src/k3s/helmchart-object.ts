@@ -20,9 +20,12 @@ export interface HelmChartObject {
   deleting: boolean;
 }
 
+/** The chart's path in the Kubernetes API. */
+export const helmChartPath = (hc: { name: string; namespace: string }) => `/apis/helm.cattle.io/v1/namespaces/${hc.namespace}/helmcharts/${hc.name}`;
+
 /** The chart as JSON; a missing one is kubectl's NotFound refusal (exit 1). */
 export function helmChartProbe(hc: { name: string; namespace: string }): ProbeCommand {
-  return rawGetProbe(`/apis/helm.cattle.io/v1/namespaces/${hc.namespace}/helmcharts/${hc.name}`);
+  return rawGetProbe(helmChartPath(hc));
 }
 
 /** The chart, or undefined when it is gone (or could not be read). */

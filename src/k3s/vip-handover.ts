@@ -10,7 +10,7 @@ import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../addons/kube
 import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 import { shq } from '../util/shell.ts';
 import { lastLines } from '../util/text.ts';
-import { apiPatch, apiRead, readyzFrom } from '../kube/api-read.ts';
+import { apiPatch, apiRead, apiShown, readyzFrom, type ApiPatch } from '../kube/api-read.ts';
 import { readyzVia, VIP_HOLDER_ARGS, VIP_HOLDER_READ } from './remote.ts';
 
 /** The hand-over's wait: the lease's duration and a margin. */
@@ -22,12 +22,25 @@ const LEASE_READ = { path: VIP_HOLDER_READ.path, kubectl: LEASE_JSON };
 /** Whether the VIP is on one of the host's NICs (the count of its addresses that are the VIP). */
 const vipOnHost = (vip: string) => `ip -4 -o addr show | grep -c ' ${vip}/'`;
 
+/** The lease's compare-and-swap write (a JSON merge patch carrying the resourceVersion read), and the same write as kubectl arguments. */
+const leaseWrite = (patch: unknown): ApiPatch => ({
+  path: LEASE_READ.path,
+  type: 'merge',
+  patch,
+  verb: 'patched',
+  kubectl: `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`,
+});
+
 /** Every command of a hand-over from `host` to `target`, as a plan lists them. */
 export function handoverRuns(host: HostRef, target: HostRef | undefined, api: { host: string; port: number }): string[] {
-  const patch = `{"metadata":{"resourceVersion":"<as read>"},"spec":{"holderIdentity":"${target?.name ?? '<another server>'}","renewTime":"<now>","leaseTransitions":<+1>}}`;
+  const patch = {
+    metadata: { resourceVersion: '<as read>' },
+    spec: { holderIdentity: target?.name ?? '<another server>', renewTime: '<now>', leaseTransitions: '<+1>' },
+  };
+  const via = 'the server that writes the lease';
   return [
-    `GET ${LEASE_READ.path} through the SSH connection to the server that writes the lease (without the state folder's kubeconfig: sudo k3s kubectl ${LEASE_JSON} there)`,
-    `PATCH ${LEASE_READ.path} (a JSON merge patch) ${patch}, the same way (without the kubeconfig: sudo k3s kubectl patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p '<the patch>')   (its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
+    apiShown('GET', LEASE_READ, via),
+    `${apiShown('PATCH', { ...leaseWrite(patch), patch }, via)}   (a JSON merge patch: its kube-vip takes the lease at its next retry; ${host.name}'s steps down at its next renewal)`,
     `every 1 s, at most ${HANDOVER_BUDGET_MS / 1000} s: GET ${VIP_HOLDER_READ.path} and GET https://${api.host}:${api.port}/readyz through the SSH connection to the server that writes the lease (without the state folder's kubeconfig: sudo k3s kubectl ${VIP_HOLDER_ARGS}; sudo ${readyzVia(api.host, api.port)} there); on ${host.name}: ${vipOnHost(api.host)}   (until the other server holds it, ${host.name} no longer carries the VIP, and the VIP answers)`,
   ];
 }
@@ -65,13 +78,7 @@ export async function writeLease(ctx: RunContext, via: HostRef, target: HostRef)
         leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1,
       },
     };
-    const wrote = await apiPatch(ctx, via, {
-      path: LEASE_READ.path,
-      type: 'merge',
-      patch,
-      verb: 'patched',
-      kubectl: `patch lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE} --type merge -p ${shq(JSON.stringify(patch))}`,
-    });
+    const wrote = await apiPatch(ctx, via, leaseWrite(patch));
     said = lastLines(`${wrote.stdout}${wrote.stderr}`, 1).trim();
     if (wrote.code === 0)
       return { ok: true, said: `lease written to ${target.name}${attempt > 1 ? ` at attempt ${attempt} (kube-vip renewed it between read and write)` : ''}` };

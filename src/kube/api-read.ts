@@ -26,6 +26,14 @@ export interface ApiRead {
   print?: (body: any) => string;
 }
 
+/**
+ * A container's last lines, as `kubectl logs -n <namespace> <pod> -c <container> --tail=<lines>` asks them (the pod's
+ * log subresource: its body is the text). While the container waits to restart, the kubelet serves the run
+ * that exited last.
+ */
+export const podLogPath = (namespace: string, pod: string, container: string, lines: number) =>
+  `/api/v1/namespaces/${namespace}/pods/${pod}/log?container=${encodeURIComponent(container)}&tailLines=${lines}`;
+
 /** The objects' names, space-separated, as `-o jsonpath='{.items[*].metadata.name}'` prints them (a `print`). */
 export const namesOf = (body: any): string =>
   objectsOf(body)
@@ -100,6 +108,15 @@ export async function apiDelete(ctx: RunContext, server: HostRef, del: ApiRead, 
   if (got.status === 404) return { code: 0, stdout: '', stderr: '' };
   if (got.status !== 200 && got.status !== 202) return answerOf(got);
   return { code: 0, stdout: deletedWords(got.body, del.path), stderr: '' };
+}
+
+/**
+ * What a plan says a request runs on `via`: the API's request (a PATCH with its patch), and kubectl's arguments
+ * where it falls back.
+ */
+export function apiShown(method: 'GET' | 'DELETE' | 'PATCH', request: Pick<ApiRead, 'path' | 'kubectl'> & { patch?: unknown }, via: string): string {
+  const body = request.patch === undefined ? '' : ` ${JSON.stringify(request.patch)}`;
+  return `${method} ${request.path}${body}   (Kubernetes API through the SSH connection to ${via}; without the state folder's kubeconfig: sudo k3s kubectl ${request.kubectl} there)`;
 }
 
 /** A PATCH of one object: its path, the patch, and the same write as `k3s kubectl` arguments. */

@@ -76,31 +76,47 @@ describe('parityDrift', () => {
 });
 
 describe('handoverChanges', () => {
-  // The delete is an action (its failure reads what still holds the chart): its first command is the delete.
+  // The chart's writes are actions through the Kubernetes API (the request first, kubectl's arguments where it falls back).
   const commands = (c: ReturnType<typeof handoverChanges>) =>
-    c.map((x) => (x.kind === 'command' ? x.command : x.kind === 'action' ? x.runs[0].replace(/^sudo /, '') : ''));
+    c.map((x) => (x.kind === 'command' ? x.command : x.kind === 'action' ? x.runs[0].split('   (')[0] : ''));
   const chart = (o: Partial<HelmChartObject> = {}): HelmChartObject => ({ unmanaged: false, finalizers: [REMOVE_FINALIZER], deleting: false, ...o });
+  const HC = '/apis/helm.cattle.io/v1/namespaces/kube-system/helmcharts/cilium';
   it('removes the manifest, marks the HelmChart unmanaged, takes the finalizer off, deletes it and waits, in that order', () => {
-    expect(commands(handoverChanges(own, { helmChart: chart(), manifest: true }))).toEqual([
+    const changes = handoverChanges(own, { helmChart: chart(), manifest: true }, 'k3s-prod-1');
+    expect(commands(changes)).toEqual([
       'rm -f /var/lib/rancher/k3s/server/manifests/cilium.yaml',
-      'k3s kubectl annotate --overwrite -n kube-system helmchart.helm.cattle.io/cilium helmcharts.helm.cattle.io/unmanaged=true',
-      `k3s kubectl patch -n kube-system helmchart.helm.cattle.io/cilium --type=json -p '[{"op":"test","path":"/metadata/finalizers/0","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/0"}]'`,
-      'k3s kubectl delete -n kube-system helmchart.helm.cattle.io/cilium --ignore-not-found --timeout=60s',
+      `PATCH ${HC} {"metadata":{"annotations":{"helmcharts.helm.cattle.io/unmanaged":"true"}}}`,
+      `PATCH ${HC} [{"op":"test","path":"/metadata/finalizers/0","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/0"}]`,
+      `DELETE ${HC}`,
     ]);
+    // Where it goes, and what runs on the host without a kubeconfig in the state folder.
+    const shown = changes.flatMap((c) => (c.kind === 'action' ? c.runs : []));
+    expect(shown[0]).toContain(
+      "through the SSH connection to k3s-prod-1; without the state folder's kubeconfig: sudo k3s kubectl annotate --overwrite -n kube-system helmchart.helm.cattle.io/cilium helmcharts.helm.cattle.io/unmanaged=true there",
+    );
+    expect(shown.at(-1)).toMatch(
+      /^every 1 s, at most 60 s, until it is not found: GET \/apis\/helm\.cattle\.io\/v1\/namespaces\/kube-system\/helmcharts\/cilium /,
+    );
   });
   it('a chart left Terminating by an earlier hand-over (unmanaged, finalizer on): only the finalizer and the wait', () => {
     expect(
-      commands(handoverChanges(own, { helmChart: chart({ unmanaged: true, deleting: true, finalizers: ['other/x', REMOVE_FINALIZER] }), manifest: false })),
+      commands(
+        handoverChanges(
+          own,
+          { helmChart: chart({ unmanaged: true, deleting: true, finalizers: ['other/x', REMOVE_FINALIZER] }), manifest: false },
+          'k3s-prod-1',
+        ),
+      ),
     ).toEqual([
-      `k3s kubectl patch -n kube-system helmchart.helm.cattle.io/cilium --type=json -p '[{"op":"test","path":"/metadata/finalizers/1","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/1"}]'`,
-      'k3s kubectl delete -n kube-system helmchart.helm.cattle.io/cilium --ignore-not-found --timeout=60s',
+      `PATCH ${HC} [{"op":"test","path":"/metadata/finalizers/1","value":"wrangler.cattle.io/on-helm-chart-remove"},{"op":"remove","path":"/metadata/finalizers/1"}]`,
+      `DELETE ${HC}`,
     ]);
   });
   it('a chart helm-controller never claimed (no finalizer): annotate, delete, wait', () => {
-    expect(commands(handoverChanges(own, { helmChart: chart({ finalizers: [] }), manifest: false }))).toHaveLength(2);
+    expect(commands(handoverChanges(own, { helmChart: chart({ finalizers: [] }), manifest: false }, 'k3s-prod-1'))).toHaveLength(2);
   });
   it('plans nothing once the HelmChart and its manifest are gone', () => {
-    expect(handoverChanges(own, { helmChart: undefined, manifest: false })).toEqual([]);
+    expect(handoverChanges(own, { helmChart: undefined, manifest: false }, 'k3s-prod-1')).toEqual([]);
     // The gate then knows the chart is gone without reading it again; a read that failed or found it says nothing.
     expect(readAbsent({ code: 1, stdout: '', stderr: 'Error from server (NotFound): helmcharts.helm.cattle.io "cilium" not found' })).toBe(true);
     // No answer from the API, no k3s on the host, another refusal: nothing said about the chart.

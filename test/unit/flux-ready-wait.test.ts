@@ -76,19 +76,19 @@ const run = async (f: ReturnType<typeof fakeCtx>) => {
 };
 
 describe('waitFluxReady', () => {
-  it('requests a reconcile per namespace, then resolves once everything answers it Ready', async () => {
+  it('requests a reconcile of each object listed, then resolves once everything answers it Ready', async () => {
     const f = fakeCtx([
       [repo('True', 'Succeeded', 'stored', 'older'), ks],
       [repo('True', 'Succeeded', 'stored'), ks],
     ]);
     expect(await run(f)).toEqual([]);
     expect(f.commands.filter((c) => c.includes(' annotate '))).toEqual([
-      `k3s kubectl annotate --overwrite gitrepositories.source.toolkit.fluxcd.io --all -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
-      `k3s kubectl annotate --overwrite kustomizations.kustomize.toolkit.fluxcd.io --all -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
+      `k3s kubectl annotate --overwrite gitrepositories.source.toolkit.fluxcd.io/flux-system -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
+      `k3s kubectl annotate --overwrite kustomizations.kustomize.toolkit.fluxcd.io/flux-system -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
     ]);
   });
 
-  it("a Kustomization pruned between annotate's list and its patch is not a failure: the others were asked, the wait goes on", async () => {
+  it('an object pruned between the list and its request is not a failure (NotFound): the others were asked, the wait goes on', async () => {
     const gone = 'Error from server (NotFound): kustomizations.kustomize.toolkit.fluxcd.io "tier-b" not found\n';
     const f = fakeCtx(
       [
@@ -189,7 +189,7 @@ const ksApplied = (revision: string, handled = EARLIER, extra: { generation?: nu
     },
     handled,
   );
-const annotated = (f: ReturnType<typeof fakeCtx>) => f.commands.filter((c) => c.includes(' annotate ')).map((c) => c.split(' ')[4]);
+const annotated = (f: ReturnType<typeof fakeCtx>) => f.commands.filter((c) => c.includes(' annotate ')).map((c) => c.split(' ')[4].split('/')[0]);
 
 describe('waitFluxReady on a converged cluster (issue 17: no needless wait)', () => {
   it('everything current: only the sources fetch, and once they answer with the same revision it passes without asking the Kustomizations', async () => {
