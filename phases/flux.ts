@@ -102,8 +102,8 @@ export const flux: Phase = {
       objects: installObjects,
       // The cilium DaemonSet's template generation before anything of Flux runs: a roll across the hand-over shows.
       probe: () => ({ ciliumDs: DAEMONSET_PROBE }),
-      extend: (live, probe, ctx, d) => ({
-        changes: crdWaitChange(installObjects(ctx), live, d),
+      extend: (live, probe, ctx, d, host) => ({
+        changes: crdWaitChange(installObjects(ctx), live, d, host.name),
         facts: [ciliumGenerationBefore(templateGenerationOf(probe.ciliumDs.stdout, probe.ciliumDs.code))],
       }),
     }),

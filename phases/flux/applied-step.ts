@@ -1,7 +1,11 @@
 // A step that keeps Kubernetes objects applied: the probe reads each object's applied hash (never its
 // content: a Secret's data must not reach the run log), the plan applies the absent and changed ones
 // with one server-side apply. Reused for Flux's install, the deploy-key Secret and the sync objects.
-import type { CommandChange } from '../../src/engine/changes.ts';
+import type { ActionChange } from '../../src/engine/changes.ts';
+import { CauseError } from '../../src/errors.ts';
+import { apiApply } from '../../src/kube/api-apply.ts';
+import { connectionLost } from '../../src/transport/lost.ts';
+import { lastLines } from '../../src/util/text.ts';
 import type { ReadContext } from '../../src/engine/context.ts';
 import { hostFact } from '../../src/engine/facts.ts';
 import type { ApiReads, HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
@@ -92,8 +96,15 @@ export function driftOf(desired: KubeObject[], live: Map<string, LiveObject>): D
   return drift(desired, new Map([...live].map(([k, v]) => [k, v.hash])));
 }
 
-/** The one apply of a step, described as check mode shows it. */
-export function applyChange(d: Drift, opts: { secret?: boolean } = {}): CommandChange[] {
+/** The field manager of every apply of the engine (what `kubectl apply --server-side --field-manager` names). */
+const FIELD_MANAGER = 'bootstrap';
+
+/**
+ * The one apply of a step, described as check mode shows it: a server-side apply through the Kubernetes API over
+ * the run's SSH connection to `via` (src/kube/api-apply.ts), APPLY_COMMAND with the objects on stdin when the API
+ * cannot be asked that way. A refused object is APPLY_FAILED naming it and the API's words.
+ */
+export function applyChange(d: Drift, opts: { secret?: boolean; via: string }): ActionChange[] {
   const objects = [...d.create, ...d.update];
   if (!objects.length) return [];
   // A few objects are named; the install's many are counted by kind (check mode stays readable).
@@ -104,18 +115,43 @@ export function applyChange(d: Drift, opts: { secret?: boolean } = {}): CommandC
     return `${os.length} objects (${[...kinds].map(([k, n]) => `${n} ${k}`).join(', ')})`;
   };
   const parts = [d.create.length ? `create ${list(d.create)}` : '', d.update.length ? `update ${list(d.update)}` : ''].filter(Boolean);
+  const shown = `PATCH <each object's path>?fieldManager=${FIELD_MANAGER}&force=true (a server-side apply, application/apply-patch+yaml), one object after the other${opts.secret ? " (the Secret's content not shown)" : ''}   (Kubernetes API through the SSH connection to ${opts.via}; without the state folder's kubeconfig: sudo ${APPLY_COMMAND} there, the objects on stdin)`;
   return [
     {
-      kind: 'command',
+      kind: 'action',
       description: opts.secret ? `${d.create.length ? 'create' : 'update'} ${list(objects)} (secret, not shown)` : parts.join('; '),
-      command: APPLY_COMMAND,
-      sudo: true,
-      stdin: toYaml(objects),
-      secret: opts.secret,
-      timeoutMs: 180_000,
+      runs: [shown],
+      budgetMs: APPLY_BUDGET_MS,
+      run: async (ctx) => {
+        const applied = await apiApply(ctx, ctx.host, objects, FIELD_MANAGER);
+        if (applied?.ok) return;
+        if (applied)
+          throw new CauseError('APPLY_FAILED', {
+            host: ctx.host.name,
+            message: `The API refused ${objectKey(applied.failed as KubeObject)}`,
+            evidence: { command: shown, seen: applied.said },
+          });
+        const res = await ctx
+          .remote(ctx.host)
+          .exec(APPLY_COMMAND, { sudo: true, stdin: toYaml(objects), secret: opts.secret, timeoutMs: APPLY_BUDGET_MS, signal: ctx.signal });
+        if (res.lost) throw connectionLost(ctx.host.name, APPLY_COMMAND);
+        if (res.code !== 0)
+          throw new CauseError('APPLY_FAILED', {
+            host: ctx.host.name,
+            evidence: {
+              command: APPLY_COMMAND,
+              exitCode: res.code,
+              excerpt: lastLines(res.stderr || res.stdout, 20),
+              seen: res.code === null ? 'the command did not finish within its budget' : `exit ${res.code}`,
+            },
+          });
+      },
     },
   ];
 }
+
+/** The apply's budget: the install's few dozen objects on a busy server. */
+const APPLY_BUDGET_MS = 180_000;
 
 /** The flux phase's steps that apply objects (phases/flux.ts), by id. */
 export const FLUX_APPLY_STEPS = ['install', 'deploy-key', 'sync'] as const;
@@ -134,7 +170,7 @@ export interface AppliedObjectsSpec {
   /** Extra read-only probes (their results reach `extend`). */
   probe?: (host: HostRef, ctx: ReadContext) => Record<string, ProbeCommand>;
   /** More of the plan: extra changes and facts from what was seen. */
-  extend?: (live: Map<string, LiveObject>, probe: ProbeResults, ctx: ReadContext, d: Drift) => Partial<Plan>;
+  extend?: (live: Map<string, LiveObject>, probe: ProbeResults, ctx: ReadContext, d: Drift, host: HostRef) => Partial<Plan>;
 }
 
 export function appliedObjects(spec: AppliedObjectsSpec): Step {
@@ -142,12 +178,12 @@ export function appliedObjects(spec: AppliedObjectsSpec): Step {
     id: spec.id,
     title: spec.title,
     probe: (host, ctx) => ({ ...probeObjects(spec.objects(ctx)), ...spec.probe?.(host, ctx) }),
-    plan: ({ probe, ctx }) => {
+    plan: ({ probe, ctx, host }) => {
       const live = parseLive(probe);
       const d = driftOf(spec.objects(ctx), live);
-      const more = spec.extend?.(live, probe, ctx, d) ?? {};
+      const more = spec.extend?.(live, probe, ctx, d, host) ?? {};
       return {
-        changes: [...applyChange(d, { secret: spec.secret }), ...(more.changes ?? [])],
+        changes: [...applyChange(d, { secret: spec.secret, via: host.name }), ...(more.changes ?? [])],
         stops: more.stops,
         facts: [...(more.facts ?? []), appliesThisRun(spec.id)(d.create.length + d.update.length > 0)],
       };

@@ -10,12 +10,12 @@ export interface HealthTarget {
   name: string;
 }
 
-/** kubectl resource names of the kinds judged here; other kinds are left to the controller's message. */
-const RESOURCES: Record<string, string> = {
-  Deployment: 'deployment.apps',
-  DaemonSet: 'daemonset.apps',
-  StatefulSet: 'statefulset.apps',
-  HelmRelease: 'helmrelease.helm.toolkit.fluxcd.io',
+/** The kinds judged here: kubectl's resource name and the API's group version and resource; other kinds are left to the controller's message. */
+const RESOURCES: Record<string, { ref: string; api: string; plural: string }> = {
+  Deployment: { ref: 'deployment.apps', api: '/apis/apps/v1', plural: 'deployments' },
+  DaemonSet: { ref: 'daemonset.apps', api: '/apis/apps/v1', plural: 'daemonsets' },
+  StatefulSet: { ref: 'statefulset.apps', api: '/apis/apps/v1', plural: 'statefulsets' },
+  HelmRelease: { ref: 'helmrelease.helm.toolkit.fluxcd.io', api: '/apis/helm.toolkit.fluxcd.io/v2', plural: 'helmreleases' },
 };
 
 /** spec.healthChecks, or with spec.wait every applied object (the inventory ids `ns_name_group_Kind`). */
@@ -30,11 +30,19 @@ export function healthTargets(k: FluxObject & { spec?: any }): HealthTarget[] {
   return all.filter((t) => RESOURCES[t.kind]);
 }
 
-/** One read-only kubectl per namespace for the targets: its arguments (`k3s kubectl <args>`). */
-export function targetCommands(targets: HealthTarget[]): { namespace: string; args: string }[] {
-  const byNs = new Map<string, string[]>();
-  for (const t of targets) byNs.set(t.namespace, [...(byNs.get(t.namespace) ?? []), `${RESOURCES[t.kind]}/${t.name}`]);
-  return [...byNs].map(([namespace, refs]) => ({ namespace, args: `get ${[...new Set(refs)].join(' ')} -n ${namespace} --ignore-not-found -o json` }));
+/**
+ * One read per target (each once): its path in the API (src/kube/api-read.ts apiRead, through the run's SSH
+ * connection) and the same read as `k3s kubectl` arguments. A target that is not there answers NotFound.
+ */
+export function targetReads(targets: HealthTarget[]): { path: string; kubectl: string }[] {
+  const seen = new Set<string>();
+  return targets.flatMap((t) => {
+    const r = RESOURCES[t.kind];
+    const key = `${t.kind} ${t.namespace}/${t.name}`;
+    if (!r || seen.has(key)) return [];
+    seen.add(key);
+    return [{ path: `${r.api}/namespaces/${t.namespace}/${r.plural}/${t.name}`, kubectl: `get ${r.ref}/${t.name} -n ${t.namespace} -o json` }];
+  });
 }
 
 /** Why an object is not ready, or undefined when it is. */

@@ -11,11 +11,11 @@ import { CauseError, CauseErrors, stopOf } from '../../src/errors.ts';
 import { withDeadline } from '../../src/util/deadline.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
-import { kubectl, refusedNotFound } from '../../src/k3s/remote.ts';
+import { refusedNotFound } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { apiPatch, apiRead, apiReadLists } from '../../src/kube/api-read.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
-import { healthTargets, notReadyText, targetCommands } from './health-targets.ts';
+import { healthTargets, notReadyText, targetReads } from './health-targets.ts';
 import {
   awaitingApplier,
   describeObject,
@@ -74,7 +74,7 @@ function verdictsError(vs: FluxVerdict[]): CauseError | CauseErrors {
   return stopOf(errors);
 }
 
-/** For each Kustomization whose health checks run, the objects they wait for that are not ready (one kubectl per namespace). */
+/** For each Kustomization whose health checks run, the objects they wait for that are not ready (read at once, through the API). */
 async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdict[], kustomizations: FluxObject[]): Promise<FluxVerdict[]> {
   const out: FluxVerdict[] = [];
   for (const v of verdicts) {
@@ -84,13 +84,8 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
       out.push(v);
       continue;
     }
-    const found: any[] = [];
-    for (const { args } of targetCommands(targets)) {
-      const res = await kubectl(ctx, host, args).catch(() => undefined);
-      if (res?.code !== 0 || !res.stdout.trim()) continue;
-      const o = JSON.parse(res.stdout);
-      found.push(...(o.kind === 'List' ? (o.items ?? []) : [o]));
-    }
+    const answers = await Promise.all(targetReads(targets).map((r) => apiRead(ctx, host, r).catch(() => undefined)));
+    const found = answers.flatMap((res) => (res?.code === 0 && res.stdout.trim() ? [JSON.parse(res.stdout)] : []));
     const pending = notReadyText(targets, found);
     out.push(pending.length ? { ...v, message: `${v.message}; not ready: ${pending.join(', ')}` } : v);
   }

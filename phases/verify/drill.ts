@@ -11,24 +11,33 @@ import { serverRefs } from '../../src/inventory/hosts.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { roleOf } from '../../src/k3s/paths.ts';
 import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addons/kube-vip.ts';
-import { MEMBER_LIST_COMMAND, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
+import { MEMBER_LIST_READ, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { parseNodes } from '../../src/k3s/nodes.ts';
-import { readyzVia, VIP_HOLDER_ARGS } from '../../src/k3s/remote.ts';
-import { batch, lastLine, readCluster, VERIFY_PHASE } from './read.ts';
+import { readyzVia, VIP_HOLDER_READ } from '../../src/k3s/remote.ts';
+import { apiRead, apiShown, readyzFrom } from '../../src/kube/api-read.ts';
+import { lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */
 const FAILOVER_LIMIT_MS = LEASE_TIMING.duration * 1_000 + 20_000;
 const REJOIN_LIMIT_MS = 120_000;
 const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
 
-const HOLDER = `k3s kubectl ${VIP_HOLDER_ARGS}`;
-const NODES = 'k3s kubectl get nodes -o json --request-timeout=5s';
-const readyz = (address: string, port: number) => readyzVia(address, port, 3);
+const NODES = { path: '/api/v1/nodes', kubectl: 'get nodes -o json --request-timeout=5s' };
+type Answer = { code: number | null; stdout: string; stderr: string };
+const failed = (e: Error): Answer => ({ code: null, stdout: '', stderr: e.message });
 
-/** From each other server: does the VIP answer /readyz, and who holds the lease now? */
+/**
+ * From each other server: does the VIP answer /readyz (the engine's TLS to the VIP through that server's SSH
+ * connection, a new connection each look), and who holds the lease now (its own API)? No process on the servers.
+ */
 async function vipMoved(ctx: RunContext, others: HostRef[], from: string): Promise<{ moved: boolean; seen: string; holder?: string }> {
   const { host: vip, port } = ctx.inventory.derived.apiEndpoint;
-  const seen = await Promise.all(others.map(async (s) => ({ s, r: await batch(ctx, s, { vip: readyz(vip, port), holder: HOLDER }) })));
+  const seen = await Promise.all(
+    others.map(async (s) => {
+      const [api, holder] = await Promise.all([readyzFrom(ctx, s, vip, port, 3_000).catch(failed), apiRead(ctx, s, VIP_HOLDER_READ, 3_000).catch(failed)]);
+      return { s, r: { vip: api, holder } };
+    }),
+  );
   for (const { r } of seen) {
     const holder = r.holder.code === 0 ? r.holder.stdout.trim() : '';
     if (r.vip.code === 0 && r.vip.stdout.trim() === 'ok' && holder && holder !== from) return { moved: true, seen: '', holder };
@@ -47,14 +56,16 @@ async function vipMoved(ctx: RunContext, others: HostRef[], from: string): Promi
 /** The drilled server is back: its own address answers /readyz and etcd (read on another server) counts it as a voter. */
 async function backAsVoter(ctx: RunContext, drilled: HostRef, other: HostRef): Promise<{ ok: boolean; seen: string }> {
   const { port } = ctx.inventory.derived.apiEndpoint;
-  const r = await batch(ctx, other, { api: readyz(drilled.address, port), members: MEMBER_LIST_COMMAND, nodes: NODES });
-  if (!(r.api.code === 0 && r.api.stdout.trim() === 'ok'))
-    return { ok: false, seen: `${drilled.address}:${port}/readyz from ${other.name}: ${lastLine(r.api)}` };
-  if (r.nodes.code !== 0) return { ok: false, seen: `kubectl get nodes on ${other.name}: ${lastLine(r.nodes)}` };
-  const nodes = parseNodes(r.nodes.stdout);
-  const members = readMembers(r.members);
-  if (!members) return { ok: false, seen: `the etcd member list (/db/info) on ${other.name}: ${lastLine(r.members)}` };
-  const verdict = compareMembers(members, [drilled], nodes);
+  const [api, members, nodes] = await Promise.all([
+    readyzFrom(ctx, other, drilled.address, port, 5_000).catch(failed),
+    apiRead(ctx, other, MEMBER_LIST_READ).catch(failed),
+    apiRead(ctx, other, NODES).catch(failed),
+  ]);
+  if (!(api.code === 0 && api.stdout.trim() === 'ok')) return { ok: false, seen: `${drilled.address}:${port}/readyz from ${other.name}: ${lastLine(api)}` };
+  if (nodes.code !== 0) return { ok: false, seen: `the nodes (GET /api/v1/nodes) through ${other.name}: ${lastLine(nodes)}` };
+  const listed = readMembers(members);
+  if (!listed) return { ok: false, seen: `the etcd member list (/db/info) through ${other.name}: ${lastLine(members)}` };
+  const verdict = compareMembers(listed, [drilled], parseNodes(nodes.stdout));
   if (verdict.voters[drilled.name]) return { ok: true, seen: '' };
   return { ok: false, seen: `${drilled.name}: ${verdict.missing[0]?.why ?? 'not a voter'}` };
 }
@@ -74,9 +85,9 @@ export const failoverDrill: Step = {
           runs: [
             `GET /apis/coordination.k8s.io/v1/namespaces/${KUBE_VIP_NAMESPACE}/leases/${KUBE_VIP_LEASE}   (the Kubernetes API through a server that answers: who holds the VIP)`,
             'sudo systemctl stop <the unit of k3s>   (on the VIP holder)',
-            `every 0.5 s, at most ${FAILOVER_LIMIT_MS / 1000} s, on each other server: sudo ${readyz(vip, port)}; sudo ${HOLDER}`,
+            `every 0.5 s, at most ${FAILOVER_LIMIT_MS / 1000} s, from each other server: GET https://${vip}:${port}/readyz through its SSH connection (without the state folder's kubeconfig: sudo ${readyzVia(vip, port, 3)} there); ${apiShown('GET', VIP_HOLDER_READ, '<each other server>')}`,
             'sudo systemctl start <the unit of k3s>   (on the VIP holder, whatever happened)',
-            `every 2 s, at most ${REJOIN_LIMIT_MS / 1000} s, on another server: sudo ${readyz('<the holder>', port)}; sudo ${MEMBER_LIST_COMMAND}; sudo ${NODES}`,
+            `every 2 s, at most ${REJOIN_LIMIT_MS / 1000} s, from another server: GET https://<the holder>:${port}/readyz the same way; ${apiShown('GET', MEMBER_LIST_READ, '<another server>')}; ${apiShown('GET', NODES, '<another server>')}`,
           ],
           budgetMs: DRILL_BUDGET_MS,
           run: (actx) => drill(actx),
@@ -135,7 +146,7 @@ async function drill(ctx: ActionContext): Promise<void> {
         host: drilled.name,
         message: `The VIP did not move from ${drilled.name} within ${FAILOVER_LIMIT_MS / 1000} s (lease ${LEASE_TIMING.duration} s plus a margin)`,
         evidence: {
-          command: `systemctl stop ${unit} (on ${drilled.name}); then from the other servers: ${HOLDER}; ${readyz(ctx.inventory.derived.apiEndpoint.host, ctx.inventory.derived.apiEndpoint.port)}`,
+          command: `systemctl stop ${unit} (on ${drilled.name}); then from the other servers: GET https://${ctx.inventory.derived.apiEndpoint.host}:${ctx.inventory.derived.apiEndpoint.port}/readyz and GET ${VIP_HOLDER_READ.path}`,
           seen: last.seen,
         },
       });

@@ -46,7 +46,7 @@ type Answer = { code: number | null; stdout: string; stderr: string };
  * kubectl's words for an answer of the API that is not a success (kubernetes/kubectl pkg/cmd/util/helpers.go
  * StandardErrorMessage): the Status's reason and message.
  */
-function errorFromServer(status: number, body: string): string {
+export function errorFromServer(status: number, body: string): string {
   try {
     const s = JSON.parse(body);
     if (s?.kind === 'Status' && typeof s.message === 'string')

@@ -36,6 +36,12 @@ export function listPath(apiVersion: string, kind: string, namespace?: string): 
   return `${base}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${resource}`;
 }
 
+/** The path of one object (listPath and its name); undefined for a kind not listed above. */
+export function objectPath(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): string | undefined {
+  const list = listPath(o.apiVersion, o.kind, o.metadata.namespace);
+  return list && `${list}/${encodeURIComponent(o.metadata.name)}`;
+}
+
 /**
  * The objects of an answer: a Table's rows' objects (PartialObjectMetadata: metadata only), a List's items, or
  * the one object.

@@ -2,7 +2,7 @@
 // (spec.healthChecks, or the inventory with spec.wait) and why each is not ready, from the objects as the
 // API returns them; and the wait naming them at its budget.
 import { describe, expect, it } from 'vitest';
-import { healthTargets, notReadyText, targetCommands } from '../../phases/flux/health-targets.ts';
+import { healthTargets, notReadyText, targetReads } from '../../phases/flux/health-targets.ts';
 import { waitFluxReady } from '../../phases/flux/ready-wait.ts';
 import { causesOf } from '../../src/errors.ts';
 
@@ -52,11 +52,15 @@ describe('health targets', () => {
     };
     expect(healthTargets(hc as any)).toEqual([{ kind: 'HelmRelease', namespace: 'kube-system', name: 'cilium' }]);
     expect(
-      targetCommands([
+      targetReads([
         { kind: 'Deployment', namespace: 'default', name: 'web' },
         { kind: 'DaemonSet', namespace: 'default', name: 'agent' },
+        { kind: 'Deployment', namespace: 'default', name: 'web' },
       ]),
-    ).toEqual([{ namespace: 'default', args: 'get deployment.apps/web daemonset.apps/agent -n default --ignore-not-found -o json' }]);
+    ).toEqual([
+      { path: '/apis/apps/v1/namespaces/default/deployments/web', kubectl: 'get deployment.apps/web -n default -o json' },
+      { path: '/apis/apps/v1/namespaces/default/daemonsets/agent', kubectl: 'get daemonset.apps/agent -n default -o json' },
+    ]);
   });
 
   it('names what is short (kstatus: updated and available replicas, a generation not observed, Ready of a Flux object) and what is missing', () => {
