@@ -3,7 +3,8 @@
 // that "worked" but lost objects is not a restore.
 import { CauseError } from '../../src/errors.ts';
 import type { Gate } from '../../src/engine/phase.ts';
-import { listObjectsCommand, missingObjects, objectKeys } from '../../src/backup/objects.ts';
+import { missingObjects, objectKeys } from '../../src/backup/objects.ts';
+import { LISTING_SHOWN, listObjectsThrough } from '../../src/backup/list-through.ts';
 import type { Backup } from '../../src/backup/store.ts';
 import { poll } from '../../src/engine/poll.ts';
 import { isNodePasswordObject } from './restore-passwords.ts';
@@ -31,10 +32,7 @@ export function restoreComplete(backup: Backup): Gate {
         everyMs: 3_000,
         look: async () => {
           // The gate's own signal: a listing still running at the budget's end is cut, and the cause is named.
-          const res = await ctx
-            .remote(host)
-            .exec(listObjectsCommand(), { readOnly: true, sudo: true, timeoutMs: 60_000, signal })
-            .catch(() => undefined);
+          const res = await listObjectsThrough(ctx, host, { signal, timeoutMs: 60_000 }).catch(() => undefined);
           if (res?.code === 0) {
             const now = missingObjects(expected, objectKeys(res.stdout));
             if (!now.length) return 'complete';
@@ -55,7 +53,7 @@ export function restoreComplete(backup: Backup): Gate {
           ? `${missing.length} of the backup's ${backup.manifest.objects.length} objects are missing after the restore`
           : `the API objects could not be listed to compare them with the backup's ${backup.manifest.objects.length}`,
         evidence: {
-          command: 'k3s kubectl get <every listable type> -A',
+          command: LISTING_SHOWN,
           seen: `${missing.length} missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
           excerpt:
             missing.slice(0, SHOWN).join('\n') +

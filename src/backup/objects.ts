@@ -11,6 +11,9 @@ const VOLATILE_KINDS = new Set(['Pod', 'Event']);
 // must not make a backup impossible.
 const VOLATILE_RESOURCES = /^(pods|events|events\.events\.k8s\.io|[\w-]+\.metrics\.k8s\.io)$/;
 
+/** A resource type (`kubectl api-resources -o name`'s name) left out of the inventory. */
+export const isVolatileResource = (name: string) => VOLATILE_RESOURCES.test(name);
+
 /** The resource types to list, from `kubectl api-resources --verbs=list -o name`. */
 export function listableResources(apiResources: string): string[] {
   return apiResources

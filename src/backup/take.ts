@@ -9,6 +9,7 @@ import { DB_DIR, K3S_BIN, TOKEN_FILE } from '../k3s/paths.ts';
 import { secretOf } from '../k3s/token.ts';
 import type { UpstreamPatterns } from '../causes/upstream-patterns.ts';
 import { countsByKind, listObjectsCommand, objectKeys } from './objects.ts';
+import { LISTING_SHOWN, listObjectsThrough } from './list-through.ts';
 import { backupFailed, pullCommands, pullSnapshot } from './pull.ts';
 import { versionFromOutput } from './version.ts';
 import { type BackupManifest, backupsDir, MANIFEST_FILE, PendingBackup, SNAPSHOT_FILE, TOKEN_FILE as BACKUP_TOKEN_FILE } from './store.ts';
@@ -37,7 +38,7 @@ export function backupAction(basis: BackupBasis, stateDir: string, opts: { descr
     runs: [
       ...(basis.k3sVersion ? [] : [`${K3S_BIN} --version`]),
       `sudo ${SAVE_COMMAND}`,
-      `sudo ${listObjectsCommand().split('\n').join('; ')}`,
+      `${LISTING_SHOWN}   (Kubernetes API through the SSH connection to ${opts.on ?? 'the server'}; without the state folder's kubeconfig: sudo ${listObjectsCommand().split('\n').join('; ')} there)`,
       `sudo cat ${TOKEN_FILE}   (secret: never shown)`,
       ...pullCommands(`${SNAPSHOTS_DIR}/${SNAPSHOT_PREFIX}-<name k3s reports>`).map((c) => `sudo ${c}`),
     ],
@@ -60,8 +61,8 @@ async function takeBackup(basis: BackupBasis, ctx: ActionContext): Promise<void>
   const path = `${SNAPSHOTS_DIR}/${name}`;
 
   // The object inventory right after the snapshot: what a restore of it must bring back.
-  const listing = await run(listObjectsCommand(), { timeoutMs: 120_000 });
-  if (listing.code !== 0) throw backupFailed(host.name, 'k3s kubectl get <every listable type> -A', listing, 'the API objects could not be listed');
+  const listing = await listObjectsThrough(ctx, host, { timeoutMs: 120_000 });
+  if (listing.code !== 0) throw backupFailed(host.name, LISTING_SHOWN, listing, 'the API objects could not be listed');
 
   const token = await run(`cat ${TOKEN_FILE}`, { secret: true });
   const full = token.stdout.trim();

@@ -248,7 +248,7 @@ export function apiGetOf(ctx: RunContext, log: CommandLog): ApiGet {
  * meta.k8s.io/v1beta1 alternative: the server-side Table, or plain JSON from a server that prints none (objectsOf
  * reads either); includeObject=Metadata is asked in the query.
  */
-const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+export const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
 const withQuery = (path: string, q: string) => `${path}${path.includes('?') ? '&' : '?'}${q}`;
 
