@@ -36,9 +36,16 @@ export function listPath(apiVersion: string, kind: string, namespace?: string): 
   return `${base}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${resource}`;
 }
 
-/** The path of one object (listPath and its name); undefined for a kind not listed above. */
+/** The kinds above whose objects live outside any namespace. */
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
+
+/**
+ * The path of one object (listPath and its name); undefined for a kind not listed above, and for a namespaced
+ * kind's object that names no namespace (kubectl would put it in the kubeconfig's namespace).
+ */
 export function objectPath(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): string | undefined {
-  const list = listPath(o.apiVersion, o.kind, o.metadata.namespace);
+  if (!CLUSTER_SCOPED.has(o.kind) && !o.metadata.namespace) return undefined;
+  const list = listPath(o.apiVersion, o.kind, CLUSTER_SCOPED.has(o.kind) ? undefined : o.metadata.namespace);
   return list && `${list}/${encodeURIComponent(o.metadata.name)}`;
 }
 
