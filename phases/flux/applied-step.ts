@@ -5,7 +5,7 @@ import type { ActionChange } from '../../src/engine/changes.ts';
 import { CauseError } from '../../src/errors.ts';
 import { apiApply } from '../../src/kube/api-apply.ts';
 import { connectionLost } from '../../src/transport/lost.ts';
-import { lastLines } from '../../src/util/text.ts';
+import { applyFailed } from '../../src/engine/apply.ts';
 import type { ReadContext } from '../../src/engine/context.ts';
 import { hostFact } from '../../src/engine/facts.ts';
 import type { ApiReads, HostRef, Plan, ProbeCommand, ProbeResults, Step } from '../../src/engine/phase.ts';
@@ -135,16 +135,7 @@ export function applyChange(d: Drift, opts: { secret?: boolean; via: string }): 
           .remote(ctx.host)
           .exec(APPLY_COMMAND, { sudo: true, stdin: toYaml(objects), secret: opts.secret, timeoutMs: APPLY_BUDGET_MS, signal: ctx.signal });
         if (res.lost) throw connectionLost(ctx.host.name, APPLY_COMMAND);
-        if (res.code !== 0)
-          throw new CauseError('APPLY_FAILED', {
-            host: ctx.host.name,
-            evidence: {
-              command: APPLY_COMMAND,
-              exitCode: res.code,
-              excerpt: lastLines(res.stderr || res.stdout, 20),
-              seen: res.code === null ? 'the command did not finish within its budget' : `exit ${res.code}`,
-            },
-          });
+        if (res.code !== 0) throw applyFailed(ctx.host.name, APPLY_COMMAND, res.code, res.stderr || res.stdout);
       },
     },
   ];

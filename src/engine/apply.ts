@@ -221,7 +221,8 @@ export function countBytes(total: number, report: (bytes: number, percent: numbe
   });
 }
 
-function applyFailed(host: string, command: string, code: number | null, output: string, seen?: string): CauseError {
+/** APPLY_FAILED for a command (or a request) that failed on `host`: its exit, the tail of what it said. */
+export function applyFailed(host: string, command: string, code: number | null, output: string, seen?: string): CauseError {
   return new CauseError('APPLY_FAILED', {
     host,
     evidence: {

@@ -3,7 +3,7 @@
 // check mode shows in apiShown's words. A refusal is APPLY_FAILED with kubectl's words, as the failed `k3s
 // kubectl` command was; a connection lost under the fallback is SSH_UNREACHABLE, as for any command.
 import type { ActionChange } from '../engine/changes.ts';
-import { CauseError } from '../errors.ts';
+import { applyFailed } from '../engine/apply.ts';
 import { connectionLost } from '../transport/lost.ts';
 import { lastLines } from '../util/text.ts';
 import { apiPatch, apiShown, type ApiPatch } from './api-read.ts';
@@ -19,15 +19,13 @@ export function apiPatchChange(description: string, write: ApiPatch, via: string
       const r = await apiPatch(ctx, ctx.host, write);
       if ('lost' in r && r.lost) throw connectionLost(ctx.host.name, shown);
       if (r.code === 0) return;
-      throw new CauseError('APPLY_FAILED', {
-        host: ctx.host.name,
-        evidence: {
-          command: shown,
-          exitCode: r.code,
-          excerpt: lastLines(r.stderr || r.stdout, 20),
-          seen: r.code === null ? 'the request did not finish within its budget' : lastLines(r.stderr || r.stdout, 1).trim() || `exit ${r.code}`,
-        },
-      });
+      throw applyFailed(
+        ctx.host.name,
+        shown,
+        r.code,
+        r.stderr || r.stdout,
+        r.code === null ? undefined : lastLines(r.stderr || r.stdout, 1).trim() || undefined,
+      );
     },
   };
 }

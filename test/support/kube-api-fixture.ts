@@ -29,6 +29,15 @@ export function answer(res: ServerResponse, code: number, body: unknown) {
   res.end(JSON.stringify(body));
 }
 
+/** A request's body, whole (a PATCH's patch). */
+export const bodyOf = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let b = '';
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => (b += d));
+    req.on('end', () => resolve(b));
+  });
+
 export const statusOf = (code: number, reason: string, message: string) => ({
   kind: 'Status',
   apiVersion: 'v1',

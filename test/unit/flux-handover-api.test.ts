@@ -3,13 +3,12 @@
 // patch guarded by a `test`, the delete and a wait until the chart is not found (HELMCHART_NOT_GONE naming what
 // holds it when it stays). Against a small HTTPS server standing for the founder's API; no command on the host.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IncomingMessage } from 'node:http';
 import { handoverChanges, type CiliumOwnership } from '../../phases/flux/handover.ts';
 import type { ActionChange } from '../../src/engine/changes.ts';
 import { REMOVE_FINALIZER, UNMANAGED } from '../../src/k3s/helmchart-object.ts';
 import { CauseError } from '../../src/errors.ts';
 import { fixture } from '../support/engine-fixture.ts';
-import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
+import { answer, bodyOf, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
 const founder = { name: 'k3s-prod-1', address: '10.0.0.10', role: 'server' as const, founder: true };
 const own: CiliumOwnership = {
@@ -23,14 +22,6 @@ let api: KubeApiFixture;
 /** The chart as the apiserver holds it: its finalizers, whether a DELETE marked it, and every request asked. */
 let chart: { finalizers: string[]; annotations: Record<string, string>; deleting: boolean; exists: boolean; goneAfterLooks: number };
 const asked: { method?: string; type?: string; body: string }[] = [];
-
-const bodyOf = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let b = '';
-    req.setEncoding('utf8');
-    req.on('data', (d: string) => (b += d));
-    req.on('end', () => resolve(b));
-  });
 
 const notFound = statusOf(404, 'NotFound', 'helmcharts.helm.cattle.io "cilium" not found');
 const object = () => ({

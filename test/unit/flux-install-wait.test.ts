@@ -5,14 +5,13 @@
 // the state folder, `k3s kubectl apply --server-side` on the host with the objects on stdin. Against a small HTTPS
 // server standing for the founder's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IncomingMessage } from 'node:http';
 import { applyChange } from '../../phases/flux/applied-step.ts';
 import { crdWaitChange, establishedIn } from '../../phases/flux/install-wait.ts';
 import type { KubeObject } from '../../phases/flux/manifests.ts';
 import { applyPlan } from '../../src/engine/apply.ts';
 import { causesOf } from '../../src/errors.ts';
 import { fixture } from '../support/engine-fixture.ts';
-import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
+import { answer, bodyOf, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
 const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gitrepositories.source.toolkit.fluxcd.io';
 const crd: KubeObject = {
@@ -25,14 +24,6 @@ const host = { name: 'k3s-1', address: '10.0.0.10', role: 'server' as const, fou
 
 let api: KubeApiFixture;
 let world: { establishedAfterLooks: number; refuse?: string; asked: { method?: string; url?: string; type?: string; body: string }[] };
-
-const bodyOf = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let b = '';
-    req.setEncoding('utf8');
-    req.on('data', (d: string) => (b += d));
-    req.on('end', () => resolve(b));
-  });
 
 beforeAll(async () => {
   api = await kubeApiFixture(async (req, res) => {

@@ -4,11 +4,10 @@
 // with a 409 Conflict, and it is read and written again. Any other refusal ends it at once. Against a small
 // HTTPS server standing for the API, guarding the lease's resourceVersion as the apiserver does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IncomingMessage } from 'node:http';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { writeLease } from '../../src/k3s/vip-handover.ts';
 import { fixture } from '../support/engine-fixture.ts';
-import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
+import { answer, bodyOf, kubeApiFixture, statusOf, type KubeApiFixture } from '../support/kube-api-fixture.ts';
 
 const via: HostRef = { name: 's1', address: '10.0.0.10', role: 'server', founder: true };
 const target: HostRef = { name: 's3', address: '10.0.0.12', role: 'server', founder: false };
@@ -21,14 +20,6 @@ const FORBIDDEN = 'leases.coordination.k8s.io "plndr-cp-lock" is forbidden: User
 let api: KubeApiFixture;
 /** How the server answers: kube-vip (on s2) renews the lease at each read until the `quietAfter`th, or a write is forbidden. */
 let world: { rv: number; reads: number; quietAfter: number; forbidden: boolean; patches: any[] };
-
-const bodyOf = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let b = '';
-    req.setEncoding('utf8');
-    req.on('data', (d: string) => (b += d));
-    req.on('end', () => resolve(b));
-  });
 
 beforeAll(async () => {
   api = await kubeApiFixture(async (req, res) => {
