@@ -411,10 +411,13 @@ export const FAULT_ROWS: FaultRow[] = [
     id: 'flux-controller-crashloop',
     fault:
       'source-controller exiting at every start: its Deployment given a feature gate it does not support (`--feature-gates=CancelHealthCheckOnNewRevision=true`, a kustomize- and helm-controller gate); its Recreate strategy replaced the only pod',
-    moment: "the flux phase's last step starts, just before its wait for Flux Ready: the new pod in CrashLoopBackOff",
-    // At the last step's start rather than the gate's: the gate's first reads go out as it starts, and on a fast
-    // machine they were answered (everything Ready, no crash loop yet) before the run was frozen for the fault.
-    trigger: { at: 'step-start', phase: 'flux', step: 'cilium-handover' },
+    moment: 'before a run of the flux phase alone, whose wait for Flux Ready is the first to read the controllers: the new pod in CrashLoopBackOff',
+    // Before the run: a run frozen at an event of its own (a step's or the gate's start) was frozen too late when
+    // the gate's first reads had gone out already (everything Ready, no crash loop yet): the test sees the event
+    // on the run's stdout and stops it a few milliseconds later, while a converged flux phase takes fewer to reach
+    // its gate. The steps before the gate read the controllers' Deployments by their applied hash only, which the
+    // fault does not change: the gate's first look is where the fault is met, as at the step's start.
+    trigger: { at: 'before' },
     args: ['--only', 'flux', '--json'],
     cause: 'FLUX_CONTROLLER_CRASHLOOP',
     host: 'k3s-lab-1',
