@@ -10,7 +10,7 @@ import type { RunContext } from '../engine/context.ts';
 import type { HostRef } from '../engine/host-ref.ts';
 import { eachLimited } from '../util/limit.ts';
 import { getThrough, OWN_API, type Got } from '../kube/get-through.ts';
-import { errorFromServer, TABLE_ACCEPT } from '../kube/api-read.ts';
+import { errorFromServer, logged, TABLE_ACCEPT } from '../kube/api-read.ts';
 import { apiCredentialsOf } from '../kube/reads-through.ts';
 import { objectsOf } from '../kube/resources.ts';
 import { isVolatileResource, listObjectsCommand } from './objects.ts';
@@ -44,6 +44,7 @@ export async function listObjectsThrough(ctx: RunContext, server: HostRef, o: { 
     if (left <= 0 || signal.aborted) return { tls: false, seen: `the listing did not finish within ${timeoutMs / 1000} s`, certificate: false };
     return getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, path, creds, Math.min(left, 30_000), { accept });
   };
+  const started = ctx.clock.now();
   const core = await get('/api/v1');
   if (core.status === undefined) return onHost();
   if (core.status !== 200) return { code: 1, stdout: '', stderr: errorFromServer(core.status, core.body) };
@@ -70,15 +71,11 @@ export async function listObjectsThrough(ctx: RunContext, server: HostRef, o: { 
     }
     lines[r.i] = objectsOf(JSON.parse(got.body)).map((obj) => `${r.kind} ${obj?.metadata?.namespace ?? ''} ${obj?.metadata?.name ?? ''}`);
   });
-  if (refused) return { code: 1, stdout: '', stderr: refused };
-  return {
-    code: 0,
-    stdout: lines
-      .flat()
-      .map((l) => `${l}\n`)
-      .join(''),
-    stderr: '',
-  };
+  const listing = lines
+    .flat()
+    .map((l) => `${l}\n`)
+    .join('');
+  return logged(ctx, server, LISTING_SHOWN, started, refused ? { code: 1, stdout: '', stderr: refused } : { code: 0, stdout: listing, stderr: '' });
 }
 
 /** The listable resources of one discovery document (APIResourceList), their list paths cluster-wide. */

@@ -6,7 +6,7 @@
 //   PrepareContext prepare: as local(), and run facts computed once a run (Facts.once)
 //   RunContext     apply and gates: the hosts' connections and the event sink too
 import type { LoadedInventory } from '../inventory/load.ts';
-import type { Remote } from '../transport/types.ts';
+import type { CommandLog, Remote } from '../transport/types.ts';
 import type { Clock } from './clock.ts';
 import type { Emit } from './events.ts';
 import type { Facts, FactsView, RunFact } from './facts.ts';
@@ -75,6 +75,11 @@ export interface RunContext extends PrepareContext {
   probeMemo?: ProbeMemo;
   /** Answers probes that read the API (ProbeCommand.api) without a process on the host; absent: they run on it. */
   apiGet?: ApiGet;
+  /**
+   * The run log, for what the run does that is no remote command: a request to the Kubernetes API through a
+   * host's SSH connection is recorded there as the command it stands for would be (src/kube/api-read.ts).
+   */
+  log?: CommandLog;
 }
 
 /**

@@ -171,6 +171,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       once: (fact, compute) => facts.once(fact, compute),
       redact: (s) => redactor.add(s),
       topology: plan.topology,
+      log: commands,
     };
     ctx.apiGet = deps.apiGet?.(ctx, commands);
     // The phases' local preparation (the state folder's token, the k3s binary's version, Cilium's values

@@ -8,7 +8,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { apiCredentialsOf } from './reads-through.ts';
 import { getThrough, OWN_API } from './get-through.ts';
 import { objectPath } from './resources.ts';
-import { errorFromServer } from './api-read.ts';
+import { errorFromServer, logged } from './api-read.ts';
 
 export interface ApplyObject {
   apiVersion: string;
@@ -35,6 +35,8 @@ export async function apiApply(
   const paths = objects.map(objectPath);
   if (!creds || paths.some((p) => !p)) return undefined;
   for (const [i, o] of objects.entries()) {
+    const started = ctx.clock.now();
+    const request = `PATCH ${paths[i]}?fieldManager=${fieldManager}&force=true (application/apply-patch+yaml)`;
     const got = await getThrough(
       ctx.remote(server),
       OWN_API.address,
@@ -53,7 +55,17 @@ export async function apiApply(
       if (i === 0) return undefined;
       return { ok: false, failed: o, said: `no answer from the API: ${got.seen}` };
     }
-    if (got.status !== 200 && got.status !== 201) return { ok: false, failed: o, said: errorFromServer(got.status, got.body) };
+    const refused = got.status !== 200 && got.status !== 201;
+    // The object's words as kubectl prints them, never the object: a Secret's answer carries its data.
+    const words = `${o.kind.toLowerCase()}${o.apiVersion.includes('/') ? `.${o.apiVersion.split('/')[0]}` : ''}/${o.metadata.name} serverside-applied`;
+    logged(
+      ctx,
+      server,
+      request,
+      started,
+      refused ? { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) } : { code: 0, stdout: words, stderr: '' },
+    );
+    if (refused) return { ok: false, failed: o, said: errorFromServer(got.status, got.body) };
   }
   return { ok: true, count: objects.length };
 }

@@ -57,6 +57,23 @@ export function errorFromServer(status: number, body: string): string {
   return `Error from server: an error on the server (HTTP ${status}): ${body.trim().split('\n')[0]?.slice(0, 300) ?? ''}`;
 }
 
+/**
+ * `answer`, recorded in the run log as the command it stands for would be (a request through `host`'s SSH connection
+ * that started at `started`): the request line, what it answered in kubectl's shape. Only what came through the
+ * API: a fallback to `k3s kubectl` is recorded as the command it is.
+ */
+export function logged<T extends Answer>(ctx: RunContext, host: HostRef, request: string, started: number, answer: T): T {
+  ctx.log?.record({
+    host: host.name,
+    command: `${request}   (through the SSH connection to ${host.name})`,
+    code: answer.code,
+    stdout: answer.stdout,
+    stderr: answer.stderr,
+    durationMs: ctx.clock.now() - started,
+  });
+  return answer;
+}
+
 /** An answer of the API as `k3s kubectl get` gives it: exit 0 and the body, or exit 1 and kubectl's words. */
 function answerOf(got: { status: number; body: string }): Answer & { code: number } {
   return got.status === 200 ? { code: 0, stdout: got.body, stderr: '' } : { code: 1, stdout: '', stderr: errorFromServer(got.status, got.body) };
@@ -66,11 +83,12 @@ export async function apiRead(ctx: RunContext, server: HostRef, read: ApiRead, t
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
   const path = read.table ? withQuery(read.path, 'includeObject=Metadata') : read.path;
+  const started = ctx.clock.now();
   const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, path, creds, timeoutMs, { accept: read.table ? TABLE_ACCEPT : undefined });
   // No answer (nothing listening yet, a certificate of another cluster: a state folder's kubeconfig from before a
   // rebuild): the server's own kubectl, with k3s's kubeconfig, decides and says why in its words.
   if (got.status === undefined) return kubectl(ctx, server, read.kubectl, timeoutMs);
-  return read.print ? printed([got], ([body]) => read.print!(body)) : answerOf(got);
+  return logged(ctx, server, `GET ${path}`, started, read.print ? printed([got], ([body]) => read.print!(body)) : answerOf(got));
 }
 
 /**
@@ -86,8 +104,15 @@ export async function readyzFrom(ctx: RunContext, via: HostRef, address: string,
     return ctx
       .remote(via)
       .exec(readyzVia(address, port, Math.max(1, Math.floor(timeoutMs / 2000))), { readOnly: true, sudo: true, timeoutMs, signal: ctx.signal });
+  const started = ctx.clock.now();
   const r = await readyzThrough(ctx.remote(via), address, port, creds, timeoutMs);
-  return r.ok ? { code: 0, stdout: 'ok', stderr: '' } : { code: 1, stdout: '', stderr: r.seen };
+  return logged(
+    ctx,
+    via,
+    `GET https://${address}:${port}/readyz`,
+    started,
+    r.ok ? { code: 0, stdout: 'ok', stderr: '' } : { code: 1, stdout: '', stderr: r.seen },
+  );
 }
 
 /**
@@ -102,12 +127,17 @@ export async function apiDelete(ctx: RunContext, server: HostRef, del: ApiRead, 
   if (!creds) return kubectl(ctx, server, del.kubectl, timeoutMs);
   // The API answers a DELETE at once (it does not wait for finalizers, as kubectl's --timeout does): a short
   // wait for that answer, so that kubectl's attempt after no answer still fits the caller's budget.
+  const started = ctx.clock.now();
   const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, del.path, creds, Math.min(timeoutMs, 15_000), { method: 'DELETE' });
   ctx.probeMemo?.forget();
   if (got.status === undefined) return kubectl(ctx, server, del.kubectl, timeoutMs);
-  if (got.status === 404) return { code: 0, stdout: '', stderr: '' };
-  if (got.status !== 200 && got.status !== 202) return answerOf(got);
-  return { code: 0, stdout: deletedWords(got.body, del.path), stderr: '' };
+  const answer =
+    got.status === 404
+      ? { code: 0, stdout: '', stderr: '' }
+      : got.status !== 200 && got.status !== 202
+        ? answerOf(got)
+        : { code: 0, stdout: deletedWords(got.body, del.path), stderr: '' };
+  return logged(ctx, server, `DELETE ${del.path}`, started, answer);
 }
 
 /**
@@ -143,6 +173,7 @@ const PATCH_TYPES = { merge: 'application/merge-patch+json', json: 'application/
 export async function apiPatch(ctx: RunContext, server: HostRef, write: ApiPatch, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, write.kubectl, timeoutMs);
+  const started = ctx.clock.now();
   const got = await getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, write.path, creds, Math.min(timeoutMs, 15_000), {
     method: 'PATCH',
     body: { type: PATCH_TYPES[write.type], text: JSON.stringify(write.patch) },
@@ -150,8 +181,14 @@ export async function apiPatch(ctx: RunContext, server: HostRef, write: ApiPatch
   // A write may have changed what the run's probes saw (src/engine/probe-memo.ts).
   ctx.probeMemo?.forget();
   if (got.status === undefined) return kubectl(ctx, server, write.kubectl, timeoutMs);
-  if (got.status !== 200) return answerOf(got);
-  return { code: 0, stdout: namedWords(got.body, write.verb), stderr: '' };
+  // The patch itself is not recorded: the request line and the answer say what was written.
+  return logged(
+    ctx,
+    server,
+    `PATCH ${write.path} (${PATCH_TYPES[write.type]})`,
+    started,
+    got.status !== 200 ? answerOf(got) : { code: 0, stdout: namedWords(got.body, write.verb), stderr: '' },
+  );
 }
 
 /**
@@ -280,13 +317,15 @@ export interface ApiLists {
 export async function apiReadLists(ctx: RunContext, server: HostRef, read: ApiLists, timeoutMs = 15_000): Promise<Answer> {
   const creds = await apiCredentialsOf(ctx);
   if (!creds) return kubectl(ctx, server, read.kubectl, timeoutMs);
+  const started = ctx.clock.now();
   const got = await Promise.all(read.lists.map((l) => getThrough(ctx.remote(server), OWN_API.address, OWN_API.port, l.path, creds, timeoutMs)));
   // A list with no answer: the whole read is the server's kubectl's, as apiRead's is.
   if (got.some((g) => g.status === undefined)) return kubectl(ctx, server, read.kubectl, timeoutMs);
   const refused = got.find((g) => g.status !== 200);
-  if (refused && refused.status !== undefined) return answerOf(refused);
+  const request = `GET ${read.lists.map((l) => l.path).join(', ')}`;
+  if (refused && refused.status !== undefined) return logged(ctx, server, request, started, answerOf(refused));
   const items = got.flatMap((g, i) =>
     (g.status === 200 ? ((JSON.parse(g.body).items ?? []) as any[]) : []).map((item) => ({ kind: read.lists[i].kind, ...item })),
   );
-  return { code: 0, stdout: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), stderr: '' };
+  return logged(ctx, server, request, started, { code: 0, stdout: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), stderr: '' });
 }

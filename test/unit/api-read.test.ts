@@ -276,6 +276,29 @@ describe('apiPatch', () => {
   });
 });
 
+describe('the run log', () => {
+  it('records each request through the API as a command would be: the request line and its answer, never a patch', async () => {
+    served = 'ds';
+    const recorded: { host: string; command: string; code: number | null; stdout: string }[] = [];
+    const { ctx } = context();
+    const logged = { ...ctx, log: { record: (e: any) => void recorded.push(e) } };
+    await apiRead(logged, server, READ);
+    await apiPatch(logged, server, {
+      path: LEASE,
+      type: 'merge',
+      patch: { metadata: { resourceVersion: '7' } },
+      verb: 'patched',
+      kubectl: 'patch lease -n kube-system plndr-cp-lock --type merge -p …',
+    });
+    expect(recorded.map((e) => [e.host, e.command, e.code])).toEqual([
+      ['server-1', `GET ${READ.path}   (through the SSH connection to server-1)`, 0],
+      ['server-1', `PATCH ${LEASE} (application/merge-patch+json)   (through the SSH connection to server-1)`, 0],
+    ]);
+    expect(recorded[1].stdout).toBe('lease.coordination.k8s.io/plndr-cp-lock patched');
+    expect(JSON.stringify(recorded)).not.toContain('resourceVersion');
+  });
+});
+
 describe('apiReadLists', () => {
   it("merges the lists as kubectl's List of both kinds, each item naming its kind", async () => {
     served = 'ds';
