@@ -54,10 +54,17 @@ export function benchRun(args: string[], stateDir: string, bundleDir: string): P
   });
 }
 
-/** Remote commands per host in a run log: each command's header line is `<ISO time> <host> exit=<code> <ms>ms`. */
+/**
+ * Remote commands per host in a run log: each entry's header line is `<ISO time> <host> exit=<code> <ms>ms`, its
+ * command on the next line. A request to the Kubernetes API through the host's SSH connection is logged the same
+ * way (`$ GET …`, `$ PATCH …`, through the SSH connection) but starts no process on the host: not counted.
+ */
 export function commandsPerHost(logFile: string): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const m of readFileSync(logFile, 'utf8').matchAll(/^\d{4}-\d\d-\d\dT[\d:.]+Z (\S+) exit=/gm)) counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
+  for (const m of readFileSync(logFile, 'utf8').matchAll(/^\d{4}-\d\d-\d\dT[\d:.]+Z (\S+) exit=.*\n {2}\$ (.*)$/gm)) {
+    if (/^(GET|PATCH|DELETE) /.test(m[2]) && m[2].includes('through the SSH connection')) continue;
+    counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
+  }
   return counts;
 }
 
