@@ -5,12 +5,13 @@
 // QUORUM_AT_RISK and one that leaves an even number of servers with SERVER_COUNT_EVEN, nothing changed; then one
 // `--remove` of the founder, another server and an agent leaves 3 voters and 1 agent, the removed hosts without
 // k3s, their Nodes, etcd members and node-password Secrets gone; with them deleted from the inventory a plain
-// rerun changes nothing. No rebuild: every step runs on the cluster the one before left.
+// rerun changes nothing; last, a dead agent (powered off) is removed all the same, the operator told that its
+// host was not wiped. No rebuild: every step runs on the cluster the one before left.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { beforeAll, expect, it } from 'vitest';
-import { hostExec } from '../../lab/api.ts';
+import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
 import { bootstrap, freshStateDir, resetCluster, stopOf, voters, type BootstrapRun } from '../support/cluster.ts';
@@ -180,6 +181,36 @@ describeAsRoot('adding and removing nodes (--remove) on a running cluster', () =
       const after = keep('after-removal', await run(BUILT));
       expect(after.code, after.stdout + after.stderr).toBe(0);
       changedNothing(after);
+    },
+    LONG,
+  );
+
+  it(
+    'a dead agent (powered off) removed: its Node and node-password Secret go through a server, the run says its k3s was not stopped or wiped, and a plain rerun without it changes nothing',
+    async () => {
+      const DEAD = 'k3s-lab-agent-1';
+      const servers = (await nodes()).filter((n) => !n.startsWith('k3s-lab-agent'));
+      await fault(DEAD, 'stop');
+      try {
+        const removal = keep('remove-dead', await run(['--remove', DEAD, '--json']));
+        expect(removal.code, removal.stdout + removal.stderr).toBe(0);
+        // The operator is told what could not be done on the host, and what to do if it comes back.
+        const warned = removal.events.filter((e) => e.type === 'warning' && e.host === DEAD).map((e) => e.message);
+        expect(warned).toContainEqual(
+          expect.stringMatching(
+            new RegExp(`^${DEAD} does not answer SSH: it is removed from the cluster through k3s-lab-\\d, but k3s on it is not stopped or wiped`),
+          ),
+        );
+        expect(await nodes()).toEqual(servers);
+        const secrets = (await hostExec(SURVIVOR, "k3s kubectl get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}'")).stdout;
+        expect(secrets).not.toContain(`${DEAD}.node-password.k3s`);
+        listing(servers, [], servers[0]);
+        const after = keep('after-dead-removal', await run(BUILT));
+        expect(after.code, after.stdout + after.stderr).toBe(0);
+        changedNothing(after);
+      } finally {
+        await fault(DEAD, 'start');
+      }
     },
     LONG,
   );
