@@ -21,7 +21,16 @@ import { missingSections } from '../src/inventory/sections.ts';
 import { apiRead } from '../src/kube/api-read.ts';
 import { appliedObjects, FLUX_APPLY_STEPS } from './flux/applied-step.ts';
 import { readDeployKey } from './flux/deploy-key.ts';
-import { checkAdoption, ciliumGenerationBefore, DAEMONSET_PROBE, handoverStep, helmChartAbsent, ownershipOf, templateGenerationOf } from './flux/handover.ts';
+import {
+  checkAdoption,
+  ciliumGenerationBefore,
+  DAEMONSET_PROBE,
+  handoverStep,
+  helmChartAbsent,
+  helmChartRead,
+  ownershipOf,
+  templateGenerationOf,
+} from './flux/handover.ts';
 import { checkoutRevision, readCheckoutRevision } from './flux/checkout-revision.ts';
 import { crdWaitChange } from './flux/install-wait.ts';
 import { deployKeySecret, parseInstall, syncObjects, withAppliedHash, type KubeObject } from './flux/manifests.ts';
@@ -42,12 +51,7 @@ const fluxReady: Gate = {
     const signal = fluxWaitSignal(ctx, budget);
     const o = ownershipOf(ctx);
     // Gone when the hand-over's probe read it: not read again.
-    const chart = ctx.facts.get(host.name, helmChartAbsent)
-      ? { code: 1, stdout: '' }
-      : await apiRead(ctx, host, {
-          path: `/apis/helm.cattle.io/v1/namespaces/${o.helmChart.namespace}/helmcharts/${o.helmChart.name}`,
-          kubectl: `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`,
-        });
+    const chart = ctx.facts.get(host.name, helmChartAbsent) ? { code: 1, stdout: '' } : await apiRead(ctx, host, helmChartRead(o.helmChart));
     const reference =
       chart.code === 0
         ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }

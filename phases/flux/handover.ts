@@ -36,7 +36,8 @@ import { appliesThisRun, FLUX_APPLY_STEPS } from './applied-step.ts';
 import { checkoutRevision } from './checkout-revision.ts';
 import { FLUX_NAMESPACE } from './controllers.ts';
 import { SYNC_SOURCE } from './manifests.ts';
-import { fluxWaitMs, fluxWaitSignal, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
+import { fluxWaitMs, fluxWaitSignal, helmReleaseRead, LIST, waitFluxReady, waitHelmReleaseReady } from './ready-wait.ts';
+import { applyFailed } from '../../src/engine/apply.ts';
 import { REQUESTED_AT } from './root-cause.ts';
 
 /** How long the delete waits for the HelmChart to be gone, and how often it looks. */
@@ -61,8 +62,14 @@ export const ciliumGenerationBefore = hostFact<number | undefined>('ciliumGenera
  * (kubernetes/kubernetes @152b09ac pkg/registry/apps/daemonset/strategy.go PrepareForUpdate), which is what
  * rolls the agents; metadata.generation also moves for a new rollout width.
  */
-const DAEMONSET_PATH = '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium';
-export const DAEMONSET_PROBE = rawGetProbe(DAEMONSET_PATH);
+const DAEMONSET_READ = { path: '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium', kubectl: 'get daemonset -n kube-system cilium -o json' };
+export const DAEMONSET_PROBE = rawGetProbe(DAEMONSET_READ.path);
+
+/** The bootstrap's HelmChart read whole (its values): its path in the API and the same read as kubectl arguments. */
+export const helmChartRead = (hc: { name: string; namespace: string }) => ({
+  path: helmChartPath(hc),
+  kubectl: `get helmchart.helm.cattle.io -n ${hc.namespace} ${hc.name} -o json`,
+});
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
 export function templateGenerationOf(stdout: string, code: number | null): number | undefined {
@@ -128,21 +135,16 @@ export function handoverChanges(o: CiliumOwnership, seen: { helmChart?: HelmChar
 /** The hand-over's first change: Flux Ready, its HelmRelease adopted the release, parity proven (CILIUM_PARITY_DRIFT otherwise). */
 function adoptionChange(o: CiliumOwnership, waitMs: number, via: string): Change {
   const hr = `HelmRelease ${o.helmRelease.namespace}/${o.helmRelease.name}`;
-  const chart = { path: helmChartPath(o.helmChart), kubectl: `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json` };
-  const release = {
-    path: `/apis/helm.toolkit.fluxcd.io/v2/namespaces/${o.helmRelease.namespace}/helmreleases/${o.helmRelease.name}`,
-    kubectl: `get helmreleases.helm.toolkit.fluxcd.io -n ${o.helmRelease.namespace} ${o.helmRelease.name} -o json`,
-  };
   return {
     kind: 'action',
     description: `wait until Flux is Ready and ${hr} has adopted the release (at most ${waitMs / 1000} s), then prove parity: the same values, no roll of the cilium agents (a drift stops here, the HelmChart kept)`,
     runs: [
-      `${apiShown('GET', chart, via)}   (the values installed now)`,
+      `${apiShown('GET', helmChartRead(o.helmChart), via)}   (the values installed now)`,
       `${apiShown('GET', { path: `/api/v1/namespaces/${FLUX_NAMESPACE}/pods and /apis/apps/v1/namespaces/${FLUX_NAMESPACE}/deployments`, kubectl: `get pods,deployments -n ${FLUX_NAMESPACE} -o json` }, via)}   (at every poll: a crash-looping controller is named at once, with its log, GET …/pods/<pod>/log the same way)`,
       `${apiShown('PATCH', { path: '<each GitRepository and Kustomization>', patch: { metadata: { annotations: { [REQUESTED_AT]: '<now>' } } }, kubectl: `annotate --overwrite <each> ${REQUESTED_AT}=<now>` }, via)}   (a reconcile request, unless the source serves the checkout's commit and everything is current)`,
       `${apiShown('GET', { path: '/apis/source.toolkit.fluxcd.io/v1/gitrepositories and /apis/kustomize.toolkit.fluxcd.io/v1/kustomizations', kubectl: LIST }, via)}   (until Ready; the objects of a running health check read too)`,
-      `${apiShown('GET', release, via)}   (until Ready)`,
-      `${apiShown('GET', { path: DAEMONSET_PATH, kubectl: 'get daemonset -n kube-system cilium -o json' }, via)}   (its template generation, against the one before Flux's install)`,
+      `${apiShown('GET', helmReleaseRead(o.helmRelease), via)}   (until Ready)`,
+      `${apiShown('GET', DAEMONSET_READ, via)}   (its template generation, against the one before Flux's install)`,
     ],
     // No budget of its own here: the waits end at flux.waitSeconds (fluxWaitSignal) and name their cause.
     run: (ctx) => proveAdoption(ctx),
@@ -161,11 +163,7 @@ function deleteChange(o: CiliumOwnership, name: string, hc: string, via: string)
       const command = `DELETE ${del.path}; GET ${read.path} until it is not found`;
       const res = await apiDelete(ctx, ctx.host, del);
       if ('lost' in res && res.lost) throw connectionLost(ctx.host.name, command);
-      if (res.code !== 0)
-        throw new CauseError('APPLY_FAILED', {
-          host: ctx.host.name,
-          evidence: { command, exitCode: res.code, excerpt: lastLines(res.stderr || res.stdout, 20) },
-        });
+      if (res.code !== 0) throw applyFailed(ctx.host.name, command, res.code, res.stderr || res.stdout);
       // The API deletes at once what no finalizer holds; a held chart is marked and goes when its finalizers do.
       let last: Awaited<ReturnType<typeof apiRead>> | undefined;
       const gone = await poll(ctx, ctx.signal, {
@@ -247,7 +245,7 @@ export async function checkAdoption(
 }
 
 async function readTemplateGeneration(ctx: RunContext, host: HostRef): Promise<[string, number | null]> {
-  const r = await apiRead(ctx, host, { path: DAEMONSET_PATH, kubectl: 'get daemonset -n kube-system cilium -o json' });
+  const r = await apiRead(ctx, host, DAEMONSET_READ);
   return [r.stdout, r.code];
 }
 
@@ -256,10 +254,7 @@ async function proveAdoption(ctx: ActionContext): Promise<void> {
   const { host } = ctx;
   const o = ownershipOf(ctx);
   const signal = fluxWaitSignal(ctx, ctx.signal);
-  const chart = await apiRead(ctx, host, {
-    path: helmChartPath(o.helmChart),
-    kubectl: `get helmchart.helm.cattle.io -n ${o.helmChart.namespace} ${o.helmChart.name} -o json`,
-  });
+  const chart = await apiRead(ctx, host, helmChartRead(o.helmChart));
   const reference =
     chart.code === 0
       ? { values: helmChartValues(JSON.parse(chart.stdout)), whose: `the bootstrap's HelmChart ${o.helmChart.namespace}/${o.helmChart.name}` }

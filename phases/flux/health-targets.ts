@@ -2,6 +2,7 @@
 // budget that ends before kustomize-controller's own timeout (spec.timeout, else the interval less 30 s)
 // still names the workload. Pure: the objects as the API returns them (JSON) in, text out. The readiness
 // rules are a subset of kstatus (fluxcd/cli-utils pkg/kstatus/status) for the kinds it judges by replicas.
+import { objectPath } from '../../src/kube/resources.ts';
 import type { FluxObject } from './root-cause.ts';
 
 export interface HealthTarget {
@@ -10,12 +11,15 @@ export interface HealthTarget {
   name: string;
 }
 
-/** The kinds judged here: kubectl's resource name and the API's group version and resource; other kinds are left to the controller's message. */
-const RESOURCES: Record<string, { ref: string; api: string; plural: string }> = {
-  Deployment: { ref: 'deployment.apps', api: '/apis/apps/v1', plural: 'deployments' },
-  DaemonSet: { ref: 'daemonset.apps', api: '/apis/apps/v1', plural: 'daemonsets' },
-  StatefulSet: { ref: 'statefulset.apps', api: '/apis/apps/v1', plural: 'statefulsets' },
-  HelmRelease: { ref: 'helmrelease.helm.toolkit.fluxcd.io', api: '/apis/helm.toolkit.fluxcd.io/v2', plural: 'helmreleases' },
+/**
+ * The kinds judged here: kubectl's resource name and the API version read (its path: src/kube/resources.ts); other
+ * kinds are left to the controller's message.
+ */
+const RESOURCES: Record<string, { ref: string; apiVersion: string }> = {
+  Deployment: { ref: 'deployment.apps', apiVersion: 'apps/v1' },
+  DaemonSet: { ref: 'daemonset.apps', apiVersion: 'apps/v1' },
+  StatefulSet: { ref: 'statefulset.apps', apiVersion: 'apps/v1' },
+  HelmRelease: { ref: 'helmrelease.helm.toolkit.fluxcd.io', apiVersion: 'helm.toolkit.fluxcd.io/v2' },
 };
 
 /** spec.healthChecks, or with spec.wait every applied object (the inventory ids `ns_name_group_Kind`). */
@@ -41,7 +45,8 @@ export function targetReads(targets: HealthTarget[]): { path: string; kubectl: s
     const key = `${t.kind} ${t.namespace}/${t.name}`;
     if (!r || seen.has(key)) return [];
     seen.add(key);
-    return [{ path: `${r.api}/namespaces/${t.namespace}/${r.plural}/${t.name}`, kubectl: `get ${r.ref}/${t.name} -n ${t.namespace} -o json` }];
+    const path = objectPath({ apiVersion: r.apiVersion, kind: t.kind, metadata: { name: t.name, namespace: t.namespace } })!;
+    return [{ path, kubectl: `get ${r.ref}/${t.name} -n ${t.namespace} -o json` }];
   });
 }
 

@@ -50,11 +50,11 @@ export function crdWaitChange(install: KubeObject[], live: Map<string, LiveObjec
             const answers = await Promise.all(
               waiting.map((n) => apiRead(ctx, ctx.host, crdRead(n)).catch((e: Error) => ({ code: null, stdout: '', stderr: e.message }))),
             );
-            said = answers
-              .map((a, i) => (establishedIn(a) ? '' : `${waiting[i]}: ${a.code === 0 ? 'Established is not True yet' : a.stderr.trim().split('\n')[0]}`))
-              .filter(Boolean)
-              .join('\n');
-            waiting = waiting.filter((_, i) => !establishedIn(answers[i]));
+            const pending = answers.flatMap((a, i) =>
+              establishedIn(a) ? [] : [{ name: waiting[i], why: a.code === 0 ? 'Established is not True yet' : a.stderr.trim().split('\n')[0] }],
+            );
+            said = pending.map((p) => `${p.name}: ${p.why}`).join('\n');
+            waiting = pending.map((p) => p.name);
             return waiting.length === 0 || undefined;
           },
         });

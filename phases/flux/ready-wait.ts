@@ -35,12 +35,16 @@ import {
 export const FLUX_POLL_MAX_MS = 3_000;
 // Quick looks first (a converged rerun only waits for the controllers to answer its request), then slower.
 const pollMs = (n: number) => (n < 10 ? 1_000 : FLUX_POLL_MAX_MS);
-export const LIST = 'get gitrepositories.source.toolkit.fluxcd.io,kustomizations.kustomize.toolkit.fluxcd.io -A -o json';
-/** LIST's two reads of the API: source-controller's and kustomize-controller's v1 kinds (fluxcd/source-controller api/v1, fluxcd/kustomize-controller api/v1). */
-const FLUX_LISTS = [
-  { path: '/apis/source.toolkit.fluxcd.io/v1/gitrepositories', kind: 'GitRepository' },
-  { path: '/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations', kind: 'Kustomization' },
-];
+/** The kinds the wait reads and asks to reconcile: source-controller's and kustomize-controller's, at v1 (fluxcd/source-controller api/v1, fluxcd/kustomize-controller api/v1). */
+const FLUX_KINDS: Record<string, { group: string; plural: string }> = {
+  GitRepository: { group: 'source.toolkit.fluxcd.io', plural: 'gitrepositories' },
+  Kustomization: { group: 'kustomize.toolkit.fluxcd.io', plural: 'kustomizations' },
+};
+export const LIST = `get ${Object.values(FLUX_KINDS)
+  .map((k) => `${k.plural}.${k.group}`)
+  .join(',')} -A -o json`;
+/** LIST's two reads of the API. */
+const FLUX_LISTS = Object.entries(FLUX_KINDS).map(([kind, k]) => ({ path: `/apis/${k.group}/v1/${k.plural}`, kind }));
 
 /** The gates' budget for Flux Ready, and the default of flux.waitSeconds. */
 export const FLUX_WAIT_MAX_MS = 300_000;
@@ -92,10 +96,10 @@ async function healthDetails(ctx: RunContext, host: HostRef, verdicts: FluxVerdi
   return out;
 }
 
-/** A Flux object's path in the API and its kubectl name (source-controller's and kustomize-controller's v1 kinds). */
+/** A listed Flux object's path in the API and its kubectl name. */
 function fluxObjectRef(o: FluxObject): { path: string; kubectl: string } {
   const { name, namespace } = o.metadata;
-  const [group, plural] = o.kind === 'GitRepository' ? ['source.toolkit.fluxcd.io', 'gitrepositories'] : ['kustomize.toolkit.fluxcd.io', 'kustomizations'];
+  const { group, plural } = FLUX_KINDS[o.kind === 'GitRepository' ? 'GitRepository' : 'Kustomization'];
   return { path: `/apis/${group}/v1/namespaces/${namespace}/${plural}/${name}`, kubectl: `${plural}.${group}/${name} -n ${namespace}` };
 }
 
@@ -217,18 +221,22 @@ export async function waitFluxReady(ctx: RunContext, host: HostRef, signal: Abor
   throw new CauseError('FLUX_RECONCILIATION_FAILED', { message: seen, evidence: { command: `kubectl ${LIST}`, seen } });
 }
 
+/** The HelmRelease's read: its path in the API (helm-controller's v2 kind) and the same read as kubectl arguments. */
+export const helmReleaseRead = (hr: NamedObject) => ({
+  path: `/apis/helm.toolkit.fluxcd.io/v2/namespaces/${hr.namespace}/helmreleases/${hr.name}`,
+  kubectl: `get helmreleases.helm.toolkit.fluxcd.io -n ${hr.namespace} ${hr.name} -o json`,
+});
+
 /** Resolves with the live HelmRelease once it is Ready for its current generation. */
 export async function waitHelmReleaseReady(ctx: RunContext, host: HostRef, hr: NamedObject, signal: AbortSignal): Promise<any> {
-  const command = `get helmreleases.helm.toolkit.fluxcd.io -n ${hr.namespace} ${hr.name} -o json`;
+  const read = helmReleaseRead(hr);
+  const command = read.kubectl;
   const what = describeObject('HelmRelease', { metadata: hr });
   let seen = `${what} does not exist: the Kustomizations of gitops.path did not apply it`;
   const ready = await poll<{ ready: any } | { stalled: true }>(ctx, signal, {
     everyMs: pollMs,
     look: async () => {
-      const res = await apiRead(ctx, host, {
-        path: `/apis/helm.toolkit.fluxcd.io/v2/namespaces/${hr.namespace}/helmreleases/${hr.name}`,
-        kubectl: command,
-      }).catch(() => undefined);
+      const res = await apiRead(ctx, host, read).catch(() => undefined);
       // helm-controller crash-looping answers nothing: named at once (a Ready release needs no controller to prove it).
       if (res?.code !== 0 || !isReady(JSON.parse(res.stdout))) await lookAtControllers(ctx, host);
       if (res?.code === 0) {

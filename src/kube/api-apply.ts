@@ -8,7 +8,7 @@ import type { HostRef } from '../engine/host-ref.ts';
 import { apiCredentialsOf } from './reads-through.ts';
 import { getThrough, OWN_API } from './get-through.ts';
 import { objectPath } from './resources.ts';
-import { errorFromServer, logged } from './api-read.ts';
+import { errorFromServer, logged, printedName } from './api-read.ts';
 
 export interface ApplyObject {
   apiVersion: string;
@@ -57,7 +57,7 @@ export async function apiApply(
     }
     const refused = got.status !== 200 && got.status !== 201;
     // The object's words as kubectl prints them, never the object: a Secret's answer carries its data.
-    const words = `${o.kind.toLowerCase()}${o.apiVersion.includes('/') ? `.${o.apiVersion.split('/')[0]}` : ''}/${o.metadata.name} serverside-applied`;
+    const words = printedName(o, 'serverside-applied');
     logged(
       ctx,
       server,

@@ -197,16 +197,20 @@ export async function apiPatch(ctx: RunContext, server: HostRef, write: ApiPatch
  */
 function namedWords(body: string, verb: string): string {
   try {
-    const o = JSON.parse(body);
-    const group = String(o?.apiVersion ?? '')
-      .split('/')
-      .slice(0, -1)
-      .join('/');
-    const kind = String(o?.kind ?? '').toLowerCase();
-    return kind && o?.metadata?.name ? `${group ? `${kind}.${group}` : kind}/${o.metadata.name} ${verb}` : '';
+    return printedName(JSON.parse(body), verb);
   } catch {
     return '';
   }
+}
+
+/** printObj's line for `o` (its apiVersion, kind and name): `<kind>[.<group>]/<name> <verb>`; nothing without a kind and a name. */
+export function printedName(o: any, verb: string): string {
+  const group = String(o?.apiVersion ?? '')
+    .split('/')
+    .slice(0, -1)
+    .join('/');
+  const kind = String(o?.kind ?? '').toLowerCase();
+  return kind && o?.metadata?.name ? `${group ? `${kind}.${group}` : kind}/${o.metadata.name} ${verb}` : '';
 }
 
 /**

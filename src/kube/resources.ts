@@ -12,6 +12,7 @@ const RESOURCES: Record<string, string> = {
   Service: 'services',
   Deployment: 'deployments',
   DaemonSet: 'daemonsets',
+  StatefulSet: 'statefulsets',
   NetworkPolicy: 'networkpolicies',
   Role: 'roles',
   RoleBinding: 'rolebindings',
