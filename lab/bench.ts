@@ -10,6 +10,9 @@
 // - `npm run bench -- scale` also 3 servers + 27 agents: the cold build to agents within 2 x the 1-agent one,
 //   the converged whole DAG within 1.5 x the 3 + 1 figure, the engine's peak RSS at most 200 MB, and the
 //   memory each lab host takes.
+// - for each shape, where a converged run's CPU went (lab/bench-cpu.ts): the idle cluster's cores, each host's
+//   share above idle, the engine's, and the wall time that leaves no run below on this machine; for 3 + 27 also
+//   that floor were each agent to cost no more than a bare SSH login.
 // Every figure is printed as a table; a missed target fails the bench and is named at the end.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +27,7 @@ import { watchApi } from '../test/support/api-probe.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 import { benchRun, commandsPerHost, medianOf, type BenchRun } from './bench-run.ts';
 import { hostMemoryBytes } from './cgroups.ts';
+import { budgetLine, cpuAboveIdle, idleRates, loginCpu, loginFloorMs, machineCores, type CpuBudget } from './bench-cpu.ts';
 
 const RUNS = 5;
 const CONVERGED_TARGET_MS = 3_000;
@@ -127,6 +131,8 @@ interface ShapeFigures {
   commands: Map<string, number>;
   /** The phases of the median converged run, in seconds. */
   phases: string;
+  /** Where the median converged run's CPU went (lab/bench-cpu.ts). */
+  cpu: CpuBudget;
 }
 
 /**
@@ -147,11 +153,30 @@ async function measureShape(agents: number, bundleDir: string): Promise<{ figure
   const cold = await mustRun(`${shape}: cold build to agents`, ['lab', '--inventory', inventory, '--until', 'agents'], stateDir, bundleDir);
   await mustRun(`${shape}: the rest of the DAG`, ['lab', '--inventory', inventory, '--until', last], stateDir, bundleDir);
   const args = ['lab', '--inventory', inventory, '--until', last];
-  const converged: BenchRun[] = [];
-  for (let i = 0; i < RUNS; i++) converged.push(await mustRun(`${shape}: converged run ${i + 1}`, args, stateDir, bundleDir, true));
+  // The cluster's own appetite first, with nothing running; then each converged run's CPU on every host above it.
+  const idle = await idleRates();
+  const converged: (BenchRun & { hostsMs: Map<string, number> })[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const { result, hostsMs } = await cpuAboveIdle(idle, () => mustRun(`${shape}: converged run ${i + 1}`, args, stateDir, bundleDir, true));
+    converged.push({ ...result, hostsMs });
+  }
+  const agentNames = hosts()
+    .filter((h) => h.role === 'agent')
+    .map((h) => h.name);
+  const loginMs = await loginCpu(idle, agentNames);
   const checks: BenchRun[] = [];
   for (let i = 0; i < RUNS; i++) checks.push(await mustRun(`${shape}: --check ${i + 1}`, [...args, '--check'], stateDir, bundleDir, true));
   const all = [cold, ...converged, ...checks];
+  const mid = [...converged].sort((a, b) => a.ms - b.ms)[Math.floor(converged.length / 2)];
+  const isAgent = (name: string) => agentNames.includes(name);
+  const cpu: CpuBudget = {
+    cores: machineCores(),
+    idleCores: [...idle.values()].reduce((a, b) => a + b, 0),
+    serversMs: [...mid.hostsMs].filter(([n]) => !isAgent(n)).reduce((a, [, ms]) => a + ms, 0),
+    agentsMs: [...mid.hostsMs].filter(([n]) => isAgent(n)).map(([, ms]) => ms),
+    engineMs: mid.cpuMs,
+    loginMs,
+  };
   return {
     inventory,
     stateDir,
@@ -160,7 +185,8 @@ async function measureShape(agents: number, bundleDir: string): Promise<{ figure
       coldToAgentsMs: cold.ms,
       coldCpuShare: cold.cpuMs / cold.ms,
       convergedMs: medianOf(converged.map((r) => r.ms)),
-      phases: phasesOf([...converged].sort((a, b) => a.ms - b.ms)[Math.floor(converged.length / 2)]),
+      phases: phasesOf(mid),
+      cpu,
       checkMs: medianOf(checks.map((r) => r.ms)),
       maxRssMB: Math.max(...all.map((r) => r.maxRssMB)),
       commands: converged[0].logFile ? commandsPerHost(converged[0].logFile) : new Map(),
@@ -221,6 +247,7 @@ export async function main(argv: string[] = []): Promise<number> {
       { what: 'phases of a converged run, 3 + 1 (s)', value: f1.phases },
       { what: 'remote commands, converged 3 + 1', value: commandsLine(f1.commands) },
       { what: 'engine peak RSS, 3 + 1', value: `${f1.maxRssMB.toFixed(0)} MB` },
+      { what: 'CPU of a converged run, 3 + 1', value: budgetLine(f1.cpu) },
     );
     figures.push(await rollingUpgrade(small.inventory, small.stateDir, small.last, bundle.dir));
     rmSync(small.stateDir, { recursive: true, force: true });
@@ -258,6 +285,11 @@ export async function main(argv: string[] = []): Promise<number> {
         { what: `phases of a converged run, 3 + ${SCALE_AGENTS} (s)`, value: f27.phases },
         { what: `remote commands, converged 3 + ${SCALE_AGENTS}`, value: commandsLine(f27.commands) },
         { what: `memory per lab host, 3 + ${SCALE_AGENTS}`, value: memoryLine() },
+        { what: `CPU of a converged run, 3 + ${SCALE_AGENTS}`, value: budgetLine(f27.cpu) },
+        {
+          what: `floor, a bare login on each agent, 3 + ${SCALE_AGENTS}`,
+          value: `${s(loginFloorMs(f27.cpu))} (${(loginFloorMs(f27.cpu) / f1.convergedMs).toFixed(2)} x the 3 + 1 figure)`,
+        },
       );
       rmSync(big.stateDir, { recursive: true, force: true });
     }

@@ -130,3 +130,31 @@ export function hostMemoryBytes(host: string, mounts = cgroupMounts()): number |
   const v2 = mounts.find((m) => m.type === 'cgroup2');
   return v2 ? stat(join(v2.point, CGROUP_DIR, host, 'memory.stat'), 'anon') : undefined;
 }
+
+/**
+ * The CPU time everything in a host's cgroup has used since the host booted, in milliseconds (its processes
+ * and their children, the ones that ended too): `cpuacct.usage` of cgroup v1's cpuacct controller, or
+ * `usage_usec` in v2's `cpu.stat`. Without a host, the whole lab instance's. Undefined when unreadable.
+ */
+export function hostCpuMs(host?: string, mounts = cgroupMounts()): number | undefined {
+  const dir = (point: string) => join(point, CGROUP_DIR, ...(host ? [host] : []));
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const v1 = mounts.find((m) => m.type === 'cgroup' && m.point.split('/').pop()!.split(',').includes('cpuacct'));
+  if (v1) {
+    const ns = read(join(dir(v1.point), 'cpuacct.usage'));
+    return ns === undefined ? undefined : Number(ns) / 1e6;
+  }
+  const v2 = mounts.find((m) => m.type === 'cgroup2');
+  const line = v2
+    ? read(join(dir(v2.point), 'cpu.stat'))
+        ?.split('\n')
+        .find((l) => l.startsWith('usage_usec '))
+    : undefined;
+  return line ? Number(line.split(' ')[1]) / 1000 : undefined;
+}

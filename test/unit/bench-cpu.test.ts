@@ -1,0 +1,30 @@
+// The bench's CPU budget of a converged run (lab/bench-cpu.ts): the floor a run cannot beat on the lab's cores.
+import { describe, expect, it } from 'vitest';
+import { budgetLine, loginFloorMs, type CpuBudget } from '../../lab/bench-cpu.ts';
+
+const budget: CpuBudget = {
+  cores: 2,
+  idleCores: 0.5,
+  serversMs: 300,
+  agentsMs: [200, 400, 300],
+  engineMs: 600,
+  loginMs: [50, 70, 60],
+};
+
+describe('CPU budget of a converged run', () => {
+  it('prints the idle cores, each share above idle and the floor: the run CPU over the cores the idle cluster leaves', () => {
+    // (300 + 600 + 900) / (2 - 0.5) = 1200 ms
+    expect(budgetLine(budget)).toBe(
+      'idle cluster 0.50 of 2 cores; the run above idle: servers 300 ms; agents 300 ms each (median; a bare SSH login 60 ms), engine 600 ms; floor 1.20 s',
+    );
+  });
+
+  it('puts a bare login in place of each agent for the login floor', () => {
+    // (300 + 600 + 3 x 60) / 1.5 = 720 ms
+    expect(loginFloorMs(budget)).toBeCloseTo(720);
+  });
+
+  it('counts servers starved below their idle rate as costing nothing (the floor only drops)', () => {
+    expect(loginFloorMs({ ...budget, serversMs: -400 })).toBeCloseTo((600 + 180) / 1.5);
+  });
+});
