@@ -7,6 +7,13 @@ export const engineCauses = defineCauses({
     meaning: 'A check failed and what was seen matched no known cause. The evidence shows what was seen.',
     remedy: 'Read the evidence and the run log; if this repeats, add a named cause for it.',
   },
+  GATE_LOOK_HUNG: {
+    title: "A gate's look at a host did not come back within the gate's budget",
+    meaning:
+      'A gate asks a host (or the Kubernetes API through it) and waits for the answer. When its budget and grace ran out, a command it had started there was still running with no answer: the host, or the program the command asks (the container runtime, the API server, etcd), stopped answering. The evidence names the command, the host and how long it had run.',
+    remedy:
+      'Run the command from the evidence by hand on the named host (it only reads) and see where it stops; check the host (uptime, journalctl -p err -b) and the service it asks (systemctl status k3s or k3s-agent); then rerun with --resume.',
+  },
   PROBE_FAILED: {
     title: 'A read-only probe could not run on the host',
     meaning: 'The batch of read-only commands for a phase did not complete (connection lost, or it exceeded its budget).',

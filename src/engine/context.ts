@@ -11,6 +11,7 @@ import type { Clock } from './clock.ts';
 import type { Emit } from './events.ts';
 import type { Facts, FactsView, RunFact } from './facts.ts';
 import type { HostRef } from './host-ref.ts';
+import type { InFlight } from './in-flight.ts';
 import type { ProbeMemo } from './probe-memo.ts';
 import type { ApiReads, ProbeResult } from './probe-types.ts';
 
@@ -80,6 +81,8 @@ export interface RunContext extends PrepareContext {
    * host's SSH connection is recorded there as the command it stands for would be (src/kube/api-read.ts).
    */
   log?: CommandLog;
+  /** The remote commands started and not yet ended, by the wait that started them (src/engine/in-flight.ts). */
+  inFlight?: InFlight;
 }
 
 /**

@@ -45,6 +45,11 @@ export async function probeBatch(
   return { res, results: Object.assign(answered, ...ran.map((b) => b.results)) };
 }
 
+/** The probes `keys` of `batch` in words: each one's first line (80 characters at most), ` | ` between them. */
+function probeLines(batch: Record<string, ProbeCommand>, keys: string[]): string {
+  return keys.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ');
+}
+
 /** probeBatch's one remote execution. */
 async function execBatch(
   host: HostRef,
@@ -57,6 +62,7 @@ async function execBatch(
   const res = await ctx.remote(host).exec('sh -s', {
     readOnly: true,
     sudo: o.sudo,
+    what: `${o.sudo ? 'sudo ' : ''}sh -s (${keys.length} read-only probe${keys.length === 1 ? '' : 's'}: ${probeLines(batch, keys)})`,
     stdin: batchScript(batch, marker, { concurrent: o.concurrent }),
     timeoutMs: o.timeoutMs,
     signal: ctx.signal,
@@ -130,7 +136,7 @@ async function askProbes(host: HostRef, ctx: RunContext, commands: [string, Prob
         // Say in words which probes answered and which did not, and show the batch's own error output
         // (each probe's output stays in the run log, redacted).
         const missing = keys.filter((k) => results[k].code === null);
-        const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${missing.map((k) => batch[k].command.split('\n')[0].slice(0, 80)).join(' | ')}` : ''}`;
+        const seen = `${keys.length - missing.length} of ${keys.length} probes answered${missing.length ? `; no answer from: ${probeLines(batch, missing)}` : ''}`;
         throw new CauseError('PROBE_FAILED', {
           host: host.name,
           evidence: { command: `sh -s (${keys.length} read-only probes${sudo ? ', sudo' : ''})`, exitCode: res.code, seen, excerpt: res.stderr.slice(-2000) },

@@ -232,22 +232,16 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
   // a few seconds over SSH on a busy host): a tenth of the budget, 1 to 10 s.
   const graceMs = Math.min(10_000, Math.max(1_000, gate.budgetMs / 10));
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // The commands this gate starts are its own (src/engine/in-flight.ts): one still running at the end is named.
+  const owner = {};
+  const run = () => gate.run(host, ctx, budget.signal);
   try {
     await Promise.race([
-      gate.run(host, ctx, budget.signal),
+      ctx.inFlight ? ctx.inFlight.within(owner, run) : run(),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           budget.abort(new Error('budget'));
-          setTimeout(
-            () =>
-              reject(
-                new CauseError('GATE_FAILED', {
-                  host: host.name,
-                  evidence: { seen: `gate "${gate.title}" did not end within its budget of ${Math.round(gate.budgetMs / 1000)} s` },
-                }),
-              ),
-            graceMs,
-          ).unref();
+          setTimeout(() => reject(gateOverBudget(gate, host, ctx, owner)), graceMs).unref();
         }, gate.budgetMs);
       }),
     ]);
@@ -262,6 +256,34 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * A gate that did not end within its budget and grace: GATE_LOOK_HUNG naming the remote command it still waits
+ * for, on which host and for how long (the host, or the program the command asks, stopped answering); none in
+ * flight: GATE_FAILED, the gate's own code did not end (a bug, not the hosts).
+ */
+function gateOverBudget(gate: Gate, host: HostRef, ctx: RunContext, owner: object): CauseError {
+  const budget = `gate "${gate.title}" did not end within its budget of ${Math.round(gate.budgetMs / 1000)} s`;
+  const waiting = ctx.inFlight?.waitedFor(owner, host.name) ?? [];
+  if (!waiting.length) return new CauseError('GATE_FAILED', { host: host.name, evidence: { seen: budget } });
+  const [first] = waiting;
+  const forS = (since: number) => `${Math.round((ctx.clock.now() - since) / 1000)} s`;
+  const more =
+    waiting.length > 1
+      ? `; also still running: ${waiting
+          .slice(1)
+          .map((w) => `${w.line.split('\n')[0].slice(0, 100)} on ${w.host} (${forS(w.since)})`)
+          .join('; ')}`
+      : '';
+  return new CauseError('GATE_LOOK_HUNG', {
+    host: first.host,
+    message: `${first.host} did not answer the gate "${gate.title}" within its budget`,
+    evidence: {
+      command: first.line,
+      seen: `${budget}: it was still waiting for this command on ${first.host}, running for ${forS(first.since)} with no answer${more}`,
+    },
+  });
 }
 
 /** Runs the probes of `steps`, one set per step (the run log names each by the step's index). */

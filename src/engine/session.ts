@@ -21,6 +21,7 @@ import { acquireLock, HEARTBEAT_S, LOCK_DIR, lockStateProbe, probesTrusted, refr
 import type { HostRef, Phase, ProbeResults } from './phase.ts';
 import { prefetchProbes } from './prefetch.ts';
 import { Redactor, RunLog } from './run-log.ts';
+import { InFlight } from './in-flight.ts';
 import { RunReport } from './run-report.ts';
 import { emptySummary, prepareAll, runPhases, type Waiver } from './run.ts';
 
@@ -100,11 +101,16 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
   // command still ending after run-end (a wait that ignored its budget) is in the log only: run-end is last.
   // The report draws phases, steps and gates, not commands: they go to the renderers only.
   let ended = false;
+  const inFlight = new InFlight(
+    () => deps.clock.now(),
+    (t) => redactor.apply(t),
+  );
   const commands: CommandLog = {
     record: (e) => {
       const shown = log.record(e);
       if (!ended) deps.emit({ type: 'command', ...shown });
     },
+    started: inFlight.started,
   };
   let journal: Journal | undefined;
   // Sums and other facts derived from the operator's local files, kept from earlier runs (src/util/file-memo.ts).
@@ -172,6 +178,7 @@ export async function runSession(deps: SessionDeps, opts: SessionOptions): Promi
       redact: (s) => redactor.add(s),
       topology: plan.topology,
       log: commands,
+      inFlight,
     };
     ctx.apiGet = deps.apiGet?.(ctx, commands);
     // The phases' local preparation (the state folder's token, the k3s binary's version, Cilium's values

@@ -255,6 +255,16 @@ export class SshRemote implements Remote {
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     const tag = opts.sudo ? `bootstrap-${randomBytes(4).toString('hex')}` : undefined;
     const line = tag ? sudoCommand(command, tag) : command;
+    // From here until it has ended (waiting for a channel too): a wait that outlives its budget names it.
+    const ended = this.log?.started?.(this.host, opts.what ?? line, opts.secret);
+    try {
+      return await this.execLine(line, tag, opts);
+    } finally {
+      ended?.();
+    }
+  }
+
+  private async execLine(line: string, tag: string | undefined, opts: ExecOptions): Promise<ExecResult> {
     let link = await this.reconnect(opts.signal);
     // A command under sudo runs as root: sshd cannot signal it for us, so it is stopped as root.
     const onStop = tag ? (l: Link) => () => this.stopTagged(l, tag) : undefined;

@@ -33,6 +33,11 @@ export interface ExecOptions {
    * many framed commands, and the log shows each of them with its own exit code and decoded output.
    */
   logAs?: (result: ExecResult) => LoggedCommand[];
+  /**
+   * What the command is, in words, while it runs (CommandLog.started), when its command line does not say:
+   * a probe batch is `sh -s` with its probes on standard input.
+   */
+  what?: string;
 }
 
 export interface LoggedCommand {
@@ -81,6 +86,11 @@ export interface SshTarget {
 /** Something that logs every remote command (the run log). Secrets arrive already marked. */
 export interface CommandLog {
   record(entry: CommandLogEntry): void;
+  /**
+   * A command starting on `host` (its output is never passed here); the function returned is called once it
+   * has ended, however it ended. What a stuck wait names (src/engine/in-flight.ts).
+   */
+  started?(host: string, command: string, secret?: boolean): () => void;
 }
 
 export interface CommandLogEntry {

@@ -20,6 +20,8 @@ describeAsRoot('SSH transport against a real sshd', () => {
   let transport: SshTransport;
   let remote: SshRemote;
   const logged: Parameters<CommandLog['record']>[0][] = [];
+  // What the run log is told is in flight (CommandLog.started): each start, and whether it has ended.
+  const inFlight: { host: string; command: string; secret?: boolean; ended: boolean }[] = [];
 
   beforeAll(async () => {
     ensureTestUsers();
@@ -30,7 +32,16 @@ describeAsRoot('SSH transport against a real sshd', () => {
     writeFileSync(knownHosts, sshd.knownHostsLines());
     target = { name: 'node-1', address: ADDRESS, port: sshd.port, user: OPS_USER, identityFile: key.privateKeyPath, knownHostsFile: knownHosts };
     transport = new SshTransport({ authSock: null, home: tmp.dir });
-    remote = await transport.connect(target, { log: { record: (e) => logged.push(e) } });
+    remote = await transport.connect(target, {
+      log: {
+        record: (e) => logged.push(e),
+        started: (host, command, secret) => {
+          const entry = { host, command, secret, ended: false };
+          inFlight.push(entry);
+          return () => (entry.ended = true);
+        },
+      },
+    });
   });
 
   afterAll(async () => {
@@ -101,6 +112,20 @@ describeAsRoot('SSH transport against a real sshd', () => {
     expect(logged[0].durationMs).toBeGreaterThanOrEqual(0);
     expect(logged[1]).toMatchObject({ secret: true });
     expect(JSON.stringify(logged)).not.toContain('TOKEN-VALUE');
+  });
+
+  it('tells the run log what is in flight: each command from its start until it has ended, named as `what` says', async () => {
+    inFlight.length = 0;
+    const slow = remote.exec('sleep 0.5; echo done', { sudo: true });
+    await new Promise((r) => setTimeout(r, 200));
+    // Started and still running: a gate past its budget would name it (src/engine/in-flight.ts).
+    expect(inFlight).toHaveLength(1);
+    expect(inFlight[0]).toMatchObject({ host: 'node-1', ended: false });
+    expect(inFlight[0].command).toMatch(/^sudo -n sh -c '.*sleep 0\.5; echo done/);
+    expect((await slow).stdout).toBe('done\n');
+    expect(inFlight[0].ended).toBe(true);
+    await remote.exec('sh -s', { stdin: 'true\n', what: 'sh -s (1 read-only probe: true)', secret: true });
+    expect(inFlight[1]).toMatchObject({ command: 'sh -s (1 read-only probe: true)', secret: true, ended: true });
   });
 
   it('uses one TCP connection for every command, sequential or concurrent', async () => {

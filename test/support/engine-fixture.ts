@@ -5,6 +5,7 @@ import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
 import type { HostRef, Phase, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import { LocalRemote } from './local-remote.ts';
+import type { runSession } from '../../src/engine/session.ts';
 
 export function hosts(...names: string[]): HostRef[] {
   return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
@@ -64,4 +65,20 @@ export function fixture(opts: { check: boolean; hosts: HostRef[] }) {
     topology: topologyFor(opts.hosts),
   };
   return { ctx, remotes, events };
+}
+
+/**
+ * runSession's options for `phase` on `on` with the state folder `dir`, as a real run of environment `t` would
+ * pass them (no inventory file: the phases under test read none).
+ */
+export function localSessionOptions(dir: string, phase: Phase, on: HostRef[], secrets: string[] = []): Parameters<typeof runSession>[1] {
+  return {
+    env: 't',
+    inventory: {} as never,
+    target: (h) => ({ name: h.name, address: h.address, port: 22, user: 'ops', knownHostsFile: '' }),
+    stateDir: dir,
+    waivers: [],
+    secrets,
+    plan: { phases: [phase], topology: topologyFor(on), check: false, resume: false },
+  };
 }

@@ -17,6 +17,8 @@ export class LocalRemote implements Remote {
 
   exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.execs.push({ command, sudo: opts.sudo, stdin: opts.stdin instanceof Readable ? '(stream)' : opts.stdin?.toString() });
+    // In flight until it ends, as the SSH transport tells the log (src/transport/ssh.ts exec).
+    const ended = this.log?.started?.(this.host, opts.what ?? command, opts.secret);
     const t0 = Date.now();
     const child = spawn('sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'] });
     const done = new Promise<ExecResult>((resolve) => {
@@ -30,6 +32,7 @@ export class LocalRemote implements Remote {
         clearTimeout(timer);
         const result = { command, stdout, stderr, code: signal ? null : code, durationMs: Date.now() - t0 };
         this.running.delete(child);
+        ended?.();
         recordExec(this.log, this.host, result, opts);
         resolve(result);
       });

@@ -307,6 +307,19 @@ const rows: Record<CauseId, Row | Row[]> = {
     remedy: /run log/,
     example: stop('GATE_FAILED', { seen: 'gate "VIP answers" did not end within its budget of 180 s' }, { host: 'k3s-prod-1' }),
   },
+  // src/engine/run.ts gateOverBudget
+  GATE_LOOK_HUNG: {
+    names: /k3s crictl exec/,
+    remedy: /by hand on the named host/,
+    example: stop(
+      'GATE_LOOK_HUNG',
+      {
+        command: 'sudo sh -s (1 read-only probe: k3s crictl exec --name cilium-agent --state running -q sh -c …)',
+        seen: 'gate "Cilium agent Ready" did not end within its budget of 60 s: it was still waiting for this command on k3s-prod-4, running for 66 s with no answer',
+      },
+      { host: 'k3s-prod-4' },
+    ),
+  },
   PROBE_FAILED: {
     names: /probes/,
     remedy: /output so far/,

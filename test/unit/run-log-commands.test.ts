@@ -15,7 +15,7 @@ import type { HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { recordExec, recordNotStarted } from '../../src/transport/command-log.ts';
 import type { ExecOptions, Transport } from '../../src/transport/types.ts';
-import { topologyFor } from '../support/engine-fixture.ts';
+import { localSessionOptions } from '../support/engine-fixture.ts';
 import { LocalRemote } from '../support/local-remote.ts';
 
 const SECRET = 'K10c0ffee5ecret00token';
@@ -75,15 +75,7 @@ it('logs every remote command of a session as text, and --json carries each as a
   const events: EngineEvent[] = [];
   const result = await runSession(
     { transport, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal },
-    {
-      env: 't',
-      inventory: {} as never,
-      target: (h) => ({ name: h.name, address: h.address, port: 22, user: 'ops', knownHostsFile: '' }),
-      stateDir: dir,
-      waivers: [],
-      secrets: [SECRET],
-      plan: { phases: [phase], topology: topologyFor([host]), check: false, resume: false },
-    },
+    localSessionOptions(dir, phase, [host], [SECRET]),
   );
   expect(result.error).toBeUndefined();
   expect(readFileSync(motd, 'utf8')).toBe(`welcome ${SECRET}\n`);

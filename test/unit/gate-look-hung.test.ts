@@ -1,0 +1,71 @@
+// A gate still waiting for a host when its budget and grace have run out names the command it waits for
+// (GATE_LOOK_HUNG: which command, on which host, for how long), not only that it did not end; a gate whose
+// own code never ends, with nothing in flight, stays GATE_FAILED (a bug, not the host).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { systemClock } from '../../src/engine/clock.ts';
+import type { EngineEvent } from '../../src/engine/events.ts';
+import { LOCK_DIR } from '../../src/engine/lock.ts';
+import type { Gate, HostRef, Phase } from '../../src/engine/phase.ts';
+import { runSession } from '../../src/engine/session.ts';
+import { causesOf } from '../../src/errors.ts';
+import type { ExecOptions, Transport } from '../../src/transport/types.ts';
+import { localSessionOptions } from '../support/engine-fixture.ts';
+import { LocalRemote } from '../support/local-remote.ts';
+
+const host: HostRef = { name: 'node-1', address: '10.0.0.1', role: 'server', founder: true };
+
+async function runGate(gate: Gate) {
+  const dir = mkdtempSync(join(tmpdir(), 'gate-look-hung-'));
+  const remotes: LocalRemote[] = [];
+  const transport: Transport = {
+    connect: async (target, opts) => {
+      const local = new LocalRemote(target.name, opts?.log);
+      remotes.push(local);
+      return {
+        host: target.name,
+        exec: (command: string, o?: ExecOptions) => local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o),
+        close: () => local.close(),
+      };
+    },
+  };
+  const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => [host], concurrency: 1, steps: [], gates: [gate] };
+  const events: EngineEvent[] = [];
+  const result = await runSession(
+    { transport, clock: systemClock, emit: (e) => events.push(e), signal: new AbortController().signal },
+    localSessionOptions(dir, phase, [host]),
+  );
+  await Promise.all(remotes.map((r) => r.close()));
+  return causesOf(result.error);
+}
+
+it('names the command a gate still waits for, its host and how long it ran, when the budget and grace run out', async () => {
+  const [stop, ...rest] = await runGate({
+    id: 'answers',
+    title: 'the service answers',
+    budgetMs: 1_000,
+    // A look that ignores its budget: the host never answers (a wedged container runtime).
+    run: async (h, ctx) => void (await ctx.remote(h).exec('exec sleep 30', { what: 'crictl exec into the agent (sleep 30)' })),
+  });
+  expect(rest).toEqual([]);
+  expect(stop.causeId).toBe('GATE_LOOK_HUNG');
+  expect(stop.host).toBe('node-1');
+  expect(stop.evidence.command).toBe('crictl exec into the agent (sleep 30)');
+  // Budget 1 s, grace 1 s: the command had run about 2 s when the gate gave up.
+  expect(stop.evidence.seen).toMatch(
+    /^gate "the service answers" did not end within its budget of 1 s: it was still waiting for this command on node-1, running for [23] s with no answer$/,
+  );
+}, 15_000);
+
+it('stays GATE_FAILED when nothing the gate started is still running (its own code did not end)', async () => {
+  const [stop] = await runGate({
+    id: 'stuck',
+    title: 'a gate that never ends',
+    budgetMs: 1_000,
+    run: () => new Promise(() => undefined),
+  });
+  expect(stop.causeId).toBe('GATE_FAILED');
+  expect(stop.evidence.seen).toBe('gate "a gate that never ends" did not end within its budget of 1 s');
+}, 15_000);
