@@ -1,10 +1,9 @@
-// The remote commands of a run that have started and not yet ended, each with the wait that started it: a
-// gate whose look is still waiting for a host when its budget and grace have run out names the command it
-// waits for (GATE_LOOK_HUNG), instead of saying only that it did not end. A command belongs to the wait
-// within whose asynchronous scope it was started (node:async_hooks AsyncLocalStorage follows awaits and
-// callbacks); one the wait merely joined (an answer another step asked for) belongs to that step.
-import { AsyncLocalStorage } from 'node:async_hooks';
-
+// The remote commands of a run that have started and not yet ended: a gate whose look is still waiting for a
+// host when its budget and grace have run out names the command it waits for (GATE_LOOK_HUNG), instead of
+// saying only that it did not end. The commands are not tagged with the wait that started them (an
+// AsyncLocalStorage would: it costs every promise of the run a hook on Node 20); the gate takes those that
+// started since it did, and any on its own host: a command older than its budget that is still running is
+// what it waits for, or what holds up the host it waits on.
 export interface Running {
   host: string;
   /** The command as the run log shows it (redacted), or words in place of one that holds a secret. */
@@ -13,16 +12,11 @@ export interface Running {
   since: number;
 }
 
-interface Entry extends Running {
-  owner: object | undefined;
-}
-
 /** In place of a command that holds a secret: its words are never shown, not even redacted. */
 const WITHHELD = '(withheld: the command holds a secret)';
 
 export class InFlight {
-  private readonly running = new Set<Entry>();
-  private readonly scope = new AsyncLocalStorage<object>();
+  private readonly running = new Set<Running>();
 
   constructor(
     private readonly now: () => number,
@@ -31,25 +25,18 @@ export class InFlight {
 
   /** CommandLog.started: the command is in flight until the function returned is called. */
   readonly started = (host: string, command: string, secret?: boolean): (() => void) => {
-    const entry: Entry = {
-      host,
-      line: secret ? WITHHELD : this.redact(command),
-      since: this.now(),
-      owner: this.scope.getStore(),
-    };
+    const entry: Running = { host, line: secret ? WITHHELD : this.redact(command), since: this.now() };
     this.running.add(entry);
     return () => this.running.delete(entry);
   };
 
-  /** Runs `fn` as `owner`: the commands it starts, however deep, are owner's. */
-  within<T>(owner: object, fn: () => Promise<T>): Promise<T> {
-    return this.scope.run(owner, fn);
-  }
-
-  /** What `owner` is still waiting for, the longest-running first; none of its own: whatever runs on `host`. */
-  waitedFor(owner: object, host: string): Running[] {
-    const all = [...this.running].sort((a, b) => a.since - b.since);
-    const own = all.filter((e) => e.owner === owner);
-    return (own.length ? own : all.filter((e) => e.host === host)).map(({ host: h, line, since }) => ({ host: h, line, since }));
+  /**
+   * What a wait that began at `since` on `host` may be waiting for, the longest-running first: those running
+   * for `forMs` at least (a wait stuck on a command has waited that long; a short one in passing, a lock's
+   * heartbeat, is not it).
+   */
+  waitedFor(host: string, since: number, forMs: number): Running[] {
+    const now = this.now();
+    return [...this.running].filter((e) => (e.since >= since || e.host === host) && now - e.since >= forMs).sort((a, b) => a.since - b.since);
   }
 }

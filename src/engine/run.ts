@@ -232,16 +232,13 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
   // a few seconds over SSH on a busy host): a tenth of the budget, 1 to 10 s.
   const graceMs = Math.min(10_000, Math.max(1_000, gate.budgetMs / 10));
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // The commands this gate starts are its own (src/engine/in-flight.ts): one still running at the end is named.
-  const owner = {};
-  const run = () => gate.run(host, ctx, budget.signal);
   try {
     await Promise.race([
-      ctx.inFlight ? ctx.inFlight.within(owner, run) : run(),
+      gate.run(host, ctx, budget.signal),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           budget.abort(new Error('budget'));
-          setTimeout(() => reject(gateOverBudget(gate, host, ctx, owner)), graceMs).unref();
+          setTimeout(() => reject(gateOverBudget(gate, host, ctx, t0, graceMs)), graceMs).unref();
         }, gate.budgetMs);
       }),
     ]);
@@ -263,9 +260,10 @@ async function runGate(phase: Phase, gate: Gate, host: HostRef, ctx: RunContext,
  * for, on which host and for how long (the host, or the program the command asks, stopped answering); none in
  * flight: GATE_FAILED, the gate's own code did not end (a bug, not the hosts).
  */
-function gateOverBudget(gate: Gate, host: HostRef, ctx: RunContext, owner: object): CauseError {
+function gateOverBudget(gate: Gate, host: HostRef, ctx: RunContext, started: number, graceMs: number): CauseError {
   const budget = `gate "${gate.title}" did not end within its budget of ${Math.round(gate.budgetMs / 1000)} s`;
-  const waiting = ctx.inFlight?.waitedFor(owner, host.name) ?? [];
+  // A command it waits on has run through the grace at least: the gate was told to stop when the budget fired.
+  const waiting = ctx.inFlight?.waitedFor(host.name, started, graceMs) ?? [];
   if (!waiting.length) return new CauseError('GATE_FAILED', { host: host.name, evidence: { seen: budget } });
   const [first] = waiting;
   const forS = (since: number) => `${Math.round((ctx.clock.now() - since) / 1000)} s`;

@@ -10,16 +10,17 @@
 // row restore-server-lost (k3s-lab-3 loses power as k3s-join starts to rejoin it: SSH_UNREACHABLE naming it
 // within the keepalive budget), the host powered on, and the runbook's restore command again: it finishes
 // what the stopped one left (the founder not restored again, k3s-lab-2 not wiped again), every object back
-// with the same content, 3 voters, the agent back, the VIP up, verify passing. One cluster for the whole file.
+// with the same content, 3 voters, the agent back, the VIP up, verify passing; last, behind the same bastion,
+// the agent removed (--remove) and the cluster taken down (--reset --yes). One cluster for the whole file.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { beforeAll, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { bastion, down, fault, hostExec, proxyThroughBastion, ssh, up } from '../../lab/api.ts';
 import { NET, OPS_USER, OUTSIDE, paths } from '../../lab/config.ts';
 import { tcpOpen } from '../../lab/operator.ts';
@@ -31,7 +32,7 @@ import { allPhases, validatedOrder } from '../../phases/index.ts';
 import { listBackups } from '../../src/backup/store.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
-import { bootstrap, freshStateDir, hostFingerprint, resetCluster, stopOf, voters } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, hostFingerprint, k3sLeftOn, resetCluster, stopOf, voters } from '../support/cluster.ts';
 import { labBlock, runBlock } from '../support/runbook-blocks.ts';
 import { repoRoot } from '../support/cli.ts';
 import { secretLeaks } from '../support/secret-scan.ts';
@@ -490,6 +491,40 @@ describeAsRoot('disaster recovery behind a bastion: cold build, drill, bootstrap
       expect(stopOf(r).evidence.excerpt).toBe(`ConfigMap/${NS}/never-existed`);
       expect(r.events.filter((e) => e.type === 'step-end' && e.status === 'changed')).toEqual([]);
       rmSync(copy, { recursive: true, force: true });
+    },
+    LONG,
+  );
+
+  it(
+    'behind the bastion, --remove of the agent: its Node and node-password Secret gone through a server, k3s stopped and wiped on it; a rerun without it changes nothing',
+    async () => {
+      const removal = await bootstrap(['--remove', AGENT, '--json'], { stateDir, inventory, timeoutMs: LONG });
+      expect(removal.code, removal.stdout.slice(-2000)).toBe(0);
+      expect(removal.events.filter((e) => e.type === 'step-start' && e.step === 'remove-node').map((e) => e.host)).toEqual([AGENT]);
+      const names = (await hostExec('k3s-lab-1', "k3s kubectl get nodes -o jsonpath='{.items[*].metadata.name}'")).stdout.trim().split(/\s+/);
+      expect(names.sort()).toEqual(SERVERS);
+      const secrets = (await hostExec('k3s-lab-1', "k3s kubectl get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}'")).stdout;
+      expect(secrets).not.toContain(`${AGENT}.node-password.k3s`);
+      expect(await k3sLeftOn(AGENT)).toEqual(['inactive', 'inactive']);
+      // The inventory without it: a plain run changes nothing.
+      const inv = parse(readFileSync(inventory, 'utf8'));
+      inv.agents = [];
+      writeFileSync(inventory, stringify(inv));
+      const after = await bootstrap(['--until', LAST], { stateDir, inventory, timeoutMs: LONG });
+      expect(after.code, after.stdout.slice(-2000)).toBe(0);
+      expect(after.stdout).toMatch(/^\d+ ok, 0 changed/m);
+    },
+    LONG,
+  );
+
+  it(
+    'behind the bastion, --reset --yes takes the cluster down: nothing of k3s left on any server, the token moved aside',
+    async () => {
+      const r = await bootstrap(['--reset', '--yes'], { stateDir, inventory, timeoutMs: LONG });
+      expect(r.code, r.stdout.slice(-2000)).toBe(0);
+      for (const s of SERVERS) expect(await k3sLeftOn(s), s).toEqual(['inactive', 'inactive']);
+      expect(existsSync(join(envState, 'cluster-token.json'))).toBe(false);
+      expect(readdirSync(envState).filter((f) => f.startsWith('cluster-token.json.reset-'))).toHaveLength(1);
     },
     LONG,
   );

@@ -14,7 +14,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { fault, hostExec } from '../../lab/api.ts';
 import { describeAsRoot } from '../support/env.ts';
 import { ensureLab, hosts } from '../support/lab.ts';
-import { bootstrap, freshStateDir, resetCluster, stopOf, voters, type BootstrapRun } from '../support/cluster.ts';
+import { bootstrap, freshStateDir, k3sLeftOn, resetCluster, stopOf, voters, type BootstrapRun } from '../support/cluster.ts';
 import { labInventory } from '../support/lab-inventory.ts';
 import { validatedOrder, allPhases } from '../../phases/index.ts';
 import { lastBuiltPhase } from '../../modes/compose.ts';
@@ -169,13 +169,7 @@ describeAsRoot('adding and removing nodes (--remove) on a running cluster', () =
       const secrets = (await hostExec(SURVIVOR, "k3s kubectl get secrets -n kube-system -o jsonpath='{.items[*].metadata.name}'")).stdout;
       for (const name of REMOVED) expect(secrets).not.toContain(`${name}.node-password.k3s`);
       for (const name of [...left, 'k3s-lab-agent-1']) expect(secrets).toContain(`${name}.node-password.k3s`);
-      for (const name of REMOVED) {
-        const left = await hostExec(
-          name,
-          'pgrep -f /usr/local/bin/k3s; pgrep -f containerd-shim; ls /etc/systemd/system/k3s.service /etc/systemd/system/k3s-agent.service /var/lib/rancher/k3s /etc/rancher/k3s /usr/local/bin/k3s 2>/dev/null; systemctl is-active k3s k3s-agent; true',
-        );
-        expect(left.stdout.trim().split('\n'), name).toEqual(['inactive', 'inactive']);
-      }
+      for (const name of REMOVED) expect(await k3sLeftOn(name), name).toEqual(['inactive', 'inactive']);
 
       listing(left, ['k3s-lab-agent-1'], left[0]);
       const after = keep('after-removal', await run(BUILT));

@@ -124,3 +124,15 @@ export async function hostFingerprint(name: string): Promise<string> {
   );
   return res.stdout;
 }
+
+/**
+ * What of k3s is left on a host after it was removed or reset: any k3s or containerd-shim process, its unit
+ * files, data, config and binary, and the state of both services. A clean host answers `['inactive', 'inactive']`.
+ */
+export async function k3sLeftOn(name: string): Promise<string[]> {
+  const res = await hostExec(
+    name,
+    'pgrep -f /usr/local/bin/k3s; pgrep -f containerd-shim; ls /etc/systemd/system/k3s.service /etc/systemd/system/k3s-agent.service /var/lib/rancher/k3s /etc/rancher/k3s /usr/local/bin/k3s 2>/dev/null; systemctl is-active k3s k3s-agent; true',
+  );
+  return res.stdout.trim().split('\n');
+}

@@ -1,6 +1,7 @@
 // A gate still waiting for a host when its budget and grace have run out names the command it waits for
 // (GATE_LOOK_HUNG: which command, on which host, for how long), not only that it did not end; a gate whose
-// own code never ends, with nothing in flight, stays GATE_FAILED (a bug, not the host).
+// own code never ends, with nothing in flight, stays GATE_FAILED (a bug, not the host). Which commands a gate
+// may be waiting for (src/engine/in-flight.ts): those it could have started, running through the grace.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { LOCK_DIR } from '../../src/engine/lock.ts';
 import type { Gate, HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { causesOf } from '../../src/errors.ts';
+import { InFlight } from '../../src/engine/in-flight.ts';
 import type { ExecOptions, Transport } from '../../src/transport/types.ts';
 import { localSessionOptions } from '../support/engine-fixture.ts';
 import { LocalRemote } from '../support/local-remote.ts';
@@ -69,3 +71,30 @@ it('stays GATE_FAILED when nothing the gate started is still running (its own co
   expect(stop.causeId).toBe('GATE_FAILED');
   expect(stop.evidence.seen).toBe('gate "a gate that never ends" did not end within its budget of 1 s');
 }, 15_000);
+
+it('takes as waited for the commands started since the gate began, or on its host, that ran through the grace; secrets withheld', () => {
+  let now = 0;
+  const flight = new InFlight(
+    () => now,
+    (t) => t.replace('s3cret', '[REDACTED]'),
+  );
+  const older = flight.started('node-2', 'systemctl restart k3s'); // another phase's, before the gate
+  now = 1_000;
+  flight.started('node-1', 'journalctl -u k3s -f'); // on the gate's host, before the gate
+  now = 2_000; // the gate begins
+  flight.started('node-3', 'k3s crictl exec … cilium-dbg status');
+  flight.started('node-3', 'cat /etc/token-s3cret', true);
+  flight.started('node-4', 'echo s3cret');
+  now = 64_000;
+  const heartbeat = flight.started('node-3', 'touch /run/lock/bootstrap.lock/owner'); // in passing
+  now = 64_100;
+  expect(flight.waitedFor('node-1', 2_000, 1_000)).toEqual([
+    { host: 'node-1', line: 'journalctl -u k3s -f', since: 1_000 },
+    { host: 'node-3', line: 'k3s crictl exec … cilium-dbg status', since: 2_000 },
+    { host: 'node-3', line: '(withheld: the command holds a secret)', since: 2_000 },
+    { host: 'node-4', line: 'echo [REDACTED]', since: 2_000 },
+  ]);
+  heartbeat();
+  older();
+  expect(flight.waitedFor('node-2', 0, 1_000).map((r) => r.host)).toEqual(['node-1', 'node-3', 'node-3', 'node-4']);
+});
