@@ -88,6 +88,14 @@ export function loginFloorMs(b: CpuBudget): number {
   return floorMs(b, () => login);
 }
 
+/**
+ * The CPU each agent may cost for a run to end within `targetMs` on this machine, with the idle cluster, the
+ * servers and the engine as measured (ms; negative: not even with agents that cost nothing).
+ */
+export function agentAllowanceMs(b: CpuBudget, targetMs: number): number {
+  return (targetMs * (b.cores - b.idleCores) - Math.max(0, b.serversMs) - b.engineMs) / b.agentsMs.length;
+}
+
 /** The budget's line in the bench table. */
 export function budgetLine(b: CpuBudget): string {
   const ms = (x: number) => `${Math.round(x)} ms`;

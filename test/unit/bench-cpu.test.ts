@@ -1,6 +1,6 @@
 // The bench's CPU budget of a converged run (lab/bench-cpu.ts): the floor a run cannot beat on the lab's cores.
 import { describe, expect, it } from 'vitest';
-import { budgetLine, loginFloorMs, type CpuBudget } from '../../lab/bench-cpu.ts';
+import { agentAllowanceMs, budgetLine, loginFloorMs, type CpuBudget } from '../../lab/bench-cpu.ts';
 
 const budget: CpuBudget = {
   cores: 2,
@@ -26,5 +26,11 @@ describe('CPU budget of a converged run', () => {
 
   it('counts servers starved below their idle rate as costing nothing (the floor only drops)', () => {
     expect(loginFloorMs({ ...budget, serversMs: -400 })).toBeCloseTo((600 + 180) / 1.5);
+  });
+
+  it('says how much CPU a target leaves each agent with the idle cluster, the servers and the engine as measured', () => {
+    // 1.2 s x 1.5 cores = 1800 ms; less servers 300 and engine 600: 900 ms over 3 agents
+    expect(agentAllowanceMs(budget, 1_200)).toBeCloseTo(300);
+    expect(agentAllowanceMs(budget, 500)).toBeLessThan(0);
   });
 });
