@@ -10,7 +10,7 @@ export const engineCauses = defineCauses({
   GATE_LOOK_HUNG: {
     title: "A gate's look at a host did not come back within the gate's budget",
     meaning:
-      'A gate asks a host (or the Kubernetes API through it) and waits for the answer. When its budget and grace ran out, a command it had started there was still running with no answer: the host, or the program the command asks (the container runtime, the API server, etcd), stopped answering. The evidence names the command, the host and how long it had run.',
+      'A gate runs commands on a host (probes, an exec into a container, k3s kubectl) and waits for their answers. When its budget and grace ran out, a command it had started there was still running with no answer: the host, or the program the command asks (the container runtime, the API server, etcd), stopped answering. The evidence names the command, the host and how long it had run.',
     remedy:
       'Run the command from the evidence by hand on the named host (it only reads) and see where it stops; check the host (uptime, journalctl -p err -b) and the service it asks (systemctl status k3s or k3s-agent); then rerun with --resume.',
   },
