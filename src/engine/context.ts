@@ -81,7 +81,7 @@ export interface RunContext extends PrepareContext {
    * host's SSH connection is recorded there as the command it stands for would be (src/kube/api-read.ts).
    */
   log?: CommandLog;
-  /** The remote commands started and not yet ended, by the wait that started them (src/engine/in-flight.ts). */
+  /** The remote commands started and not yet ended: what a gate past its budget names (src/engine/in-flight.ts). */
   inFlight?: InFlight;
 }
 

@@ -6,7 +6,7 @@
 // what it waits for, or what holds up the host it waits on.
 export interface Running {
   host: string;
-  /** The command as the run log shows it (redacted), or words in place of one that holds a secret. */
+  /** The command's line or, when the transport was told one, its words (ExecOptions.what), redacted; withheld when it holds a secret. */
   line: string;
   /** When it started (the run's clock, ms). */
   since: number;

@@ -267,13 +267,12 @@ function gateOverBudget(gate: Gate, host: HostRef, ctx: RunContext, started: num
   if (!waiting.length) return new CauseError('GATE_FAILED', { host: host.name, evidence: { seen: budget } });
   const [first] = waiting;
   const forS = (since: number) => `${Math.round((ctx.clock.now() - since) / 1000)} s`;
-  const more =
-    waiting.length > 1
-      ? `; also still running: ${waiting
-          .slice(1)
-          .map((w) => `${w.line.split('\n')[0].slice(0, 100)} on ${w.host} (${forS(w.since)})`)
-          .join('; ')}`
-      : '';
+  // The others in flight too (at 30 hosts a look may wait on many), the first few of them by name.
+  const others = waiting.slice(1);
+  const named = others.slice(0, 5).map((w) => `${w.line.split('\n')[0].slice(0, 100)} on ${w.host} (${forS(w.since)})`);
+  const more = others.length
+    ? `; also still running: ${named.join('; ')}${others.length > named.length ? `; and ${others.length - named.length} more` : ''}`
+    : '';
   return new CauseError('GATE_LOOK_HUNG', {
     host: first.host,
     message: `${first.host} did not answer the gate "${gate.title}" within its budget`,

@@ -49,7 +49,11 @@ it('names the command a gate still waits for, its host and how long it ran, when
     title: 'the service answers',
     budgetMs: 1_000,
     // A look that ignores its budget: the host never answers (a wedged container runtime).
-    run: async (h, ctx) => void (await ctx.remote(h).exec('exec sleep 30', { what: 'crictl exec into the agent (sleep 30)' })),
+    run: async (h, ctx) =>
+      void (await Promise.all([
+        ctx.remote(h).exec('exec sleep 30', { what: 'crictl exec into the agent (sleep 30)' }),
+        new Promise((r) => setTimeout(r, 100)).then(() => ctx.remote(h).exec('exec sleep 29')),
+      ])),
   });
   expect(rest).toEqual([]);
   expect(stop.causeId).toBe('GATE_LOOK_HUNG');
@@ -57,7 +61,7 @@ it('names the command a gate still waits for, its host and how long it ran, when
   expect(stop.evidence.command).toBe('crictl exec into the agent (sleep 30)');
   // Budget 1 s, grace 1 s: the command had run about 2 s when the gate gave up.
   expect(stop.evidence.seen).toMatch(
-    /^gate "the service answers" did not end within its budget of 1 s: it was still waiting for this command on node-1, running for [23] s with no answer$/,
+    /^gate "the service answers" did not end within its budget of 1 s: it was still waiting for this command on node-1, running for [23] s with no answer; also still running: exec sleep 29 on node-1 \([12] s\)$/,
   );
 }, 15_000);
 
