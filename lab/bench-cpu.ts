@@ -73,6 +73,12 @@ export interface CpuBudget {
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/** The budget of a run from each host's idle rate and its CPU above idle during the run, the agents named. */
+export function budgetOf(idle: Map<string, number>, hostsMs: Map<string, number>, agents: string[], engineMs: number, loginMs: number[]): CpuBudget {
+  const of = (agent: boolean) => [...hostsMs].filter(([n]) => agents.includes(n) === agent).map(([, ms]) => ms);
+  return { cores: availableParallelism(), idleCores: sum([...idle.values()]), serversMs: sum(of(false)), agentsMs: of(true), engineMs, loginMs };
+}
+
 /**
  * The wall time the run's CPU needs at least on the cores the idle cluster leaves (ms). The servers' share
  * counts as none when negative: a run that keeps the cores busy starves the servers' background work, which
@@ -104,8 +110,4 @@ export function budgetLine(b: CpuBudget): string {
     `idle cluster ${b.idleCores.toFixed(2)} of ${b.cores} cores; the run above idle: servers ${ms(b.serversMs)}${agents}, ` +
     `engine ${ms(b.engineMs)}; floor ${(floorMs(b) / 1000).toFixed(2)} s`
   );
-}
-
-export function machineCores(): number {
-  return availableParallelism();
 }

@@ -27,7 +27,7 @@ import { watchApi } from '../test/support/api-probe.ts';
 import { labInventoryWithGitops } from './gitops-inventory.ts';
 import { benchRun, commandsPerHost, medianOf, type BenchRun } from './bench-run.ts';
 import { hostMemoryBytes } from './cgroups.ts';
-import { agentAllowanceMs, budgetLine, cpuAboveIdle, idleRates, loginCpu, loginFloorMs, machineCores, type CpuBudget } from './bench-cpu.ts';
+import { agentAllowanceMs, budgetLine, budgetOf, cpuAboveIdle, idleRates, loginCpu, loginFloorMs, type CpuBudget } from './bench-cpu.ts';
 
 const RUNS = 5;
 const CONVERGED_TARGET_MS = 3_000;
@@ -168,15 +168,7 @@ async function measureShape(agents: number, bundleDir: string): Promise<{ figure
   for (let i = 0; i < RUNS; i++) checks.push(await mustRun(`${shape}: --check ${i + 1}`, [...args, '--check'], stateDir, bundleDir, true));
   const all = [cold, ...converged, ...checks];
   const mid = [...converged].sort((a, b) => a.ms - b.ms)[Math.floor(converged.length / 2)];
-  const isAgent = (name: string) => agentNames.includes(name);
-  const cpu: CpuBudget = {
-    cores: machineCores(),
-    idleCores: [...idle.values()].reduce((a, b) => a + b, 0),
-    serversMs: [...mid.hostsMs].filter(([n]) => !isAgent(n)).reduce((a, [, ms]) => a + ms, 0),
-    agentsMs: [...mid.hostsMs].filter(([n]) => isAgent(n)).map(([, ms]) => ms),
-    engineMs: mid.cpuMs,
-    loginMs,
-  };
+  const cpu = budgetOf(idle, mid.hostsMs, agentNames, mid.cpuMs, loginMs);
   return {
     inventory,
     stateDir,

@@ -109,52 +109,49 @@ export async function removeHostCgroups(host?: string): Promise<void> {
   }
 }
 
+/** The value of `key` in a cgroup stat file (`<key> <value>` lines), or undefined when unreadable or absent. */
+function statValue(file: string, key: string): number | undefined {
+  try {
+    const line = readFileSync(file, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${key} `));
+    return line ? Number(line.split(' ')[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The mount of cgroup v1's `controller` hierarchy (its folder name lists the controllers it holds). */
+const v1Mount = (mounts: { point: string; type: string }[], controller: string) =>
+  mounts.find((m) => m.type === 'cgroup' && m.point.split('/').pop()!.split(',').includes(controller));
+
 /**
  * The anonymous memory (process heaps and stacks, not the page cache of the host's files) of everything in a
  * host's cgroup, in bytes: `total_rss` of cgroup v1's memory controller, or `anon` of v2's when the machine
  * mounts the controller there. Undefined when neither is readable (the host is down).
  */
 export function hostMemoryBytes(host: string, mounts = cgroupMounts()): number | undefined {
-  const stat = (file: string, key: string) => {
-    try {
-      const line = readFileSync(file, 'utf8')
-        .split('\n')
-        .find((l) => l.startsWith(`${key} `));
-      return line ? Number(line.split(' ')[1]) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const v1 = mounts.find((m) => m.type === 'cgroup' && m.point.split('/').pop()!.split(',').includes('memory'));
-  if (v1) return stat(join(v1.point, CGROUP_DIR, host, 'memory.stat'), 'total_rss');
+  const v1 = v1Mount(mounts, 'memory');
+  if (v1) return statValue(join(v1.point, CGROUP_DIR, host, 'memory.stat'), 'total_rss');
   const v2 = mounts.find((m) => m.type === 'cgroup2');
-  return v2 ? stat(join(v2.point, CGROUP_DIR, host, 'memory.stat'), 'anon') : undefined;
+  return v2 ? statValue(join(v2.point, CGROUP_DIR, host, 'memory.stat'), 'anon') : undefined;
 }
 
 /**
  * The CPU time everything in a host's cgroup has used since the host booted, in milliseconds (its processes
  * and their children, the ones that ended too): `cpuacct.usage` of cgroup v1's cpuacct controller, or
- * `usage_usec` in v2's `cpu.stat`. Without a host, the whole lab instance's. Undefined when unreadable.
+ * `usage_usec` in v2's `cpu.stat`. Undefined when unreadable (the host is down).
  */
-export function hostCpuMs(host?: string, mounts = cgroupMounts()): number | undefined {
-  const dir = (point: string) => join(point, CGROUP_DIR, ...(host ? [host] : []));
-  const read = (file: string) => {
+export function hostCpuMs(host: string, mounts = cgroupMounts()): number | undefined {
+  const v1 = v1Mount(mounts, 'cpuacct');
+  if (v1) {
     try {
-      return readFileSync(file, 'utf8');
+      return Number(readFileSync(join(v1.point, CGROUP_DIR, host, 'cpuacct.usage'), 'utf8')) / 1e6;
     } catch {
       return undefined;
     }
-  };
-  const v1 = mounts.find((m) => m.type === 'cgroup' && m.point.split('/').pop()!.split(',').includes('cpuacct'));
-  if (v1) {
-    const ns = read(join(dir(v1.point), 'cpuacct.usage'));
-    return ns === undefined ? undefined : Number(ns) / 1e6;
   }
   const v2 = mounts.find((m) => m.type === 'cgroup2');
-  const line = v2
-    ? read(join(dir(v2.point), 'cpu.stat'))
-        ?.split('\n')
-        .find((l) => l.startsWith('usage_usec '))
-    : undefined;
-  return line ? Number(line.split(' ')[1]) / 1000 : undefined;
+  const usec = v2 ? statValue(join(v2.point, CGROUP_DIR, host, 'cpu.stat'), 'usage_usec') : undefined;
+  return usec === undefined ? undefined : usec / 1000;
 }

@@ -23,9 +23,12 @@ export class InFlight {
     private readonly redact: (text: string) => string = (t) => t,
   ) {}
 
-  /** CommandLog.started: the command is in flight until the function returned is called. */
+  /**
+   * CommandLog.started: the command is in flight until the function returned is called. Kept as it came: it is
+   * redacted only when a gate names it (every command passes here, hardly any is ever named).
+   */
   readonly started = (host: string, command: string, secret?: boolean): (() => void) => {
-    const entry: Running = { host, line: secret ? WITHHELD : this.redact(command), since: this.now() };
+    const entry: Running = { host, line: secret ? WITHHELD : command, since: this.now() };
     this.running.add(entry);
     return () => this.running.delete(entry);
   };
@@ -37,6 +40,9 @@ export class InFlight {
    */
   waitedFor(host: string, since: number, forMs: number): Running[] {
     const now = this.now();
-    return [...this.running].filter((e) => (e.since >= since || e.host === host) && now - e.since >= forMs).sort((a, b) => a.since - b.since);
+    return [...this.running]
+      .filter((e) => (e.since >= since || e.host === host) && now - e.since >= forMs)
+      .sort((a, b) => a.since - b.since)
+      .map((e) => ({ ...e, line: this.redact(e.line) }));
   }
 }

@@ -6,6 +6,9 @@ import type { EngineEvent } from '../../src/engine/events.ts';
 import type { HostRef, Phase, ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
 import { LocalRemote } from './local-remote.ts';
 import type { runSession } from '../../src/engine/session.ts';
+import { LOCK_DIR } from '../../src/engine/lock.ts';
+import type { ExecOptions, Transport } from '../../src/transport/types.ts';
+import { join } from 'node:path';
 
 export function hosts(...names: string[]): HostRef[] {
   return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));
@@ -81,4 +84,24 @@ export function localSessionOptions(dir: string, phase: Phase, on: HostRef[], se
     secrets,
     plan: { phases: [phase], topology: topologyFor(on), check: false, resume: false },
   };
+}
+
+/**
+ * A Transport whose hosts are LocalRemotes on this machine (each given the session's run log), the host lock
+ * under `dir` instead of /run/lock; `remotes` holds every connection it made, for a test to close them.
+ */
+export function localTransport(dir: string): { transport: Transport; remotes: LocalRemote[] } {
+  const remotes: LocalRemote[] = [];
+  const transport: Transport = {
+    connect: async (target, opts) => {
+      const local = new LocalRemote(target.name, opts?.log);
+      remotes.push(local);
+      return {
+        host: target.name,
+        exec: (command: string, o?: ExecOptions) => local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o),
+        close: () => local.close(),
+      };
+    },
+  };
+  return { transport, remotes };
 }

@@ -1,6 +1,6 @@
 // The bench's CPU budget of a converged run (lab/bench-cpu.ts): the floor a run cannot beat on the lab's cores.
 import { describe, expect, it } from 'vitest';
-import { agentAllowanceMs, budgetLine, loginFloorMs, type CpuBudget } from '../../lab/bench-cpu.ts';
+import { agentAllowanceMs, budgetLine, budgetOf, loginFloorMs, type CpuBudget } from '../../lab/bench-cpu.ts';
 
 const budget: CpuBudget = {
   cores: 2,
@@ -32,5 +32,26 @@ describe('CPU budget of a converged run', () => {
     // 1.2 s x 1.5 cores = 1800 ms; less servers 300 and engine 600: 900 ms over 3 agents
     expect(agentAllowanceMs(budget, 1_200)).toBeCloseTo(300);
     expect(agentAllowanceMs(budget, 500)).toBeLessThan(0);
+  });
+
+  it('splits the hosts into the servers together and each agent, and adds up the idle cores', () => {
+    const b = budgetOf(
+      new Map([
+        ['s1', 0.2],
+        ['s2', 0.1],
+        ['a1', 0.01],
+      ]),
+      new Map([
+        ['s1', 100],
+        ['s2', 50],
+        ['a1', 300],
+      ]),
+      ['a1'],
+      700,
+      [55],
+    );
+    expect(b).toMatchObject({ serversMs: 150, agentsMs: [300], engineMs: 700, loginMs: [55] });
+    expect(b.idleCores).toBeCloseTo(0.31);
+    expect(b.cores).toBeGreaterThan(0);
   });
 });

@@ -8,31 +8,17 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
-import { LOCK_DIR } from '../../src/engine/lock.ts';
 import type { Gate, HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { causesOf } from '../../src/errors.ts';
 import { InFlight } from '../../src/engine/in-flight.ts';
-import type { ExecOptions, Transport } from '../../src/transport/types.ts';
-import { localSessionOptions } from '../support/engine-fixture.ts';
-import { LocalRemote } from '../support/local-remote.ts';
+import { localSessionOptions, localTransport } from '../support/engine-fixture.ts';
 
 const host: HostRef = { name: 'node-1', address: '10.0.0.1', role: 'server', founder: true };
 
 async function runGate(gate: Gate) {
   const dir = mkdtempSync(join(tmpdir(), 'gate-look-hung-'));
-  const remotes: LocalRemote[] = [];
-  const transport: Transport = {
-    connect: async (target, opts) => {
-      const local = new LocalRemote(target.name, opts?.log);
-      remotes.push(local);
-      return {
-        host: target.name,
-        exec: (command: string, o?: ExecOptions) => local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o),
-        close: () => local.close(),
-      };
-    },
-  };
+  const { transport, remotes } = localTransport(dir);
   const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => [host], concurrency: 1, steps: [], gates: [gate] };
   const events: EngineEvent[] = [];
   const result = await runSession(

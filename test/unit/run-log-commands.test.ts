@@ -9,14 +9,11 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
-import { LOCK_DIR } from '../../src/engine/lock.ts';
 import { Redactor, RunLog } from '../../src/engine/run-log.ts';
 import type { HostRef, Phase } from '../../src/engine/phase.ts';
 import { runSession } from '../../src/engine/session.ts';
 import { recordExec, recordNotStarted } from '../../src/transport/command-log.ts';
-import type { ExecOptions, Transport } from '../../src/transport/types.ts';
-import { localSessionOptions } from '../support/engine-fixture.ts';
-import { LocalRemote } from '../support/local-remote.ts';
+import { localSessionOptions, localTransport } from '../support/engine-fixture.ts';
 
 const SECRET = 'K10c0ffee5ecret00token';
 
@@ -24,16 +21,7 @@ it('logs every remote command of a session as text, and --json carries each as a
   const dir = mkdtempSync(join(tmpdir(), 'run-log-commands-'));
   const motd = join(dir, 'motd');
   const host: HostRef = { name: 'node-1', address: '10.0.0.1', role: 'server', founder: true };
-  const transport: Transport = {
-    connect: async (target, opts) => {
-      const local = new LocalRemote(target.name, opts?.log);
-      return {
-        host: target.name,
-        exec: (command: string, o?: ExecOptions) => local.exec(command.split(LOCK_DIR).join(join(dir, 'bootstrap.lock')), o),
-        close: async () => undefined,
-      };
-    },
-  };
+  const { transport } = localTransport(dir);
   let polls = 0;
   const phase: Phase = {
     id: 'motd',
