@@ -9,6 +9,7 @@ import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { sumsProbe } from '../../src/engine/sum-stamps.ts';
 import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
+import { dropinsChecked } from './config-dropins.ts';
 import { binaryChanged, configChanged, envChanged, joinsThrough, journalCursor, unitChanged } from './facts.ts';
 import { rollingLeftOut } from './rolling-facts.ts';
 import { CauseError } from '../../src/errors.ts';
@@ -83,6 +84,14 @@ export type TokenSource = (host: HostRef, ctx: LocalContext) => string | { secre
 
 type ConfigLocal = { token: string; save?: ClusterToken; joinToken?: string; join?: JoinKey };
 
+/**
+ * The config.yaml the host gets. A server that joins another carries the full token (it pins the CA), also the
+ * (acting) founder that once joined a server (join-mode.ts).
+ */
+function configContent(l: ConfigLocal, host: HostRef, ctx: ReadContext): string {
+  return configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join);
+}
+
 /** The config step with the state folder's token written first when the token source says so. */
 function savingToken(step: Step<ConfigLocal>): Step<ConfigLocal> {
   return {
@@ -146,21 +155,24 @@ export function installSteps(token: TokenSource): Step<any>[] {
     restartsK3s(
       savingToken(
         joinAware(
-          managedFile<ConfigLocal>({
-            id: 'config',
-            title: `k3s configuration ${CONFIG_FILE}`,
-            path: () => CONFIG_FILE,
-            local: async (host, ctx) => {
-              const t = token(host, ctx);
-              return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
-            },
-            // A server that joins another carries the full token (it pins the CA), also the (acting) founder
-            // that once joined a server (join-mode.ts).
-            content: (l, host, ctx) => configFor(ctx.inventory, host, l.join && 'server' in l.join ? (l.joinToken ?? l.token) : l.token, l.join),
-            mode: '0600',
-            secret: true, // it carries the cluster token
-            facts: (changed) => [configChanged(changed)],
-          }),
+          // A drop-in in config.yaml.d replacing what this file says would leave it converged and k3s running
+          // with something else: refused before the file is written (config-dropins.ts).
+          dropinsChecked(
+            managedFile<ConfigLocal>({
+              id: 'config',
+              title: `k3s configuration ${CONFIG_FILE}`,
+              path: () => CONFIG_FILE,
+              local: async (host, ctx) => {
+                const t = token(host, ctx);
+                return { ...(typeof t === 'string' ? { token: t } : { token: t.secret, save: t.save }), joinToken: fullToken(ctx) };
+              },
+              content: configContent,
+              mode: '0600',
+              secret: true, // it carries the cluster token
+              facts: (changed) => [configChanged(changed)],
+            }),
+            ({ local, host, ctx }) => configContent(local, host, ctx),
+          ),
         ),
       ),
       `configuration (${CONFIG_FILE})`,

@@ -46,6 +46,13 @@ export const k3sCauses = defineCauses({
     remedy:
       'Restore cluster-token.json from the state folder of the run that built the cluster (or the backup); if only its "full" field is damaged, remove that field: the engine reads the full token back from the founder.',
   },
+  K3S_CONFIG_DROPIN_OVERRIDES: {
+    title: 'A k3s config drop-in replaces a setting bootstrap writes',
+    meaning:
+      'k3s reads /etc/rancher/k3s/config.yaml and then every *.yaml in /etc/rancher/k3s/config.yaml.d; a key there without "+" replaces the value before it. A drop-in on the host sets a key that bootstrap writes in config.yaml (the file and key are named), so k3s would run with that value, not the inventory\'s, while config.yaml looks converged. Refused before config.yaml is written, in check mode too.',
+    remedy:
+      'Take the key named out of the drop-in named in /etc/rancher/k3s/config.yaml.d (or remove the file) and set it through the inventory instead; where a list is meant to grow (tls-san, node-label), spell the key with "+" (`tls-san+:`), which appends. Then rerun.',
+  },
   CRITICAL_CONFIG_MISMATCH: {
     title: "The joiner's critical configuration differs from the cluster's",
     meaning: 'k3s refuses to join when critical args (cluster-cidr, service-cidr, flannel-backend, …) differ between servers. The flag is named.',

@@ -27,6 +27,33 @@ describeAsRoot('a built cluster that drifted', () => {
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
   });
 
+  it('a drop-in in config.yaml.d replacing the cluster CIDR → K3S_CONFIG_DROPIN_OVERRIDES before anything is written, check mode too; an appending one passes', async () => {
+    const dropin = '/etc/rancher/k3s/config.yaml.d/60-site.yaml';
+    const seenOn = async () =>
+      (await hostExec('k3s-lab-2', 'sha256sum /etc/rancher/k3s/config.yaml; systemctl show -p ActiveEnterTimestamp k3s.service')).stdout;
+    const before = await seenOn();
+    try {
+      await hostExec(
+        'k3s-lab-2',
+        `mkdir -p /etc/rancher/k3s/config.yaml.d && printf 'cluster-cidr: 10.99.0.0/16\\nnode-label+:\\n  - site=lab\\n' > ${dropin}`,
+      );
+      const checked = await bootstrap(['--until', 'cilium', '--check', '--json'], { stateDir, inventory });
+      expect(stopOf(checked)).toMatchObject({ cause: 'K3S_CONFIG_DROPIN_OVERRIDES', host: 'k3s-lab-2' });
+      const r = await bootstrap(['--only', 'k3s-join', '--json'], { stateDir, inventory });
+      const stop = stopOf(r);
+      expect(stop).toMatchObject({ cause: 'K3S_CONFIG_DROPIN_OVERRIDES', host: 'k3s-lab-2' });
+      expect(stop.message).toBe(`k3s-lab-2: ${dropin} sets cluster-cidr, which replaces what bootstrap writes in /etc/rancher/k3s/config.yaml`);
+      expect(await seenOn()).toBe(before);
+      // Appending to a list bootstrap writes, and a key it does not write, are the operator's own.
+      await hostExec('k3s-lab-2', `printf 'tls-san+:\\n  - k8s.lab.example\\nnode-label+:\\n  - site=lab\\n' > ${dropin}`);
+      const passed = await bootstrap(['--only', 'k3s-join', '--json'], { stateDir, inventory });
+      expect(passed.code, passed.stdout.slice(-3000)).toBe(0);
+      expect(await seenOn()).toBe(before);
+    } finally {
+      await hostExec('k3s-lab-2', `rm -f ${dropin}`);
+    }
+  });
+
   it('agents repointed at a node address → AGENT_SERVICE_HOST_DRIFT, read from the running agents', async () => {
     const node = hosts()[0].address;
     await kubectl(`-n kube-system set env daemonset/cilium -c cilium-agent KUBERNETES_SERVICE_HOST=${node}`);
