@@ -13,6 +13,7 @@ import type { ReadContext, RunContext } from '../../src/engine/context.ts';
 import type { HostRef } from '../../src/engine/phase.ts';
 import { refusedNotFound } from '../../src/k3s/remote.ts';
 import { poll } from '../../src/engine/poll.ts';
+import { applyFailed } from '../../src/engine/apply.ts';
 import { apiPatch, apiRead, apiReadLists } from '../../src/kube/api-read.ts';
 import { controllerCrashLoop, readControllers } from './controllers.ts';
 import { healthTargets, notReadyText, targetReads } from './health-targets.ts';
@@ -121,11 +122,8 @@ async function requestReconcile(ctx: RunContext, host: HostRef, objects: FluxObj
     }),
   );
   const failed = answers.find((a) => a.res.code !== 0 && !refusedNotFound(a.res));
-  if (failed)
-    throw new CauseError('APPLY_FAILED', {
-      host: host.name,
-      evidence: { command: `kubectl ${failed.kubectl}`, exitCode: failed.res.code, excerpt: failed.res.stderr.trim().slice(-500) },
-    });
+  // The same evidence as any other change that failed on a host (src/engine/apply.ts).
+  if (failed) throw applyFailed(host.name, `kubectl ${failed.kubectl}`, failed.res.code, failed.res.stderr.trim());
 }
 
 /**

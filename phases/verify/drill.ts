@@ -14,7 +14,7 @@ import { KUBE_VIP_LEASE, KUBE_VIP_NAMESPACE, LEASE_TIMING } from '../../src/addo
 import { MEMBER_LIST_READ, compareMembers, readMembers } from '../../src/k3s/etcd-members.ts';
 import { parseNodes } from '../../src/k3s/nodes.ts';
 import { readyzVia, VIP_HOLDER_READ } from '../../src/k3s/remote.ts';
-import { apiRead, apiShown, readyzFrom } from '../../src/kube/api-read.ts';
+import { apiRead, apiShown, readyzFrom, type Answer } from '../../src/kube/api-read.ts';
 import { lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */
@@ -23,7 +23,6 @@ const REJOIN_LIMIT_MS = 120_000;
 const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
 
 const NODES = { path: '/api/v1/nodes', kubectl: 'get nodes -o json --request-timeout=5s' };
-type Answer = { code: number | null; stdout: string; stderr: string };
 const failed = (e: Error): Answer => ({ code: null, stdout: '', stderr: e.message });
 
 /**

@@ -10,12 +10,10 @@ import type { RunContext } from '../engine/context.ts';
 import type { HostRef } from '../engine/host-ref.ts';
 import { eachLimited } from '../util/limit.ts';
 import { getThrough, OWN_API, type Got } from '../kube/get-through.ts';
-import { errorFromServer, logged, TABLE_ACCEPT } from '../kube/api-read.ts';
+import { errorFromServer, logged, TABLE_ACCEPT, type Answer } from '../kube/api-read.ts';
 import { apiCredentialsOf } from '../kube/reads-through.ts';
 import { objectsOf } from '../kube/resources.ts';
 import { isVolatileResource, listObjectsCommand } from './objects.ts';
-
-type Answer = { code: number | null; stdout: string; stderr: string };
 
 /** The listing as a plan and an evidence name it. */
 export const LISTING_SHOWN =
@@ -47,9 +45,11 @@ export async function listObjectsThrough(ctx: RunContext, server: HostRef, o: { 
   const started = ctx.clock.now();
   const core = await get('/api/v1');
   if (core.status === undefined) return onHost();
-  if (core.status !== 200) return { code: 1, stdout: '', stderr: errorFromServer(core.status, core.body) };
+  // A refusal is logged as the whole listing's answer would be: the run log shows why the listing failed.
+  const refusal = (stderr: string) => logged(ctx, server, LISTING_SHOWN, started, { code: 1, stdout: '', stderr });
+  if (core.status !== 200) return refusal(errorFromServer(core.status, core.body));
   const groups = await get('/apis');
-  if (groups.status !== 200) return { code: 1, stdout: '', stderr: groups.status === undefined ? groups.seen : errorFromServer(groups.status, groups.body) };
+  if (groups.status !== 200) return refusal(groups.status === undefined ? groups.seen : errorFromServer(groups.status, groups.body));
   const listable = [...resourcesOf(JSON.parse(core.body), '', '/api/v1')];
   const preferred: { name: string; groupVersion: string }[] = (JSON.parse(groups.body).groups ?? []).flatMap((g: any) =>
     g?.preferredVersion?.groupVersion ? [{ name: String(g.name), groupVersion: String(g.preferredVersion.groupVersion) }] : [],

@@ -40,7 +40,8 @@ export const namesOf = (body: any): string =>
     .map((o) => o?.metadata?.name ?? '')
     .join(' ');
 
-type Answer = { code: number | null; stdout: string; stderr: string };
+/** What a read answered, in the shape of the `k3s kubectl` command it stands for (exit status, stdout, stderr). */
+export type Answer = { code: number | null; stdout: string; stderr: string };
 
 /**
  * kubectl's words for an answer of the API that is not a success (kubernetes/kubectl pkg/cmd/util/helpers.go
@@ -49,8 +50,11 @@ type Answer = { code: number | null; stdout: string; stderr: string };
 export function errorFromServer(status: number, body: string): string {
   try {
     const s = JSON.parse(body);
-    if (s?.kind === 'Status' && typeof s.message === 'string')
+    // Unauthorized has words of its own there.
+    if (s?.kind === 'Status' && typeof s.message === 'string') {
+      if (s.reason === 'Unauthorized') return `error: You must be logged in to the server (${s.message})`;
       return s.reason ? `Error from server (${s.reason}): ${s.message}` : `Error from server: ${s.message}`;
+    }
   } catch {
     // Not a Status: the body's first line, below.
   }

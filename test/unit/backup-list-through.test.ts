@@ -11,7 +11,7 @@ import { answer, kubeApiFixture, statusOf, type KubeApiFixture } from '../suppor
 
 const server = { name: 'server-1', address: '10.0.0.10', role: 'server' as const, founder: true };
 let api: KubeApiFixture;
-let world: { refuseList?: string; asked: { url?: string; accept?: string }[] };
+let world: { refuseList?: string; refuseCore?: boolean; asked: { url?: string; accept?: string }[] };
 
 const table = (rows: { name: string; namespace?: string }[]) => ({
   kind: 'Table',
@@ -23,6 +23,7 @@ beforeAll(async () => {
   api = await kubeApiFixture((req, res) => {
     world.asked.push({ url: req.url, accept: req.headers.accept });
     const url = req.url ?? '';
+    if (url === '/api/v1' && world.refuseCore) return answer(res, 401, statusOf(401, 'Unauthorized', 'Unauthorized'));
     if (url === '/api/v1')
       return answer(res, 200, {
         kind: 'APIResourceList',
@@ -92,6 +93,16 @@ describe('the object inventory through the API', () => {
     world = { refuseList: '/apis/apps/v1/deployments', asked: [] };
     const r = await listObjectsThrough(context().ctx, server);
     expect(r).toEqual({ code: 1, stdout: '', stderr: 'deployments.apps: Error from server (Forbidden): deployments.apps is forbidden' });
+  });
+
+  it("the API refusing discovery fails the listing in the API's words, and the run log shows it", async () => {
+    world = { refuseCore: true, asked: [] };
+    const recorded: any[] = [];
+    const { ctx, remote } = context();
+    const r = await listObjectsThrough({ ...ctx, log: { record: (e: any) => void recorded.push(e) } } as never, server);
+    expect(r).toEqual({ code: 1, stdout: '', stderr: 'error: You must be logged in to the server (Unauthorized)' });
+    expect(recorded).toMatchObject([{ host: 'server-1', code: 1, stderr: r.stderr, command: expect.stringMatching(/^GET \/api\/v1, \/apis/) }]);
+    expect(remote.commands).toEqual([]);
   });
 
   it('without a kubeconfig in the state folder: the command on the host', async () => {

@@ -105,7 +105,20 @@ describe('waitFluxReady', () => {
     const f = fakeCtx([[repo('True', 'Succeeded', 'stored', 'older'), ks]], 100, {
       annotate: { code: 1, stdout: '', stderr: 'Error from server (Forbidden): gitrepositories.source.toolkit.fluxcd.io "flux-system" is forbidden\n' },
     });
-    expect((await run(f)).map(([id]) => id)).toEqual(['APPLY_FAILED']);
+    const err = await waitFluxReady(f.ctx, { name: 'k3s-1', address: '', role: 'server', founder: true }, f.signal).catch((e) => e);
+    // The evidence of any change that failed on a host (src/engine/apply.ts applyFailed).
+    expect(causesOf(err).map((c) => [c.causeId, c.host, c.evidence])).toEqual([
+      [
+        'APPLY_FAILED',
+        'k3s-1',
+        {
+          command: `kubectl annotate --overwrite gitrepositories.source.toolkit.fluxcd.io/flux-system -n flux-system reconcile.fluxcd.io/requestedAt=${TOKEN}`,
+          exitCode: 1,
+          excerpt: 'Error from server (Forbidden): gitrepositories.source.toolkit.fluxcd.io "flux-system" is forbidden',
+          seen: 'exit 1',
+        },
+      ],
+    ]);
   });
 
   it('a failure the controller reported for this request, not Stalled, is waited on: it may clear before the budget', async () => {
