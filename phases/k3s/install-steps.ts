@@ -9,7 +9,7 @@ import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
 import { sumsProbe } from '../../src/engine/sum-stamps.ts';
 import { imagesPlaced } from '../../src/images/pull-cause.ts';
 import { managedFile } from '../steps/managed-file.ts';
-import { dropinsChecked } from './config-dropins.ts';
+import { dropinsChecked } from './dropins.ts';
 import { binaryChanged, configChanged, envChanged, joinsThrough, journalCursor, unitChanged } from './facts.ts';
 import { rollingLeftOut } from './rolling-facts.ts';
 import { CauseError } from '../../src/errors.ts';
@@ -155,8 +155,8 @@ export function installSteps(token: TokenSource): Step<any>[] {
     restartsK3s(
       savingToken(
         joinAware(
-          // A drop-in in config.yaml.d replacing what this file says would leave it converged and k3s running
-          // with something else: refused before the file is written (config-dropins.ts).
+          // A drop-in replacing what this file says (config.yaml.d) or what the unit runs (<unit>.d) would leave
+          // them converged and k3s running with something else: refused before the file is written (dropins.ts).
           dropinsChecked(
             managedFile<ConfigLocal>({
               id: 'config',

@@ -46,12 +46,12 @@ export const k3sCauses = defineCauses({
     remedy:
       'Restore cluster-token.json from the state folder of the run that built the cluster (or the backup); if only its "full" field is damaged, remove that field: the engine reads the full token back from the founder.',
   },
-  K3S_CONFIG_DROPIN_OVERRIDES: {
-    title: 'A k3s config drop-in replaces a setting bootstrap writes',
+  K3S_DROPIN_OVERRIDES: {
+    title: 'A drop-in on the host replaces what bootstrap writes for k3s',
     meaning:
-      'k3s reads /etc/rancher/k3s/config.yaml and then every *.yaml in /etc/rancher/k3s/config.yaml.d; a key there without "+" replaces the value before it. A drop-in on the host sets a key that bootstrap writes in config.yaml (the file and key are named), so k3s would run with that value, not the inventory\'s, while config.yaml looks converged. Refused before config.yaml is written, in check mode too.',
+      'k3s reads /etc/rancher/k3s/config.yaml and then every *.yaml in /etc/rancher/k3s/config.yaml.d, where a key without "+" replaces the value before it; systemd adds the *.conf drop-ins of its unit, where ExecStart= replaces the command (whose flags win over every config file) and K3S_CONFIG_FILE points k3s at another config file. A drop-in on the host (named, with what it sets) replaces what bootstrap writes, so k3s would run with that, not the inventory\'s, while bootstrap\'s files look converged. Refused before config.yaml is written, in check mode too.',
     remedy:
-      'Take the key named out of the drop-in named in /etc/rancher/k3s/config.yaml.d (or remove the file) and set it through the inventory instead; where a list is meant to grow (tls-san, node-label), spell the key with "+" (`tls-san+:`), which appends. Then rerun.',
+      'Take what is named out of the drop-in named in /etc/rancher/k3s/config.yaml.d or the unit\'s .d folder (or remove the file; after a unit drop-in, `sudo systemctl daemon-reload`) and set it through the inventory instead; where a list is meant to grow (tls-san, node-label), spell the key with "+" (`tls-san+:`), which appends. Then rerun.',
   },
   CRITICAL_CONFIG_MISMATCH: {
     title: "The joiner's critical configuration differs from the cluster's",

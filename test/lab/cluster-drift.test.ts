@@ -27,7 +27,7 @@ describeAsRoot('a built cluster that drifted', () => {
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
   });
 
-  it('a drop-in in config.yaml.d replacing the cluster CIDR → K3S_CONFIG_DROPIN_OVERRIDES before anything is written, check mode too; an appending one passes', async () => {
+  it('a drop-in in config.yaml.d replacing the cluster CIDR → K3S_DROPIN_OVERRIDES before anything is written, check mode too; an appending one passes', async () => {
     const dropin = '/etc/rancher/k3s/config.yaml.d/60-site.yaml';
     const seenOn = async () =>
       (await hostExec('k3s-lab-2', 'sha256sum /etc/rancher/k3s/config.yaml; systemctl show -p ActiveEnterTimestamp k3s.service')).stdout;
@@ -38,11 +38,11 @@ describeAsRoot('a built cluster that drifted', () => {
         `mkdir -p /etc/rancher/k3s/config.yaml.d && printf 'cluster-cidr: 10.99.0.0/16\\nnode-label+:\\n  - site=lab\\n' > ${dropin}`,
       );
       const checked = await bootstrap(['--until', 'cilium', '--check', '--json'], { stateDir, inventory });
-      expect(stopOf(checked)).toMatchObject({ cause: 'K3S_CONFIG_DROPIN_OVERRIDES', host: 'k3s-lab-2' });
+      expect(stopOf(checked)).toMatchObject({ cause: 'K3S_DROPIN_OVERRIDES', host: 'k3s-lab-2' });
       const r = await bootstrap(['--only', 'k3s-join', '--json'], { stateDir, inventory });
       const stop = stopOf(r);
-      expect(stop).toMatchObject({ cause: 'K3S_CONFIG_DROPIN_OVERRIDES', host: 'k3s-lab-2' });
-      expect(stop.message).toBe(`k3s-lab-2: ${dropin} sets cluster-cidr, which replaces what bootstrap writes in /etc/rancher/k3s/config.yaml`);
+      expect(stop).toMatchObject({ cause: 'K3S_DROPIN_OVERRIDES', host: 'k3s-lab-2' });
+      expect(stop.message).toBe(`k3s-lab-2: ${dropin} sets cluster-cidr, which replaces cluster-cidr in /etc/rancher/k3s/config.yaml`);
       expect(await seenOn()).toBe(before);
       // Appending to a list bootstrap writes, and a key it does not write, are the operator's own.
       await hostExec('k3s-lab-2', `printf 'tls-san+:\\n  - k8s.lab.example\\nnode-label+:\\n  - site=lab\\n' > ${dropin}`);
@@ -51,6 +51,26 @@ describeAsRoot('a built cluster that drifted', () => {
       expect(await seenOn()).toBe(before);
     } finally {
       await hostExec('k3s-lab-2', `rm -f ${dropin}`);
+    }
+  });
+
+  it("a systemd drop-in pointing the agent's k3s at another config file → K3S_DROPIN_OVERRIDES, its value unsaid; a proxy's variables pass", async () => {
+    const dropin = '/etc/systemd/system/k3s-agent.service.d/10-site.conf';
+    try {
+      await hostExec(
+        'k3s-lab-agent-1',
+        `mkdir -p ${dropin.replace(/\/[^/]+$/, '')} && printf '[Service]\\nEnvironment=K3S_CONFIG_FILE=/etc/rancher/k3s/site-secret.yaml\\n' > ${dropin}`,
+      );
+      const r = await bootstrap(['--only', 'agents', '--json'], { stateDir, inventory });
+      const stop = stopOf(r);
+      expect(stop).toMatchObject({ cause: 'K3S_DROPIN_OVERRIDES', host: 'k3s-lab-agent-1' });
+      expect(stop.message).toBe(`k3s-lab-agent-1: ${dropin} sets K3S_CONFIG_FILE, which replaces /etc/rancher/k3s/config.yaml as the file k3s reads`);
+      expect(r.stdout).not.toContain('site-secret');
+      await hostExec('k3s-lab-agent-1', `printf '[Service]\\nEnvironment=HTTP_PROXY=http://10.77.0.1:3128\\nLimitNOFILE=65536\\n' > ${dropin}`);
+      const passed = await bootstrap(['--only', 'agents', '--json'], { stateDir, inventory });
+      expect(passed.code, passed.stdout.slice(-3000)).toBe(0);
+    } finally {
+      await hostExec('k3s-lab-agent-1', `rm -f ${dropin} && systemctl daemon-reload`);
     }
   });
 

@@ -31,7 +31,7 @@ import type { Backup } from '../../src/backup/store.ts';
 import { healthyBaselineProbe, ok, PROBE_NOW } from '../support/baseline-probe.ts';
 import { pathStops, type RunningRelease } from '../../src/k3s/upgrade-path.ts';
 import { installSteps } from '../../phases/k3s/install-steps.ts';
-import { dropinsChecked } from '../../phases/k3s/config-dropins.ts';
+import { dropinsChecked } from '../../phases/k3s/dropins.ts';
 import { rollingLeftOut } from '../../phases/k3s/rolling-facts.ts';
 
 const runningAt = (host: string, version: string, etcd?: string): RunningRelease => ({
@@ -144,8 +144,8 @@ function restartOutsideRolling(): CauseError {
 /** The config step on a server whose config.yaml.d holds a drop-in replacing the cluster CIDR bootstrap writes. */
 function dropinOverride(): CauseError {
   const step = dropinsChecked({ id: 'config', title: 'config', plan: () => ({ changes: [] }) }, () => 'cluster-cidr: 10.42.0.0/16\ntls-san: [192.168.2.9]\n');
-  const probe = { dropins: ok('== /etc/rancher/k3s/config.yaml.d/50-cloud.yaml\ncluster-cidr\ntls-san+\n') };
-  return one('K3S_CONFIG_DROPIN_OVERRIDES', step.plan({ host: server, probe, local: undefined, ctx: {} } as never).stops ?? []);
+  const probe = { configDropins: ok('== /etc/rancher/k3s/config.yaml.d/50-cloud.yaml\ncluster-cidr\ntls-san+\n'), unitDropins: ok('') };
+  return one('K3S_DROPIN_OVERRIDES', step.plan({ host: server, probe, local: undefined, ctx: {} } as never).stops ?? []);
 }
 
 /** What a raise site throws, built as that site builds it (the site is named in each row). */
@@ -440,8 +440,8 @@ const rows: Record<CauseId, Row | Row[]> = {
     example: () => journal('TOKEN_CA_MISMATCH', 'token CA hash does not match'),
   },
   TOKEN_REJECTED: { names: /token/, example: () => journal('TOKEN_REJECTED', 'encrypted with different token') },
-  // phases/k3s/config-dropins.ts dropinsChecked (the config step of k3s-founder, k3s-join, agents)
-  K3S_CONFIG_DROPIN_OVERRIDES: { names: /config\.yaml\.d/, example: () => dropinOverride() },
+  // phases/k3s/dropins.ts dropinsChecked (the config step of k3s-founder, k3s-join, agents)
+  K3S_DROPIN_OVERRIDES: { names: /config\.yaml\.d/, example: () => dropinOverride() },
   CRITICAL_CONFIG_MISMATCH: {
     names: /cluster-cidr/,
     remedy: /cluster-cidr: k3s\.clusterCidr/,
