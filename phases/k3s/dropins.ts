@@ -6,12 +6,14 @@
 // - systemd drop-ins of k3s's unit (<unit>.d/*.conf in /etc, /run, /usr/local/lib and /usr/lib's systemd/system):
 //   an ExecStart= there replaces bootstrap's command, whose flags win over every config file (the parser puts the
 //   files' values right after the subcommand, before the command line's own flags); K3S_CONFIG_FILE in an
-//   Environment= or an EnvironmentFile= points k3s at another config file (findConfigFileFlag reads it first).
+//   Environment= or an EnvironmentFile= points k3s at another config file (findConfigFileFlag reads the variable
+//   first: DefaultParser's EnvName in pkg/configfilearg/defaultparser.go).
 // The config step reads only names (keys, directives, variable names: never values, a drop-in may hold a token)
 // and stops before writing when one replaces what bootstrap renders. Appending (`tls-san+:`), keys bootstrap does
 // not render, and other directives (a LimitNOFILE, a proxy's variables) are the operator's own and pass.
 // Not covered: a key spelled in a one-line YAML flow mapping, or quoted with an escape in it; other K3S_* variables
-// (a flag's value from config.yaml wins over its variable: urfave/cli takes the command line first).
+// (a flag's value from config.yaml wins over its variable: urfave/cli takes the command line first); drop-ins for
+// every service (service.d/).
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
