@@ -44,7 +44,12 @@ export function configFor(inv: LoadedInventory, host: HostRef, token: string, jo
   return host.role === 'agent' ? agentConfig(inv, host, token) : serverConfig(inv, host, token, join);
 }
 
-/** The unit, with the settings of k3s's own install.sh unit (Type=notify, restart every 5 s, …). */
+/**
+ * The unit, with the settings of k3s's own install.sh unit (Type=notify, restart every 5 s, …) but one: install.sh's
+ * unit also reads /etc/default/%N and /etc/sysconfig/%N, which bootstrap leaves out so that nothing but its own
+ * files configures k3s (what could still, a drop-in, is checked: dropins.ts). Any change to the rendered text restarts
+ * k3s on every node (the rolling phases).
+ */
 export function serverUnit(r: K3sRole = SERVER_ROLE): string {
   return `# Written by bootstrap. The same settings as the unit k3s's installer writes.
 [Unit]
