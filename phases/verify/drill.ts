@@ -20,7 +20,9 @@ import { lastLine, readCluster, VERIFY_PHASE } from './read.ts';
 /** kube-vip's lease duration: a standby takes over once the holder's record stayed unchanged this long. */
 const FAILOVER_LIMIT_MS = LEASE_TIMING.duration * 1_000 + 20_000;
 const REJOIN_LIMIT_MS = 120_000;
-const DRILL_BUDGET_MS = 60_000 + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
+/** A lease just given up is taken within a retry period; a lease duration and a margin at most. */
+const HOLDER_LIMIT_MS = LEASE_TIMING.duration * 1_000 + 5_000;
+const DRILL_BUDGET_MS = 60_000 + HOLDER_LIMIT_MS + FAILOVER_LIMIT_MS + 120_000 + REJOIN_LIMIT_MS;
 
 const NODES = { path: '/api/v1/nodes', kubectl: 'get nodes -o json --request-timeout=5s' };
 const failed = (e: Error): Answer => ({ code: null, stdout: '', stderr: e.message });
@@ -82,7 +84,7 @@ export const failoverDrill: Step = {
           kind: 'action',
           description: TITLE,
           runs: [
-            `GET /apis/coordination.k8s.io/v1/namespaces/${KUBE_VIP_NAMESPACE}/leases/${KUBE_VIP_LEASE}   (the Kubernetes API through a server that answers: who holds the VIP)`,
+            `GET /apis/coordination.k8s.io/v1/namespaces/${KUBE_VIP_NAMESPACE}/leases/${KUBE_VIP_LEASE}   (the Kubernetes API through a server that answers: who holds the VIP; read again every 1 s while the lease has no holder, at most ${HOLDER_LIMIT_MS / 1000} s)`,
             'sudo systemctl stop <the unit of k3s>   (on the VIP holder)',
             `every 0.5 s, at most ${FAILOVER_LIMIT_MS / 1000} s, from each other server: GET https://${vip}:${port}/readyz through its SSH connection (without the state folder's kubeconfig: sudo ${readyzVia(vip, port, 3)} there); ${apiShown('GET', VIP_HOLDER_READ, '<each other server>')}`,
             'sudo systemctl start <the unit of k3s>   (on the VIP holder, whatever happened)',
@@ -99,16 +101,24 @@ export const failoverDrill: Step = {
 async function drill(ctx: ActionContext): Promise<void> {
   const { host, signal } = ctx;
   const servers = serverRefs(ctx.inventory);
-  const lease = await readCluster(ctx, (api) => api.lease(KUBE_VIP_NAMESPACE, KUBE_VIP_LEASE));
-  const holderName = lease.ok ? (lease.value.spec?.holderIdentity ?? '') : '';
-  const drilled = servers.find((s) => s.name === holderName);
+  // kube-vip gives the lease up when its pod stops (a rollout of its DaemonSet just before the drill): the holder
+  // is empty until a server takes it at its next retry. Read again while it is empty or unreadable, a bounded
+  // while; a holder that is no server is final.
+  let seen = '';
+  const drilled = await poll(ctx, signal, {
+    everyMs: 1_000,
+    withinMs: HOLDER_LIMIT_MS,
+    look: async () => {
+      const lease = await readCluster(ctx, (api) => api.lease(KUBE_VIP_NAMESPACE, KUBE_VIP_LEASE));
+      const holderName = lease.ok ? (lease.value.spec?.holderIdentity ?? '') : '';
+      seen = !lease.ok ? lease.seen : holderName ? `holder "${holderName}" is no server` : `no holder for ${HOLDER_LIMIT_MS / 1000} s`;
+      return servers.find((s) => s.name === holderName) ?? (holderName ? null : undefined);
+    },
+  });
   if (!drilled) {
     throw new CauseError('VIP_LEASE_NOT_HELD', {
       host: host.name,
-      evidence: {
-        command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`,
-        seen: lease.ok ? `holder "${holderName}" is no server` : lease.seen,
-      },
+      evidence: { command: `kubectl get lease -n ${KUBE_VIP_NAMESPACE} ${KUBE_VIP_LEASE}`, seen: seen || 'the lease was not read (interrupted)' },
     });
   }
   const others = servers.filter((s) => s !== drilled);
