@@ -1,5 +1,8 @@
 // A RunContext over LocalRemote hosts, for engine tests: real shell, real files, no SSH.
-import type { EngineContext, Topology } from '../../src/engine/context.ts';
+import type { EngineContext, RunContext, Topology } from '../../src/engine/context.ts';
+import type { LoadedInventory } from '../../src/inventory/load.ts';
+import { topologyOf } from '../../src/inventory/hosts.ts';
+import type { Remote } from '../../src/transport/types.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import { systemClock } from '../../src/engine/clock.ts';
 import type { EngineEvent } from '../../src/engine/events.ts';
@@ -9,6 +12,27 @@ import type { runSession } from '../../src/engine/session.ts';
 import { LOCK_DIR } from '../../src/engine/lock.ts';
 import type { ExecOptions, Transport } from '../../src/transport/types.ts';
 import { join } from 'node:path';
+
+/**
+ * A run's context over a loaded inventory (environment `prod`), for a step's local work and plan: no transport
+ * unless `remote` is given, facts computed as asked.
+ */
+export function inventoryContext(inventory: LoadedInventory, o: { stateDir: string; check?: boolean; remote?: (h: HostRef) => Remote }): RunContext {
+  return {
+    env: 'prod',
+    check: o.check ?? false,
+    inventory,
+    remote: o.remote ?? (() => undefined as never),
+    clock: systemClock,
+    emit: () => undefined,
+    signal: new AbortController().signal,
+    stateDir: o.stateDir,
+    facts: new Facts(),
+    once: (_f, compute) => compute(),
+    redact: () => undefined,
+    topology: topologyOf(inventory),
+  };
+}
 
 export function hosts(...names: string[]): HostRef[] {
   return names.map((name, i) => ({ name, address: `10.0.0.${10 + i}`, role: 'server', founder: i === 0 }));

@@ -12,11 +12,9 @@ import { clusterAccess } from '../../phases/k3s/gates.ts';
 import { kubeconfigPath } from '../../src/k3s/kubeconfig-file.ts';
 import { tokenPath } from '../../src/k3s/token.ts';
 import type { RunContext } from '../../src/engine/context.ts';
-import { Facts } from '../../src/engine/facts.ts';
-import { systemClock } from '../../src/engine/clock.ts';
+import { inventoryContext } from '../support/engine-fixture.ts';
 import type { LocalChange } from '../../src/engine/changes.ts';
 import { loadInventory } from '../../src/inventory/index.ts';
-import { topologyOf } from '../../src/inventory/hosts.ts';
 
 const K3S_YAML = 'apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: default\nkind: Config\n';
 const FULL = `K10${'ab'.repeat(32)}::server:s3cret`;
@@ -24,21 +22,7 @@ const FULL = `K10${'ab'.repeat(32)}::server:s3cret`;
 async function setup(check = false) {
   const inventory = await loadInventory('inventory/prod.yaml');
   const stateDir = mkdtempSync(join(tmpdir(), 'cluster-access-'));
-  const ctx: RunContext = {
-    env: 'prod',
-    check,
-    inventory,
-    remote: () => undefined as never,
-    clock: systemClock,
-    emit: () => undefined,
-    signal: new AbortController().signal,
-    stateDir,
-    facts: new Facts(),
-    once: (_f, compute) => compute(),
-    redact: () => undefined,
-    topology: topologyOf(inventory),
-  };
-  return { ctx, stateDir, founder: serverRefs(inventory)[0] };
+  return { ctx: inventoryContext(inventory, { stateDir, check }), stateDir, founder: serverRefs(inventory)[0] };
 }
 
 const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });

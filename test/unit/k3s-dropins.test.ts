@@ -11,10 +11,9 @@ import { k3sFounder } from '../../phases/k3s-founder.ts';
 import { agents } from '../../phases/agents.ts';
 import type { RunContext } from '../../src/engine/context.ts';
 import type { ProbeCommand } from '../../src/engine/phase.ts';
-import { Facts } from '../../src/engine/facts.ts';
-import { systemClock } from '../../src/engine/clock.ts';
+import { inventoryContext } from '../support/engine-fixture.ts';
 import { loadInventory } from '../../src/inventory/index.ts';
-import { agentRefs, serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
+import { agentRefs, serverRefs } from '../../src/inventory/hosts.ts';
 import { tokenPath } from '../../src/k3s/token.ts';
 
 const run = (p: ProbeCommand) => execFileSync('sh', ['-c', p.command], { encoding: 'utf8' });
@@ -107,23 +106,9 @@ describe('what replaces what bootstrap renders', () => {
 });
 
 async function context(check: boolean, file = 'inventory/prod.yaml'): Promise<RunContext> {
-  const inventory = await loadInventory(file);
   const stateDir = mkdtempSync(join(tmpdir(), 'dropins-state-'));
   writeFileSync(tokenPath(stateDir), JSON.stringify({ secret: 's3cret', full: `K10${'ab'.repeat(32)}::server:s3cret` }));
-  return {
-    env: 'prod',
-    check,
-    inventory,
-    remote: () => undefined as never,
-    clock: systemClock,
-    emit: () => undefined,
-    signal: new AbortController().signal,
-    stateDir,
-    facts: new Facts(),
-    once: (_f, compute) => compute(),
-    redact: () => undefined,
-    topology: topologyOf(inventory),
-  };
+  return inventoryContext(await loadInventory(file), { stateDir, check });
 }
 
 const ok = (stdout: string) => ({ stdout, stderr: '', code: 0 });

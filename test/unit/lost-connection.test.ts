@@ -7,9 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CauseError } from '../../src/errors.ts';
-import type { RunContext } from '../../src/engine/context.ts';
-import { Facts } from '../../src/engine/facts.ts';
-import { systemClock } from '../../src/engine/clock.ts';
 import { applyChange, applyPlan } from '../../src/engine/apply.ts';
 import { emptySummary, runPhases } from '../../src/engine/run.ts';
 import type { Phase } from '../../src/engine/phase.ts';
@@ -17,8 +14,8 @@ import type { ExecOptions, ExecResult, Remote } from '../../src/transport/types.
 import { loadInventory } from '../../src/inventory/index.ts';
 import { resolveBackup, writeBackup, type BackupManifest } from '../../src/backup/store.ts';
 import { restoreStep } from '../../phases/k3s/restore-founder.ts';
-import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
-import { fixture, hosts } from '../support/engine-fixture.ts';
+import { serverRefs } from '../../src/inventory/hosts.ts';
+import { fixture, hosts, inventoryContext } from '../support/engine-fixture.ts';
 
 /** A host whose connection is lost at the command matching `lostAt` (those before it exit 0, or `code`). */
 function vanishing(host: string, lostAt: RegExp, code: (command: string) => number = () => 0): Remote & { ran: string[] } {
@@ -110,20 +107,7 @@ describe('a connection lost while a step runs', () => {
     const [founder] = serverRefs(inventory);
     const step = restoreStep(backup);
     const applyWith = async (remote: Remote) => {
-      const ctx: RunContext = {
-        env: 'prod',
-        check: false,
-        inventory,
-        remote: () => remote,
-        clock: systemClock,
-        emit: () => undefined,
-        signal: new AbortController().signal,
-        stateDir,
-        facts: new Facts(),
-        once: (_f, compute) => compute(),
-        redact: () => undefined,
-        topology: topologyOf(inventory),
-      };
+      const ctx = inventoryContext(inventory, { stateDir, remote: () => remote });
       const plan = step.plan({
         host: founder,
         ctx,
