@@ -13,7 +13,7 @@
 // not render, and other directives (a LimitNOFILE, a proxy's variables) are the operator's own and pass.
 // Not covered: a key spelled in a one-line YAML flow mapping, or quoted with an escape in it; other K3S_* variables
 // (a flag's value from config.yaml wins over its variable: urfave/cli takes the command line first); drop-ins for
-// every service (service.d/).
+// every service (service.d/); an EnvironmentFile= path with systemd specifiers (%N) is not expanded, so not read.
 import { parse } from 'yaml';
 import { CauseError } from '../../src/errors.ts';
 import type { HostRef, ProbeCommand, Step } from '../../src/engine/phase.ts';
