@@ -112,15 +112,21 @@ export function mergeConfigDocs(docs: Array<Record<string, unknown>>): Settings 
   return out;
 }
 
-/** Reads config.yaml and config.yaml.d/*.yaml (alphabetical) and lets flags win. */
+/**
+ * Reads config.yaml and the files of config.yaml.d named *.yaml or *.yml in any case (folders skipped), by name,
+ * and lets flags win; K3S_TOKEN, K3S_URL and K3S_NODE_NAME count only where no file or flag sets the key: k3s
+ * puts the files' values on the command line, and urfave/cli takes a flag there over its variable (k3s-io/k3s
+ * @f6466040 pkg/configfilearg/parser.go dotDFiles, readConfigFile, Parse).
+ */
 export function loadSettings(flags: Settings, env: NodeJS.ProcessEnv = process.env): Settings {
   const file = typeof flags.config === 'string' ? flags.config : (env.K3S_CONFIG_FILE ?? DEFAULT_CONFIG_FILE);
   const docs: Array<Record<string, unknown>> = [];
   if (existsSync(file)) docs.push(YAML.parse(readFileSync(file, 'utf8')) ?? {});
   const dropIn = `${file}.d`;
   if (existsSync(dropIn)) {
-    for (const name of readdirSync(dropIn)
-      .filter((n) => /\.ya?ml$/.test(n))
+    for (const name of readdirSync(dropIn, { withFileTypes: true })
+      .filter((e) => !e.isDirectory() && /\.ya?ml$/i.test(e.name))
+      .map((e) => e.name)
       .sort()) {
       docs.push(YAML.parse(readFileSync(join(dropIn, name), 'utf8')) ?? {});
     }
@@ -130,7 +136,7 @@ export function loadSettings(flags: Settings, env: NodeJS.ProcessEnv = process.e
   if (env.K3S_TOKEN) fromEnv.token = env.K3S_TOKEN;
   if (env.K3S_URL) fromEnv.server = env.K3S_URL;
   if (env.K3S_NODE_NAME) fromEnv['node-name'] = env.K3S_NODE_NAME;
-  return { ...fromFiles, ...fromEnv, ...flags };
+  return { ...fromEnv, ...fromFiles, ...flags };
 }
 
 export function str(s: Settings, key: string, dflt = ''): string {

@@ -75,7 +75,7 @@ export async function listObjectsThrough(ctx: RunContext, server: HostRef, o: { 
     .flat()
     .map((l) => `${l}\n`)
     .join('');
-  return logged(ctx, server, LISTING_SHOWN, started, refused ? { code: 1, stdout: '', stderr: refused } : { code: 0, stdout: listing, stderr: '' });
+  return refused ? refusal(refused) : logged(ctx, server, LISTING_SHOWN, started, { code: 0, stdout: listing, stderr: '' });
 }
 
 /** The listable resources of one discovery document (APIResourceList), their list paths cluster-wide. */

@@ -33,6 +33,21 @@ describe('k3s twin configuration (k3s config file rules)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('reads drop-ins named *.yml in any case, skips folders and other files; K3S_* variables only where no file sets the key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'twin-config-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'token: from-file\n');
+    mkdirSync(`${file}.d`);
+    writeFileSync(join(`${file}.d`, '10-a.YML'), 'node-ip: 10.0.0.7\n');
+    writeFileSync(join(`${file}.d`, '20-notes.txt'), 'node-ip: 10.0.0.8\n');
+    mkdirSync(join(`${file}.d`, '30-old.yaml'));
+    const s = loadSettings(parseFlags(['--config', file]).flags, { K3S_TOKEN: 'from-env', K3S_URL: 'https://10.0.0.9:6443' });
+    expect(str(s, 'node-ip')).toBe('10.0.0.7');
+    expect(str(s, 'token')).toBe('from-file');
+    expect(str(s, 'server')).toBe('https://10.0.0.9:6443');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('parses bare boolean flags and repeated list flags', () => {
     const { flags, positional } = parseFlags(['save', '--cluster-init', '--tls-san', 'x', '--tls-san=y,z', '--server', 'https://a:6443']);
     expect(positional).toEqual(['save']);
