@@ -1,7 +1,7 @@
 // `bootstrap <env> --replace <server>`: the cold-build DAG with the replaced server's topology. The quorum
 // of the other servers is checked before anything else (the precheck, check mode too); the replaced
-// server is deleted, wiped and joined again within k3s-join (phases/k3s/replace-steps.ts), which reads
-// `topology.replacing`.
+// server is deleted, wiped and joined again within k3s-join: its steps (phases/k3s/replace-steps.ts, which
+// read `topology.replacing`) placed before k3s-join's install steps.
 import { UsageError } from '../src/errors.ts';
 import type { Topology } from '../src/engine/context.ts';
 import type { RunPlan } from '../src/engine/session.ts';
@@ -9,7 +9,9 @@ import type { LoadedInventory } from '../src/inventory/load.ts';
 import { topologyOf } from '../src/inventory/hosts.ts';
 import { recoveryPhases, validatedOrder } from '../phases/index.ts';
 import { checkQuorum } from '../phases/k3s/replace-quorum.ts';
-import { dagRun, type RunSelection } from './compose.ts';
+import { replaceSteps } from '../phases/k3s/replace-steps.ts';
+import type { Phase } from '../src/engine/phase.ts';
+import { dagRun, insertBefore, type RunSelection } from './compose.ts';
 
 /** A replace runs from the first phase: cli/args.ts refuses --from and --only with it. */
 export function replaceRun(loaded: LoadedInventory, name: string, sel: RunSelection): RunPlan {
@@ -23,7 +25,7 @@ export function replaceRun(loaded: LoadedInventory, name: string, sel: RunSelect
     );
   }
   return dagRun(loaded, {
-    ordered: validatedOrder(recoveryPhases()),
+    ordered: validatedOrder(replacePhases(recoveryPhases())),
     sel,
     topology: replaceTopology(loaded, name),
     recovery: 'replace',
@@ -37,6 +39,11 @@ export function replaceRun(loaded: LoadedInventory, name: string, sel: RunSelect
         ctx.topology.servers.find((s) => s.name === name)!,
       ),
   });
+}
+
+/** The phases with the replaced server's steps first in k3s-join (by id, as the restore mode places its own). */
+export function replacePhases(phases: Phase[]): Phase[] {
+  return phases.map((p) => (p.id === 'k3s-join' ? { ...p, steps: insertBefore(p.steps, 'binary', ...replaceSteps) } : p));
 }
 
 /**

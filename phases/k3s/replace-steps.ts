@@ -2,7 +2,8 @@
 // deleted NORMALLY through a surviving server (k3s's finalizer then removes its etcd member; a forced
 // delete would skip that and leave a member no server answers for), the wait for the member to go is
 // bounded, then its old k3s state on the host is wiped so that it joins as a new member.
-// On every other host and run these steps plan nothing.
+// The replace mode places them in k3s-join (modes/replace.ts); they are the replaced server's alone
+// (Step.appliesTo): no other host probes or shows them.
 import { poll } from '../../src/engine/poll.ts';
 import { CauseError } from '../../src/errors.ts';
 import type { ReadContext, RunContext } from '../../src/engine/context.ts';
@@ -24,7 +25,8 @@ const replacing = (host: HostRef, ctx: ReadContext) => ctx.topology.replacing ==
 
 export const deleteOldNode: Step = {
   id: 'replace-node',
-  title: 'old Node deleted, its etcd member gone (--replace only)',
+  title: 'old Node deleted, its etcd member gone',
+  appliesTo: replacing,
   plan: ({ host, ctx }) => {
     // Absent without a quorum check (a run that replaces nothing): nothing to delete.
     const facts = ctx.facts.run(replaceFacts);
@@ -93,7 +95,8 @@ export async function waitMemberGone(ctx: RunContext, via: HostRef, host: HostRe
 
 export const wipeOldState: Step = {
   id: 'replace-wipe',
-  title: 'old k3s state wiped (--replace only)',
+  title: 'old k3s state wiped',
+  appliesTo: replacing,
   probe: (host, ctx): Record<string, ProbeCommand> =>
     replacing(host, ctx)
       ? {

@@ -45,6 +45,17 @@ export interface Step<L = undefined> {
    * the plan's changes (src/engine/apply.ts), so the plan is all a run does.
    */
   plan: (input: StepInput<L>) => Plan;
+  /**
+   * A step of some hosts only (the server a --replace run rebuilds): on any other it is neither probed, nor
+   * planned, nor shown, rather than reported "ok" for work that was never its to do. Reads only the inventory,
+   * the topology and the run's facts.
+   */
+  appliesTo?: (host: HostRef, ctx: ReadContext) => boolean;
+}
+
+/** Whether `step` is one of `host`'s in this run (Step.appliesTo). */
+export function stepApplies(step: Step<any>, host: HostRef, ctx: ReadContext): boolean {
+  return step.appliesTo?.(host, ctx) ?? true;
 }
 
 /** A bounded wait or check after a host's steps. Only runs outside check mode unless `readOnly`. */

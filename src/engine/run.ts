@@ -10,7 +10,7 @@ import type { EngineContext, RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { hostRecord } from './facts.ts';
-import { concurrencyOf, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
+import { concurrencyOf, stepApplies, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { prefetchProbes } from './prefetch.ts';
 import { runProbes } from './probes.ts';
 import { parallelismOf } from '../inventory/parallelism.ts';
@@ -140,7 +140,7 @@ async function runHost(phase: Phase, host: HostRef, ctx: EngineContext, summary:
   const resumed = phase.rerunsOnResume ? undefined : journal?.completedFacts(phase.id, host.name);
   if (resumed) {
     ctx.facts.setHostRecord(host.name, resumed);
-    for (const step of [...phase.steps, ...(phase.afterGates ?? [])]) {
+    for (const step of [...phase.steps, ...(phase.afterGates ?? [])].filter((s) => stepApplies(s, host, ctx))) {
       ctx.emit({ type: 'step-end', phase: phase.id, step: step.id, title: step.title, host: host.name, status: 'skipped', changes: [], durationMs: 0 });
     }
     return;
@@ -167,6 +167,7 @@ async function runSteps(
   // Each step's probe results, by the step's index.
   const probes = await probeSteps(steps, host, ctx);
   for (const [i, step] of steps.entries()) {
+    if (!stepApplies(step, host, ctx)) continue;
     ctx.signal.throwIfAborted();
     const t0 = ctx.clock.now();
     ctx.emit({ type: 'step-start', phase: phase.id, step: step.id, title: step.title, host: host.name });
@@ -288,7 +289,8 @@ function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset =
   return runProbeSets(
     host,
     ctx,
-    steps.map((step, j) => ({ label: String(offset + j), commands: step.probe?.(host, ctx) ?? {} })),
+    // A step that is not the host's probes nothing; the others keep their index as the label.
+    steps.map((step, j) => ({ label: String(offset + j), commands: (stepApplies(step, host, ctx) && step.probe?.(host, ctx)) || {} })),
   );
 }
 

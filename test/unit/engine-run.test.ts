@@ -119,6 +119,28 @@ describe('probe → plan → apply', () => {
     expect(r.summary.ok).toBe(6);
     expect(r.remotes.get('h1')!.execs).toHaveLength(1);
   });
+
+  it("leaves a step that is not the host's (appliesTo) unprobed, unplanned and unshown there, in check mode too", async () => {
+    const probe = vi.fn((h: { name: string }) => ({ x: { command: `echo only-${h.name}` } }));
+    const plan = vi.fn(() => ({ changes: [] }));
+    const steps: Step[] = [
+      { id: 'only', title: 'only on h2', appliesTo: (h) => h.name === 'h2', probe, plan },
+      { id: 'every', title: 'every host', plan: () => ({ changes: [] }) },
+    ];
+    const phase: Phase = { id: 'p', title: 'p', needs: [], hosts: () => H, concurrency: 2, steps };
+    for (const check of [true, false]) {
+      probe.mockClear();
+      plan.mockClear();
+      const r = await run([phase], check);
+      expect(r.error).toBeUndefined();
+      const shown = r.events.flatMap((e) => (e.type === 'step-end' ? [`${e.host} ${e.step}`] : [])).sort();
+      expect(shown).toEqual(['h1 every', 'h2 every', 'h2 only']);
+      expect(r.summary.ok).toBe(3);
+      expect(probe.mock.calls.map(([h]) => h.name)).not.toContain('h1');
+      expect(plan).toHaveBeenCalledTimes(1);
+      expect(JSON.stringify(r.remotes.get('h1')!.execs)).not.toContain('only-h2');
+    }
+  });
 });
 
 describe('stops', () => {

@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseCommand } from '../../cli/args.ts';
-import { replaceRun, replaceTopology } from '../../modes/replace.ts';
+import { replacePhases, replaceRun, replaceTopology } from '../../modes/replace.ts';
 import { CauseError, UsageError } from '../../src/errors.ts';
 import { fromText } from '../../src/inventory/load.ts';
 import { serverRefs, topologyOf } from '../../src/inventory/hosts.ts';
 import { joinKeyFor } from '../../phases/k3s/join-mode.ts';
 import { serverConfig } from '../../phases/k3s/render.ts';
 import { QUORUM_SETTLE_MS, checkQuorum, quorumVerdict, replaceFacts, type ReplaceFacts } from '../../phases/k3s/replace-quorum.ts';
-import { allPhases } from '../../phases/index.ts';
-import type { RunContext } from '../../src/engine/context.ts';
+import { allPhases, recoveryPhases } from '../../phases/index.ts';
+import type { ReadContext, RunContext } from '../../src/engine/context.ts';
+import type { Phase } from '../../src/engine/phase.ts';
 import { Facts } from '../../src/engine/facts.ts';
 import type { ActionChange } from '../../src/engine/changes.ts';
 import { deleteOldNode, wipeOldState } from '../../phases/k3s/replace-steps.ts';
@@ -110,6 +111,16 @@ describe('--replace: the founder role for this run', () => {
     );
     expect(config.server).toBe('https://192.168.2.11:6443');
     expect(config['cluster-init']).toBeUndefined();
+  });
+
+  it("puts the replaced server's steps first in k3s-join, and only a replace run has them", () => {
+    const joinSteps = (phases: Phase[]) => phases.find((p) => p.id === 'k3s-join')!.steps.map((s) => s.id);
+    expect(joinSteps(replacePhases(recoveryPhases()))).toEqual(['replace-node', 'replace-wipe', 'binary', 'images', 'config', 'unit', 'env', 'service']);
+    expect(joinSteps(allPhases())).toEqual(['binary', 'images', 'config', 'unit', 'env', 'service']);
+    const topology = replaceTopology(inv, 'k3s-prod-2');
+    const ctx = { inventory: inv, topology } as unknown as ReadContext;
+    for (const step of [deleteOldNode, wipeOldState])
+      expect(topology.joiners.filter((h) => step.appliesTo!(h, ctx)).map((h) => h.name)).toEqual(['k3s-prod-2']);
   });
 
   it('refuses a name that is not a server', () => {

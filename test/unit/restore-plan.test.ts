@@ -181,7 +181,7 @@ describe('restore plans', () => {
     const phases = restorePhases(allPhases(), backup);
     const ids = (id: string) => phases.find((p) => p.id === id)!.steps.map((s) => s.id);
     expect(ids('k3s-founder')).toEqual(['binary', 'images', 'config', 'unit', 'env', 'restore', 'service', 'restore-node-passwords']);
-    expect(ids('k3s-join')).toEqual(['restore-wipe', 'replace-node', 'replace-wipe', 'binary', 'images', 'config', 'unit', 'env', 'service']);
+    expect(ids('k3s-join')).toEqual(['restore-wipe', 'binary', 'images', 'config', 'unit', 'env', 'service']);
     expect(() => insertBefore(phases[0].steps, 'no-such-step', restoreStep(backup))).toThrow(/no step no-such-step among/);
   });
 
