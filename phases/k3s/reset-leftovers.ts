@@ -32,12 +32,15 @@
 // loadBalancer.acceleration, off in the 1.19.5 chart's defaults, which the GitOps fixture's values keep), nor
 // its socket-LB programs on the cgroup root other than through their pins, nor routes other than those that
 // go with its links.
+// And this tool's own folder on the host (src/engine/sum-stamps.ts HOST_STATE_DIR: the sums of the files it
+// uploaded, which go with them).
 // Left on purpose: what node-baseline wrote for the host (its hostname and /etc/hosts line,
 // /etc/sysctl.d/90-k3s.conf, /etc/modules-load.d/k3s.conf: the host's preparation, which a rebuild writes
 // the same), the operator's user, SSH keys, packages, and kubelet's logs under /var/log.
 import { DATA_DIR, K3S_BIN, roleOf, SERVER_ROLE } from '../../src/k3s/paths.ts';
 import { K3S_STATE, killallCommand, SHIMS_PROBE } from '../../src/k3s/killall.ts';
 import type { ProbeCommand, ProbeResults } from '../../src/engine/phase.ts';
+import { HOST_STATE_DIR } from '../../src/engine/sum-stamps.ts';
 
 /** The role units: a host may hold either (a server demoted by hand): both are looked for. */
 const UNITS = [SERVER_ROLE, roleOf({ role: 'agent' })];
@@ -84,6 +87,7 @@ export function leftoverProbes(vip: string): Record<string, ProbeCommand> {
     },
     ciliumDirs: { command: exists(CILIUM_DIRS), sudo: true },
     files: { command: exists(K3S_FILES), sudo: true },
+    ownState: { command: exists([HOST_STATE_DIR]), sudo: true },
     k3sLinks: {
       command: `for l in ${K3S_LINKS.join(' ')}; do [ -L "$l" ] && [ "$(readlink "$l")" = k3s -o "$(readlink "$l")" = ${K3S_BIN} ] && echo "$l"; done; true`,
     },
@@ -126,6 +130,8 @@ export interface Leftovers {
   ciliumDirs: string[];
   files: string[];
   k3sLinks: string[];
+  /** This tool's own folder (HOST_STATE_DIR), when there. */
+  ownState: string[];
 }
 
 const lines = (s: string | undefined) =>
@@ -165,6 +171,7 @@ export function readLeftovers(probe: ProbeResults): Leftovers {
     ciliumDirs: lines(probe.ciliumDirs?.stdout),
     files: lines(probe.files?.stdout),
     k3sLinks: lines(probe.k3sLinks?.stdout),
+    ownState: lines(probe.ownState?.stdout),
   };
 }
 
@@ -255,6 +262,11 @@ export function removals(left: Leftovers, opts: { vip: string; unit: string }): 
         `systemctl reset-failed ${UNITS.map((u) => u.unit).join(' ')} 2>/dev/null`,
         'true',
       ].join('; '),
+    });
+  if (left.ownState.length)
+    out.push({
+      what: `remove bootstrap's own state on the host: ${HOST_STATE_DIR} (the sums of the files it uploaded)`,
+      command: `rm -rf ${HOST_STATE_DIR}`,
     });
   return out;
 }

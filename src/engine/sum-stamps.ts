@@ -10,8 +10,11 @@
 // tool, by hand) is hashed on every run until an upload replaces it.
 import { shq } from '../util/shell.ts';
 
+/** This tool's own folder on a host (the stamps, nothing else): a reset takes it away with k3s's files. */
+export const HOST_STATE_DIR = '/var/lib/bootstrap';
+
 /** Root's, 0700: one stamp file per uploaded path. */
-const STAMPS_DIR = '/var/lib/bootstrap/sums';
+const STAMPS_DIR = `${HOST_STATE_DIR}/sums`;
 
 /** The upload script's status when the copy is not what was sent. */
 export const COPY_MISMATCH_EXIT = 9;

@@ -37,7 +37,7 @@ const PLANT_CILIUM_LEFTOVERS = [
   'ip link add cilium_geneve type veth peer name cilium_gnv_peer',
 ].join(' && ');
 
-/** Everything of k3s and Cilium left on a host: processes, the VIP, links, chains, pins, files. */
+/** Everything of k3s and Cilium left on a host: processes, the VIP, links, chains, pins, files (this tool's own folder too). */
 async function leftovers(host: string): Promise<string[]> {
   const r = await hostExec(
     host,
@@ -47,7 +47,7 @@ async function leftovers(host: string): Promise<string[]> {
       `ip -o -4 addr show | awk '$4 == "${NET.vip}/32" { print "vip " $2 }'`,
       'ip -o link show | awk -F\': \' \'{ sub(/@.*/, "", $2) } $2 ~ /^(cilium_|lxc)/ { print "link " $2 }\'',
       "nft list ruleset 2>/dev/null | grep -i cilium | sed 's/^\\s*/nft /; s/counter packets [0-9]* bytes [0-9]* //'",
-      'for p in /sys/fs/bpf/cilium /sys/fs/bpf/tc/globals/cilium_* /etc/cni/net.d/*cilium* /opt/cni/bin/cilium-cni /var/run/cilium /var/lib/rancher/k3s /etc/rancher /var/lib/kubelet /run/k3s /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s-agent.service /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service.env; do [ -e "$p" ] && echo "file $p"; done',
+      'for p in /sys/fs/bpf/cilium /sys/fs/bpf/tc/globals/cilium_* /etc/cni/net.d/*cilium* /opt/cni/bin/cilium-cni /var/run/cilium /var/lib/rancher/k3s /etc/rancher /var/lib/kubelet /run/k3s /usr/local/bin/k3s /etc/systemd/system/k3s.service /etc/systemd/system/k3s-agent.service /etc/systemd/system/k3s.service.env /etc/systemd/system/k3s-agent.service.env /var/lib/bootstrap; do [ -e "$p" ] && echo "file $p"; done',
       'true',
     ].join('; '),
   );
@@ -96,7 +96,13 @@ describeAsRoot('bootstrap <env> --reset', () => {
       const before = await Promise.all(hosts().map((h) => hostFingerprint(h.name)));
       const left = await leftovers('k3s-lab-2');
       expect(left).toEqual(
-        expect.arrayContaining(['link cilium_geneve', 'link cilium_gnv_peer', 'file /sys/fs/bpf/cilium', 'file /sys/fs/bpf/tc/globals/cilium_calls_hostns']),
+        expect.arrayContaining([
+          'link cilium_geneve',
+          'link cilium_gnv_peer',
+          'file /sys/fs/bpf/cilium',
+          'file /sys/fs/bpf/tc/globals/cilium_calls_hostns',
+          'file /var/lib/bootstrap',
+        ]),
       );
       expect(left.filter((l) => l.startsWith('nft '))).toHaveLength(2);
       const check = await block('check');
@@ -107,6 +113,7 @@ describeAsRoot('bootstrap <env> --reset', () => {
       expect(check.stdout).toContain("would remove Cilium's links cilium_gnv_peer, cilium_geneve");
       expect(check.stdout).toContain("would remove Cilium's BPF pins: /sys/fs/bpf/cilium, 1 map /sys/fs/bpf/tc/globals/cilium_*");
       expect(check.stdout).toContain("would remove Cilium's iptables rules through nft (no iptables on the host): 1 chain CILIUM_INPUT, 1 jump to them");
+      expect(check.stdout).toContain("would remove bootstrap's own state on the host: /var/lib/bootstrap (the sums of the files it uploaded)");
       expect(check.stdout).toContain('would stop k3s on k3s-lab-2, delete its Node through a server that stays (k3s-lab-3, k3s-lab-1');
       expect(check.stdout).toMatch(/would move aside on the operator's machine .*cluster-token\.json → .*cluster-token\.json\.reset-/);
       expect(await Promise.all(hosts().map((h) => hostFingerprint(h.name)))).toEqual(before);

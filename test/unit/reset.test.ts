@@ -109,9 +109,10 @@ describe("a host's removals (from its probe, pure)", () => {
     ciliumDirs: ok('/var/run/cilium\n'),
     files: ok('/var/lib/rancher/k3s\n/etc/rancher/k3s\n/etc/systemd/system/k3s.service\n/etc/systemd/system/k3s.service.env\n/usr/local/bin/k3s\n'),
     k3sLinks: ok(''),
+    ownState: ok('/var/lib/bootstrap\n'),
   };
 
-  it("lists everything the probe saw, in the order it must go: k3s stopped first, iptables before k3s's files", () => {
+  it("lists everything the probe saw, in the order it must go: k3s stopped first, iptables before k3s's files, this tool's sums of them last", () => {
     const r = removals(readLeftovers(everything), { vip, unit: 'k3s.service' });
     expect(r.map((x) => x.what.split(' ').slice(0, 3).join(' '))).toEqual([
       'stop k3s.service and',
@@ -123,6 +124,7 @@ describe("a host's removals (from its probe, pure)", () => {
       "remove Cilium's CNI",
       "remove Cilium's runtime",
       "remove k3s's files:",
+      "remove bootstrap's own",
     ]);
     expect(r[0].what).toBe(
       'stop k3s.service and everything it started as k3s-killall.sh does (2 container shims and their processes, 1 mount, 1 CNI namespace)',
@@ -146,6 +148,10 @@ describe("a host's removals (from its probe, pure)", () => {
       /^systemctl disable k3s\.service 2>\/dev\/null; rm -rf \/var\/lib\/rancher\/k3s \/etc\/rancher\/node \/var\/lib\/kubelet \/run\/k3s \/var\/lib\/cni \/etc\/rancher\/k3s /,
     );
     expect(r[8].command).toContain('systemctl daemon-reload');
+    expect(r[9]).toEqual({
+      what: "remove bootstrap's own state on the host: /var/lib/bootstrap (the sums of the files it uploaded)",
+      command: 'rm -rf /var/lib/bootstrap',
+    });
   });
 
   it('nothing left: nothing to do (a second reset changes nothing)', () => {
