@@ -17,7 +17,7 @@ import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
 import { readyzThrough, type ApiCredentials, type Readyz } from '../../src/kube/get-through.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
-import { nodeHealth } from './node-health.ts';
+import { failureConfirmed, nodeHealth } from './node-health.ts';
 import { compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { describeStranger, notInInventory, nodesSeen, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
 import { batch, checkGate, lastLine, readCluster, type Row, type Verdict } from './read.ts';
@@ -274,13 +274,15 @@ const STATUS_IN_AGENT = 'cilium-dbg status -o json';
 export const CILIUM_STATUS_COMMAND = `${IN_AGENT} ${STATUS_IN_AGENT}`;
 
 /**
- * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status
- * --probe -o json` makes cilium-health greet every other node now (cilium/cilium cilium-health/cmd/status.go,
- * PUT /status/probe) and report each path (api/v1/health/models HealthStatusResponse).
+ * Node-to-node health as Cilium itself measures it: in each node's agent container, `cilium-health status -o
+ * json` prints the agent's last published report of its probes of every node (cilium/cilium @f12299b2
+ * cilium-health/cmd/status.go, GET /v1beta/status; api/v1/health/openapi.yaml HealthStatusResponse). Not
+ * `--probe`: since Cilium 1.17 it is hidden and answers the same cached report (pkg/health/server/server.go
+ * FetchStatusResponse; Documentation/operations/upgrade.rst), so it would promise a fresh probe it does not make.
  */
-const HEALTH_IN_AGENT = 'cilium-health status --probe -o json';
+const HEALTH_IN_AGENT = 'cilium-health status -o json';
 
-/** The health probe alone (ciliumNodeHealth's later looks ask it so): what a failed probe names as its command. */
+/** The health report alone (ciliumNodeHealth's later looks ask it so): what a failed read names as its command. */
 export const CILIUM_HEALTH_COMMAND = `${IN_AGENT} ${HEALTH_IN_AGENT}`;
 
 /** Frames each look's output inside the agent's container (a JSON line never starts with it). */
@@ -458,46 +460,110 @@ export const ciliumAgentsLive = checkGate({
  */
 const healthTaken = new WeakMap<Remote, Promise<ProbeResult>>();
 
+/**
+ * How long the check waits for Cilium's health report to cover every node and to show a failure twice: a
+ * report is published once a round or every 60 s, and a round at Cilium's default ratio lasts 60 s × ln(1 +
+ * the addresses probed) — about 4 min for 30 nodes — so a new node's first result, or a failure's next probe,
+ * can take two rounds and a publication (phases/verify/node-health.ts).
+ */
+const NODE_HEALTH_BUDGET_MS = 600_000;
+/** A node whose report was not yet enough is read again at most this often: the report changes no faster. */
+const HEALTH_REREAD_MS = 10_000;
+
+/** A node's reading in this run: its verdict, and when it was read. */
+interface HealthRead {
+  atMs: number;
+  row: Row;
+  stop?: CauseError;
+  /** The stop is a failure seen in two probes (or one without a probe time): waiting will not clear it. */
+  settled: boolean;
+}
+
+/**
+ * Per run, since the run last changed anything (the probe memo's mark): each node's last reading (one that
+ * proved every path is kept and not read again) and, per pair that failed, the probe time it was first seen
+ * failing in.
+ */
+const healthReads = new WeakMap<RunContext, { mark: number | undefined; reads: Map<string, HealthRead>; failedAt: Map<string, string> }>();
+
+function healthMemo(ctx: RunContext) {
+  const mark = ctx.probeMemo?.mark();
+  let memo = healthReads.get(ctx);
+  if (!memo || memo.mark !== mark) {
+    memo = { mark, reads: new Map(), failedAt: new Map() };
+    healthReads.set(ctx, memo);
+  }
+  return memo;
+}
+
+/** One node's health report judged: every other node reached, a failure (settled or not yet), or results missing. */
+function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt: Map<string, string>): Omit<HealthRead, 'atMs'> {
+  const health = res.code === 0 ? nodeHealth(res.stdout, { self: h.name, expected }) : undefined;
+  if (!health) {
+    const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
+    return {
+      row: { host: h.name, ok: false, detail: seen },
+      stop: new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }),
+      settled: false,
+    };
+  }
+  const round = `its report of ${health.timestamp ?? 'no time'}, a probe round every ${health.probeInterval ?? '(not said)'}`;
+  if (health.unreachable.length) {
+    const settled = health.unreachable.every((u) => failureConfirmed(u, failedAt.get(`${u.from}>${u.to}`)));
+    for (const u of health.unreachable) if (u.lastProbed && !failedAt.has(`${u.from}>${u.to}`)) failedAt.set(`${u.from}>${u.to}`, u.lastProbed);
+    const lines = health.unreachable.map(
+      (u) =>
+        `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them${u.lastProbed ? ` (probed ${u.lastProbed})` : ''}`,
+    );
+    const first = health.unreachable[0]!;
+    return {
+      row: {
+        host: h.name,
+        ok: false,
+        detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}${settled ? '' : ' (waiting for the next probe)'}`,
+      },
+      stop: new CauseError('CILIUM_NODE_UNREACHABLE', {
+        host: h.name,
+        message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
+        evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
+      }),
+      settled,
+    };
+  }
+  if (health.unprobed.length) {
+    const seen = `Cilium on ${h.name} has no result for ${health.unprobed.join(', ')} yet (${round})`;
+    return {
+      row: { host: h.name, ok: false, detail: `no result yet for ${health.unprobed.join(', ')}` },
+      stop: new CauseError('CILIUM_HEALTH_NOT_REPORTED', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, seen } }),
+      settled: false,
+    };
+  }
+  return { row: { host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` }, settled: true };
+}
+
 export const ciliumNodeHealth = checkGate({
   id: 'cilium-node-health',
   title: "nodes reach each other (Cilium's health probes)",
-  // --probe measures now, so there is nothing to wait for but a restarting agent: a short budget.
-  budgetMs: 30_000,
+  budgetMs: NODE_HEALTH_BUDGET_MS,
   look: async (_host, ctx) => {
     const hosts = allHostRefs(ctx.inventory);
-    const rows: Row[] = [];
-    const stops: CauseError[] = [];
+    const memo = healthMemo(ctx);
     await eachLimited(hosts, parallelismOf(ctx.inventory), async (h) => {
-      // Taken with the agent's status by the check before (once: a later look probes again).
+      const before = memo.reads.get(h.name);
+      // Proven in this run, or read too recently for its report to have changed.
+      if (before && (before.row.ok || before.settled || ctx.clock.now() - before.atMs < HEALTH_REREAD_MS)) return;
+      // Taken with the agent's status by the check before (once: a later look reads again).
       const taken = healthTaken.get(ctx.remote(h));
       healthTaken.delete(ctx.remote(h));
       const res = (await taken) ?? agentFound((await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health);
-      const health = res.code === 0 ? nodeHealth(res.stdout) : undefined;
-      if (!health) {
-        const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
-        rows.push({ host: h.name, ok: false, detail: seen });
-        stops.push(new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }));
-        return;
-      }
-      if (!health.unreachable.length) {
-        rows.push({ host: h.name, ok: true, detail: `reaches ${health.reached.join(', ') || 'no other node'}` });
-        return;
-      }
-      const lines = health.unreachable.map((u) => `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them`);
-      rows.push({ host: h.name, ok: false, detail: `cannot reach ${health.unreachable.map((u) => u.to).join(', ')}` });
-      const first = health.unreachable[0]!;
-      stops.push(
-        new CauseError('CILIUM_NODE_UNREACHABLE', {
-          host: h.name,
-          message: `Cilium on ${first.from} cannot reach ${first.to} (${first.ip}) on ${first.ports.join(' and ')}`,
-          evidence: { command: CILIUM_HEALTH_COMMAND, seen: lines.join('\n') },
-        }),
-      );
+      const expected = hosts.map((x) => x.name).filter((n) => n !== h.name);
+      memo.reads.set(h.name, { atMs: ctx.clock.now(), ...judgeHealth(h, res, expected, memo.failedAt) });
     });
-    const order = (r: { host?: string }) => hosts.findIndex((h) => h.name === r.host);
-    rows.sort((a, b) => order(a) - order(b));
-    stops.sort((a, b) => order(a) - order(b));
-    return { rows, stops };
+    const reads = hosts.map((h) => memo.reads.get(h.name)!);
+    const stops = reads.flatMap((r) => (r.stop ? [r.stop] : []));
+    // Only failures seen twice left: nothing to wait for. A node without results, or a failure seen once, is
+    // looked at again (a probe newer than the first seen settles it) until the budget.
+    return { rows: reads.map((r) => r.row), stops, final: stops.length > 0 && reads.every((r) => !r.stop || r.settled) };
   },
 });
 

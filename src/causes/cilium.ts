@@ -76,9 +76,16 @@ export const ciliumCauses = defineCauses({
   CILIUM_NODE_UNREACHABLE: {
     title: "Cilium's health probe from one node cannot reach another",
     meaning:
-      "cilium-health in the named node's agent (cilium-health status --probe) failed to greet another node: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address and the ports; pods on those nodes cannot talk either.",
+      "cilium-health in the named node's agent (its report, cilium-health status) failed to greet another node in two probes in a row: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address, the ports and when it was probed; pods on those nodes cannot talk either.",
     remedy:
-      'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify <env>.',
+      'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify <env> (Cilium probes each pair once a round: a fixed path shows at its next probe).',
+  },
+  CILIUM_HEALTH_NOT_REPORTED: {
+    title: "Cilium's health report has no result for a node",
+    meaning:
+      "The named node's cilium-health published no probe of another node within the budget: the node is not in its report, or listed without a result. Cilium probes every node once a round (60 s x ln(1 + the addresses probed) at its default ratio) and publishes once a round or every 60 s, so a node it has just learnt of shows late; one missing for longer is a node its agent does not know, or a prober that has stopped.",
+    remedy:
+      'On the named node: kubectl -n kube-system exec <its cilium agent> -- cilium-health status (what it probed, and when); kubectl get ciliumnodes (the nodes Cilium knows); read that agent log; then rerun bootstrap verify <env>.',
   },
   CILIUM_AGENTS_NOT_READY: {
     title: 'The cilium DaemonSet did not roll out on every node within its budget',

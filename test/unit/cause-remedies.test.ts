@@ -701,8 +701,20 @@ const rows: Record<CauseId, Row | Row[]> = {
     example: stop(
       'CILIUM_NODE_UNREACHABLE',
       {
-        command: 'cilium-health status --probe',
-        seen: 'k3s-prod-1 → k3s-prod-2 (192.168.2.11, node): connection timed out; open 4240/tcp and 8472/udp between them',
+        command: 'cilium-health status',
+        seen: 'k3s-prod-1 → k3s-prod-2 (192.168.2.11, node): connection timed out; open 4240/tcp and 8472/udp between them (probed 2026-12-07T19:03:05Z)',
+      },
+      { host: 'k3s-prod-1' },
+    ),
+  },
+  CILIUM_HEALTH_NOT_REPORTED: {
+    names: /cilium-health status/,
+    // phases/verify/checks.ts judgeHealth: a report without a result for a node.
+    example: stop(
+      'CILIUM_HEALTH_NOT_REPORTED',
+      {
+        command: 'k3s crictl exec --name cilium-agent --state running -q cilium-health status -o json',
+        seen: 'Cilium on k3s-prod-1 has no result for k3s-prod-3 yet (its report of 2026-12-07T19:03:02Z, a probe round every 1m57.5s)',
       },
       { host: 'k3s-prod-1' },
     ),

@@ -243,33 +243,42 @@ describe("the k3s twin's crictl", () => {
     });
   });
 
-  it('prints cilium-health status --probe -o json from the health socket: each node greeted on 4240/tcp for real', async () => {
+  it("prints cilium-health status [--probe] -o json from the health socket: Cilium's published report, each node greeted on 4240/tcp for real", async () => {
     const nodes = [
       { metadata: { name: 's1' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.1' }] } },
       { metadata: { name: 's2' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.2' }] } },
     ];
     const ctx = { node: 's1', ip: '127.44.0.1', store: { list: async () => ({ items: nodes }) } } as any;
-    const health = serveHealth(ctx, join(root, HEALTH_SOCKET));
+    // Upstream's timing at 1/200: a round of 60 s × ln(1 + 4 addresses) is 0.48 s, a publication every 0.3 s.
+    const health = serveHealth(ctx, join(root, HEALTH_SOCKET), { scale: 0.005 });
     try {
-      await new Promise((r) => setTimeout(r, 100));
-      const r = await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '--probe', '-o', 'json']);
-      expect(r.code, r.err).toBe(0);
+      // Before the first publication: no nodes (null), no interval yet; --probe probes nothing new.
+      const early = await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '--probe', '-o', 'json']);
+      expect(early.code, early.err).toBe(0);
+      expect(JSON.parse(early.out)).toMatchObject({ local: { name: 's1' }, nodes: null, probeInterval: '0s' });
+      expect(nodeHealth(early.out, { self: 's1', expected: ['s2'] })).toMatchObject({ reached: [], unreachable: [], unprobed: ['s2'] });
+      let r = early;
+      for (let i = 0; i < 50 && !JSON.parse(r.out).nodes?.[1]?.host['primary-address'].http; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        r = await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '-o', 'json']);
+      }
+      const doc = JSON.parse(r.out);
+      // 60 s × ln(5) as Go prints a Duration (scaled runs publish the unscaled figure).
+      expect(doc.probeInterval).toBe('1m36.566274746s');
+      expect(doc.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       // s1 answers on its own 4240; nothing listens on s2's.
-      expect(nodeHealth(r.out)).toEqual({
+      const status = 'Get "http://127.44.0.2:4240/hello": dial tcp 127.44.0.2:4240: connect: connection refused';
+      expect(nodeHealth(r.out, { self: 's1', expected: ['s2'] })).toEqual({
         local: 's1',
         reached: [],
-        unreachable: [
-          {
-            from: 's1',
-            to: 's2',
-            ip: '127.44.0.2',
-            path: 'host',
-            ports: ['4240/tcp'],
-            status: 'Get "http://127.44.0.2:4240/hello": dial tcp 127.44.0.2:4240: connect: connection refused',
-          },
-        ],
+        unreachable: [{ from: 's1', to: 's2', ip: '127.44.0.2', path: 'host', ports: ['4240/tcp'], status, lastProbed: expect.stringMatching(/Z$/) }],
+        unprobed: [],
+        timestamp: doc.timestamp,
+        probeInterval: '1m36.566274746s',
       });
-      expect(JSON.parse(r.out).nodes[0].host['primary-address'].http.latency).toBeGreaterThan(0);
+      expect(doc.nodes[0].host['primary-address'].http.latency).toBeGreaterThan(0);
+      // --probe answers the same published report.
+      expect(JSON.parse((await run(['exec', '6f1c2d3e', 'cilium-health', 'status', '--probe', '-o', 'json'])).out).timestamp).toBe(doc.timestamp);
     } finally {
       health.close();
     }
@@ -290,11 +299,17 @@ describe("the k3s twin's crictl", () => {
       { metadata: { name: 's1' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.1' }] } },
       { metadata: { name: 's2' }, status: { addresses: [{ type: 'InternalIP', address: '127.44.0.2' }] } },
     ];
-    const health = serveHealth({ node: 's1', ip: '127.44.0.1', store: { list: async () => ({ items: nodes }) } } as any, join(root, HEALTH_SOCKET));
+    const health = serveHealth({ node: 's1', ip: '127.44.0.1', store: { list: async () => ({ items: nodes }) } } as any, join(root, HEALTH_SOCKET), {
+      scale: 0.005,
+    });
     let both;
     try {
-      await new Promise((r) => setTimeout(r, 100));
-      const r = await run(argv);
+      let r = await run(argv);
+      // Until the agent publishes its first round (at 1/200 of upstream's timing: well under a second).
+      for (let i = 0; i < 50 && !agentLooks({ stdout: r.out, stderr: r.err, code: r.code }).health.stdout.includes('"http"'); i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        r = await run(argv);
+      }
       expect(r.code, r.err).toBe(0);
       both = agentLooks({ stdout: r.out, stderr: r.err, code: r.code });
     } finally {
@@ -311,7 +326,7 @@ describe("the k3s twin's crictl", () => {
     const half = agentLooks({ stdout: again.out, stderr: again.err, code: again.code });
     expect(half.status.code).toBe(0);
     expect(half.health).toMatchObject({ stdout: '', code: 1 });
-    expect(half.health.stderr).toMatch(/^Cannot get status\/probe: Put "http:\/\/localhost\/v1beta\/status\/probe": dial unix .*health\.sock: connect: /);
+    expect(half.health.stderr).toMatch(/^Cannot get status: Get "http:\/\/localhost\/v1beta\/status": dial unix .*health\.sock: connect: /);
   });
 
   it("sh -c in the container: the script's status is the exec's; commands the image lacks are not found", async () => {

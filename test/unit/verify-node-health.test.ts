@@ -1,7 +1,8 @@
-// verify's node-to-node health: Cilium's own health report (cilium-health status --probe -o json,
-// HealthStatusResponse) reduced to the pairs that cannot reach each other and the ports to open.
+// verify's node-to-node health: Cilium's own health report (cilium-health status -o json,
+// HealthStatusResponse) reduced to the pairs that cannot reach each other, the ports to open, and the nodes
+// it has no result for yet.
 import { describe, expect, it } from 'vitest';
-import { nodeHealth } from '../../phases/verify/node-health.ts';
+import { failureConfirmed, nodeHealth } from '../../phases/verify/node-health.ts';
 
 const node = (name: string, ip: string, http: Record<string, unknown>, endpoint?: Record<string, unknown>) => ({
   name,
@@ -16,7 +17,13 @@ describe("Cilium's node-to-node health", () => {
       nodes: [node('k3s-prod-1', '192.168.2.10', { latency: 1 }), node('k3s-prod-2', '192.168.2.11', { latency: 234567 })],
       timestamp: '2026-12-01T00:00:00Z',
     };
-    expect(nodeHealth(JSON.stringify(doc))).toEqual({ local: 'k3s-prod-1', reached: ['k3s-prod-2'], unreachable: [] });
+    expect(nodeHealth(JSON.stringify(doc))).toEqual({
+      local: 'k3s-prod-1',
+      reached: ['k3s-prod-2'],
+      unreachable: [],
+      unprobed: [],
+      timestamp: '2026-12-01T00:00:00Z',
+    });
   });
 
   it('a peer whose health port refuses: the pair, its address, the prober error and 4240/tcp', () => {
@@ -26,7 +33,45 @@ describe("Cilium's node-to-node health", () => {
       local: 'k3s-prod-1',
       reached: ['k3s-prod-3'],
       unreachable: [{ from: 'k3s-prod-1', to: 'k3s-prod-2', ip: '192.168.2.11', path: 'host', ports: ['4240/tcp'], status }],
+      unprobed: [],
     });
+  });
+
+  it('a report before its first publication (nodes null), a node listed before its first probe, a node not listed: no result yet, none of them reached', () => {
+    expect(
+      nodeHealth(JSON.stringify({ local: { name: '' }, nodes: null, timestamp: '2026-12-07T19:00:00Z', probeInterval: '0s' }), {
+        self: 'a',
+        expected: ['b', 'c'],
+      }),
+    ).toEqual({
+      local: 'a',
+      reached: [],
+      unreachable: [],
+      unprobed: ['b', 'c'],
+      timestamp: '2026-12-07T19:00:00Z',
+      probeInterval: '0s',
+    });
+    const doc = {
+      local: { name: 'a' },
+      nodes: [
+        { name: 'b', host: { 'primary-address': { ip: '192.168.2.11' }, 'secondary-addresses': [] } },
+        node('d', '192.168.2.13', { latency: 3, lastProbed: '2026-12-07T19:01:00Z' }),
+      ],
+      probeInterval: '1m57.5s',
+    };
+    expect(nodeHealth(JSON.stringify(doc), { self: 'a', expected: ['b', 'c', 'd'] })).toMatchObject({
+      reached: ['d'],
+      unprobed: ['b', 'c'],
+      probeInterval: '1m57.5s',
+    });
+  });
+
+  it('a failure is settled only by a newer probe that fails again (or when the report gives no probe time)', () => {
+    const u = { from: 'a', to: 'b', ip: '192.168.2.11', path: 'host' as const, ports: ['4240/tcp'], status: 'refused' };
+    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:00Z' }, undefined)).toBe(false);
+    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:00Z' }, '2026-12-07T19:01:00Z')).toBe(false);
+    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:03:00Z' }, '2026-12-07T19:01:00Z')).toBe(true);
+    expect(failureConfirmed(u, undefined)).toBe(true);
   });
 
   it('the host answers but its health endpoint in the pod network does not: the tunnel, 8472/udp', () => {

@@ -11,7 +11,9 @@
 //   templates/cilium-operator/deployment.yaml: Deployment cilium-operator, replicas = operator.replicas,
 //     strategy maxUnavailable 100% when replicas is 1 and the strategy is RollingUpdate.
 //   templates/cilium-configmap.yaml: ConfigMap cilium-config with kube-proxy-replacement
-//     (coalesce kubeProxyReplacement "false"), ipam, cluster-pool-ipv4-cidr (the list joined by spaces).
+//     (coalesce kubeProxyReplacement "false"), ipam, cluster-pool-ipv4-cidr (the list joined by spaces),
+//     connectivity-probe-frequency-ratio only when the value is a number (`has (kindOf …) (list "int64"
+//     "float64")`, quoted).
 //   templates/_helpers.tpl cilium.namespace (namespaceOverride or the release namespace), cilium.image.
 // `k8sServiceHost: auto` (a lookup of kube-public/cluster-info) is not imitated: the render fails.
 export interface Rendered {
@@ -94,6 +96,7 @@ export function renderCilium(v: any, releaseNamespace: string, release: string):
         'cluster-pool-ipv4-cidr': (v.ipam?.operator?.clusterPoolIPv4PodCIDRList ?? []).join(' '),
         'cluster-pool-ipv4-mask-size': String(v.ipam?.operator?.clusterPoolIPv4MaskSize ?? ''),
         'write-cni-conf-when-ready': v.cni?.exclusive === false ? '' : '/host/etc/cni/net.d/05-cilium.conflist',
+        ...(typeof v.connectivityProbeFrequencyRatio === 'number' && { 'connectivity-probe-frequency-ratio': String(v.connectivityProbeFrequencyRatio) }),
       },
     },
   ];
