@@ -29,6 +29,7 @@ describe("an environment's effective cluster-vars", () => {
       CILIUM_LB_POOL_STOP: '10.77.0.70',
       GATEWAY_VIP: '10.77.0.60',
       CILIUM_CGROUP_HOST_ROOT: '/sys/fs/cgroup/unified',
+      CILIUM_PROBE_FREQUENCY_RATIO: '0',
     });
     expect(cv.origins.K3S_API_HOST).toBe('clusters/lab/kustomization.yaml (inline patch)');
     expect(cv.files).toEqual([
