@@ -91,7 +91,7 @@ async function peers(ctx: NodeContext): Promise<Peer[]> {
 }
 
 /** Go's time.Duration.String() of a duration of at least a second: "21.972245773s", "1m57.5s", "1h2m0s". */
-export function goDuration(ns: bigint): string {
+function goDuration(ns: bigint): string {
   const h = ns / 3_600_000_000_000n;
   const m = (ns / 60_000_000_000n) % 60n;
   const sec = ns % 60_000_000_000n;
@@ -102,7 +102,7 @@ export function goDuration(ns: bigint): string {
 }
 
 /** prober.go setProbeInterval: (10 + ratio × 100) s × ln(1 + IPs), in ns. */
-export function probeIntervalNs(ratio: number, ips: number): bigint {
+function probeIntervalNs(ratio: number, ips: number): bigint {
   const base = (10 + ratio * 100) * 1e9;
   return BigInt(Math.trunc(ips === 0 ? base : base * Math.log1p(ips)));
 }
