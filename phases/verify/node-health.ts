@@ -46,7 +46,8 @@ const failed = (p: Path) => Boolean(p?.http?.status) || Boolean(p?.icmp?.status 
 
 /**
  * `json`: the report; `self`: the node it came from (a report published before the agent knew its own name has
- * an empty `local.name`); `expected`: every other node of the cluster, each of which must have a result.
+ * an empty `local.name`); `expected`: every other node of the cluster, each of which must have a result (when
+ * given, the report's other nodes are left out).
  */
 export function nodeHealth(json: string, opts: { self?: string; expected?: string[] } = {}): NodeHealth | undefined {
   let doc: any;
@@ -61,9 +62,11 @@ export function nodeHealth(json: string, opts: { self?: string; expected?: strin
   const reached: string[] = [];
   const unreachable: Unreachable[] = [];
   const unprobed: string[] = [];
+  const wanted = opts.expected && new Set(opts.expected);
   for (const n of nodes) {
     const name = String(n?.name ?? '');
-    if (!name || name === local) continue;
+    // A node the cluster no longer has stays in a report until Cilium's next round: only the expected count.
+    if (!name || name === local || (wanted && !wanted.has(name))) continue;
     const host: Path = n.host?.['primary-address'];
     const ep: Path = n['health-endpoint']?.['primary-address'];
     const one = (p: Path, path: Unreachable['path'], ports: string[]): Unreachable => ({
