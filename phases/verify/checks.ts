@@ -480,19 +480,15 @@ interface HealthRead {
 }
 
 /**
- * Per run, since the run last changed anything (the probe memo's mark): each node's last reading (one that
- * proved every path is kept and not read again) and, per pair that failed, the probe time it was first seen
- * failing in.
+ * Per run, from the check's turn on (its `begin`; a first look asked before it starts from nothing too): each
+ * node's last reading (one that proved every path is kept and not read again) and, per pair that failed, the
+ * probe time it was first seen failing in. Not the probe memo's mark: the check's own waits move that.
  */
-const healthReads = new WeakMap<RunContext, { mark: number | undefined; reads: Map<string, HealthRead>; failedAt: Map<string, string> }>();
+const healthReads = new WeakMap<RunContext, { reads: Map<string, HealthRead>; failedAt: Map<string, string> }>();
 
 function healthMemo(ctx: RunContext) {
-  const mark = ctx.probeMemo?.mark();
   let memo = healthReads.get(ctx);
-  if (!memo || memo.mark !== mark) {
-    memo = { mark, reads: new Map(), failedAt: new Map() };
-    healthReads.set(ctx, memo);
-  }
+  if (!memo) healthReads.set(ctx, (memo = { reads: new Map(), failedAt: new Map() }));
   return memo;
 }
 
@@ -545,6 +541,7 @@ export const ciliumNodeHealth = checkGate({
   id: 'cilium-node-health',
   title: "nodes reach each other (Cilium's health probes)",
   budgetMs: NODE_HEALTH_BUDGET_MS,
+  begin: (ctx) => void healthReads.delete(ctx),
   look: async (_host, ctx) => {
     const hosts = allHostRefs(ctx.inventory);
     const memo = healthMemo(ctx);

@@ -73,6 +73,8 @@ export interface Check {
   title: string;
   budgetMs: number;
   look: (host: HostRef, ctx: RunContext) => Promise<Verdict>;
+  /** Called when the check's turn begins, before its looks: a check that carries what it saw from look to look starts afresh. */
+  begin?: (ctx: RunContext) => void;
 }
 
 /** A first look older than this when its check's turn comes is not taken: the check looks again. */
@@ -120,7 +122,14 @@ async function takeFirstLook(ctx: RunContext, id: string): Promise<Verdict | und
 
 /** A check as a read-only gate of the engine (src/engine/phase.ts): it settles (below) on its looks. */
 export function checkGate(c: Check): Gate & Check {
-  return { ...c, readOnly: true, run: (host, ctx, signal) => settle(ctx, signal, c, async () => (await takeFirstLook(ctx, c.id)) ?? c.look(host, ctx)) };
+  return {
+    ...c,
+    readOnly: true,
+    run: (host, ctx, signal) => {
+      c.begin?.(ctx);
+      return settle(ctx, signal, c, async () => (await takeFirstLook(ctx, c.id)) ?? c.look(host, ctx));
+    },
+  };
 }
 
 /**

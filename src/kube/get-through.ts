@@ -169,7 +169,7 @@ export async function getThrough(
             if (body.length < MAX_BODY) body += d;
           });
           res.once('end', () => resolve({ tls, status: res.statusCode ?? 0, body }));
-          res.once('error', (err: Error) => fail(err.message));
+          res.on('error', (err: Error) => fail(err.message));
         },
       );
       current = req;
@@ -177,8 +177,13 @@ export async function getThrough(
         if (pool.verified.has(socket)) tls = true;
         else socket.once('secureConnect', () => (tls = true));
       });
-      // The TLS socket's errors come here too: a certificate that does not verify has Node's code.
-      req.once('error', (err: NodeJS.ErrnoException) => {
+      // The TLS socket's errors come here too: a certificate that does not verify has Node's code. Every one, not
+      // only the first: a request destroyed when its answer was given up on can still see its socket fail (a write
+      // ECANCELED as the SSH channel closes), and an 'error' nobody listens to ends the process. Only the first counts.
+      let failed = false;
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (failed) return;
+        failed = true;
         if (!again && !over && req.reusedSocket && STALE.has(err.code ?? '')) return void ask(true).then(resolve);
         // The transport names a forward it could not open (SSH_FORWARD_FAILED): its evidence says what sshd said.
         if (err instanceof CauseError) return resolve({ tls, seen: err.evidence.seen ?? err.message, certificate: false, forward: err });
