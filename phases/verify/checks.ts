@@ -475,16 +475,16 @@ interface HealthRead {
   atMs: number;
   row: Row;
   stop?: CauseError;
-  /** The stop is a failure seen in two probes (or one without a probe time): waiting will not clear it. */
+  /** The stop is a failure seen again in a probe made after the check first saw it (or one without a probe time): waiting will not clear it. */
   settled: boolean;
 }
 
 /**
  * Per run, from the check's turn on (its `begin`; a first look asked before it starts from nothing too): each
- * node's last reading (one that proved every path is kept and not read again) and, per pair that failed, the
- * probe time it was first seen failing in. Not the probe memo's mark: the check's own waits move that.
+ * node's last reading (one that proved every path is kept and not read again) and, per pair that failed, when
+ * the check first saw it failing. Not the probe memo's mark: the check's own waits move that.
  */
-const healthReads = new WeakMap<RunContext, { reads: Map<string, HealthRead>; failedAt: Map<string, string> }>();
+const healthReads = new WeakMap<RunContext, { reads: Map<string, HealthRead>; failedAt: Map<string, number> }>();
 
 function healthMemo(ctx: RunContext) {
   let memo = healthReads.get(ctx);
@@ -493,7 +493,7 @@ function healthMemo(ctx: RunContext) {
 }
 
 /** One node's health report judged: every other node reached, a failure (settled or not yet), or results missing. */
-function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt: Map<string, string>): Omit<HealthRead, 'atMs'> {
+function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt: Map<string, number>, nowMs: number): Omit<HealthRead, 'atMs'> {
   const health = res.code === 0 ? nodeHealth(res.stdout, { self: h.name, expected }) : undefined;
   if (!health) {
     const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
@@ -506,7 +506,7 @@ function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt:
   const round = `its report of ${health.timestamp ?? 'no time'}, a probe round every ${health.probeInterval ?? '(not said)'}`;
   if (health.unreachable.length) {
     const settled = health.unreachable.every((u) => failureConfirmed(u, failedAt.get(`${u.from}>${u.to}`)));
-    for (const u of health.unreachable) if (u.lastProbed && !failedAt.has(`${u.from}>${u.to}`)) failedAt.set(`${u.from}>${u.to}`, u.lastProbed);
+    for (const u of health.unreachable) if (!failedAt.has(`${u.from}>${u.to}`)) failedAt.set(`${u.from}>${u.to}`, nowMs);
     const lines = health.unreachable.map(
       (u) =>
         `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them${u.lastProbed ? ` (probed ${u.lastProbed})` : ''}`,
@@ -554,12 +554,13 @@ export const ciliumNodeHealth = checkGate({
       healthTaken.delete(ctx.remote(h));
       const res = (await taken) ?? agentFound((await batch(ctx, h, { health: CILIUM_HEALTH_COMMAND })).health);
       const expected = hosts.map((x) => x.name).filter((n) => n !== h.name);
-      memo.reads.set(h.name, { atMs: ctx.clock.now(), ...judgeHealth(h, res, expected, memo.failedAt) });
+      const now = ctx.clock.now();
+      memo.reads.set(h.name, { atMs: now, ...judgeHealth(h, res, expected, memo.failedAt, now) });
     });
     const reads = hosts.map((h) => memo.reads.get(h.name)!);
     const stops = reads.flatMap((r) => (r.stop ? [r.stop] : []));
-    // Only failures seen twice left: nothing to wait for. A node without results, or a failure seen once, is
-    // looked at again (a probe newer than the first seen settles it) until the budget.
+    // Only settled failures left: nothing to wait for. A node without results, or a failure not yet seen again
+    // in a probe made after the check first saw it, is looked at again until the budget.
     return { rows: reads.map((r) => r.row), stops, final: stops.length > 0 && reads.every((r) => !r.stop || r.settled) };
   },
 });

@@ -96,11 +96,19 @@ export function nodeHealth(json: string, opts: { self?: string; expected?: strin
 }
 
 /**
- * Whether a failure is proven, not a leftover: the pair failed again in a probe newer than the one first seen
- * failing (`firstSeen`, its lastProbed), or the report gives no probe time to tell them apart. A failure seen
- * once may be from before the cluster settled (a peer's agent not up yet when it was probed): it is waited for.
+ * The clocks of the operator's machine and a node may differ by node-baseline's limit (2 s, CLOCK_SKEW), and
+ * `lastProbed` counts whole seconds: a probe is after a moment of the operator's only when it is later by more.
  */
-export function failureConfirmed(u: Unreachable, firstSeen: string | undefined): boolean {
+const CLOCK_MARGIN_MS = 3_000;
+
+/**
+ * Whether a failure is proven, not a leftover: the pair failed in a probe made after the check first saw it
+ * failing (`firstSeenMs`, the operator's clock), or the report gives no probe time to tell. A failure seen in
+ * the report may be a probe made before the cluster settled or the path was fixed (Cilium publishes its results
+ * up to a round later): the next probe says.
+ */
+export function failureConfirmed(u: Unreachable, firstSeenMs: number | undefined): boolean {
   if (!u.lastProbed) return true;
-  return firstSeen !== undefined && firstSeen !== u.lastProbed;
+  const at = Date.parse(u.lastProbed);
+  return firstSeenMs !== undefined && Number.isFinite(at) && at > firstSeenMs + CLOCK_MARGIN_MS;
 }

@@ -76,7 +76,7 @@ export const ciliumCauses = defineCauses({
   CILIUM_NODE_UNREACHABLE: {
     title: "Cilium's health probe from one node cannot reach another",
     meaning:
-      "cilium-health in the named node's agent (its report, cilium-health status) failed to greet another node in two probes in a row: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address, the ports and when it was probed; pods on those nodes cannot talk either.",
+      "cilium-health in the named node's agent (its report, cilium-health status) failed to greet another node, again in a probe made after verify first saw the failure: on the node's address (4240/tcp, cluster health checks) or, through the pod network, its health endpoint (VXLAN 8472/udp). The evidence names each pair, the address, the ports and when it was probed; pods on those nodes cannot talk either.",
     remedy:
       'Open 8472/udp (VXLAN) and 4240/tcp (cilium-health) between every pair of nodes, and ICMP echo (see the firewall table in the README); then rerun bootstrap verify <env> (Cilium probes each pair once a round: a fixed path shows at its next probe).',
   },

@@ -340,13 +340,13 @@ describeAsRoot('bootstrap verify lab', () => {
     expectWithinBudget(r);
   }, 600_000);
 
-  it("4240/tcp blocked on one node is CILIUM_NODE_UNREACHABLE from every other node once Cilium's probes saw it twice, naming the pair and the port", async () => {
+  it('4240/tcp blocked on one node is CILIUM_NODE_UNREACHABLE from every other node once a probe made after verify first read it failed too, naming the pair and the port', async () => {
     heal.push(() => fault('k3s-lab-2', 'unblock-port', '4240'));
     await fault('k3s-lab-2', 'block-port', '4240');
     const others = ALL().filter((h) => h !== 'k3s-lab-2');
     // Cilium reports what its prober last published (a round: 10 s × ln(1 + 8 addresses) at the lab's ratio 0):
     // a port blocked a moment ago shows at that pair's next probe, not before. Once every other node's report
-    // shows it, verify still waits for a probe newer than the first failure it reads, then stops.
+    // shows it, verify still waits for a probe made after it first read the failure, then stops.
     const failing = async (h: string) => {
       const r = await hostExec(h, 'k3s crictl exec --name cilium-agent --state running -q cilium-health status -o json');
       const node = (JSON.parse(r.stdout || '{}').nodes ?? []).find((n: any) => n.name === 'k3s-lab-2');

@@ -42,7 +42,8 @@ function report(of: string, peers: Record<string, Path>): void {
 const refused = (at: string): Path => ({ status: 'Get "http://10.0.0.98:4240/hello": dial tcp 10.0.0.98:4240: connect: connection refused', lastProbed: at });
 
 function setup() {
-  let now = 1_000_000;
+  // The operator's clock, at the reports' times.
+  let now = Date.parse('2026-12-07T19:00:10Z');
   const reads: string[] = [];
   const remotes = new Map(
     H.map((h) => {
@@ -95,7 +96,7 @@ describe("verify's node-to-node check over Cilium's published report", () => {
     expect(reads.sort()).toEqual(['a', 'a', 'a', 'b', 'b']);
   });
 
-  it('a failure seen in one probe is waited for (it may be from before the cluster settled); seen again in a newer probe it is final', async () => {
+  it('a failure seen in one probe is waited for (it may be from before the cluster settled or the fix); failing again in a probe made since, it is final', async () => {
     const { ctx, later } = setup();
     report('a', { b: refused('2026-12-07T19:00:05Z') });
     report('b', { a: { latency: 5, lastProbed: '2026-12-07T19:00:01Z' } });
@@ -103,7 +104,10 @@ describe("verify's node-to-node check over Cilium's published report", () => {
     expect(once.final).toBe(false);
     expect(once.rows[0]).toEqual({ host: 'a', ok: false, detail: 'cannot reach b (waiting for the next probe)' });
     expect(once.stops[0].causeId).toBe('CILIUM_NODE_UNREACHABLE');
-    // The same probe read again settles nothing.
+    // The same probe read again settles nothing, nor one made before the check first saw the failure.
+    later(15_000);
+    expect((await ciliumNodeHealth.look(H[0], ctx as never)).final).toBe(false);
+    report('a', { b: refused('2026-12-07T19:00:09Z') });
     later(15_000);
     expect((await ciliumNodeHealth.look(H[0], ctx as never)).final).toBe(false);
     report('a', { b: refused('2026-12-07T19:00:27Z') });

@@ -66,11 +66,14 @@ describe("Cilium's node-to-node health", () => {
     });
   });
 
-  it('a failure is settled only by a newer probe that fails again (or when the report gives no probe time)', () => {
+  it('a failure is settled only by a probe made after the check first saw it failing (clocks 3 s apart at most), or when the report gives no probe time', () => {
     const u = { from: 'a', to: 'b', ip: '192.168.2.11', path: 'host' as const, ports: ['4240/tcp'], status: 'refused' };
+    const seen = Date.parse('2026-12-07T19:01:10Z');
     expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:00Z' }, undefined)).toBe(false);
-    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:00Z' }, '2026-12-07T19:01:00Z')).toBe(false);
-    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:03:00Z' }, '2026-12-07T19:01:00Z')).toBe(true);
+    // Made before the check looked, published since (Cilium publishes up to a round late): not yet.
+    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:05Z' }, seen)).toBe(false);
+    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:13Z' }, seen)).toBe(false);
+    expect(failureConfirmed({ ...u, lastProbed: '2026-12-07T19:01:14Z' }, seen)).toBe(true);
     expect(failureConfirmed(u, undefined)).toBe(true);
   });
 
