@@ -246,6 +246,13 @@ describeAsRoot('bootstrap verify lab', () => {
     });
     await kubectl(`label node ${holder} verify-drill=keep`);
     await kubectl(`-n kube-system patch daemonset kube-vip-ds --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"verify-drill":"keep"}}}}}'`);
+    // The patch rolls every kube-vip pod, the holder's too: while they roll, another server's may hold the lease
+    // for a moment. The drill starts from the settled state: one pod, on the holder, holding the lease.
+    await until(`kube-vip on ${holder} alone, holding the lease`, async () => {
+      const ds = JSON.parse((await kubectl('-n kube-system get daemonset kube-vip-ds -o json')).stdout || '{}').status ?? {};
+      const lease = (await kubectl("get lease -n kube-system plndr-cp-lock -o jsonpath='{.spec.holderIdentity}'")).stdout.trim();
+      return ds.desiredNumberScheduled === 1 && ds.numberReady === 1 && ds.updatedNumberScheduled === 1 && lease === holder;
+    });
     const r = await verify(['--drill'], { stateDir, inventory });
     expect(r.code).toBe(1);
     expect(stops(r)).toEqual([expect.objectContaining({ cause: 'FAILOVER_FAILED', host: holder })]);
