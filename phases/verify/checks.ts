@@ -461,12 +461,17 @@ export const ciliumAgentsLive = checkGate({
 const healthTaken = new WeakMap<Remote, Promise<ProbeResult>>();
 
 /**
- * How long the check waits for Cilium's health report to cover every node and to show a failure twice: a
- * report is published once a round or every 60 s, and a round at Cilium's default ratio lasts 60 s × ln(1 +
- * the addresses probed) — about 4 min for 30 nodes — so a new node's first result, or a failure's next probe,
- * can take two rounds and a publication (phases/verify/node-health.ts).
+ * How long the check waits for Cilium's health report to cover every node and to see a failure again in a later
+ * probe: a report is published once a round or every 60 s, and a round at Cilium's default ratio lasts 60 s ×
+ * ln(1 + the addresses probed) — about 4 min for 30 nodes — so a new node's first result, or a failure's next
+ * probe, can take two rounds and a publication (phases/verify/node-health.ts).
  */
 const NODE_HEALTH_BUDGET_MS = 600_000;
+/**
+ * A health API that does not answer is not waited for as long: the agents answered the check before, so what
+ * is missing is cilium-health itself (health checking turned off in the values, or its server down).
+ */
+const NO_ANSWER_SETTLES_MS = 60_000;
 /** A node whose report was not yet enough is read again at most this often: the report changes no faster. */
 const HEALTH_REREAD_MS = 10_000;
 
@@ -481,8 +486,9 @@ interface HealthRead {
 
 /**
  * Per run, from the check's turn on (its `begin`; a first look asked before it starts from nothing too): each
- * node's last reading (one that proved every path is kept and not read again) and, per pair that failed, when
- * the check first saw it failing. Not the probe memo's mark: the check's own waits move that.
+ * node's last reading (one that proved every path is kept and not read again) and, per pair that failed (per
+ * node whose health API did not answer), when the check first saw it. Not the probe memo's mark: the check's own
+ * waits move that.
  */
 const healthReads = new WeakMap<RunContext, { reads: Map<string, HealthRead>; failedAt: Map<string, number> }>();
 
@@ -497,12 +503,15 @@ function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt:
   const health = res.code === 0 ? nodeHealth(res.stdout, { self: h.name, expected }) : undefined;
   if (!health) {
     const seen = `cilium-health status on ${h.name} did not answer: ${lastLine(res)}`;
+    const since = failedAt.get(h.name) ?? nowMs;
+    failedAt.set(h.name, since);
     return {
       row: { host: h.name, ok: false, detail: seen },
       stop: new CauseError('CILIUM_AGENTS_NOT_READY', { host: h.name, evidence: { command: CILIUM_HEALTH_COMMAND, exitCode: res.code, seen } }),
-      settled: false,
+      settled: nowMs - since >= NO_ANSWER_SETTLES_MS,
     };
   }
+  failedAt.delete(h.name);
   const round = `its report of ${health.timestamp ?? 'no time'}, a probe round every ${health.probeInterval ?? '(not said)'}`;
   if (health.unreachable.length) {
     const settled = health.unreachable.every((u) => failureConfirmed(u, failedAt.get(`${u.from}>${u.to}`)));

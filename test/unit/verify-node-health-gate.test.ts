@@ -123,6 +123,19 @@ describe("verify's node-to-node check over Cilium's published report", () => {
     expect(twice.rows[0]).toEqual({ host: 'a', ok: false, detail: 'cannot reach b' });
   });
 
+  it('a health API that does not answer for a minute is final (cilium-health off or down: the agents answered before)', async () => {
+    const { ctx, later } = setup();
+    rmSync(join(dir, 'report-a'), { force: true });
+    report('b', { a: { latency: 5, lastProbed: '2026-12-07T19:00:01Z' } });
+    const first = await ciliumNodeHealth.look(H[0], ctx as never);
+    expect(first.stops.map((s) => s.causeId)).toEqual(['CILIUM_AGENTS_NOT_READY']);
+    expect(first.final).toBe(false);
+    later(30_000);
+    expect((await ciliumNodeHealth.look(H[0], ctx as never)).final).toBe(false);
+    later(30_000);
+    expect((await ciliumNodeHealth.look(H[0], ctx as never)).final).toBe(true);
+  });
+
   it('a failure that heals at its next probe passes', async () => {
     const { ctx, later } = setup();
     report('a', { b: refused('2026-12-07T19:00:05Z') });
