@@ -188,10 +188,13 @@ export function serveHealth(ctx: NodeContext, socketPath: string, timing: Health
     for (const p of known) if (!now.some((n) => n.ip === p.ip)) results.delete(p.ip);
     known = now;
   };
+  /** setProbeInterval: from the nodes known now, before the round's ticker starts (RunLoop). */
+  const setProbeInterval = async () => {
+    intervalNs = probeIntervalNs(await ratio(), known.length * IPS_PER_NODE);
+  };
   /** runProbe: one greeting per node, spread over the interval (the health endpoints' turns left out). */
   const round = async () => {
     roundStart = Date.now();
-    intervalNs = probeIntervalNs(await ratio(), known.length * IPS_PER_NODE);
     const gapMs = intervalMs() / Math.max(1, known.length);
     const greetings: Promise<void>[] = [];
     for (const [i, p] of known.entries()) {
@@ -208,6 +211,7 @@ export function serveHealth(ctx: NodeContext, socketPath: string, timing: Health
   void (async () => {
     await updateNodes();
     while (!stopped) {
+      await setProbeInterval();
       const tick = after(intervalMs());
       const probing = round();
       await Promise.all([tick, probing]);
