@@ -97,14 +97,12 @@ export const wipeOldState: Step = {
   id: 'replace-wipe',
   title: 'old k3s state wiped',
   appliesTo: replacing,
-  probe: (host, ctx): Record<string, ProbeCommand> =>
-    replacing(host, ctx)
-      ? {
-          present: { command: `for p in ${K3S_STATE.join(' ')}; do [ -e "$p" ] && echo "$p"; done; true`, sudo: true },
-          active: unitActiveProbe(SERVER_ROLE.unit),
-          shims: { command: SHIMS_PROBE, sudo: true },
-        }
-      : {},
+  // Probed on the replaced server only (appliesTo).
+  probe: (): Record<string, ProbeCommand> => ({
+    present: { command: `for p in ${K3S_STATE.join(' ')}; do [ -e "$p" ] && echo "$p"; done; true`, sudo: true },
+    active: unitActiveProbe(SERVER_ROLE.unit),
+    shims: { command: SHIMS_PROBE, sudo: true },
+  }),
   plan: ({ host, probe, ctx }) => {
     if (!replacing(host, ctx)) return { changes: [] };
     const present = probe.present.stdout.trim().split('\n').filter(Boolean);

@@ -17,7 +17,7 @@ import { apiCredentialsOf } from '../../src/kube/reads-through.ts';
 import { readyzThrough, type ApiCredentials, type Readyz } from '../../src/kube/get-through.ts';
 import { SERVER_CA } from '../../src/k3s/paths.ts';
 import { kprMode, kprOn } from './cilium-health.ts';
-import { failureConfirmed, nodeHealth } from './node-health.ts';
+import { failureConfirmed, nodeHealth, type Unreachable } from './node-health.ts';
 import { compareMembers, describeMember, memberOfNode, mismatchLine, readMembers, type Member } from '../../src/k3s/etcd-members.ts';
 import { describeStranger, notInInventory, nodesSeen, readiness, type NodeSeen } from '../../src/k3s/nodes.ts';
 import { batch, checkGate, lastLine, readCluster, type Row, type Verdict } from './read.ts';
@@ -512,10 +512,10 @@ function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt:
     };
   }
   failedAt.delete(h.name);
-  const round = `its report of ${health.timestamp ?? 'no time'}, a probe round every ${health.probeInterval ?? '(not said)'}`;
   if (health.unreachable.length) {
-    const settled = health.unreachable.every((u) => failureConfirmed(u, failedAt.get(`${u.from}>${u.to}`)));
-    for (const u of health.unreachable) if (!failedAt.has(`${u.from}>${u.to}`)) failedAt.set(`${u.from}>${u.to}`, nowMs);
+    const pair = (u: Unreachable) => `${u.from}>${u.to}`;
+    const settled = health.unreachable.every((u) => failureConfirmed(u, failedAt.get(pair(u))));
+    for (const u of health.unreachable) if (!failedAt.has(pair(u))) failedAt.set(pair(u), nowMs);
     const lines = health.unreachable.map(
       (u) =>
         `${u.from} → ${u.to} (${u.ip}, ${u.path}): ${u.status}; open ${u.ports.join(' and ')} between them${u.lastProbed ? ` (probed ${u.lastProbed})` : ''}`,
@@ -536,6 +536,7 @@ function judgeHealth(h: HostRef, res: ProbeResult, expected: string[], failedAt:
     };
   }
   if (health.unprobed.length) {
+    const round = `its report of ${health.timestamp ?? 'no time'}, a probe round every ${health.probeInterval ?? '(not said)'}`;
     const seen = `Cilium on ${h.name} has no result for ${health.unprobed.join(', ')} yet (${round})`;
     return {
       row: { host: h.name, ok: false, detail: `no result yet for ${health.unprobed.join(', ')}` },

@@ -58,6 +58,11 @@ export function stepApplies(step: Step<any>, host: HostRef, ctx: ReadContext): b
   return step.appliesTo?.(host, ctx) ?? true;
 }
 
+/** What `step` probes on `host`: nothing when it has no probe or is not one of the host's (Step.appliesTo). */
+export function stepProbes(step: Step<any>, host: HostRef, ctx: ReadContext): Record<string, ProbeCommand> | undefined {
+  return stepApplies(step, host, ctx) ? step.probe?.(host, ctx) : undefined;
+}
+
 /** A bounded wait or check after a host's steps. Only runs outside check mode unless `readOnly`. */
 export interface Gate {
   id: string;

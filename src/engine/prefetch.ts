@@ -9,7 +9,7 @@
 // command). A phase or probe that cannot be built yet is left to its phase, and so is any failure here (a
 // host that does not answer, a batch over its budget): the phase that needs the answer names the cause.
 import type { EngineContext } from './context.ts';
-import { stepApplies, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
+import { stepProbes, type HostRef, type Phase, type ProbeCommand, type ProbeResults } from './phase.ts';
 import { probeIdentity } from './probe-memo.ts';
 import { runProbes } from './probes.ts';
 
@@ -60,9 +60,8 @@ function probesAhead(phases: Phase[], ctx: EngineContext): { host: HostRef; comm
       for (const host of targets) add(`${phase.id}.pre`, host, () => preflight.probe(host, ctx));
     }
     for (const host of hosts) {
-      const probeOf = (step: Step<any>) => () => (stepApplies(step, host, ctx) ? step.probe?.(host, ctx) : undefined);
-      phase.steps.forEach((step, i) => add(`${phase.id}.${i}`, host, probeOf(step)));
-      (phase.afterGates ?? []).forEach((step, i) => add(`${phase.id}.after${i}`, host, probeOf(step)));
+      phase.steps.forEach((step, i) => add(`${phase.id}.${i}`, host, () => stepProbes(step, host, ctx)));
+      (phase.afterGates ?? []).forEach((step, i) => add(`${phase.id}.after${i}`, host, () => stepProbes(step, host, ctx)));
     }
   }
   return [...byHost.values()].filter((g) => g.commands.length);

@@ -10,7 +10,7 @@ import type { EngineContext, RunContext } from './context.ts';
 import type { RunSummary } from './events.ts';
 import type { Journal } from './journal.ts';
 import { hostRecord } from './facts.ts';
-import { concurrencyOf, stepApplies, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
+import { concurrencyOf, stepApplies, stepProbes, type Gate, type HostRef, type Phase, type ProbeCommand, type ProbeResults, type Step } from './phase.ts';
 import { prefetchProbes } from './prefetch.ts';
 import { runProbes } from './probes.ts';
 import { parallelismOf } from '../inventory/parallelism.ts';
@@ -290,7 +290,7 @@ function probeSteps(steps: Step<any>[], host: HostRef, ctx: RunContext, offset =
     host,
     ctx,
     // A step that is not the host's probes nothing; the others keep their index as the label.
-    steps.map((step, j) => ({ label: String(offset + j), commands: (stepApplies(step, host, ctx) && step.probe?.(host, ctx)) || {} })),
+    steps.map((step, j) => ({ label: String(offset + j), commands: stepProbes(step, host, ctx) ?? {} })),
   );
 }
 
