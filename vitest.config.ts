@@ -14,6 +14,7 @@ export default defineConfig({
           name: 'unit',
           env,
           include: ['test/unit/**/*.test.ts'],
+          globalSetup: ['test/support/scratch.ts'],
           // This layer runs at a lower priority beside two labs in CI (scripts/test.mjs): vitest's 5 s default
           // measured the neighbours (a real chart's render, a streamed upload ran out of it there). A test
           // whose speed is its claim states its own budget.
@@ -25,6 +26,7 @@ export default defineConfig({
           name: 'ssh',
           env,
           include: ['test/ssh/**/*.test.ts'],
+          globalSetup: ['test/support/scratch.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -34,8 +36,9 @@ export default defineConfig({
           name: 'lab',
           env,
           include: ['test/lab/**/*.test.ts'],
-          // takes the shared lab down when the lab tests are done
-          globalSetup: ['test/support/lab.ts'],
+          // takes the shared lab down when the lab tests are done, then removes the run's temporary folder
+          // (teardowns run in the reverse order)
+          globalSetup: ['test/support/scratch.ts', 'test/support/lab.ts'],
           fileParallelism: false,
           testTimeout: 600_000,
           hookTimeout: 900_000,

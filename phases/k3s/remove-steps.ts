@@ -28,7 +28,7 @@ import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-ha
 import { membersOf, orphanMemberStop } from './replace-quorum.ts';
 import { nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
 import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
-import { DRAIN_BUDGET_MS, drainThrough } from './rolling-evict.ts';
+import { drainBudgetMs, drainThrough } from './rolling-evict.ts';
 
 export const REMOVE_PHASE = 'k3s-remove';
 /** How long the Node, its etcd member and its node-password Secret may take to go once the Node is deleted. */
@@ -56,9 +56,9 @@ export const drainForRemoval: Step = {
           runs: [
             ...(holder ? handoverRuns(host, via, ctx.inventory.derived.apiEndpoint) : []),
             `PATCH /api/v1/nodes/${host.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
-            `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${host.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${DRAIN_BUDGET_MS / 1000} s until they are gone`,
+            `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${host.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${drainBudgetMs(ctx) / 1000} s until they are gone`,
           ],
-          budgetMs: (holder ? HANDOVER_BUDGET_MS : 0) + DRAIN_BUDGET_MS + 30_000,
+          budgetMs: (holder ? HANDOVER_BUDGET_MS : 0) + drainBudgetMs(ctx) + 30_000,
           run: async (actx) => {
             if (holder) await handOver(actx, host, actx.host, actx.host, REMOVE_PHASE);
             await drainThrough(actx, actx.host, host, REMOVE_PHASE, 'removal');

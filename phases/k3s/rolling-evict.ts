@@ -7,8 +7,11 @@ import type { HostRef, Step } from '../../src/engine/phase.ts';
 import { CORDONED_BY, drainNode, uncordon } from '../../src/k3s/drain.ts';
 import { cordonedByRun, rollingRestart, rollingView } from './rolling-facts.ts';
 
-/** The drain's whole budget: cordon to the last evicted pod gone (a PDB that never allows is named at its end). */
-export const DRAIN_BUDGET_MS = 180_000;
+/**
+ * The drain's whole budget, cordon to the last evicted pod gone (a PDB that never allows is named at its end):
+ * the inventory's k3s.drainSeconds, 180 s unless it says otherwise.
+ */
+export const drainBudgetMs = (ctx: ReadContext): number => (ctx.inventory.inventory?.k3s?.drainSeconds ?? 180) * 1000;
 
 /**
  * The drain's API client. Loaded when a drain starts: @kubernetes/client-node costs a second of startup, which
@@ -22,7 +25,7 @@ async function drainApi(ctx: RunContext, via: HostRef) {
 export async function drainThrough(ctx: RunContext, via: HostRef, node: HostRef, phase: string, mark = 'rolling change'): Promise<void> {
   const api = await drainApi(ctx, via);
   await drainNode(api, node.name, {
-    budgetMs: DRAIN_BUDGET_MS,
+    budgetMs: drainBudgetMs(ctx),
     clock: ctx.clock,
     signal: ctx.signal,
     mark,

@@ -15,7 +15,7 @@ export const drainCauses = defineCauses({
     meaning:
       "Every eviction was accepted, but the named pods were still on the node (terminating) when the drain's budget ran out: a long terminationGracePeriodSeconds, a preStop hook or finalizer that does not finish, or a kubelet that does not report the pod gone. The node was uncordoned again (unless it was cordoned before the drain began).",
     remedy:
-      'See why the pods named are still there (`kubectl -n NAMESPACE describe pod NAME`: its finalizers, terminationGracePeriodSeconds, events; `journalctl -u k3s` on the node), fix it or wait for them to go, then rerun with --resume.',
+      'See why the pods named are still there (`kubectl -n NAMESPACE describe pod NAME`: its finalizers, terminationGracePeriodSeconds, events; `journalctl -u k3s` on the node), fix it or wait for them to go (a workload whose grace period is longer than the drain budget needs a larger k3s.drainSeconds), then rerun with --resume.',
   },
   KUBE_API_FAILED: {
     title: 'The Kubernetes API refused or failed a request of the drain',

@@ -65,6 +65,14 @@ export const inventorySchema = {
           default: 1,
           description: 'How many agents a rolling change (an upgrade, a changed flag) drains and restarts at once; servers always go one at a time',
         },
+        drainSeconds: {
+          type: 'integer',
+          minimum: 10,
+          maximum: 3600,
+          default: 180,
+          description:
+            "How long a node's drain (a rolling change, a removal) may take: evictions a PodDisruptionBudget refuses are asked again every 5 s, and evicted pods are waited for, until this runs out (DRAIN_BLOCKED, DRAIN_TIMEOUT)",
+        },
         imageArchives: {
           type: 'array',
           default: [],

@@ -39,6 +39,8 @@ export interface Inventory {
     serviceCidr: string;
     /** How many agents a rolling change drains and restarts at once (servers: always one). */
     rollingAgents: number;
+    /** How long a node's drain may take before DRAIN_BLOCKED or DRAIN_TIMEOUT names what holds it. */
+    drainSeconds: number;
     /** Add-on image archives for an air-gapped site, placed in agent/images on every node. */
     imageArchives: { file: string; sha256?: string; url?: string }[];
   };

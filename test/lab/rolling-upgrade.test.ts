@@ -4,12 +4,14 @@
 // server down; a drain blocked by a PodDisruptionBudget (named, the node uncordoned) and --resume after it;
 // a minor upgrade measured from the operator's side (the API through the VIP every 200 ms, the servers every
 // second); a rerun that changes nothing.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { beforeAll, expect, it } from 'vitest';
 import { inventoryAtRelease } from '../../lab/release-inventory.ts';
 import { NET } from '../../lab/config.ts';
 import { watchApi } from '../support/api-probe.ts';
-import { FAULT_ROWS } from '../support/fault-matrix.ts';
+import { DRAIN_ROW_SECONDS, FAULT_ROWS } from '../support/fault-matrix.ts';
 import { runFaultRow, type Injection } from '../support/fault-run.ts';
 import { bootstrap, freshStateDir, resetCluster, stopOf, stopsOf, type BootstrapRun } from '../support/cluster.ts';
 import { describeAsRoot } from '../support/env.ts';
@@ -22,6 +24,14 @@ const STEP = 'v1.33.7+k3s3';
 const MINOR = 'v1.34.1+k3s1';
 
 const inventoryAt = inventoryAtRelease;
+
+/** The inventory `file` with k3s.drainSeconds set (a drain budget the operator chose), written in place. */
+function withDrainSeconds(file: string, seconds: number): string {
+  const inv = parse(readFileSync(file, 'utf8'));
+  inv.k3s.drainSeconds = seconds;
+  writeFileSync(file, stringify(inv));
+  return file;
+}
 
 const sha = async (h: string) => (await hostExec(h, 'sha256sum /usr/local/bin/k3s | cut -c1-64')).stdout.trim();
 const shas = () => Promise.all([...SERVERS, AGENT].map(sha));
@@ -165,7 +175,7 @@ describeAsRoot('a rolling upgrade of a running cluster', () => {
   it('fault row upgrade-drain-blocked: a PodDisruptionBudget refuses the next drain (DRAIN_BLOCKED, named, the node uncordoned, its k3s untouched); --resume goes on', async () => {
     await applyWorkload(1);
     const row = FAULT_ROWS.find((r) => r.id === 'upgrade-drain-blocked')!;
-    const inventory = inventoryAt(base, STEP);
+    const inventory = withDrainSeconds(inventoryAt(base, STEP), DRAIN_ROW_SECONDS);
     let before: string[] = [];
     let afterStop: string[] = [];
     const how: Injection = {

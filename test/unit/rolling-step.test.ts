@@ -80,6 +80,20 @@ describe('a rolling change, one host', () => {
     expect(hostRecord(p.facts!)).toMatchObject({ rollingRestart: true, rollingBackup: '20261205T031800Z' });
   });
 
+  it('says and keeps the drain budget the inventory sets (k3s.drainSeconds), 180 s without it', () => {
+    const facts = new Facts();
+    facts.setRun([running(), rollingOptions({ backup: false })]);
+    const drainOf = (ctx: ReadContext) => {
+      const p = rollingStep(inner(true)).plan({ host: servers[0], probe: probe(), local: [undefined, undefined], ctx });
+      return p.changes.find((c) => c.kind === 'action' && c.description.includes('drained')) as Extract<(typeof p.changes)[number], { kind: 'action' }>;
+    };
+    const byDefault = drainOf(ctxWith(facts));
+    const set = drainOf({ ...ctxWith(facts), inventory: { ...inventory, inventory: { k3s: { drainSeconds: 45 } } } as unknown as ReadContext['inventory'] });
+    expect(byDefault.runs.join('\n')).toContain('at most 180 s until they are gone');
+    expect(set.runs.join('\n')).toContain('at most 45 s until they are gone');
+    expect(byDefault.budgetMs! - set.budgetMs!).toBe(135_000);
+  });
+
   it('takes no second backup, and hands the VIP over on its holder', () => {
     const facts = new Facts();
     facts.setRun([running('s2'), rollingOptions({ backup: true, backupId: 'b1' })]);
