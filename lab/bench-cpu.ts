@@ -3,10 +3,12 @@
 // bench measures, with the hosts' cgroups (lab/cgroups.ts hostCpuMs):
 // - what the cluster burns while nothing runs (etcd, the twins, each host's systemd): the idle cores;
 // - each host's CPU during a converged run, less its idle share: what the run itself costs on the hosts;
-// - a bare SSH login (`ssh … true`, the least a run can do on a host) on each agent;
+// - a bare SSH login (`ssh … true`, the least a run can do on a host) on each agent, and a login that runs
+//   `sudo -n true` (the least a run does on a host whose files only root may read: k3s's config.yaml is 0600);
 // and from them the wall time no run can beat on this machine: the run's CPU (the hosts' share above idle
 // plus the engine's own) over the cores the idle cluster leaves. The same floor with nothing but a login on
-// each agent says what the lab allows whatever the tool does on its agents.
+// each agent says what the lab allows whatever the tool does on its agents; with a login and one sudo, what
+// it allows a tool that reads each agent's state as root at all.
 import { availableParallelism } from 'node:os';
 import { hosts, ssh } from './api.ts';
 import { medianOf } from './bench-run.ts';
@@ -44,13 +46,13 @@ export async function cpuAboveIdle<T>(idle: Map<string, number>, fn: () => Promi
   return { result, hostsMs: new Map([...used].map(([n, ms]) => [n, ms - idle.get(n)! * wall])) };
 }
 
-/** A bare SSH login on each of `names`, one after another: each host's CPU for it above idle (ms). */
-export async function loginCpu(idle: Map<string, number>, names: string[]): Promise<number[]> {
+/** An SSH login running `command` (default: a bare login) on each of `names`, one after another: each host's CPU for it above idle (ms). */
+export async function loginCpu(idle: Map<string, number>, names: string[], command = 'true'): Promise<number[]> {
   const out: number[] = [];
   for (const name of names) {
     const { hostsMs } = await cpuAboveIdle(new Map([[name, idle.get(name)!]]), async () => {
-      const r = await ssh(name, 'true');
-      if (r.code !== 0) throw new Error(`ssh ${name} true: exit ${r.code}: ${r.stderr.trim()}`);
+      const r = await ssh(name, command);
+      if (r.code !== 0) throw new Error(`ssh ${name} ${command}: exit ${r.code}: ${r.stderr.trim()}`);
     });
     out.push(hostsMs.get(name)!);
   }
@@ -69,14 +71,22 @@ export interface CpuBudget {
   engineMs: number;
   /** A bare SSH login's CPU on each agent (ms). */
   loginMs: number[];
+  /** A login that runs `sudo -n true`, on each agent (ms). */
+  sudoMs: number[];
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** The budget of a run from each host's idle rate and its CPU above idle during the run, the agents named. */
-export function budgetOf(idle: Map<string, number>, hostsMs: Map<string, number>, agents: string[], engineMs: number, loginMs: number[]): CpuBudget {
+export function budgetOf(
+  idle: Map<string, number>,
+  hostsMs: Map<string, number>,
+  agents: string[],
+  engineMs: number,
+  logins: { loginMs: number[]; sudoMs: number[] },
+): CpuBudget {
   const of = (agent: boolean) => [...hostsMs].filter(([n]) => agents.includes(n) === agent).map(([, ms]) => ms);
-  return { cores: availableParallelism(), idleCores: sum([...idle.values()]), serversMs: sum(of(false)), agentsMs: of(true), engineMs, loginMs };
+  return { cores: availableParallelism(), idleCores: sum([...idle.values()]), serversMs: sum(of(false)), agentsMs: of(true), engineMs, ...logins };
 }
 
 /**
@@ -88,9 +98,9 @@ function floorMs(b: CpuBudget, agentMs = (ms: number) => ms): number {
   return (Math.max(0, b.serversMs) + b.engineMs + sum(b.agentsMs.map(agentMs))) / (b.cores - b.idleCores);
 }
 
-/** The floor were each agent to cost no more than a bare login (the median one). */
-export function loginFloorMs(b: CpuBudget): number {
-  const login = medianOf(b.loginMs);
+/** The floor were each agent to cost no more than a bare login (the median one), or with `sudo`, a login that runs one sudo. */
+export function loginFloorMs(b: CpuBudget, sudo = false): number {
+  const login = medianOf(sudo ? b.sudoMs : b.loginMs);
   return floorMs(b, () => login);
 }
 
@@ -105,7 +115,9 @@ export function agentAllowanceMs(b: CpuBudget, targetMs: number): number {
 /** The budget's line in the bench table. */
 export function budgetLine(b: CpuBudget): string {
   const ms = (x: number) => `${Math.round(x)} ms`;
-  const agents = b.agentsMs.length ? `; agents ${ms(medianOf(b.agentsMs))} each (median; a bare SSH login ${ms(medianOf(b.loginMs))})` : '';
+  const agents = b.agentsMs.length
+    ? `; agents ${ms(medianOf(b.agentsMs))} each (median; a bare SSH login ${ms(medianOf(b.loginMs))}, one running sudo -n true ${ms(medianOf(b.sudoMs))})`
+    : '';
   return (
     `idle cluster ${b.idleCores.toFixed(2)} of ${b.cores} cores; the run above idle: servers ${ms(b.serversMs)}${agents}, ` +
     `engine ${ms(b.engineMs)}; floor ${(floorMs(b) / 1000).toFixed(2)} s`

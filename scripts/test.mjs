@@ -135,7 +135,7 @@ function labGroups() {
 }
 
 /**
- * `npm run lint` (formatter, linter with the layer rules, dead-code check) as one more check: it passes
+ * `npm run lint` (formatter, linter with the layer rules, type check, dead-code check) as one more check: it passes
  * or fails as a whole, its own output printed in one piece, a failure named by its last lines.
  */
 async function lint() {

@@ -9,19 +9,25 @@ const budget: CpuBudget = {
   agentsMs: [200, 400, 300],
   engineMs: 600,
   loginMs: [50, 70, 60],
+  sudoMs: [120, 140, 130],
 };
 
 describe('CPU budget of a converged run', () => {
   it('prints the idle cores, each share above idle and the floor: the run CPU over the cores the idle cluster leaves', () => {
     // (300 + 600 + 900) / (2 - 0.5) = 1200 ms
     expect(budgetLine(budget)).toBe(
-      'idle cluster 0.50 of 2 cores; the run above idle: servers 300 ms; agents 300 ms each (median; a bare SSH login 60 ms), engine 600 ms; floor 1.20 s',
+      'idle cluster 0.50 of 2 cores; the run above idle: servers 300 ms; agents 300 ms each (median; a bare SSH login 60 ms, one running sudo -n true 130 ms), engine 600 ms; floor 1.20 s',
     );
   });
 
   it('puts a bare login in place of each agent for the login floor', () => {
     // (300 + 600 + 3 x 60) / 1.5 = 720 ms
     expect(loginFloorMs(budget)).toBeCloseTo(720);
+  });
+
+  it('puts a login that runs one sudo in place of each agent for the sudo floor', () => {
+    // (300 + 600 + 3 x 130) / 1.5 = 860 ms
+    expect(loginFloorMs(budget, true)).toBeCloseTo(860);
   });
 
   it('counts servers starved below their idle rate as costing nothing (the floor only drops)', () => {
@@ -48,9 +54,9 @@ describe('CPU budget of a converged run', () => {
       ]),
       ['a1'],
       700,
-      [55],
+      { loginMs: [55], sudoMs: [125] },
     );
-    expect(b).toMatchObject({ serversMs: 150, agentsMs: [300], engineMs: 700, loginMs: [55] });
+    expect(b).toMatchObject({ serversMs: 150, agentsMs: [300], engineMs: 700, loginMs: [55], sudoMs: [125] });
     expect(b.idleCores).toBeCloseTo(0.31);
     expect(b.cores).toBeGreaterThan(0);
   });

@@ -82,7 +82,7 @@ describe('a rolling change, one host', () => {
 
   it('says and keeps the drain budget the inventory sets (k3s.drainSeconds), 180 s without it', () => {
     const facts = new Facts();
-    facts.setRun([running(), rollingOptions({ backup: false })]);
+    facts.setRun([running(), rollingOptions({ backup: false, backupId: '20261205T031800Z' })]);
     const drainOf = (ctx: ReadContext) => {
       const p = rollingStep(inner(true)).plan({ host: servers[0], probe: probe(), local: [undefined, undefined], ctx });
       return p.changes.find((c) => c.kind === 'action' && c.description.includes('drained')) as Extract<(typeof p.changes)[number], { kind: 'action' }>;
