@@ -4,11 +4,11 @@
 // e.g. `npm test -- --project unit`.
 //
 // Without arguments the vitest processes below run side by side, and `npm run lint` after the unit layer:
-// - the lab files in two groups (BOOTSTRAP_LAB_GROUPS to change it), each on a lab of its own
-//   (BOOTSTRAP_LAB_INSTANCE 0 and 1: separate hosts, subnets and state), balanced by what each file took in CI
-//   (LAB_SECONDS). On the 2 cores CI has, two labs already keep the CPU busy (an idle 3 + 1 lab cluster takes
-//   about a third of one core): a third group made the whole run slower, not faster; within a group
-//   the files still run one at a time, sharing that group's lab;
+// - the lab files in three groups (BOOTSTRAP_LAB_GROUPS to change it), each on a lab of its own
+//   (BOOTSTRAP_LAB_INSTANCE 0, 1 and 2: separate hosts, subnets and state), balanced by what each file took in
+//   CI (LAB_SECONDS). A lab file mostly waits (gate budgets, the twins' upstream timings): a cold build through
+//   verify keeps about a quarter of one core busy, so three labs fit beside each other on CI's 2 cores once the
+//   unit layer is done; within a group the files run one at a time, sharing that group's lab;
 // - the unit and OpenSSH layers (a few minutes of CPU), fitted into the labs' waiting.
 // All but the first lab group run at a lower priority (nice) so the first group's twins keep the CPU their
 // timings need, and print their output in one piece when they end, so progress stays readable.
@@ -86,32 +86,28 @@ const firstLine = (text) => (text ?? '').split('\n').find((l) => l.trim()) ?? '(
  * depends on them: update them from the durations vitest prints when a file grows or shrinks much.
  */
 const LAB_SECONDS = {
-  'fault-matrix.test.ts': 1533,
-  'dr-restore.test.ts': 881,
-  'rolling-upgrade.test.ts': 650,
-  'verify.test.ts': 699,
-  'flux.test.ts': 647,
-  'replace-server.test.ts': 646,
-  'membership.test.ts': 479,
-  'k3s-join-causes.test.ts': 420,
-  'cilium-cold-build.test.ts': 323,
-  'twin-addons-cilium.test.ts': 287,
-  'twin-addons-flux.test.ts': 268,
-  'reset.test.ts': 285,
-  'demo.test.ts': 262,
-  'twin-k3s.test.ts': 218,
-  'k3s-cold-build.test.ts': 202,
-  'twin-addons-kube-vip.test.ts': 193,
-  'lab-faults.test.ts': 171,
-  'cluster-drift.test.ts': 161,
-  'interrupt-tty.test.ts': 82,
-  'k3s-foreign-token.test.ts': 71,
-  'node-baseline-causes.test.ts': 57,
-  'bare-host.test.ts': 46,
-  'kube-tunnel.test.ts': 40,
+  'fault-matrix.test.ts': 912,
+  'verify.test.ts': 585,
+  'dr-restore.test.ts': 404,
+  'rolling-upgrade.test.ts': 390,
+  'membership.test.ts': 386,
+  'replace-server.test.ts': 376,
+  'flux.test.ts': 336,
+  'k3s-join-causes.test.ts': 259,
+  'twin-addons-cilium.test.ts': 241,
+  'reset.test.ts': 238,
+  'demo.test.ts': 205,
+  'twin-addons-flux.test.ts': 176,
+  'twin-k3s.test.ts': 151,
+  'twin-addons-kube-vip.test.ts': 148,
+  'cilium-cold-build.test.ts': 141,
+  'cluster-drift.test.ts': 137,
+  'k3s-cold-build.test.ts': 85,
+  'lab-faults.test.ts': 44,
+  'k3s-foreign-token.test.ts': 22,
 };
 const LAB_DEFAULT_SECONDS = 30;
-const LAB_GROUPS = Number(process.env.BOOTSTRAP_LAB_GROUPS ?? 2);
+const LAB_GROUPS = Number(process.env.BOOTSTRAP_LAB_GROUPS ?? 3);
 
 /** The lab files in `groups` groups of about equal time: the longest first, each to the lightest group. */
 function splitLabFiles(files, groups) {
