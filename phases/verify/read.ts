@@ -22,15 +22,26 @@ export type ClusterRead<T> = { ok: true; vantage: HostRef; value: T } | { ok: fa
  */
 export async function readCluster<T>(ctx: RunContext, read: (api: ClusterReads) => Promise<T>): Promise<ClusterRead<T>> {
   const failures: string[] = [];
-  for (const server of serverRefs(ctx.inventory).sort((a, b) => Number(b.founder) - Number(a.founder))) {
+  const servers = serverRefs(ctx.inventory).sort((a, b) => Number(b.founder) - Number(a.founder));
+  const otherCa: CauseError[] = [];
+  for (const server of servers) {
     try {
       return { ok: true, vantage: server, value: await read(await readsThrough(ctx, server)) };
     } catch (err) {
       // A damaged kubeconfig in the state folder is the operator's to fix, whichever server is asked.
       if (err instanceof CauseError && err.causeId === 'STATE_FILE_CORRUPT') throw err;
+      if (err instanceof CauseError && err.causeId === 'KUBECONFIG_CA_MISMATCH') otherCa.push(err);
       failures.push(`${server.name}: ${err instanceof CauseError ? (err.evidence.seen ?? err.message) : (err as Error).message}`);
     }
   }
+  // Every server answered with a certificate of another CA: the kubeconfig is another cluster's, and waiting
+  // changes nothing. (One server alone of another CA is read past: another server answers.)
+  if (otherCa.length && otherCa.length === servers.length)
+    throw new CauseError('KUBECONFIG_CA_MISMATCH', {
+      host: servers[0].name,
+      message: "no server's API certificate is verified by the state folder's kubeconfig: it is another cluster's",
+      evidence: { command: otherCa[0].evidence.command, seen: failures.join('; ') },
+    });
   return { ok: false, seen: failures.join('; ') };
 }
 

@@ -7,6 +7,7 @@
 // is named as the client's are (src/kube/api-failure.ts): KUBE_API_FAILED with the request, the HTTP status
 // and the API's message, or SSH_FORWARD_FAILED when the SSH connection would not forward it.
 import type { V1Deployment, V1Lease, V1Node, V1Pod } from '@kubernetes/client-node';
+import { CauseError } from '../errors.ts';
 import type { Remote } from '../transport/types.ts';
 import { failedAs } from './api-failure.ts';
 import { getThrough, OWN_API, type ApiCredentials } from './get-through.ts';
@@ -32,6 +33,14 @@ const READ_TIMEOUT_MS = 5_000;
 async function get<T>(remote: Remote, creds: ApiCredentials, path: string, command: string, orMissing = false): Promise<T> {
   const request = `GET ${path}`;
   const got = await getThrough(remote, OWN_API.address, OWN_API.port, path, creds, READ_TIMEOUT_MS);
+  // The server's own API with a certificate the kubeconfig's CA does not verify: the kubeconfig is another cluster's
+  // (k3s signs every server's serving certificate with the cluster's CA, and 127.0.0.1 is always in its names).
+  if (got.status === undefined && got.certificate)
+    throw new CauseError('KUBECONFIG_CA_MISMATCH', {
+      host: remote.host,
+      message: `${remote.host}'s API certificate is not verified by the state folder's kubeconfig`,
+      evidence: { command, seen: `${request}: ${got.seen}` },
+    });
   // "no answer within 5 s" reads "GET …: no answer: none within 5 s" in failedAs's words.
   if (got.status === undefined) throw failedAs(request, { command }, new Error(got.seen.replace('no answer within', 'none within')), got.forward);
   if (got.status === 404 && orMissing) return undefined as T;

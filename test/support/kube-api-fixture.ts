@@ -14,8 +14,8 @@ import { CauseError } from '../../src/errors.ts';
 import type { ExecResult, Remote } from '../../src/transport/types.ts';
 
 export interface KubeApiFixture {
-  /** A state folder with the admin kubeconfig (trusting the fixture's CA), or none. */
-  stateDir(o?: { kubeconfig?: boolean }): string;
+  /** A state folder with the admin kubeconfig (trusting the fixture's CA, or with `otherCa` another one), or none. */
+  stateDir(o?: { kubeconfig?: boolean; otherCa?: boolean }): string;
   /** A Remote of `host` whose forwards reach the API; `exec` answers with `exec` (the default: refused). */
   remote(
     host: string,
@@ -53,32 +53,34 @@ export async function kubeApiFixture(route: (req: IncomingMessage, res: ServerRe
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=ca', '-days', '1');
+  openssl('req', '-x509', ...ec, '-keyout', 'other-ca.key', '-out', 'other-ca.pem', '-subj', '/CN=ca', '-days', '1');
   openssl('req', ...ec, '-keyout', 'api.key', '-out', 'api.csr', '-subj', '/CN=kube-apiserver');
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
   openssl('x509', '-req', '-in', 'api.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'api.pem', '-days', '1', '-extfile', 'san.ext');
   const server = createServer({ key: readFileSync(join(dir, 'api.key')), cert: readFileSync(join(dir, 'api.pem')) }, route);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  const ca = readFileSync(join(dir, 'ca.pem')).toString('base64');
-  const kubeconfig = [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: default',
-    `  cluster: { server: 'https://192.168.2.9:6443', certificate-authority-data: ${ca} }`,
-    'users:',
-    '- name: default',
-    '  user: { token: admin-token-not-printed }',
-    'contexts:',
-    '- name: default',
-    '  context: { cluster: default, user: default }',
-    'current-context: default',
-    '',
-  ].join('\n');
+  const kubeconfigOf = (ca: string) =>
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: default',
+      `  cluster: { server: 'https://192.168.2.9:6443', certificate-authority-data: ${ca} }`,
+      'users:',
+      '- name: default',
+      '  user: { token: admin-token-not-printed }',
+      'contexts:',
+      '- name: default',
+      '  context: { cluster: default, user: default }',
+      'current-context: default',
+      '',
+    ].join('\n');
+  const caOf = (file: string) => readFileSync(join(dir, file)).toString('base64');
   return {
     stateDir: (o = {}) => {
       const state = mkdtempSync(join(dir, 'state-'));
-      if (o.kubeconfig !== false) writeFileSync(join(state, 'kubeconfig'), kubeconfig);
+      if (o.kubeconfig !== false) writeFileSync(join(state, 'kubeconfig'), kubeconfigOf(caOf(o.otherCa ? 'other-ca.pem' : 'ca.pem')));
       return state;
     },
     remote: (host, o = {}) => {

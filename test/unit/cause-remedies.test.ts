@@ -1101,6 +1101,18 @@ const rows: Record<CauseId, Row | Row[]> = {
       { message: 'No kubeconfig for prod in its state folder yet' },
     ),
   },
+  KUBECONFIG_CA_MISMATCH: {
+    names: /unable to verify the first certificate/,
+    remedy: /BOOTSTRAP_STATE_DIR/,
+    example: stop(
+      'KUBECONFIG_CA_MISMATCH',
+      {
+        command: 'k3s kubectl get nodes -o json',
+        seen: 'k3s-prod-1: GET /api/v1/nodes: unable to verify the first certificate; k3s-prod-2: GET /api/v1/nodes: unable to verify the first certificate',
+      },
+      { host: 'k3s-prod-1', message: "no server's API certificate is verified by the state folder's kubeconfig: it is another cluster's" },
+    ),
+  },
   KUBECONFIG_MERGE_REFUSED: {
     names: /another cluster/,
     remedy: /--context NAME/,

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunContext } from '../../src/engine/context.ts';
+import { CauseError } from '../../src/errors.ts';
 import type { HostRef } from '../../src/engine/host-ref.ts';
 import { nodesSeen } from '../../src/k3s/nodes.ts';
 import type { Remote } from '../../src/transport/types.ts';
@@ -108,6 +109,29 @@ describe('verify reads the cluster through the API', () => {
     } finally {
       hang = false;
     }
+  });
+
+  it("stops at once when every server's certificate is of another CA than the kubeconfig's: KUBECONFIG_CA_MISMATCH", async () => {
+    const ctx = ctxOf(remotesOf(), api.stateDir({ otherCa: true }));
+    const err = await readCluster(ctx, (c) => c.nodes()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CauseError);
+    expect(err).toMatchObject({ causeId: 'KUBECONFIG_CA_MISMATCH', host: 's2' });
+    expect((err as CauseError).evidence).toEqual({
+      command: 'k3s kubectl get nodes -o json',
+      seen: ['s2', 's1', 's3'].map((s) => `${s}: GET /api/v1/nodes: unable to verify the first certificate`).join('; '),
+    });
+  });
+
+  it('a server that does not answer beside others of another CA: no verdict on the kubeconfig, the failures named', async () => {
+    const ctx = ctxOf(remotesOf({ s2: { refuse: true } }), api.stateDir({ otherCa: true }));
+    const read = await readCluster(ctx, (c) => c.nodes());
+    expect(read).toEqual({
+      ok: false,
+      seen: [
+        's2: direct-tcpip to 127.0.0.1:6443 from s2: Connection refused',
+        ...['s1', 's3'].map((s) => `${s}: GET /api/v1/nodes: unable to verify the first certificate`),
+      ].join('; '),
+    });
   });
 
   it('without a kubeconfig in the state folder, reads with k3s kubectl on the server', async () => {
