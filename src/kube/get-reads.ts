@@ -33,8 +33,9 @@ const READ_TIMEOUT_MS = 5_000;
 async function get<T>(remote: Remote, creds: ApiCredentials, path: string, command: string, orMissing = false): Promise<T> {
   const request = `GET ${path}`;
   const got = await getThrough(remote, OWN_API.address, OWN_API.port, path, creds, READ_TIMEOUT_MS);
-  // The server's own API with a certificate the kubeconfig's CA does not verify: the kubeconfig is another cluster's
-  // (k3s signs every server's serving certificate with the cluster's CA, and 127.0.0.1 is always in its names).
+  // The server's own API with a certificate the kubeconfig's CA does not verify: the kubeconfig is another cluster's.
+  // k3s signs each server's serving certificate with the cluster's server CA (k3s-io/k3s @09ac65a6
+  // pkg/daemons/control/deps/deps.go genServerCerts, runtime.ServerCA), the CA its admin kubeconfig carries.
   if (got.status === undefined && got.certificate)
     throw new CauseError('KUBECONFIG_CA_MISMATCH', {
       host: remote.host,
