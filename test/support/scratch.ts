@@ -8,9 +8,10 @@ import { join } from 'node:path';
 
 export function setup(): () => void {
   const dir = mkdtempSync(join(tmpdir(), 'bootstrap-tests-'));
-  // Traversable by every user, as the system's temporary folder is: the OpenSSH tests' test users read their
-  // authorized_keys in a folder below it (test/support/sshd.ts). Not listable: each test's files keep their own modes.
-  chmodSync(dir, 0o711);
+  // The system's temporary folder's mode (1777: every user writes, each removes only their own): the OpenSSH tests'
+  // users read their authorized_keys below it (test/support/sshd.ts), and a process a test starts as another
+  // user writes its own temporary files there (tsx's cache, test/lab/lab-down.test.ts as nobody).
+  chmodSync(dir, 0o1777);
   const before = process.env.TMPDIR;
   process.env.TMPDIR = dir;
   return () => {
