@@ -28,7 +28,7 @@ import { HANDOVER_BUDGET_MS, handOver, handoverRuns } from '../../src/k3s/vip-ha
 import { membersOf, orphanMemberStop } from './replace-quorum.ts';
 import { nodeDelete, nodeRead, nodeSeen } from './node-api.ts';
 import { passwordSecret, removedPaths, removeFacts, type RemoveFacts } from './remove-quorum.ts';
-import { drainBudgetMs, drainThrough } from './rolling-evict.ts';
+import { drainBudgetMs, drainRuns, drainThrough } from './rolling-evict.ts';
 
 export const REMOVE_PHASE = 'k3s-remove';
 /** How long the Node, its etcd member and its node-password Secret may take to go once the Node is deleted. */
@@ -53,11 +53,7 @@ export const drainForRemoval: Step = {
           kind: 'action',
           description: `${holder ? `hand the VIP over to ${via.name}, then ` : ''}cordon and drain ${host.name} through the eviction API (PodDisruptionBudgets honoured)`,
           on: via.name,
-          runs: [
-            ...(holder ? handoverRuns(host, via, ctx.inventory.derived.apiEndpoint) : []),
-            `PATCH /api/v1/nodes/${host.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
-            `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${host.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${drainBudgetMs(ctx) / 1000} s until they are gone`,
-          ],
+          runs: [...(holder ? handoverRuns(host, via, ctx.inventory.derived.apiEndpoint) : []), ...drainRuns(host, via, ctx)],
           budgetMs: (holder ? HANDOVER_BUDGET_MS : 0) + drainBudgetMs(ctx) + 30_000,
           run: async (actx) => {
             if (holder) await handOver(actx, host, actx.host, actx.host, REMOVE_PHASE);

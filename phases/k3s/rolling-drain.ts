@@ -13,7 +13,7 @@ import { apiRead, apiShown, readyzFrom } from '../../src/kube/api-read.ts';
 import { readyzVia } from '../../src/k3s/remote.ts';
 import { lastLines } from '../../src/util/text.ts';
 import { serverRefs } from '../../src/inventory/hosts.ts';
-import { drainBudgetMs, drainThrough } from './rolling-evict.ts';
+import { drainBudgetMs, drainRuns, drainThrough } from './rolling-evict.ts';
 import { otherMember, type RollingView } from './rolling-facts.ts';
 
 /** How long the quorum check may take: the member list and every server's /readyz, each bounded. */
@@ -49,11 +49,7 @@ export function drainAction(host: HostRef, ctx: ReadContext, view: RollingView):
     kind: 'action',
     description: `before ${host.name}'s k3s restarts: ${holder ? 'the VIP handed over, ' : ''}the node cordoned and drained (PodDisruptionBudgets honoured)`,
     on: via.name,
-    runs: [
-      ...(holder ? handoverRuns(host, handoverTarget(host, ctx, view), ctx.inventory.derived.apiEndpoint) : []),
-      `PATCH /api/v1/nodes/${host.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
-      `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${host.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${drainBudgetMs(ctx) / 1000} s until they are gone`,
-    ],
+    runs: [...(holder ? handoverRuns(host, handoverTarget(host, ctx, view), ctx.inventory.derived.apiEndpoint) : []), ...drainRuns(host, via, ctx)],
     budgetMs: HANDOVER_BUDGET_MS + drainBudgetMs(ctx) + 30_000,
     run: async (actx) => {
       if (holder) await handOver(actx, host, via, handoverTarget(host, actx, view), 'rolling-servers');

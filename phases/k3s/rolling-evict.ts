@@ -13,6 +13,14 @@ import { cordonedByRun, rollingRestart, rollingView } from './rolling-facts.ts';
  */
 export const drainBudgetMs = (ctx: ReadContext): number => (ctx.inventory.inventory?.k3s?.drainSeconds ?? 180) * 1000;
 
+/** What a drain of `node` through `via`'s API runs, in a plan's words (a rolling change's and a removal's). */
+export function drainRuns(node: HostRef, via: HostRef, ctx: ReadContext): string[] {
+  return [
+    `PATCH /api/v1/nodes/${node.name} spec.unschedulable=true   (Kubernetes API through the SSH connection to ${via.name})`,
+    `POST /api/v1/namespaces/<ns>/pods/<pod>/eviction for each pod on ${node.name} but DaemonSet and mirror pods, again every 5 s while a PodDisruptionBudget refuses (429), at most ${drainBudgetMs(ctx) / 1000} s until they are gone`,
+  ];
+}
+
 /**
  * The drain's API client. Loaded when a drain starts: @kubernetes/client-node costs a second of startup, which
  * a run that drains nothing (a converged run, a cold build) must not pay.
